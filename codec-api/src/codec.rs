@@ -1,0 +1,258 @@
+use abi_stable::StableAbi;
+
+use crate::{CodecError, Level, Params};
+
+/// Whether a payload is JSON text or plain text.
+///
+/// The host decides: a payload that parses as JSON is [`PayloadKind::Json`] and its text is the
+/// exact text that entered the stage (member order and number text as written).
+#[repr(u8)]
+#[derive(StableAbi, Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum PayloadKind {
+    /// The text is one valid JSON value.
+    Json = 0,
+    /// Anything else: logs, shell output, prose.
+    Text = 1,
+}
+
+/// One tool result as a codec sees it: its text and whether that text is JSON.
+///
+/// # Examples
+///
+/// ```
+/// use parrot_codec_api::{Payload, PayloadKind};
+///
+/// let payload = Payload::json(r#"{"a":1}"#);
+/// assert_eq!(payload.kind(), PayloadKind::Json);
+/// assert_eq!(payload.text(), r#"{"a":1}"#);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Payload<'a> {
+    text: &'a str,
+    kind: PayloadKind,
+}
+
+impl<'a> Payload<'a> {
+    /// A payload of the given kind.
+    pub const fn new(text: &'a str, kind: PayloadKind) -> Payload<'a> {
+        Payload { text, kind }
+    }
+
+    /// A JSON payload (the caller vouches that `text` is valid JSON).
+    pub const fn json(text: &'a str) -> Payload<'a> {
+        Payload::new(text, PayloadKind::Json)
+    }
+
+    /// A plain-text payload.
+    pub const fn text_only(text: &'a str) -> Payload<'a> {
+        Payload::new(text, PayloadKind::Text)
+    }
+
+    /// The payload's text.
+    pub const fn text(&self) -> &'a str {
+        self.text
+    }
+
+    /// Whether the text is JSON.
+    pub const fn kind(&self) -> PayloadKind {
+        self.kind
+    }
+
+    /// Shorthand for `kind() == PayloadKind::Json`.
+    pub const fn is_json(&self) -> bool {
+        matches!(self.kind, PayloadKind::Json)
+    }
+}
+
+/// What a codec made of a payload.
+///
+/// The host measures sizes, time and tokens itself; a codec only says what it produced and
+/// whether information was dropped. `lossy` must be exact: true if and only if the original
+/// cannot be rebuilt from the new payload.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// The codec had nothing to do (wrong shape, below its thresholds, level too low).
+    Unchanged,
+    /// A new payload.
+    Changed {
+        /// The text the model will see.
+        payload: String,
+        /// Whether information was dropped.
+        lossy: bool,
+    },
+}
+
+impl Outcome {
+    /// A new payload from which the input can be rebuilt exactly.
+    pub fn lossless(payload: impl Into<String>) -> Outcome {
+        Outcome::Changed {
+            payload: payload.into(),
+            lossy: false,
+        }
+    }
+
+    /// A new payload that dropped information.
+    pub fn lossy(payload: impl Into<String>) -> Outcome {
+        Outcome::Changed {
+            payload: payload.into(),
+            lossy: true,
+        }
+    }
+
+    /// Whether information was dropped.
+    pub fn is_lossy(&self) -> bool {
+        matches!(self, Outcome::Changed { lossy: true, .. })
+    }
+
+    /// The new payload, or `None` when unchanged.
+    pub fn payload(&self) -> Option<&str> {
+        match self {
+            Outcome::Unchanged => None,
+            Outcome::Changed { payload, .. } => Some(payload),
+        }
+    }
+}
+
+/// A compression codec: what a codec author implements.
+///
+/// A codec is built once per manifest entry from the entry's params ([`Codec::new`]), then
+/// called many times, possibly from several threads at once. Calls are synchronous and
+/// deterministic (the same payload and level give the same bytes) and never call a model.
+///
+/// # Examples
+///
+/// ```
+/// use parrot_codec_api::{Codec, CodecError, Level, Outcome, Params, Payload};
+///
+/// /// Drops trailing whitespace from every line (lossy: the spaces are gone).
+/// struct TrimLines {
+///     min_lines: usize,
+/// }
+///
+/// impl Codec for TrimLines {
+///     const NAME: &'static str = "trim_lines";
+///
+///     fn new(params: &mut Params) -> Result<Self, CodecError> {
+///         Ok(TrimLines { min_lines: params.usize("min_lines", 1)? })
+///     }
+///
+///     fn compress(&self, payload: Payload<'_>, level: Level) -> Result<Outcome, CodecError> {
+///         if !level.allows_loss() || payload.is_json() {
+///             return Ok(Outcome::Unchanged);
+///         }
+///         let lines: Vec<&str> = payload.text().split('\n').collect();
+///         if lines.len() < self.min_lines {
+///             return Ok(Outcome::Unchanged);
+///         }
+///         let trimmed: Vec<&str> = lines.iter().map(|line| line.trim_end()).collect();
+///         Ok(Outcome::lossy(trimmed.join("\n")))
+///     }
+/// }
+///
+/// let codec = TrimLines::new(&mut Params::empty()).unwrap();
+/// let out = codec.compress(Payload::text_only("a  \nb\t"), Level::Normal).unwrap();
+/// assert_eq!(out, Outcome::lossy("a\nb"));
+/// assert_eq!(codec.compress(Payload::text_only("a  "), Level::Minimal).unwrap(), Outcome::Unchanged);
+/// ```
+pub trait Codec: Sized + Send + Sync + 'static {
+    /// The name manifests use to pick this codec (`codec = "…"`).
+    const NAME: &'static str;
+
+    /// Whether [`Codec::expand`] is implemented. The host verifies outcomes that claim to be
+    /// lossless by expanding them when this is true.
+    const EXPANDS: bool = false;
+
+    /// Builds the codec from its manifest entry's params.
+    ///
+    /// Read every param through `params`' getters: a key no getter asks for is rejected after
+    /// this returns, naming the key.
+    ///
+    /// # Errors
+    ///
+    /// [`crate::ErrorKind::InvalidParams`] for a bad value or a rule between params broken.
+    fn new(params: &mut Params) -> Result<Self, CodecError>;
+
+    /// Compresses one payload at one level.
+    ///
+    /// At [`Level::Minimal`] only lossless outcomes are allowed; the host never calls a codec
+    /// at [`Level::None`].
+    ///
+    /// # Errors
+    ///
+    /// Any [`CodecError`]: the host logs it naming the codec and the tool, and passes the
+    /// payload through unchanged.
+    fn compress(&self, payload: Payload<'_>, level: Level) -> Result<Outcome, CodecError>;
+
+    /// Rebuilds the input of a lossless outcome from its payload (the inverse of
+    /// [`Codec::compress`]). Only called when [`Codec::EXPANDS`] is true.
+    ///
+    /// # Errors
+    ///
+    /// [`crate::ErrorKind::Unsupported`] by default; any error when `payload` cannot be
+    /// expanded.
+    fn expand(&self, payload: &str) -> Result<String, CodecError> {
+        let _ = payload;
+        Err(CodecError::unsupported(format!(
+            "codec \"{}\" offers no inverse",
+            Self::NAME
+        )))
+    }
+}
+
+/// An object-safe view of a [`Codec`], so that codecs of different types (built in, or behind
+/// a plugin boundary) can sit in one registry.
+///
+/// Every [`Codec`] implements it.
+pub trait DynCodec: Send + Sync {
+    /// The codec's name.
+    fn name(&self) -> &str;
+
+    /// Whether [`DynCodec::expand`] is implemented.
+    fn expands(&self) -> bool;
+
+    /// See [`Codec::compress`].
+    ///
+    /// # Errors
+    ///
+    /// See [`Codec::compress`].
+    fn compress(&self, payload: Payload<'_>, level: Level) -> Result<Outcome, CodecError>;
+
+    /// See [`Codec::expand`].
+    ///
+    /// # Errors
+    ///
+    /// See [`Codec::expand`].
+    fn expand(&self, payload: &str) -> Result<String, CodecError>;
+}
+
+impl<C: Codec> DynCodec for C {
+    fn name(&self) -> &str {
+        C::NAME
+    }
+
+    fn expands(&self) -> bool {
+        C::EXPANDS
+    }
+
+    fn compress(&self, payload: Payload<'_>, level: Level) -> Result<Outcome, CodecError> {
+        Codec::compress(self, payload, level)
+    }
+
+    fn expand(&self, payload: &str) -> Result<String, CodecError> {
+        Codec::expand(self, payload)
+    }
+}
+
+/// Builds a codec from params and checks that no unknown param was given.
+///
+/// This is what the host and the export machinery call; codec authors implement
+/// [`Codec::new`].
+///
+/// # Errors
+///
+/// The constructor's error, or [`crate::ErrorKind::InvalidParams`] naming an unknown key.
+pub fn build<C: Codec>(mut params: Params) -> Result<C, CodecError> {
+    let codec = C::new(&mut params)?;
+    params.finish()?;
+    Ok(codec)
+}
