@@ -18,8 +18,8 @@ pub use abi_stable::prefix_type::PrefixTypeTrait;
 pub use abi_stable::sabi_trait::TD_Opaque;
 pub use abi_stable::std_types::{RBox, ROption, RResult, RSlice, RStr, RString};
 
-use abi_stable::{StableAbi, declare_root_module_statics, package_version_strings, sabi_trait};
 use abi_stable::sabi_types::VersionStrings;
+use abi_stable::{StableAbi, declare_root_module_statics, package_version_strings, sabi_trait};
 
 use crate::{Codec, CodecError, ErrorKind, Level, Outcome, Params, Payload, PayloadKind};
 
@@ -153,8 +153,7 @@ impl RootModule for PluginModRef {
     const VERSION_STRINGS: VersionStrings = package_version_strings!();
 }
 
-/// The interface version this crate was compiled as (the `parrot-codec-api` version).
-pub const INTERFACE_VERSION: &str = env!("CARGO_PKG_VERSION");
+pub use crate::INTERFACE_VERSION;
 
 struct Adapter<C>(C);
 
@@ -319,7 +318,11 @@ mod tests {
         let result: RResult<(), FfiError> = guard(|| panic!("boom {}", 7));
         let err = CodecError::from(result.unwrap_err());
         assert_eq!(err.kind(), ErrorKind::Panicked);
-        assert!(err.message().starts_with("panicked at "), "{}", err.message());
+        assert!(
+            err.message().starts_with("panicked at "),
+            "{}",
+            err.message()
+        );
         assert!(err.message().ends_with(": boom 7"), "{}", err.message());
     }
 

@@ -37,7 +37,12 @@ pub enum Level {
 
 impl Level {
     /// The four levels, weakest first.
-    pub const ALL: [Level; 4] = [Level::None, Level::Minimal, Level::Normal, Level::Aggressive];
+    pub const ALL: [Level; 4] = [
+        Level::None,
+        Level::Minimal,
+        Level::Normal,
+        Level::Aggressive,
+    ];
 
     /// The level's name as manifests spell it.
     pub const fn as_str(self) -> &'static str {

@@ -123,6 +123,11 @@ pub use error::{CodecError, ErrorKind};
 pub use level::{Level, ParseLevelError};
 pub use params::Params;
 
+/// The interface version this crate was compiled as: the `parrot-codec-api` package version.
+///
+/// A host accepts plugins built against the same major version (for `0.x`, the same minor).
+pub const INTERFACE_VERSION: &str = env!("CARGO_PKG_VERSION");
+
 /// The plugin boundary, used by [`export_codecs!`] and the host. Not part of the author API.
 #[doc(hidden)]
 #[allow(unsafe_code)]

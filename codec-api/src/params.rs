@@ -128,7 +128,10 @@ impl Params {
         match self.value(key) {
             None => Ok(default),
             Some(value) => value.as_f64().filter(|n| n.is_finite()).ok_or_else(|| {
-                CodecError::invalid_param(key, format!("expected a number, got {}", describe(value)))
+                CodecError::invalid_param(
+                    key,
+                    format!("expected a number, got {}", describe(value)),
+                )
             }),
         }
     }
@@ -213,36 +216,10 @@ impl Params {
 fn closest<'a>(word: &str, candidates: &[&'a str]) -> Option<&'a str> {
     candidates
         .iter()
-        .map(|candidate| (edit_distance(word, candidate), *candidate))
+        .map(|candidate| (strsim::damerau_levenshtein(word, candidate), *candidate))
         .filter(|(distance, candidate)| *distance <= (candidate.chars().count() / 3).max(1))
         .min_by_key(|(distance, _)| *distance)
         .map(|(_, candidate)| candidate)
-}
-
-/// Damerau–Levenshtein distance with adjacent transpositions, over chars.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let a: Vec<char> = a.chars().collect();
-    let b: Vec<char> = b.chars().collect();
-    let mut rows = vec![vec![0usize; b.len() + 1]; a.len() + 1];
-    for (i, row) in rows.iter_mut().enumerate() {
-        row[0] = i;
-    }
-    for j in 0..=b.len() {
-        rows[0][j] = j;
-    }
-    for i in 1..=a.len() {
-        for j in 1..=b.len() {
-            let cost = usize::from(a[i - 1] != b[j - 1]);
-            let mut best = (rows[i - 1][j] + 1)
-                .min(rows[i][j - 1] + 1)
-                .min(rows[i - 1][j - 1] + cost);
-            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
-                best = best.min(rows[i - 2][j - 2] + 1);
-            }
-            rows[i][j] = best;
-        }
-    }
-    rows[a.len()][b.len()]
 }
 
 fn quoted_list(items: &[&str]) -> String {
@@ -293,9 +270,18 @@ mod tests {
     #[test]
     fn wrong_types_name_the_key_and_the_value() {
         let cases = [
-            (r#"{"n": "5"}"#, "param \"n\": expected a non-negative integer, got a string (\"5\")"),
-            (r#"{"n": -1}"#, "param \"n\": expected a non-negative integer, got a number (-1)"),
-            (r#"{"n": 1.5}"#, "param \"n\": expected a non-negative integer, got a number (1.5)"),
+            (
+                r#"{"n": "5"}"#,
+                "param \"n\": expected a non-negative integer, got a string (\"5\")",
+            ),
+            (
+                r#"{"n": -1}"#,
+                "param \"n\": expected a non-negative integer, got a number (-1)",
+            ),
+            (
+                r#"{"n": 1.5}"#,
+                "param \"n\": expected a non-negative integer, got a number (1.5)",
+            ),
         ];
         for (json, expected) in cases {
             let err = params(json).u64("n", 0).unwrap_err();
@@ -311,7 +297,10 @@ mod tests {
     #[test]
     fn positive_rejects_zero() {
         let err = params(r#"{"t": 0}"#).positive("t", 1).unwrap_err();
-        assert_eq!(err.to_string(), "param \"t\": expected a positive integer, got 0");
+        assert_eq!(
+            err.to_string(),
+            "param \"t\": expected a positive integer, got 0"
+        );
     }
 
     #[test]
@@ -341,19 +330,15 @@ mod tests {
     #[test]
     fn unknown_key_of_a_codec_without_params() {
         let err = params(r#"{"x": 1}"#).finish().unwrap_err();
-        assert_eq!(err.to_string(), "param \"x\": unknown key (this codec takes no params)");
+        assert_eq!(
+            err.to_string(),
+            "param \"x\": unknown key (this codec takes no params)"
+        );
     }
 
     #[test]
     fn params_must_be_a_table() {
         let err = Params::from_json("[1]").unwrap_err();
         assert_eq!(err.to_string(), "params must be a table, got an array");
-    }
-
-    #[test]
-    fn edit_distance_counts_transpositions_once() {
-        assert_eq!(edit_distance("levle", "level"), 1);
-        assert_eq!(edit_distance("", "abc"), 3);
-        assert_eq!(edit_distance("same", "same"), 0);
     }
 }

@@ -1,0 +1,558 @@
+//! Building a host: discovering manifests in precedence order, loading plugin libraries,
+//! registering codecs and constructing every entry's codec.
+//!
+//! Sources, highest precedence first:
+//! 1. the project manifest, `<project>/.parrot/compressors.toml`;
+//! 2. plugin packages, in the order their source directories are given: the host's explicit
+//!    directories ([`HostBuilder::plugin_dir`], `--plugins DIR`), then `PARROT_PLUGIN_PATH`
+//!    (`:`-separated), then `<project>/.parrot/plugins`. A source directory is a package (it
+//!    holds a `compressors.toml`) or a folder of packages, taken in name order;
+//! 3. the core defaults compiled into the host.
+//!
+//! Every package's library is loaded before any entry is validated, so an entry may name a
+//! codec any package provides. The first source to declare a key wins the whole entry (params
+//! are not merged); a project or package entry with the key of a core entry logs a warning
+//! that it "shadows" it.
+
+use std::collections::{HashMap, HashSet};
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use globset::GlobMatcher;
+use parrot_codec_api::{DynCodec, Level};
+use serde_json::Map;
+use sha2::{Digest, Sha256};
+
+use crate::error::{BuildError, Error};
+use crate::loader;
+use crate::manifest::{self, CORE_MANIFEST, CORE_MANIFEST_NAME, Manifest, SourceKind};
+use crate::matcher::{self, MatchKind};
+use crate::registry::Registry;
+
+/// The environment variable listing plugin source directories, `:`-separated.
+pub const PLUGIN_PATH_ENV: &str = "PARROT_PLUGIN_PATH";
+
+/// Builds a [`Host`]. Everything is validated in [`HostBuilder::build`]: nothing is left to
+/// fail at the first tool call.
+///
+/// # Examples
+///
+/// ```
+/// use parrot_compress::Host;
+///
+/// let dir = std::env::temp_dir().join("parrot-doc-builder");
+/// std::fs::create_dir_all(&dir).unwrap();
+/// let host = Host::builder().project(&dir).plugin_path(None).build().unwrap();
+/// assert!(host.registry().get("json_compact").is_some());
+/// assert_eq!(host.resolve("anything").entry.unwrap().codec_name, "json_compact");
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct HostBuilder {
+    project: Option<PathBuf>,
+    plugin_dirs: Vec<PathBuf>,
+    plugin_path: Option<Option<OsString>>,
+}
+
+impl HostBuilder {
+    /// The project root (default: the current directory). Its manifest is
+    /// `<project>/.parrot/compressors.toml`; its own plugin source `<project>/.parrot/plugins`.
+    pub fn project(&mut self, dir: impl Into<PathBuf>) -> &mut Self {
+        self.project = Some(dir.into());
+        self
+    }
+
+    /// Adds a plugin source directory, after those already added and ahead of
+    /// `PARROT_PLUGIN_PATH` and the project's own.
+    pub fn plugin_dir(&mut self, dir: impl Into<PathBuf>) -> &mut Self {
+        self.plugin_dirs.push(dir.into());
+        self
+    }
+
+    /// Replaces the value of `PARROT_PLUGIN_PATH` (read from the environment by default);
+    /// `None` ignores the variable.
+    pub fn plugin_path(&mut self, value: Option<OsString>) -> &mut Self {
+        self.plugin_path = Some(value);
+        self
+    }
+
+    /// Discovers and validates every manifest, loads every plugin library, and builds every
+    /// entry's codec.
+    ///
+    /// # Errors
+    ///
+    /// A [`BuildError`] listing every error found, each naming the file, entry and key (or the
+    /// library and the manifest that declared it).
+    pub fn build(&self) -> Result<Host, BuildError> {
+        let project = match &self.project {
+            Some(dir) => dir.clone(),
+            None => std::env::current_dir().map_err(|source| Error::ReadSource {
+                dir: PathBuf::from("."),
+                source,
+            })?,
+        };
+        let mut errors = Vec::new();
+        let mut manifests = Vec::new();
+
+        let project_manifest = project.join(".parrot").join("compressors.toml");
+        if let Some(text) = read_manifest(&project_manifest, &mut errors) {
+            let name = project_manifest.display().to_string();
+            manifests.extend(manifest::parse(
+                &name,
+                Some(&project_manifest),
+                SourceKind::Project,
+                &text,
+                &mut errors,
+            ));
+        }
+        for package in self.packages(&project, &mut errors) {
+            let path = package.join("compressors.toml");
+            if let Some(text) = read_manifest(&path, &mut errors) {
+                let name = path.display().to_string();
+                manifests.extend(manifest::parse(
+                    &name,
+                    Some(&path),
+                    SourceKind::Package,
+                    &text,
+                    &mut errors,
+                ));
+            }
+        }
+        manifests.extend(manifest::parse(
+            CORE_MANIFEST_NAME,
+            None,
+            SourceKind::Core,
+            CORE_MANIFEST,
+            &mut errors,
+        ));
+
+        let mut registry = Registry::with_builtins();
+        for manifest in &manifests {
+            load_plugin(manifest, &mut registry, &mut errors);
+        }
+        let (entries, shadowed, warnings) = resolve_entries(&manifests, &registry, &mut errors);
+        if !errors.is_empty() {
+            return Err(BuildError { errors });
+        }
+        let fallback = registry
+            .instantiate("json_compact", Map::new())
+            .map_err(|source| Error::CodecParams {
+                file: CORE_MANIFEST_NAME.to_owned(),
+                line: None,
+                entry: "<no entry>".to_owned(),
+                codec: "json_compact".to_owned(),
+                library: None,
+                source,
+            })?;
+        Ok(Host {
+            project,
+            manifests: manifests
+                .into_iter()
+                .map(|m| SourceInfo {
+                    name: m.name,
+                    kind: m.kind,
+                    library: m.plugin.map(|p| p.library),
+                })
+                .collect(),
+            registry,
+            entries,
+            shadowed,
+            warnings,
+            fallback,
+        })
+    }
+
+    /// The package folders, in precedence order, each once.
+    fn packages(&self, project: &Path, errors: &mut Vec<Error>) -> Vec<PathBuf> {
+        let env = match &self.plugin_path {
+            Some(value) => value.clone(),
+            None => std::env::var_os(PLUGIN_PATH_ENV),
+        };
+        let mut sources: Vec<(PathBuf, bool)> =
+            self.plugin_dirs.iter().map(|d| (d.clone(), true)).collect();
+        if let Some(env) = env {
+            sources.extend(
+                std::env::split_paths(&env)
+                    .filter(|p| !p.as_os_str().is_empty())
+                    .map(|p| (p, false)),
+            );
+        }
+        sources.push((project.join(".parrot").join("plugins"), false));
+
+        let mut seen = HashSet::new();
+        let mut packages = Vec::new();
+        for (dir, explicit) in sources {
+            if !dir.is_dir() {
+                if explicit {
+                    errors.push(Error::ReadSource {
+                        source: std::io::Error::new(
+                            std::io::ErrorKind::NotFound,
+                            "no such directory",
+                        ),
+                        dir,
+                    });
+                }
+                continue;
+            }
+            for package in packages_in(&dir, errors) {
+                let key = package.canonicalize().unwrap_or_else(|_| package.clone());
+                if seen.insert(key) {
+                    packages.push(package);
+                }
+            }
+        }
+        packages
+    }
+}
+
+/// A source directory is a package, or a folder of packages taken in name order.
+fn packages_in(dir: &Path, errors: &mut Vec<Error>) -> Vec<PathBuf> {
+    if dir.join("compressors.toml").is_file() {
+        return vec![dir.to_path_buf()];
+    }
+    let listing = match std::fs::read_dir(dir) {
+        Ok(listing) => listing,
+        Err(source) => {
+            errors.push(Error::ReadSource {
+                dir: dir.to_path_buf(),
+                source,
+            });
+            return Vec::new();
+        }
+    };
+    let mut packages: Vec<PathBuf> = listing
+        .filter_map(Result::ok)
+        .map(|entry| entry.path())
+        .filter(|path| path.join("compressors.toml").is_file())
+        .collect();
+    packages.sort();
+    packages
+}
+
+/// A missing manifest is skipped; an unreadable one is an error.
+fn read_manifest(path: &Path, errors: &mut Vec<Error>) -> Option<String> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => Some(text),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => None,
+        Err(source) => {
+            errors.push(Error::ReadManifest {
+                file: path.to_path_buf(),
+                source,
+            });
+            None
+        }
+    }
+}
+
+fn load_plugin(manifest: &Manifest, registry: &mut Registry, errors: &mut Vec<Error>) {
+    let (Some(plugin), Some(manifest_path)) = (&manifest.plugin, &manifest.path) else {
+        return;
+    };
+    let load_error = |kind| Error::Load {
+        library: plugin.library.clone(),
+        manifest: manifest_path.clone(),
+        kind,
+    };
+    // The library must stay inside its package even through symlinks.
+    if let (Ok(library), Some(Ok(package))) = (
+        plugin.library.canonicalize(),
+        manifest_path.parent().map(Path::canonicalize),
+    ) && !library.starts_with(&package)
+    {
+        errors.push(Error::LibraryOutsidePackage {
+            file: manifest.name.clone(),
+            line: plugin.line,
+            library: plugin.library.display().to_string(),
+            package,
+        });
+        return;
+    }
+    if let Some(expected) = &plugin.sha256 {
+        let actual = match std::fs::read(&plugin.library) {
+            Ok(bytes) => hex(&Sha256::digest(&bytes)),
+            Err(_) => {
+                errors.push(load_error(loader::LoadErrorKind::Missing));
+                return;
+            }
+        };
+        if &actual != expected {
+            errors.push(Error::DigestMismatch {
+                library: plugin.library.clone(),
+                manifest: manifest_path.clone(),
+                expected: expected.clone(),
+                actual,
+            });
+            return;
+        }
+    }
+    let library = match loader::load(&plugin.library) {
+        Ok(library) => library,
+        Err(kind) => {
+            errors.push(load_error(kind));
+            return;
+        }
+    };
+    registry.add_library(library, manifest_path, errors);
+    let provided: Vec<&str> = library
+        .module
+        .codecs()
+        .iter()
+        .map(|c| c.name.as_str())
+        .collect();
+    for codec in &plugin.codecs {
+        if !provided.contains(&codec.as_str()) {
+            errors.push(Error::CodecNotProvided {
+                library: library.path.to_path_buf(),
+                manifest: manifest_path.clone(),
+                codec: codec.clone(),
+                provided: provided.join(", "),
+            });
+        }
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+type Resolved = (Vec<ResolvedEntry>, Vec<ResolvedEntry>, Vec<String>);
+
+/// Builds every entry's codec; the first source to declare a key wins it.
+fn resolve_entries(
+    manifests: &[Manifest],
+    registry: &Registry,
+    errors: &mut Vec<Error>,
+) -> Resolved {
+    let mut winners: Vec<ResolvedEntry> = Vec::new();
+    let mut shadowed = Vec::new();
+    let mut warnings = Vec::new();
+    let mut by_key: HashMap<String, usize> = HashMap::new();
+    for (order, manifest) in manifests.iter().enumerate() {
+        for entry in &manifest.entries {
+            let Some(info) = registry.get(&entry.codec) else {
+                errors.push(Error::UnknownCodec {
+                    file: manifest.name.clone(),
+                    line: entry.codec_line,
+                    entry: entry.key.clone(),
+                    codec: entry.codec.clone(),
+                    known: registry.names(),
+                });
+                continue;
+            };
+            let codec = match registry.instantiate(&entry.codec, entry.params.clone()) {
+                Ok(codec) => codec,
+                Err(source) => {
+                    errors.push(Error::CodecParams {
+                        file: manifest.name.clone(),
+                        line: entry.line,
+                        entry: entry.key.clone(),
+                        codec: entry.codec.clone(),
+                        library: match &info.origin {
+                            crate::registry::Origin::Plugin { library, .. } => {
+                                Some(library.clone())
+                            }
+                            _ => None,
+                        },
+                        source,
+                    });
+                    continue;
+                }
+            };
+            let resolved = ResolvedEntry {
+                key: entry.key.clone(),
+                source: manifest.name.clone(),
+                source_kind: manifest.kind,
+                source_order: order,
+                codec_name: entry.codec.clone(),
+                level: entry.level,
+                tee: entry.tee,
+                glob: matcher::is_glob(&entry.key)
+                    .then(|| matcher::compile(&entry.key).ok())
+                    .flatten(),
+                codec,
+            };
+            match by_key.get(&entry.key) {
+                Some(&winner) => {
+                    let winner = &winners[winner];
+                    if manifest.kind == SourceKind::Core {
+                        let warning = format!(
+                            "{}: entry \"{}\" shadows the entry \"{}\" of {}",
+                            winner.source, winner.key, entry.key, manifest.name
+                        );
+                        tracing::warn!("{warning}");
+                        warnings.push(warning);
+                    }
+                    shadowed.push(resolved);
+                }
+                None => {
+                    by_key.insert(entry.key.clone(), winners.len());
+                    winners.push(resolved);
+                }
+            }
+        }
+    }
+    (winners, shadowed, warnings)
+}
+
+/// A manifest the host read, in precedence order.
+#[derive(Debug, Clone)]
+pub struct SourceInfo {
+    /// The file (or `<core>`).
+    pub name: String,
+    /// Project, package or core.
+    pub kind: SourceKind,
+    /// A package's library.
+    pub library: Option<PathBuf>,
+}
+
+/// An entry with its codec built.
+#[derive(Clone)]
+pub struct ResolvedEntry {
+    /// The tool name or pattern.
+    pub key: String,
+    /// The manifest that declared it.
+    pub source: String,
+    /// The kind of that manifest.
+    pub source_kind: SourceKind,
+    source_order: usize,
+    /// The codec's name.
+    pub codec_name: String,
+    /// The configured level.
+    pub level: Level,
+    /// The informational `tee` flag.
+    pub tee: bool,
+    glob: Option<GlobMatcher>,
+    codec: Arc<dyn DynCodec>,
+}
+
+impl ResolvedEntry {
+    /// The entry's codec, built from its params.
+    pub fn codec(&self) -> &dyn DynCodec {
+        &*self.codec
+    }
+}
+
+impl std::fmt::Debug for ResolvedEntry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ResolvedEntry")
+            .field("key", &self.key)
+            .field("source", &self.source)
+            .field("codec", &self.codec_name)
+            .field("level", &self.level)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Which entry applies to a tool, and how it matched.
+#[derive(Debug, Clone)]
+pub struct Resolution<'h> {
+    /// The entry, or `None` (`json_compact` at `minimal`).
+    pub entry: Option<&'h ResolvedEntry>,
+    /// How it matched.
+    pub kind: MatchKind,
+}
+
+/// A built host: manifests validated, plugins loaded, every entry's codec constructed.
+pub struct Host {
+    project: PathBuf,
+    manifests: Vec<SourceInfo>,
+    registry: Registry,
+    entries: Vec<ResolvedEntry>,
+    shadowed: Vec<ResolvedEntry>,
+    warnings: Vec<String>,
+    fallback: Arc<dyn DynCodec>,
+}
+
+impl std::fmt::Debug for Host {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Host")
+            .field("project", &self.project)
+            .field("sources", &self.manifests)
+            .field("entries", &self.entries)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Host {
+    /// A builder with the defaults: the current directory as project, `PARROT_PLUGIN_PATH`
+    /// from the environment.
+    pub fn builder() -> HostBuilder {
+        HostBuilder::default()
+    }
+
+    /// The project root.
+    pub fn project(&self) -> &Path {
+        &self.project
+    }
+
+    /// The manifests read, in precedence order.
+    pub fn sources(&self) -> &[SourceInfo] {
+        &self.manifests
+    }
+
+    /// Every codec the host can use.
+    pub fn registry(&self) -> &Registry {
+        &self.registry
+    }
+
+    /// The winning entries, in precedence order.
+    pub fn entries(&self) -> &[ResolvedEntry] {
+        &self.entries
+    }
+
+    /// Entries that lost to an entry with the same key in a higher-precedence source.
+    pub fn shadowed(&self) -> &[ResolvedEntry] {
+        &self.shadowed
+    }
+
+    /// Warnings found while building (shadowed core entries).
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+
+    /// The codec used when no entry matches: `json_compact` with default params.
+    pub fn fallback_codec(&self) -> &dyn DynCodec {
+        &*self.fallback
+    }
+
+    /// The entry that applies to `tool`: the exact key; else the matching glob with the
+    /// longest pattern (ties: the earlier source, then the earlier entry); else `"*"`; else none.
+    pub fn resolve(&self, tool: &str) -> Resolution<'_> {
+        if let Some(entry) = self
+            .entries
+            .iter()
+            .find(|e| e.key == tool && e.glob.is_none())
+        {
+            let kind = if entry.key == "*" {
+                MatchKind::Wildcard
+            } else {
+                MatchKind::Exact
+            };
+            return Resolution {
+                entry: Some(entry),
+                kind,
+            };
+        }
+        let glob = self
+            .entries
+            .iter()
+            .filter(|e| e.glob.as_ref().is_some_and(|g| g.is_match(tool)))
+            .min_by_key(|e| (std::cmp::Reverse(e.key.chars().count()), e.source_order));
+        if let Some(entry) = glob {
+            return Resolution {
+                entry: Some(entry),
+                kind: MatchKind::Glob,
+            };
+        }
+        match self.entries.iter().find(|e| e.key == "*") {
+            Some(entry) => Resolution {
+                entry: Some(entry),
+                kind: MatchKind::Wildcard,
+            },
+            None => Resolution {
+                entry: None,
+                kind: MatchKind::None,
+            },
+        }
+    }
+}

@@ -1,0 +1,52 @@
+//! parrot-compress: compresses the results of LLM tool calls before any model sees them.
+//!
+//! A database query returns 500 rows with the same 12 keys repeated 500 times; a shell command
+//! prints 40,000 lines. This library sits between the tool and the model: per-tool
+//! `compressors.toml` manifests choose a codec and a level; codecs are built in
+//! (`json_compact`, `columnar`) or loaded from plugin libraries built against
+//! [`parrot_codec_api`], without rebuilding the host.
+//!
+//! # Building a host
+//!
+//! ```
+//! use parrot_compress::{Host, Level, MatchKind};
+//! use parrot_codec_api::Payload;
+//!
+//! let project = std::env::temp_dir().join("parrot-doc-lib");
+//! std::fs::create_dir_all(project.join(".parrot")).unwrap();
+//! std::fs::write(
+//!     project.join(".parrot/compressors.toml"),
+//!     "[compressor.\"sql_*\"]\ncodec = \"columnar\"\nlevel = \"normal\"\n",
+//! )
+//! .unwrap();
+//!
+//! let host = Host::builder().project(&project).plugin_path(None).build().unwrap();
+//! let resolution = host.resolve("sql_select");
+//! assert_eq!(resolution.kind, MatchKind::Glob);
+//! let entry = resolution.entry.unwrap();
+//! assert_eq!((entry.codec_name.as_str(), entry.level), ("columnar", Level::Normal));
+//! let _outcome = entry.codec().compress(Payload::json("[]"), entry.level).unwrap();
+//! ```
+//!
+//! Building validates everything — manifests, plugin libraries, every entry's params — and
+//! returns every error found, each naming the file, entry and key: nothing is left to fail at
+//! the first tool call. See [`HostBuilder`] for the precedence of sources and [`Host::resolve`]
+//! for how an entry is matched to a tool.
+#![deny(unsafe_code)]
+
+// The built-in codecs register through inventory; referencing the crate keeps it linked.
+extern crate parrot_codecs as _;
+
+mod error;
+mod host;
+mod loader;
+pub mod manifest;
+mod matcher;
+mod registry;
+
+pub use error::{BuildError, Error};
+pub use host::{Host, HostBuilder, PLUGIN_PATH_ENV, Resolution, ResolvedEntry, SourceInfo};
+pub use loader::LoadErrorKind;
+pub use matcher::MatchKind;
+pub use parrot_codec_api::{Level, Outcome, Payload, PayloadKind};
+pub use registry::{CodecInfo, Origin, Registry};

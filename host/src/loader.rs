@@ -1,0 +1,226 @@
+//! Loading codec plugin libraries. The only module of the host with `unsafe` code.
+//!
+//! A library is opened once per canonical path and never unloaded: every codec object and
+//! string it hands out points into it, and its thread-local destructors make unloading unsafe.
+//! The same path asked for twice is the same instance; a copy at another path is a separate
+//! one. abi_stable's `RootModule::load_from_file` is not used: it caches one module per root
+//! module *type*, so the second plugin would silently come back as the first.
+#![allow(unsafe_code)]
+
+use std::collections::HashMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, OnceLock};
+
+use abi_stable::library::{LibraryError, RawLibrary, RootModuleError, abi_header_from_raw_library};
+use parrot_codec_api::__private::{INTERFACE_VERSION, PluginModRef};
+
+/// Why a plugin library could not be loaded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum LoadErrorKind {
+    /// No file at the path.
+    Missing,
+    /// The file exists but the dynamic loader refused it.
+    NotSharedLibrary {
+        /// The loader's reason.
+        reason: String,
+    },
+    /// A shared library without a codec plugin root module.
+    NotPlugin,
+    /// Built with an abi_stable whose ABI differs from the host's.
+    IncompatibleAbiStable,
+    /// Built against an interface version the host cannot accept.
+    IncompatibleVersion {
+        /// The host's interface version.
+        host: String,
+        /// The plugin's interface version.
+        plugin: String,
+    },
+    /// Same version numbers, but the root module's layout differs.
+    LayoutMismatch {
+        /// The host's interface version.
+        host: String,
+        /// The plugin's interface version.
+        plugin: String,
+        /// The first lines of abi_stable's report.
+        reason: String,
+    },
+    /// Built with `panic = "abort"`: a panicking codec would take the host down.
+    AbortsOnPanic,
+    /// The library's root module constructor failed or panicked.
+    Constructor {
+        /// What went wrong.
+        reason: String,
+    },
+}
+
+impl fmt::Display for LoadErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LoadErrorKind::Missing => f.write_str("library file not found"),
+            LoadErrorKind::NotSharedLibrary { reason } => {
+                write!(f, "not a loadable shared library ({reason})")
+            }
+            LoadErrorKind::NotPlugin => f.write_str(
+                "a shared library, but not a parrot-compress codec plugin \
+                 (it exports no root module; build it with parrot_codec_api::export_codecs!)",
+            ),
+            LoadErrorKind::IncompatibleAbiStable => f.write_str(
+                "built with an abi_stable version incompatible with this host's; \
+                 rebuild it against parrot-codec-api",
+            ),
+            LoadErrorKind::IncompatibleVersion { host, plugin } => write!(
+                f,
+                "incompatible interface version: plugin built against parrot-codec-api {plugin}, \
+                 this host speaks {host} (the major version must match, and for 0.x the minor too); \
+                 rebuild the plugin against parrot-codec-api {host}"
+            ),
+            LoadErrorKind::LayoutMismatch {
+                host,
+                plugin,
+                reason,
+            } => write!(
+                f,
+                "incompatible interface layout: plugin built against parrot-codec-api {plugin}, \
+                 this host speaks {host}: {reason}"
+            ),
+            LoadErrorKind::AbortsOnPanic => f.write_str(
+                "built with panic = \"abort\": a panicking codec would abort the host; \
+                 rebuild it with panic = \"unwind\"",
+            ),
+            LoadErrorKind::Constructor { reason } => {
+                write!(
+                    f,
+                    "the library's root module failed to initialize: {reason}"
+                )
+            }
+        }
+    }
+}
+
+/// A loaded plugin library: its canonical path and its root module.
+#[derive(Clone, Copy)]
+pub(crate) struct Library {
+    pub(crate) path: &'static Path,
+    pub(crate) module: PluginModRef,
+    pub(crate) interface_version: &'static str,
+}
+
+impl fmt::Debug for Library {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Library")
+            .field("path", &self.path)
+            .field("interface_version", &self.interface_version)
+            .finish_non_exhaustive()
+    }
+}
+
+fn loaded() -> &'static Mutex<HashMap<PathBuf, Library>> {
+    static LOADED: OnceLock<Mutex<HashMap<PathBuf, Library>>> = OnceLock::new();
+    LOADED.get_or_init(Default::default)
+}
+
+/// Loads the plugin library at `path` (or returns the instance already loaded from it).
+///
+/// Loading runs the library's initializers: call this only for libraries a manifest declares.
+pub(crate) fn load(path: &Path) -> Result<Library, LoadErrorKind> {
+    let canonical = path.canonicalize().map_err(|_| LoadErrorKind::Missing)?;
+    let mut loaded = loaded()
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    if let Some(library) = loaded.get(&canonical) {
+        return Ok(*library);
+    }
+    let library = open(&canonical)?;
+    loaded.insert(canonical, library);
+    Ok(library)
+}
+
+fn open(path: &Path) -> Result<Library, LoadErrorKind> {
+    let raw = RawLibrary::load_at(path).map_err(|err| match err {
+        LibraryError::OpenError { err, .. } => LoadErrorKind::NotSharedLibrary {
+            reason: short_reason(&err.to_string(), path),
+        },
+        other => LoadErrorKind::NotSharedLibrary {
+            reason: other.to_string().trim().to_owned(),
+        },
+    })?;
+    // Never unloaded: codec objects and strings from the library point into it.
+    let raw: &'static RawLibrary = Box::leak(Box::new(raw));
+
+    // SAFETY: the symbol, when present, is the `LibHeader` static that abi_stable's export
+    // (written by `export_codecs!`) places under this name, and `raw` is leaked, so the
+    // `'static` reference the header carries stays valid for the life of the process.
+    let header = unsafe { abi_header_from_raw_library(raw) }.map_err(|err| match err {
+        LibraryError::GetSymbolError { .. } => LoadErrorKind::NotPlugin,
+        other => LoadErrorKind::NotSharedLibrary {
+            reason: other.to_string().trim().to_owned(),
+        },
+    })?;
+    let header = header.upgrade().map_err(|err| match err {
+        LibraryError::InvalidAbiHeader(_) => LoadErrorKind::IncompatibleAbiStable,
+        other => LoadErrorKind::NotSharedLibrary {
+            reason: other.to_string().trim().to_owned(),
+        },
+    })?;
+    let plugin_version = header.version_strings().version.as_str();
+
+    let module = header
+        .init_root_module::<PluginModRef>()
+        .map_err(|err| match err {
+            LibraryError::IncompatibleVersionNumber { .. } | LibraryError::ParseVersionError(_) => {
+                LoadErrorKind::IncompatibleVersion {
+                    host: INTERFACE_VERSION.to_owned(),
+                    plugin: plugin_version.to_owned(),
+                }
+            }
+            LibraryError::AbiInstability(report) => LoadErrorKind::LayoutMismatch {
+                host: INTERFACE_VERSION.to_owned(),
+                plugin: plugin_version.to_owned(),
+                reason: layout_summary(&report.to_string()),
+            },
+            LibraryError::RootModule { err, .. } => LoadErrorKind::Constructor {
+                reason: match err {
+                    RootModuleError::Unwound => "it panicked".to_owned(),
+                    other => other.to_string().trim().to_owned(),
+                },
+            },
+            other => LoadErrorKind::NotSharedLibrary {
+                reason: other.to_string().trim().to_owned(),
+            },
+        })?;
+    if !module.unwinds() {
+        return Err(LoadErrorKind::AbortsOnPanic);
+    }
+    tracing::debug!(library = %path.display(), version = plugin_version, "loaded codec plugin");
+    Ok(Library {
+        path: Box::leak(path.to_path_buf().into_boxed_path()),
+        module,
+        interface_version: plugin_version,
+    })
+}
+
+/// The loader's message without the path it repeats.
+fn short_reason(message: &str, path: &Path) -> String {
+    let path = path.display().to_string();
+    let reason = message.replace(&format!("{path}: "), "");
+    reason.trim().to_owned()
+}
+
+/// abi_stable's layout reports run to hundreds of lines; a person needs the `Error:` lines.
+/// The whole report goes to the debug log.
+fn layout_summary(report: &str) -> String {
+    tracing::debug!(report, "plugin layout mismatch");
+    let errors: Vec<&str> = report
+        .lines()
+        .map(str::trim)
+        .filter(|line| line.starts_with("Error:"))
+        .take(3)
+        .collect();
+    if errors.is_empty() {
+        "the root module's layout differs".to_owned()
+    } else {
+        errors.join("; ")
+    }
+}

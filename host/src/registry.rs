@@ -1,0 +1,233 @@
+//! The codec registry: the built-in codecs (from `parrot-codecs`, through inventory) plus the
+//! codecs of every loaded plugin library. A codec name is provided by exactly one source.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use parrot_codec_api::__private::{FfiCodecBox, RStr};
+use parrot_codec_api::{
+    CodecError, DynCodec, ErrorKind, INTERFACE_VERSION, Level, Outcome, Params, Payload,
+};
+use parrot_codecs::Builtin;
+use serde_json::{Map, Value};
+
+use crate::error::Error;
+use crate::loader::Library;
+
+/// Where a codec comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Origin {
+    /// Compiled into the host.
+    Builtin,
+    /// Provided by a plugin library.
+    Plugin {
+        /// The library's canonical path.
+        library: PathBuf,
+        /// The package manifest that declared the library.
+        manifest: PathBuf,
+    },
+}
+
+impl fmt::Display for Origin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Origin::Builtin => f.write_str("built-in"),
+            Origin::Plugin { library, manifest } => {
+                write!(f, "{} (package {})", library.display(), manifest.display())
+            }
+        }
+    }
+}
+
+/// A registered codec: its name, where it comes from, and what it offers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CodecInfo {
+    /// The name manifests use.
+    pub name: String,
+    /// Built in, or the library and package providing it.
+    pub origin: Origin,
+    /// The interface version the codec was compiled against.
+    pub interface_version: String,
+    /// Whether the codec offers its inverse.
+    pub expands: bool,
+}
+
+#[derive(Clone, Copy)]
+enum Provider {
+    Builtin(&'static Builtin),
+    Plugin(Library),
+}
+
+/// Every codec the host can build, by name.
+pub struct Registry {
+    codecs: BTreeMap<String, (CodecInfo, Provider)>,
+}
+
+impl fmt::Debug for Registry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list()
+            .entries(self.codecs.values().map(|(info, _)| info))
+            .finish()
+    }
+}
+
+impl Registry {
+    /// A registry holding the built-in codecs.
+    pub(crate) fn with_builtins() -> Registry {
+        let codecs = parrot_codecs::builtins()
+            .into_iter()
+            .map(|builtin| {
+                let info = CodecInfo {
+                    name: builtin.name.to_owned(),
+                    origin: Origin::Builtin,
+                    interface_version: INTERFACE_VERSION.to_owned(),
+                    expands: builtin.expands,
+                };
+                (builtin.name.to_owned(), (info, Provider::Builtin(builtin)))
+            })
+            .collect();
+        Registry { codecs }
+    }
+
+    /// Adds every codec of a loaded library. A name already registered is an error naming
+    /// both providers; the library's other codecs are still added.
+    pub(crate) fn add_library(
+        &mut self,
+        library: Library,
+        manifest: &Path,
+        errors: &mut Vec<Error>,
+    ) {
+        for codec in library.module.codecs().iter() {
+            let name = codec.name.as_str().to_owned();
+            let info = CodecInfo {
+                name: name.clone(),
+                origin: Origin::Plugin {
+                    library: library.path.to_path_buf(),
+                    manifest: manifest.to_path_buf(),
+                },
+                interface_version: library.interface_version.to_owned(),
+                expands: codec.expands,
+            };
+            if let Some((existing, _)) = self.codecs.get(&name) {
+                errors.push(Error::DuplicateCodec {
+                    codec: name,
+                    first: existing.origin.to_string(),
+                    second: info.origin.to_string(),
+                });
+                continue;
+            }
+            self.codecs.insert(name, (info, Provider::Plugin(library)));
+        }
+    }
+
+    /// Every registered codec, sorted by name.
+    pub fn codecs(&self) -> impl Iterator<Item = &CodecInfo> {
+        self.codecs.values().map(|(info, _)| info)
+    }
+
+    /// The codec registered under `name`.
+    pub fn get(&self, name: &str) -> Option<&CodecInfo> {
+        self.codecs.get(name).map(|(info, _)| info)
+    }
+
+    /// The registered names, comma-separated, for messages.
+    pub(crate) fn names(&self) -> String {
+        self.codecs.keys().cloned().collect::<Vec<_>>().join(", ")
+    }
+
+    /// Builds codec `name` from params.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::UnknownCodec`] when no source provides `name`; otherwise the codec's own
+    /// error ([`ErrorKind::InvalidParams`] naming the key, or [`ErrorKind::Panicked`] when its
+    /// constructor panicked).
+    pub fn instantiate(
+        &self,
+        name: &str,
+        params: Map<String, Value>,
+    ) -> Result<Arc<dyn DynCodec>, CodecError> {
+        let Some((info, provider)) = self.codecs.get(name) else {
+            return Err(CodecError::new(
+                ErrorKind::UnknownCodec,
+                format!("unknown codec \"{name}\" (known: {})", self.names()),
+            ));
+        };
+        match provider {
+            Provider::Builtin(builtin) => (builtin.build)(Params::from_map(params)).map(Arc::from),
+            Provider::Plugin(library) => {
+                let json = Value::Object(params).to_string();
+                let inner = (library.module.new_codec())(RStr::from(name), RStr::from(&*json))
+                    .into_result()
+                    .map_err(CodecError::from)?;
+                Ok(Arc::new(PluginCodec {
+                    name: info.name.clone(),
+                    expands: info.expands,
+                    inner,
+                }))
+            }
+        }
+    }
+}
+
+/// A codec behind the plugin boundary.
+struct PluginCodec {
+    name: String,
+    expands: bool,
+    inner: FfiCodecBox,
+}
+
+impl DynCodec for PluginCodec {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn expands(&self) -> bool {
+        self.expands
+    }
+
+    fn compress(&self, payload: Payload<'_>, level: Level) -> Result<Outcome, CodecError> {
+        self.inner
+            .compress(RStr::from(payload.text()), payload.kind(), level)
+            .into_result()
+            .map(Outcome::from)
+            .map_err(CodecError::from)
+    }
+
+    fn expand(&self, payload: &str) -> Result<String, CodecError> {
+        self.inner
+            .expand(RStr::from(payload))
+            .into_result()
+            .map(|text| text.into_string())
+            .map_err(CodecError::from)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtin_codecs_are_linked_and_registered() {
+        let registry = Registry::with_builtins();
+        let names: Vec<&str> = registry.codecs().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["columnar", "json_compact"]);
+        assert!(registry.codecs().all(|c| c.origin == Origin::Builtin));
+    }
+
+    #[test]
+    fn unknown_codec_lists_the_known_ones() {
+        let err = Registry::with_builtins()
+            .instantiate("zstd", Map::new())
+            .err()
+            .expect("unknown codec");
+        assert_eq!(err.kind(), ErrorKind::UnknownCodec);
+        assert_eq!(
+            err.to_string(),
+            "unknown codec \"zstd\" (known: columnar, json_compact)"
+        );
+    }
+}
