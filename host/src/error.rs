@@ -200,6 +200,17 @@ pub enum Error {
         /// What the library provides.
         provided: String,
     },
+
+    /// A codec call failed: it returned an error or panicked.
+    #[error("tool \"{tool}\": codec \"{codec}\": {source}")]
+    Codec {
+        /// The tool whose result was being compressed.
+        tool: String,
+        /// The codec.
+        codec: String,
+        /// The codec's error; [`parrot_codec_api::ErrorKind::Panicked`] for a panic.
+        source: CodecError,
+    },
 }
 
 /// All the errors found while building a [`crate::Host`]: building does not stop at the first,

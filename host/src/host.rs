@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use globset::GlobMatcher;
-use parrot_codec_api::{DynCodec, Level};
+use parrot_codec_api::{DynCodec, Level, Outcome, Payload};
 use serde_json::Map;
 use sha2::{Digest, Sha256};
 
@@ -85,7 +85,7 @@ impl HostBuilder {
     /// library and the manifest that declared it).
     pub fn build(&self) -> Result<Host, BuildError> {
         let project = match &self.project {
-            Some(dir) => dir.clone(),
+            Some(dir) => absolute(dir),
             None => std::env::current_dir().map_err(|source| Error::ReadSource {
                 dir: PathBuf::from("."),
                 source,
@@ -168,16 +168,19 @@ impl HostBuilder {
             Some(value) => value.clone(),
             None => std::env::var_os(PLUGIN_PATH_ENV),
         };
-        let mut sources: Vec<(PathBuf, bool)> =
-            self.plugin_dirs.iter().map(|d| (d.clone(), true)).collect();
+        let mut sources: Vec<(PathBuf, bool)> = self
+            .plugin_dirs
+            .iter()
+            .map(|d| (absolute(d), true))
+            .collect();
         if let Some(env) = env {
             sources.extend(
                 std::env::split_paths(&env)
                     .filter(|p| !p.as_os_str().is_empty())
-                    .map(|p| (p, false)),
+                    .map(|p| (absolute(&p), false)),
             );
         }
-        sources.push((project.join(".parrot").join("plugins"), false));
+        sources.push((absolute(&project.join(".parrot").join("plugins")), false));
 
         let mut seen = HashSet::new();
         let mut packages = Vec::new();
@@ -203,6 +206,11 @@ impl HostBuilder {
         }
         packages
     }
+}
+
+/// Messages name files by absolute path, whatever the caller gave.
+fn absolute(path: &Path) -> PathBuf {
+    std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf())
 }
 
 /// A source directory is a package, or a folder of packages taken in name order.
@@ -513,6 +521,44 @@ impl Host {
     /// The codec used when no entry matches: `json_compact` with default params.
     pub fn fallback_codec(&self) -> &dyn DynCodec {
         &*self.fallback
+    }
+
+    /// Runs the codec of the entry that applies to `tool` (see [`Host::resolve`]) on
+    /// `payload` at `level`, exactly as given: no level capping, no size rules, no tee.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Codec`] naming the tool and the codec when the codec returns an error or
+    /// panics (a plugin's panic is caught inside the plugin and arrives as an error).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use parrot_compress::{Host, Level, Outcome, Payload};
+    ///
+    /// let dir = std::env::temp_dir().join("parrot-doc-compress");
+    /// std::fs::create_dir_all(&dir).unwrap();
+    /// let host = Host::builder().project(&dir).plugin_path(None).build().unwrap();
+    /// let outcome = host.compress("any_tool", Payload::text_only("plain text"), Level::Minimal);
+    /// assert_eq!(outcome.unwrap(), Outcome::Unchanged);
+    /// ```
+    pub fn compress(
+        &self,
+        tool: &str,
+        payload: Payload<'_>,
+        level: Level,
+    ) -> Result<Outcome, Error> {
+        let codec = match self.resolve(tool).entry {
+            Some(entry) => entry.codec(),
+            None => self.fallback_codec(),
+        };
+        codec
+            .compress(payload, level)
+            .map_err(|source| Error::Codec {
+                tool: tool.to_owned(),
+                codec: codec.name().to_owned(),
+                source,
+            })
     }
 
     /// The entry that applies to `tool`: the exact key; else the matching glob with the

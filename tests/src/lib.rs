@@ -1,0 +1,1 @@
+//! Integration tests of parrot-compress live in `tests/`; this library is empty.

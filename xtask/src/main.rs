@@ -1,0 +1,118 @@
+//! Developer commands: `cargo xtask <command>`.
+//!
+//! - `package-plugins`: builds every shippable plugin (each `plugins/<name>/` folder with a
+//!   `compressors.toml`) in release mode and lays out each package as a ready-to-load folder
+//!   `target/plugins/<name>/` holding its `compressors.toml` and its library. Then
+//!   `parrot-compress --plugins target/plugins check` loads them all.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{Context, Result, bail};
+
+fn main() -> Result<()> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.first().map(String::as_str) {
+        Some("package-plugins") => package_plugins(),
+        _ => {
+            eprintln!("usage: cargo xtask package-plugins");
+            std::process::exit(2);
+        }
+    }
+}
+
+struct Plugin {
+    dir: PathBuf,
+    name: String,
+    package: String,
+    library: String,
+}
+
+fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("xtask sits in the workspace root")
+        .to_path_buf()
+}
+
+fn shippable_plugins(root: &Path) -> Result<Vec<Plugin>> {
+    let mut plugins = Vec::new();
+    for entry in std::fs::read_dir(root.join("plugins")).context("listing plugins/")? {
+        let dir = entry?.path();
+        let manifest = dir.join("compressors.toml");
+        if !manifest.is_file() {
+            continue;
+        }
+        let cargo: toml::Table = toml::from_str(&std::fs::read_to_string(dir.join("Cargo.toml"))?)
+            .with_context(|| format!("{}/Cargo.toml", dir.display()))?;
+        let package = cargo
+            .get("package")
+            .and_then(|p| p.get("name"))
+            .and_then(toml::Value::as_str)
+            .with_context(|| format!("{}/Cargo.toml: no package name", dir.display()))?
+            .to_owned();
+        let pkg: toml::Table = toml::from_str(&std::fs::read_to_string(&manifest)?)
+            .with_context(|| manifest.display().to_string())?;
+        let library = pkg
+            .get("plugin")
+            .and_then(|p| p.get("library"))
+            .and_then(toml::Value::as_str)
+            .with_context(|| format!("{}: no [plugin] library", manifest.display()))?
+            .to_owned();
+        let name = dir
+            .file_name()
+            .and_then(|n| n.to_str())
+            .context("plugin folder name")?
+            .to_owned();
+        plugins.push(Plugin {
+            dir,
+            name,
+            package,
+            library,
+        });
+    }
+    plugins.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(plugins)
+}
+
+fn package_plugins() -> Result<()> {
+    let root = workspace_root();
+    let plugins = shippable_plugins(&root)?;
+    if plugins.is_empty() {
+        bail!("no shippable plugin under plugins/ (a folder with a compressors.toml)");
+    }
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut build = Command::new(cargo);
+    build
+        .current_dir(&root)
+        .args(["build", "--release", "--lib"]);
+    for plugin in &plugins {
+        build.args(["-p", &plugin.package]);
+    }
+    let status = build.status().context("running cargo build")?;
+    if !status.success() {
+        bail!("cargo build failed: {status}");
+    }
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join("target"));
+    for plugin in &plugins {
+        let file = format!(
+            "{}{}{}",
+            std::env::consts::DLL_PREFIX,
+            plugin.library,
+            std::env::consts::DLL_SUFFIX
+        );
+        let built = target.join("release").join(&file);
+        let out = target.join("plugins").join(&plugin.name);
+        std::fs::create_dir_all(&out)?;
+        std::fs::copy(&built, out.join(&file))
+            .with_context(|| format!("copying {}", built.display()))?;
+        std::fs::copy(
+            plugin.dir.join("compressors.toml"),
+            out.join("compressors.toml"),
+        )?;
+        println!("packaged {} -> {}", plugin.name, out.display());
+    }
+    Ok(())
+}
