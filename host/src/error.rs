@@ -55,7 +55,7 @@ pub enum Error {
         /// The nearest valid key, for a likely misspelling.
         suggestion: Option<&'static str>,
         /// The valid keys at that place.
-        expected: String,
+        expected: &'static str,
     },
 
     /// A required key is absent.
@@ -128,7 +128,7 @@ pub enum Error {
         /// The plugin library providing the codec, for plugin codecs.
         library: Option<PathBuf>,
         /// The codec's error (it names the param).
-        source: CodecError,
+        source: Box<CodecError>,
     },
 
     /// The project manifest has a `[plugin]` table.
@@ -209,7 +209,7 @@ pub enum Error {
         /// The codec.
         codec: String,
         /// The codec's error; [`parrot_codec_api::ErrorKind::Panicked`] for a panic.
-        source: CodecError,
+        source: Box<CodecError>,
     },
 }
 

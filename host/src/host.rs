@@ -142,7 +142,7 @@ impl HostBuilder {
                 entry: "<no entry>".to_owned(),
                 codec: "json_compact".to_owned(),
                 library: None,
-                source,
+                source: Box::new(source),
             })?;
         Ok(Host {
             project,
@@ -361,7 +361,7 @@ fn resolve_entries(
                             }
                             _ => None,
                         },
-                        source,
+                        source: Box::new(source),
                     });
                     continue;
                 }
@@ -557,7 +557,7 @@ impl Host {
             .map_err(|source| Error::Codec {
                 tool: tool.to_owned(),
                 codec: codec.name().to_owned(),
-                source,
+                source: Box::new(source),
             })
     }
 

@@ -36,7 +36,9 @@ pub const CORE_MANIFEST: &str = include_str!("core.toml");
 
 const TOP_KEYS: &[&str] = &["plugin", "compressor"];
 const PLUGIN_KEYS: &[&str] = &["library", "sha256", "codecs"];
+const PLUGIN_KEYS_TEXT: &str = "library, sha256, codecs";
 const ENTRY_KEYS: &[&str] = &["codec", "level", "tee", "params"];
+const ENTRY_KEYS_TEXT: &str = "codec, level, tee, params";
 
 /// What kind of source a manifest is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -141,7 +143,7 @@ pub(crate) fn parse(
                 entry: None,
                 key: other.to_owned(),
                 suggestion: closest(other, TOP_KEYS),
-                expected: "[plugin], [compressor.\"<tool>\"]".to_owned(),
+                expected: "[plugin], [compressor.\"<tool>\"]",
             }),
         }
     }
@@ -248,11 +250,14 @@ impl Ctx<'_> {
                     entry: None,
                     key: format!("plugin.{other}"),
                     suggestion: closest(other, PLUGIN_KEYS),
-                    expected: PLUGIN_KEYS.join(", "),
+                    expected: PLUGIN_KEYS_TEXT,
                 }),
             }
         }
         let Some(library) = library else {
+            if table.contains_key("library") {
+                return None; // present but invalid: already reported
+            }
             errors.push(Error::MissingKey {
                 file: self.name.to_owned(),
                 line: self.line(&["plugin"]),
@@ -379,11 +384,14 @@ impl Ctx<'_> {
                     entry: Some(key.to_owned()),
                     key: other.to_owned(),
                     suggestion: closest(other, ENTRY_KEYS),
-                    expected: ENTRY_KEYS.join(", "),
+                    expected: ENTRY_KEYS_TEXT,
                 }),
             }
         }
         let Some(codec) = codec else {
+            if table.contains_key("codec") {
+                return None; // present but invalid: already reported
+            }
             errors.push(Error::MissingKey {
                 file: self.name.to_owned(),
                 line: entry_line,
@@ -603,6 +611,12 @@ mod tests {
         for (kind, text, expected) in cases {
             assert_eq!(errors_of(*kind, text), [*expected], "for {text:?}");
         }
+    }
+
+    #[test]
+    fn key_lists_in_messages_match_the_key_tables() {
+        assert_eq!(PLUGIN_KEYS.join(", "), PLUGIN_KEYS_TEXT);
+        assert_eq!(ENTRY_KEYS.join(", "), ENTRY_KEYS_TEXT);
     }
 
     #[test]

@@ -15,15 +15,7 @@ const BEL: char = '\u{7}';
 ///
 /// # Examples
 ///
-/// ```
-/// use parrot_codec_api::{Codec, Level, Outcome, Params, Payload, build};
-/// use parrot_plugin_ansi_strip::AnsiStrip;
-///
-/// let codec = build::<AnsiStrip>(Params::empty()).unwrap();
-/// let text = "\u{1b}[1;31merror\u{1b}[0m: 10%\r50%\r100%\n";
-/// let out = codec.compress(Payload::text_only(text), Level::Normal).unwrap();
-/// assert_eq!(out, Outcome::lossy("error: 100%\n"));
-/// ```
+/// At `normal`, `"\x1b[1;31merror\x1b[0m: 10%\r50%\r100%\n"` becomes `"error: 100%\n"`.
 #[derive(Debug)]
 pub struct AnsiStrip {
     collapse_cr: bool,

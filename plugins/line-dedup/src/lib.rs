@@ -17,16 +17,15 @@ const MARKER_TAIL: &str = " more times ...]";
 ///
 /// # Examples
 ///
-/// ```
-/// use parrot_codec_api::{Codec, Level, Outcome, Params, Payload, build};
-/// use parrot_plugin_line_dedup::LineDedup;
+/// With the default `min_run = 3`, at `minimal`:
 ///
-/// let codec = build::<LineDedup>(Params::empty()).unwrap();
-/// let text = "start\nretry\nretry\nretry\nretry\ndone\n";
-/// let out = codec.compress(Payload::text_only(text), Level::Minimal).unwrap();
-/// let expected = "start\nretry\n[... previous line repeated 3 more times ...]\ndone\n";
-/// assert_eq!(out, Outcome::lossless(expected));
-/// assert_eq!(codec.expand(expected).unwrap(), text);
+/// ```text
+/// start                 start
+/// retry                 retry
+/// retry           →     [... previous line repeated 3 more times ...]
+/// retry                 done
+/// retry
+/// done
 /// ```
 #[derive(Debug)]
 pub struct LineDedup {
