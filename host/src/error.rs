@@ -201,6 +201,22 @@ pub enum Error {
         provided: String,
     },
 
+    /// A tee store already holds the key.
+    #[error("tee store: key \"{key}\" is already taken")]
+    TeeKeyExists {
+        /// The key.
+        key: String,
+    },
+
+    /// A tee store failed.
+    #[error("tee store {store}: {message}")]
+    TeeStore {
+        /// The store (its path, or "memory").
+        store: String,
+        /// What failed.
+        message: String,
+    },
+
     /// A codec call failed: it returned an error or panicked.
     #[error("tool \"{tool}\": codec \"{codec}\": {source}")]
     Codec {

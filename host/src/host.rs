@@ -29,6 +29,7 @@ use crate::loader;
 use crate::manifest::{self, CORE_MANIFEST, CORE_MANIFEST_NAME, Manifest, SourceKind};
 use crate::matcher::{self, MatchKind};
 use crate::registry::Registry;
+use crate::tee::TeeStore;
 
 /// The environment variable listing plugin source directories, `:`-separated.
 pub const PLUGIN_PATH_ENV: &str = "PARROT_PLUGIN_PATH";
@@ -47,11 +48,23 @@ pub const PLUGIN_PATH_ENV: &str = "PARROT_PLUGIN_PATH";
 /// assert!(host.registry().get("json_compact").is_some());
 /// assert_eq!(host.resolve("anything").entry.unwrap().codec_name, "json_compact");
 /// ```
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 pub struct HostBuilder {
     project: Option<PathBuf>,
     plugin_dirs: Vec<PathBuf>,
     plugin_path: Option<Option<OsString>>,
+    tee: Option<Arc<dyn TeeStore>>,
+}
+
+impl std::fmt::Debug for HostBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HostBuilder")
+            .field("project", &self.project)
+            .field("plugin_dirs", &self.plugin_dirs)
+            .field("plugin_path", &self.plugin_path)
+            .field("tee", &self.tee.is_some())
+            .finish()
+    }
 }
 
 impl HostBuilder {
@@ -73,6 +86,13 @@ impl HostBuilder {
     /// `None` ignores the variable.
     pub fn plugin_path(&mut self, value: Option<OsString>) -> &mut Self {
         self.plugin_path = Some(value);
+        self
+    }
+
+    /// The store that keeps the original of every lossy outcome. Without one (the default),
+    /// `normal` and `aggressive` are capped to `minimal`: nothing goes lossy without a way back.
+    pub fn tee_store(&mut self, store: Arc<dyn TeeStore>) -> &mut Self {
+        self.tee = Some(store);
         self
     }
 
@@ -159,6 +179,7 @@ impl HostBuilder {
             shadowed,
             warnings,
             fallback,
+            tee: self.tee.clone(),
         })
     }
 
@@ -352,7 +373,7 @@ fn resolve_entries(
                 Err(source) => {
                     errors.push(Error::CodecParams {
                         file: manifest.name.clone(),
-                        line: entry.line,
+                        line: entry.line_of_param(source.key()),
                         entry: entry.key.clone(),
                         codec: entry.codec.clone(),
                         library: match &info.origin {
@@ -469,6 +490,7 @@ pub struct Host {
     shadowed: Vec<ResolvedEntry>,
     warnings: Vec<String>,
     fallback: Arc<dyn DynCodec>,
+    tee: Option<Arc<dyn TeeStore>>,
 }
 
 impl std::fmt::Debug for Host {
@@ -561,6 +583,98 @@ impl Host {
             })
     }
 
+    /// The tee store, when one is configured.
+    pub fn tee_store(&self) -> Option<&dyn TeeStore> {
+        self.tee.as_deref()
+    }
+
+    /// The level a call runs at, highest rule first: the per-call `override_level`; a `status`
+    /// other than `"success"` → `none` (errors are never compressed); the matched entry's
+    /// level; `minimal`. Then `normal` and `aggressive` are capped to `minimal` when no tee
+    /// store is configured.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use parrot_compress::{Host, Level};
+    ///
+    /// let dir = std::env::temp_dir().join("parrot-doc-level");
+    /// std::fs::create_dir_all(&dir).unwrap();
+    /// let host = Host::builder().project(&dir).plugin_path(None).build().unwrap();
+    /// // The core entry says `normal`, but there is no tee store.
+    /// assert_eq!(host.effective_level("dq_execute_database_query", "success", None), Level::Minimal);
+    /// assert_eq!(host.effective_level("dq_execute_database_query", "error", None), Level::None);
+    /// ```
+    pub fn effective_level(
+        &self,
+        tool: &str,
+        status: &str,
+        override_level: Option<Level>,
+    ) -> Level {
+        let level = match override_level {
+            Some(level) => level,
+            None if status != "success" => Level::None,
+            None => self
+                .resolve(tool)
+                .entry
+                .map_or(Level::Minimal, |entry| entry.level),
+        };
+        self.cap(level)
+    }
+
+    fn cap(&self, level: Level) -> Level {
+        if level.allows_loss() && self.tee.is_none() {
+            Level::Minimal
+        } else {
+            level
+        }
+    }
+
+    /// Which entry applies to `tool` and why: its source and key, the match kind, codec, level
+    /// and effective level (for a successful call without override), and every entry that lost
+    /// to it — same key in a lower-precedence source, or a weaker match.
+    pub fn explain(&self, tool: &str) -> Explanation<'_> {
+        let resolution = self.resolve(tool);
+        let winner_key = resolution.entry.map(|e| e.key.as_str());
+        let shadowed = self
+            .shadowed
+            .iter()
+            .filter(|e| Some(e.key.as_str()) == winner_key)
+            .collect();
+        let outranked = self
+            .entries
+            .iter()
+            .filter(|e| Some(e.key.as_str()) != winner_key)
+            .filter_map(|e| {
+                let kind = if e.key == "*" {
+                    MatchKind::Wildcard
+                } else if let Some(glob) = &e.glob {
+                    if !glob.is_match(tool) {
+                        return None;
+                    }
+                    MatchKind::Glob
+                } else {
+                    return None;
+                };
+                Some((e, kind))
+            })
+            .collect();
+        let (codec, level) = match resolution.entry {
+            Some(entry) => (entry.codec_name.clone(), entry.level),
+            None => (self.fallback.name().to_owned(), Level::Minimal),
+        };
+        Explanation {
+            tool: tool.to_owned(),
+            effective_level: self.cap(level),
+            capped: self.cap(level) != level,
+            resolution,
+            codec,
+            level,
+            shadowed,
+            outranked,
+        }
+    }
+
     /// The entry that applies to `tool`: the exact key; else the matching glob with the
     /// longest pattern (ties: the earlier source, then the earlier entry); else `"*"`; else none.
     pub fn resolve(&self, tool: &str) -> Resolution<'_> {
@@ -600,5 +714,73 @@ impl Host {
                 kind: MatchKind::None,
             },
         }
+    }
+}
+
+/// Why an entry applies to a tool: the answer of [`Host::explain`].
+#[derive(Debug)]
+pub struct Explanation<'h> {
+    /// The tool asked about.
+    pub tool: String,
+    /// The entry that applies and how it matched.
+    pub resolution: Resolution<'h>,
+    /// The codec that runs.
+    pub codec: String,
+    /// The configured level (`minimal` when no entry applies).
+    pub level: Level,
+    /// The level a successful call without override runs at.
+    pub effective_level: Level,
+    /// Whether the effective level was capped for want of a tee store.
+    pub capped: bool,
+    /// Entries with the same key in lower-precedence sources.
+    pub shadowed: Vec<&'h ResolvedEntry>,
+    /// Other entries that match the tool but lost to a stronger match.
+    pub outranked: Vec<(&'h ResolvedEntry, MatchKind)>,
+}
+
+impl std::fmt::Display for Explanation<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        writeln!(f, "tool:            {}", self.tool)?;
+        match self.resolution.entry {
+            Some(entry) => writeln!(
+                f,
+                "entry:           \"{}\" in {} ({} match)",
+                entry.key,
+                entry.source,
+                self.resolution.kind.as_str()
+            )?,
+            None => writeln!(f, "entry:           none (no entry matches)")?,
+        }
+        writeln!(f, "codec:           {}", self.codec)?;
+        writeln!(f, "level:           {}", self.level)?;
+        let note = if self.capped {
+            " (capped: no tee store)"
+        } else {
+            ""
+        };
+        writeln!(f, "effective level: {}{note}", self.effective_level)?;
+        if self.shadowed.is_empty() && self.outranked.is_empty() {
+            return writeln!(f, "lost to it:      nothing");
+        }
+        writeln!(f, "lost to it:")?;
+        for entry in &self.shadowed {
+            writeln!(
+                f,
+                "  \"{}\" in {} (shadowed: same key, lower precedence; {}/{})",
+                entry.key, entry.source, entry.codec_name, entry.level
+            )?;
+        }
+        for (entry, kind) in &self.outranked {
+            writeln!(
+                f,
+                "  \"{}\" in {} (shadowed: weaker {} match; {}/{})",
+                entry.key,
+                entry.source,
+                kind.as_str(),
+                entry.codec_name,
+                entry.level
+            )?;
+        }
+        Ok(())
     }
 }

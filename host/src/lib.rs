@@ -43,10 +43,14 @@ mod loader;
 pub mod manifest;
 mod matcher;
 mod registry;
+mod tee;
 
 pub use error::{BuildError, Error};
-pub use host::{Host, HostBuilder, PLUGIN_PATH_ENV, Resolution, ResolvedEntry, SourceInfo};
+pub use host::{
+    Explanation, Host, HostBuilder, PLUGIN_PATH_ENV, Resolution, ResolvedEntry, SourceInfo,
+};
 pub use loader::LoadErrorKind;
 pub use matcher::MatchKind;
 pub use parrot_codec_api::{Level, Outcome, Payload, PayloadKind};
 pub use registry::{CodecInfo, Origin, Registry};
+pub use tee::{MemoryTeeStore, TeeStore};

@@ -3,8 +3,10 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand, ValueEnum};
-use parrot_compress::{Host, Origin, manifest::SourceKind};
+use std::sync::Arc;
+
+use clap::{Parser, Subcommand};
+use parrot_compress::{Host, MemoryTeeStore, Origin, manifest::SourceKind};
 
 /// Compresses the results of LLM tool calls before a model sees them.
 #[derive(Debug, Parser)]
@@ -20,26 +22,12 @@ struct Cli {
     #[arg(long = "plugins", global = true, value_name = "DIR")]
     plugins: Vec<PathBuf>,
 
-    /// The persistent tee store (default: DIR/.parrot/tee.db).
-    #[arg(long, global = true, value_name = "PATH", conflicts_with = "no_tee")]
-    tee_store: Option<PathBuf>,
-
     /// Run without a tee store: normal and aggressive are capped to minimal.
     #[arg(long, global = true)]
     no_tee: bool,
 
-    /// The tokenizer for token counts.
-    #[arg(long, global = true, value_enum, default_value_t = Tokenizer::O200k)]
-    tokenizer: Tokenizer,
-
     #[command(subcommand)]
     command: Command,
-}
-
-#[derive(Debug, Clone, Copy, ValueEnum)]
-enum Tokenizer {
-    O200k,
-    Cl100k,
 }
 
 #[derive(Debug, Subcommand)]
@@ -49,6 +37,12 @@ enum Command {
     Check,
     /// List every codec: name, interface version, origin.
     Plugins,
+    /// Which entry applies to TOOL: source, key, match kind, codec, level, effective level,
+    /// and the entries that lost to it.
+    Explain {
+        /// The tool name.
+        tool: String,
+    },
 }
 
 fn main() -> ExitCode {
@@ -81,6 +75,9 @@ fn main() -> ExitCode {
     for dir in &cli.plugins {
         builder.plugin_dir(dir);
     }
+    if !cli.no_tee {
+        builder.tee_store(Arc::new(MemoryTeeStore::default()));
+    }
     let host = match builder.build() {
         Ok(host) => host,
         Err(err) => {
@@ -93,6 +90,7 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Check => check(&host),
         Command::Plugins => plugins(&host),
+        Command::Explain { tool } => print!("{}", host.explain(&tool)),
     }
     ExitCode::SUCCESS
 }

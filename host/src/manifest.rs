@@ -96,6 +96,21 @@ pub struct Entry {
     pub tee: bool,
     /// The codec's params, as JSON.
     pub params: Map<String, Json>,
+    /// The line of each param key, for messages about one param.
+    pub param_lines: Vec<(String, usize)>,
+}
+
+impl Entry {
+    /// The line to name in a message about param `key` (the entry's line if unknown).
+    pub fn line_of_param(&self, key: Option<&str>) -> Option<usize> {
+        key.and_then(|key| {
+            self.param_lines
+                .iter()
+                .find(|(k, _)| k == key)
+                .map(|(_, line)| *line)
+        })
+        .or(self.line)
+    }
 }
 
 /// Parses and validates one manifest. Errors are pushed to `errors` (all of them, not only the
@@ -400,6 +415,13 @@ impl Ctx<'_> {
             });
             return None;
         };
+        let param_lines = params
+            .keys()
+            .filter_map(|param| {
+                let line = self.line(&["compressor", key, "params", param])?;
+                Some((param.clone(), line))
+            })
+            .collect();
         (errors.len() == before).then(|| Entry {
             key: key.to_owned(),
             line: entry_line,
@@ -408,6 +430,7 @@ impl Ctx<'_> {
             level,
             tee,
             params,
+            param_lines,
         })
     }
 }

@@ -339,7 +339,7 @@ fn failing_and_panicking_constructors_name_entry_codec_and_library() {
     assert_eq!(
         errors[2],
         format!(
-            "{}:10: entry \"typo\": codec \"fault_error\" (from {}): param \"strict\": unknown key (this codec takes no params)",
+            "{}:12: entry \"typo\": codec \"fault_error\" (from {}): param \"strict\": unknown key (this codec takes no params)",
             file.display(),
             lib.display()
         )
