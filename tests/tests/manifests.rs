@@ -340,7 +340,7 @@ fn every_bad_configuration_fails_at_construction_with_one_clear_message() {
         let expected = (case.expected)(root.path());
 
         let errors = build(root.path(), &[&plugins]).err().unwrap_or_default();
-        assert_eq!(errors, [expected.clone()], "case: {}", case.name);
+        assert_eq!(errors, std::slice::from_ref(&expected), "case: {}", case.name);
 
         let (code, stdout, stderr) = check(root.path(), &[&plugins]);
         assert_eq!(code, Some(2), "case: {}", case.name);
@@ -372,7 +372,7 @@ fn project_entry_shadows_core_entry() {
         "{}: entry \"*\" shadows the entry \"*\" of <core>",
         project_manifest(root.path()).display()
     );
-    assert_eq!(host.warnings(), [warning.clone()]);
+    assert_eq!(host.warnings(), std::slice::from_ref(&warning));
 
     // `check` prints the warning on stderr and still succeeds.
     let (code, _, stderr) = check(root.path(), &[]);
