@@ -217,6 +217,16 @@ pub enum Error {
         message: String,
     },
 
+    /// A tee store file cannot be opened: its directory cannot be created, it cannot be read, it
+    /// is not a SQLite database or is truncated, or it belongs to another application.
+    #[error("{}: cannot open as a tee store: {message}", .file.display())]
+    TeeStoreOpen {
+        /// The store file.
+        file: PathBuf,
+        /// What is wrong with it.
+        message: String,
+    },
+
     /// A codec call failed: it returned an error or panicked.
     #[error("tool \"{tool}\": codec \"{codec}\": {source}")]
     Codec {

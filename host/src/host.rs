@@ -17,19 +17,27 @@
 use std::collections::{HashMap, HashSet};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
+use std::sync::{Arc, Mutex};
 
 use globset::GlobMatcher;
 use parrot_codec_api::{DynCodec, Level, Outcome, Payload};
 use serde_json::Map;
 use sha2::{Digest, Sha256};
 
+use crate::budget::{BreakerConfig, Budgets, Clock, Router, SystemClock};
 use crate::error::{BuildError, Error};
 use crate::loader;
 use crate::manifest::{self, CORE_MANIFEST, CORE_MANIFEST_NAME, Manifest, SourceKind};
 use crate::matcher::{self, MatchKind};
+use crate::observe::Observer;
+use crate::pipeline::{self, Call, Processed, Run, Stage, TeeKeys, Verification};
+#[cfg(feature = "tokio")]
+use crate::pipeline::{Input, Meta, OwnedCall, OwnedInput, Skip};
 use crate::registry::Registry;
+use crate::report::Report;
 use crate::tee::TeeStore;
+use crate::tokens::{TokenCounter, TokenWorker, Tokenizer};
 
 /// The environment variable listing plugin source directories, `:`-separated.
 pub const PLUGIN_PATH_ENV: &str = "PARROT_PLUGIN_PATH";
@@ -54,6 +62,15 @@ pub struct HostBuilder {
     plugin_dirs: Vec<PathBuf>,
     plugin_path: Option<Option<OsString>>,
     tee: Option<Arc<dyn TeeStore>>,
+    observers: Vec<Arc<dyn Observer>>,
+    tokenizer: Option<Arc<dyn TokenCounter>>,
+    budgets: Option<Budgets>,
+    breaker: Option<BreakerConfig>,
+    clock: Option<Arc<dyn Clock>>,
+    kill_switch: Option<bool>,
+    inline_at_any_size: bool,
+    max_result_chars: Option<usize>,
+    verification: Option<Verification>,
 }
 
 impl std::fmt::Debug for HostBuilder {
@@ -93,6 +110,63 @@ impl HostBuilder {
     /// `normal` and `aggressive` are capped to `minimal`: nothing goes lossy without a way back.
     pub fn tee_store(&mut self, store: Arc<dyn TeeStore>) -> &mut Self {
         self.tee = Some(store);
+        self
+    }
+
+    /// Adds an observer of processed calls (the savings report is always attached).
+    pub fn observer(&mut self, observer: Arc<dyn Observer>) -> &mut Self {
+        self.observers.push(observer);
+        self
+    }
+
+    /// The tokenizer for token counts (default `o200k_base`).
+    pub fn tokenizer(&mut self, tokenizer: Arc<dyn TokenCounter>) -> &mut Self {
+        self.tokenizer = Some(tokenizer);
+        self
+    }
+
+    /// The router's thresholds and latency budgets.
+    pub fn budgets(&mut self, budgets: Budgets) -> &mut Self {
+        self.budgets = Some(budgets);
+        self
+    }
+
+    /// The circuit breaker's windows and cooldown.
+    pub fn breaker(&mut self, config: BreakerConfig) -> &mut Self {
+        self.breaker = Some(config);
+        self
+    }
+
+    /// The clock of the breaker and the budgets (default: the system clock).
+    pub fn clock(&mut self, clock: Arc<dyn Clock>) -> &mut Self {
+        self.clock = Some(clock);
+        self
+    }
+
+    /// Forces the kill switch on or off; by default each call reads
+    /// `PARROT_COMPRESSION_DISABLED` (`1` disables compression).
+    pub fn kill_switch(&mut self, on: Option<bool>) -> &mut Self {
+        self.kill_switch = on;
+        self
+    }
+
+    /// Compresses inline at any size instead of passing large payloads through (what the
+    /// command does: a person who runs it asked for the result).
+    pub fn inline_at_any_size(&mut self, yes: bool) -> &mut Self {
+        self.inline_at_any_size = yes;
+        self
+    }
+
+    /// The last line of defense: final payloads over this many code points are cut (with a
+    /// tee store). Default 200,000; 0 disables.
+    pub fn max_result_chars(&mut self, max: usize) -> &mut Self {
+        self.max_result_chars = Some(max);
+        self
+    }
+
+    /// How outcomes claimed lossless are verified through the codec's inverse.
+    pub fn verification(&mut self, verification: Verification) -> &mut Self {
+        self.verification = Some(verification);
         self
     }
 
@@ -180,7 +254,37 @@ impl HostBuilder {
             warnings,
             fallback,
             tee: self.tee.clone(),
+            stage: self.stage(),
         })
+    }
+
+    fn stage(&self) -> Stage {
+        let tokenizer: Arc<dyn TokenCounter> = self
+            .tokenizer
+            .clone()
+            .unwrap_or_else(|| Arc::new(Tokenizer::default()));
+        let report = Arc::new(Report::new(tokenizer.name()));
+        let mut observers: Vec<Arc<dyn Observer>> = vec![report.clone()];
+        observers.extend(self.observers.iter().cloned());
+        let observers = Arc::new(observers);
+        Stage {
+            router: Router {
+                budgets: self.budgets.unwrap_or_default(),
+            },
+            breaker_config: self.breaker.unwrap_or_default(),
+            breakers: Mutex::default(),
+            clock: self.clock.clone().unwrap_or_else(|| Arc::new(SystemClock)),
+            tokens: TokenWorker::start(tokenizer, Arc::clone(&observers)),
+            observers,
+            report,
+            kill_switch: self.kill_switch,
+            inline_at_any_size: self.inline_at_any_size,
+            max_result_chars: self.max_result_chars.unwrap_or(200_000),
+            verification: self.verification.unwrap_or_default(),
+            calls: AtomicU64::new(0),
+            verify_counter: AtomicU64::new(0),
+            keys: Mutex::new(TeeKeys::new()),
+        }
     }
 
     /// The package folders, in precedence order, each once.
@@ -491,6 +595,7 @@ pub struct Host {
     warnings: Vec<String>,
     fallback: Arc<dyn DynCodec>,
     tee: Option<Arc<dyn TeeStore>>,
+    stage: Stage,
 }
 
 impl std::fmt::Debug for Host {
@@ -581,6 +686,153 @@ impl Host {
                 codec: codec.name().to_owned(),
                 source: Box::new(source),
             })
+    }
+
+    /// Runs one tool call through the stage: returns the payload the model will see and the
+    /// call's metadata. The input is never modified; token counts follow on the observers
+    /// (see [`Host::flush`]). The rules, in order, are listed in the `pipeline` module docs.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use parrot_compress::{Call, Host, Input, MemoryTeeStore};
+    ///
+    /// let dir = std::env::temp_dir().join("parrot-doc-process");
+    /// std::fs::create_dir_all(&dir).unwrap();
+    /// let host = Host::builder()
+    ///     .project(&dir)
+    ///     .plugin_path(None)
+    ///     .tee_store(Arc::new(MemoryTeeStore::default()))
+    ///     .build()
+    ///     .unwrap();
+    /// let out = host.process(Call::new("ls", Input::Text("plain text")));
+    /// assert_eq!(out.text(), Some("plain text"));
+    /// assert!(!out.meta.compressed);
+    /// host.flush();
+    /// assert_eq!(host.report().snapshot().total.calls, 1);
+    /// ```
+    pub fn process<'a>(&self, call: Call<'a>) -> Processed<'a> {
+        self.process_on(call, false)
+    }
+
+    /// The async entry point: a payload at or over the router's thresholds runs on tokio's
+    /// blocking pool (at any level: on an async caller, even a lossless pass over megabytes
+    /// must not stall the runtime); a smaller one runs in place. Needs a tokio runtime.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[cfg(feature = "tokio")] {
+    /// use std::sync::Arc;
+    /// use parrot_compress::{Host, OwnedCall, OwnedInput};
+    ///
+    /// let dir = std::env::temp_dir().join("parrot-doc-async");
+    /// std::fs::create_dir_all(&dir).unwrap();
+    /// let host = Arc::new(Host::builder().project(&dir).plugin_path(None).build().unwrap());
+    /// let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    /// let out = runtime.block_on(host.process_async(OwnedCall::new(
+    ///     "t",
+    ///     OwnedInput::Text("[1, 2]".into()),
+    /// )));
+    /// assert_eq!(out.text(), Some("[1,2]"));
+    /// # }
+    /// ```
+    #[cfg(feature = "tokio")]
+    pub async fn process_async(self: &Arc<Self>, call: OwnedCall) -> Processed<'static> {
+        let budgets = self.stage.router.budgets;
+        let size = call.payload.len();
+        // Only a payload under the size threshold is scanned for rows, on this thread.
+        let big = size >= budgets.size_threshold_bytes
+            || match &call.payload {
+                OwnedInput::Text(text) => Router::estimate_rows(text) >= budgets.row_threshold,
+                _ => false,
+            };
+        if !big {
+            return self.process(call.as_call()).into_owned();
+        }
+        let host = Arc::clone(self);
+        let call = Arc::new(call);
+        let moved = Arc::clone(&call);
+        let blocking = tokio::task::spawn_blocking(move || {
+            host.process_on(moved.as_call(), true).into_owned()
+        });
+        match blocking.await {
+            Ok(processed) => processed,
+            Err(err) if err.is_panic() => std::panic::resume_unwind(err.into_panic()),
+            Err(_) => {
+                // The runtime shut down before the blocking pool ran the call: nothing was
+                // compressed, so the input goes out.
+                let payload = match call.as_call().payload {
+                    Input::Text(text) => text.as_bytes().to_vec(),
+                    Input::Bytes(bytes) => bytes.to_vec(),
+                    Input::Json(value) => value.to_string().into_bytes(),
+                };
+                Processed {
+                    meta: Meta {
+                        compressed: false,
+                        codec: None,
+                        level: Level::None,
+                        size_before: payload.len(),
+                        size_after: payload.len(),
+                        duration_ms: 0.0,
+                        teed: false,
+                        tee_key: None,
+                        skipped: Some(Skip::BudgetPassthrough),
+                    },
+                    payload: std::borrow::Cow::Owned(payload),
+                    call_id: 0,
+                }
+            }
+        }
+    }
+
+    fn process_on<'a>(&self, call: Call<'a>, offloaded: bool) -> Processed<'a> {
+        let resolution = self.resolve(call.tool);
+        let (codec, builtin) = match resolution.entry {
+            Some(entry) => (
+                entry.codec(),
+                self.registry
+                    .get(&entry.codec_name)
+                    .is_some_and(|info| info.origin == crate::registry::Origin::Builtin),
+            ),
+            None => (self.fallback_codec(), true),
+        };
+        let level = self.effective_level(call.tool, call.status, call.level);
+        pipeline::process(Run {
+            stage: &self.stage,
+            tee: self.tee.as_deref(),
+            codec,
+            builtin,
+            level,
+            call,
+            offloaded,
+        })
+    }
+
+    /// Waits until every processed call's tokens are counted and delivered to the observers.
+    pub fn flush(&self) {
+        self.stage.tokens.flush();
+    }
+
+    /// The live savings report (attached to every host).
+    pub fn report(&self) -> &Report {
+        &self.stage.report
+    }
+
+    /// The exact original bytes stored under a tee key.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::TeeStore`] when no store is configured or the store fails.
+    pub fn recover(&self, key: &str) -> Result<Option<Vec<u8>>, Error> {
+        match &self.tee {
+            Some(tee) => tee.get(key),
+            None => Err(Error::TeeStore {
+                store: "none".to_owned(),
+                message: "no tee store is configured".to_owned(),
+            }),
+        }
     }
 
     /// The tee store, when one is configured.

@@ -37,20 +37,35 @@
 // The built-in codecs register through inventory; referencing the crate keeps it linked.
 extern crate parrot_codecs as _;
 
+mod budget;
 mod error;
 mod host;
+mod json_check;
 mod loader;
 pub mod manifest;
 mod matcher;
+mod observe;
+pub mod pipeline;
 mod registry;
+mod report;
 mod tee;
+mod tokens;
 
+pub use budget::{
+    Admission, Breaker, BreakerConfig, Budgets, Clock, ManualClock, Route, Router, SystemClock,
+};
 pub use error::{BuildError, Error};
 pub use host::{
     Explanation, Host, HostBuilder, PLUGIN_PATH_ENV, Resolution, ResolvedEntry, SourceInfo,
 };
 pub use loader::LoadErrorKind;
 pub use matcher::MatchKind;
+pub use observe::{CallEvent, Observer, TokenEvent};
 pub use parrot_codec_api::{Level, Outcome, Payload, PayloadKind};
+pub use pipeline::{
+    Call, Input, KILL_SWITCH_ENV, Meta, OwnedCall, OwnedInput, Processed, Skip, Verification,
+};
 pub use registry::{CodecInfo, Origin, Registry};
-pub use tee::{MemoryTeeStore, TeeStore};
+pub use report::{Report, ReportSnapshot, Row};
+pub use tee::{MemoryTeeStore, Retention, SqliteTeeStore, TeeStore};
+pub use tokens::{TokenCounter, Tokenizer};

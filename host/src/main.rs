@@ -1,12 +1,24 @@
 //! The `parrot-compress` command.
+//!
+//! Exit codes: 0 success; 1 a runtime failure (unreadable input, unknown tee key); 2 bad usage
+//! or invalid configuration. Errors go to stderr, one line each.
 
-use std::path::PathBuf;
+use std::io::{IsTerminal, Read, Write};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-
 use std::sync::Arc;
 
-use clap::{Parser, Subcommand};
-use parrot_compress::{Host, MemoryTeeStore, Origin, manifest::SourceKind};
+use clap::{Parser, Subcommand, ValueEnum};
+use parrot_compress::manifest::SourceKind;
+use parrot_compress::{
+    Call, Host, HostBuilder, Input, Level, MemoryTeeStore, Observer, Origin, Retention,
+    SqliteTeeStore, TokenEvent, Tokenizer,
+};
+use serde_json::{Value, json};
+
+/// The sample session replayed when `replay` is given no file: realistic tool calls (query
+/// results, API responses, build logs, errors).
+const SAMPLE_SESSION: &str = include_str!("../../samples/session.jsonl");
 
 /// Compresses the results of LLM tool calls before a model sees them.
 #[derive(Debug, Parser)]
@@ -22,27 +34,100 @@ struct Cli {
     #[arg(long = "plugins", global = true, value_name = "DIR")]
     plugins: Vec<PathBuf>,
 
+    /// The persistent tee store (default: DIR/.parrot/tee.db, created on first use).
+    #[arg(long, global = true, value_name = "PATH")]
+    tee_store: Option<PathBuf>,
+
     /// Run without a tee store: normal and aggressive are capped to minimal.
-    #[arg(long, global = true)]
+    #[arg(long, global = true, conflicts_with = "tee_store")]
     no_tee: bool,
+
+    /// The tokenizer for token counts.
+    #[arg(long, global = true, value_enum, default_value_t = TokenizerArg::O200k)]
+    tokenizer: TokenizerArg,
 
     #[command(subcommand)]
     command: Command,
 }
 
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum TokenizerArg {
+    O200k,
+    Cl100k,
+}
+
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Compress one tool result (JSON if it parses as JSON, else text) from FILE or stdin and
+    /// write exactly the payload the model would see to stdout.
+    Compress {
+        /// The tool that produced the result.
+        #[arg(long)]
+        tool: String,
+        /// The call's status; anything but success is never compressed.
+        #[arg(long, default_value = "success")]
+        status: String,
+        /// Per-call level override: none, minimal, normal or aggressive.
+        #[arg(long, value_parser = parse_level)]
+        level: Option<Level>,
+        /// Write the call's metadata (with token counts) as one JSON line to stderr.
+        #[arg(long)]
+        meta: bool,
+        /// The result file, or - for stdin.
+        #[arg(default_value = "-")]
+        file: String,
+    },
     /// Discover and validate every manifest, load every plugin, print a summary; exit 2 with
     /// each error on stderr when anything is invalid.
     Check,
-    /// List every codec: name, interface version, origin.
-    Plugins,
     /// Which entry applies to TOOL: source, key, match kind, codec, level, effective level,
     /// and the entries that lost to it.
     Explain {
         /// The tool name.
         tool: String,
     },
+    /// Run a session of tool calls (JSON lines {"tool", "status", "result"}) through one
+    /// pipeline and print the savings report. Without FILE: the built-in sample session.
+    Replay {
+        /// The session file (JSON lines); default: the built-in sample session.
+        file: Option<PathBuf>,
+        /// Also write one line per call {"tool", "payload", "meta"} to this file.
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+        /// Print the report as JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print the exact original payload stored under KEY; exit 1 if there is none.
+    Recover {
+        /// The tee key (from a `_tee` pointer or `compression_tee_key`).
+        key: String,
+    },
+    /// List every codec: name, interface version, origin.
+    Plugins,
+}
+
+fn parse_level(text: &str) -> Result<Level, String> {
+    text.parse::<Level>().map_err(|err| err.to_string())
+}
+
+/// A failure with its exit code.
+struct Failure {
+    code: u8,
+    lines: Vec<String>,
+}
+
+impl Failure {
+    fn runtime(line: impl Into<String>) -> Failure {
+        Failure {
+            code: 1,
+            lines: vec![line.into()],
+        }
+    }
+
+    fn config(lines: Vec<String>) -> Failure {
+        Failure { code: 2, lines }
+    }
 }
 
 fn main() -> ExitCode {
@@ -67,32 +152,302 @@ fn main() -> ExitCode {
         .without_time()
         .with_target(false)
         .init();
-
-    let mut builder = Host::builder();
-    if let Some(project) = &cli.project {
-        builder.project(project);
+    match run(&cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(failure) => {
+            for line in failure.lines {
+                eprintln!("error: {line}");
+            }
+            ExitCode::from(failure.code)
+        }
     }
+}
+
+fn project_dir(cli: &Cli) -> PathBuf {
+    cli.project
+        .clone()
+        .or_else(|| std::env::current_dir().ok())
+        .unwrap_or_else(|| PathBuf::from("."))
+}
+
+fn tokenizer(cli: &Cli) -> Tokenizer {
+    match cli.tokenizer {
+        TokenizerArg::O200k => Tokenizer::O200k,
+        TokenizerArg::Cl100k => Tokenizer::Cl100k,
+    }
+}
+
+/// The host for `cli`. `store` says whether this command reads or writes the tee store: the
+/// persistent store is opened (and created) only then; other commands only need to know
+/// whether one is configured, which decides the effective levels they show.
+fn host(cli: &Cli, store: bool, observer: Option<Arc<dyn Observer>>) -> Result<Host, Failure> {
+    let mut builder: HostBuilder = Host::builder();
+    if let Some(observer) = observer {
+        builder.observer(observer);
+    }
+    builder
+        .project(project_dir(cli))
+        .tokenizer(Arc::new(tokenizer(cli)));
     for dir in &cli.plugins {
         builder.plugin_dir(dir);
     }
+    // A person who runs the command asked for the result: compress inline at any size.
+    builder.inline_at_any_size(true);
     if !cli.no_tee {
-        builder.tee_store(Arc::new(MemoryTeeStore::default()));
-    }
-    let host = match builder.build() {
-        Ok(host) => host,
-        Err(err) => {
-            for error in &err.errors {
-                eprintln!("error: {error}");
-            }
-            return ExitCode::from(2);
+        if store {
+            let path = cli
+                .tee_store
+                .clone()
+                .unwrap_or_else(|| project_dir(cli).join(".parrot").join("tee.db"));
+            let sqlite = SqliteTeeStore::open(&path, Retention::default())
+                .map_err(|err| Failure::runtime(err.to_string()))?;
+            builder.tee_store(Arc::new(sqlite));
+        } else {
+            builder.tee_store(Arc::new(MemoryTeeStore::new(1)));
         }
-    };
-    match cli.command {
-        Command::Check => check(&host),
-        Command::Plugins => plugins(&host),
-        Command::Explain { tool } => print!("{}", host.explain(&tool)),
     }
-    ExitCode::SUCCESS
+    builder
+        .build()
+        .map_err(|err| Failure::config(err.errors.iter().map(ToString::to_string).collect()))
+}
+
+fn run(cli: &Cli) -> Result<(), Failure> {
+    match &cli.command {
+        Command::Compress {
+            tool,
+            status,
+            level,
+            meta,
+            file,
+        } => compress(cli, tool, status, *level, *meta, file),
+        Command::Check => {
+            check(&host(cli, false, None)?);
+            Ok(())
+        }
+        Command::Explain { tool } => {
+            print!("{}", host(cli, false, None)?.explain(tool));
+            Ok(())
+        }
+        Command::Replay { file, out, json } => replay(cli, file.as_deref(), out.as_deref(), *json),
+        Command::Recover { key } => recover(cli, key),
+        Command::Plugins => {
+            plugins(&host(cli, false, None)?);
+            Ok(())
+        }
+    }
+}
+
+fn read_input(file: &str) -> Result<Vec<u8>, Failure> {
+    let mut bytes = Vec::new();
+    if file == "-" {
+        std::io::stdin()
+            .read_to_end(&mut bytes)
+            .map_err(|err| Failure::runtime(format!("stdin: cannot read: {err}")))?;
+    } else {
+        bytes = std::fs::read(file)
+            .map_err(|err| Failure::runtime(format!("{file}: cannot read: {err}")))?;
+    }
+    Ok(bytes)
+}
+
+fn write_stdout(bytes: &[u8]) -> Result<(), Failure> {
+    let mut stdout = std::io::stdout().lock();
+    stdout
+        .write_all(bytes)
+        .and_then(|()| stdout.flush())
+        .map_err(|err| Failure::runtime(format!("stdout: cannot write: {err}")))
+}
+
+/// Keeps the token counts of the calls it sees.
+#[derive(Default)]
+struct TokenCapture(std::sync::Mutex<Vec<TokenEvent>>);
+
+impl Observer for TokenCapture {
+    fn on_tokens(&self, event: &TokenEvent) {
+        self.0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(event.clone());
+    }
+}
+
+fn compress(
+    cli: &Cli,
+    tool: &str,
+    status: &str,
+    level: Option<Level>,
+    with_meta: bool,
+    file: &str,
+) -> Result<(), Failure> {
+    let input = read_input(file)?;
+    let capture = Arc::new(TokenCapture::default());
+    let host = host(cli, true, Some(capture.clone()))?;
+    let mut call = Call::new(tool, Input::Bytes(&input)).status(status);
+    call.level = level;
+    let processed = host.process(call);
+    write_stdout(&processed.payload)?;
+    if with_meta {
+        host.flush();
+        let mut meta = processed.meta.to_json();
+        let captured = capture.0.lock().unwrap_or_else(|p| p.into_inner());
+        if let (Value::Object(map), Some(tokens)) = (
+            &mut meta,
+            captured.iter().find(|e| e.call_id == processed.call_id),
+        ) {
+            map.insert("tokens_before".into(), json!(tokens.tokens_before));
+            map.insert("tokens_after".into(), json!(tokens.tokens_after));
+        }
+        eprintln!("{meta}");
+    }
+    Ok(())
+}
+
+fn recover(cli: &Cli, key: &str) -> Result<(), Failure> {
+    let host = host(cli, true, None)?;
+    match host.recover(key) {
+        Ok(Some(original)) => write_stdout(&original),
+        Ok(None) => Err(Failure::runtime(format!(
+            "no original is stored under \"{key}\""
+        ))),
+        Err(err) => Err(Failure::runtime(err.to_string())),
+    }
+}
+
+/// One parsed line of a session file.
+struct SessionCall {
+    tool: String,
+    status: String,
+    result: String,
+}
+
+fn parse_session(name: &str, text: &str) -> Result<Vec<SessionCall>, Failure> {
+    let mut calls = Vec::new();
+    let mut errors = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let at = format!("{name}:{}", i + 1);
+        let value: Value = match serde_json::from_str(line) {
+            Ok(value) => value,
+            Err(err) => {
+                errors.push(format!("{at}: not a JSON object: {err}"));
+                continue;
+            }
+        };
+        let Some(object) = value.as_object() else {
+            errors.push(format!("{at}: not a JSON object"));
+            continue;
+        };
+        if let Some(unknown) = object
+            .keys()
+            .find(|k| !["tool", "status", "result"].contains(&k.as_str()))
+        {
+            errors.push(format!(
+                "{at}: unknown key \"{unknown}\" (expected: tool, status, result)"
+            ));
+            continue;
+        }
+        let Some(tool) = object.get("tool").and_then(Value::as_str) else {
+            errors.push(format!("{at}: key \"tool\": missing or not a string"));
+            continue;
+        };
+        let status = match object.get("status") {
+            None => "success",
+            Some(Value::String(status)) => status,
+            Some(_) => {
+                errors.push(format!("{at}: key \"status\": not a string"));
+                continue;
+            }
+        };
+        let result = match object.get("result") {
+            Some(Value::String(text)) => text.clone(),
+            Some(other) => other.to_string(),
+            None => {
+                errors.push(format!("{at}: missing key \"result\""));
+                continue;
+            }
+        };
+        calls.push(SessionCall {
+            tool: tool.to_owned(),
+            status: status.to_owned(),
+            result,
+        });
+    }
+    if errors.is_empty() {
+        Ok(calls)
+    } else {
+        Err(Failure::runtime(errors.join("\nerror: ")))
+    }
+}
+
+fn replay(
+    cli: &Cli,
+    file: Option<&Path>,
+    out: Option<&Path>,
+    as_json: bool,
+) -> Result<(), Failure> {
+    let (name, text) = match file {
+        Some(path) => (
+            path.display().to_string(),
+            std::fs::read_to_string(path).map_err(|err| {
+                Failure::runtime(format!("{}: cannot read: {err}", path.display()))
+            })?,
+        ),
+        None => ("<sample session>".to_owned(), SAMPLE_SESSION.to_owned()),
+    };
+    let calls = parse_session(&name, &text)?;
+    let host = host(cli, true, None)?;
+    let mut writer = match out {
+        Some(path) => Some(std::io::BufWriter::new(
+            std::fs::File::create(path).map_err(|err| {
+                Failure::runtime(format!("{}: cannot create: {err}", path.display()))
+            })?,
+        )),
+        None => None,
+    };
+    let bar = if std::io::stderr().is_terminal() {
+        let bar = indicatif::ProgressBar::new(calls.len() as u64);
+        bar.set_style(
+            indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} calls {msg}")
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        Some(bar)
+    } else {
+        None
+    };
+    for call in &calls {
+        let processed =
+            host.process(Call::new(&call.tool, Input::Text(&call.result)).status(&call.status));
+        if let Some(writer) = writer.as_mut() {
+            let line = json!({
+                "tool": call.tool,
+                "payload": String::from_utf8_lossy(&processed.payload),
+                "meta": processed.meta.to_json(),
+            });
+            writeln!(writer, "{line}")
+                .map_err(|err| Failure::runtime(format!("--out: cannot write: {err}")))?;
+        }
+        if let Some(bar) = &bar {
+            bar.inc(1);
+        }
+    }
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+    if let Some(mut writer) = writer {
+        writer
+            .flush()
+            .map_err(|err| Failure::runtime(format!("--out: cannot write: {err}")))?;
+    }
+    host.flush();
+    let report = host.report().snapshot();
+    if as_json {
+        println!("{}", report.to_json());
+    } else {
+        print!("{}", report.render_table());
+    }
+    Ok(())
 }
 
 fn check(host: &Host) {
@@ -113,18 +468,23 @@ fn check(host: &Host) {
         println!("  {:<20} {}", codec.name, codec.origin);
     }
     println!("entries:");
-    let width = host
+    let key_width = host
         .entries()
         .iter()
         .map(|e| e.key.len() + 2)
         .max()
         .unwrap_or(0);
+    let codec_width = host
+        .entries()
+        .iter()
+        .map(|e| e.codec_name.len() + 1 + e.level.as_str().len())
+        .max()
+        .unwrap_or(0);
     for entry in host.entries() {
         println!(
-            "  {:<width$}  {}/{}  from {}",
+            "  {:<key_width$}  {:<codec_width$}  from {}",
             format!("\"{}\"", entry.key),
-            entry.codec_name,
-            entry.level,
+            format!("{}/{}", entry.codec_name, entry.level),
             entry.source
         );
     }

@@ -172,3 +172,292 @@ fn unknown_option_is_a_usage_error() {
     let out = run(dir.path(), &["check", "--frobnicate"]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+fn run_with_input(project: &Path, args: &[&str], input: &[u8]) -> Output {
+    use std::io::Write;
+    let mut child = Command::new(support::binary())
+        .arg("--project")
+        .arg(project)
+        .args(args)
+        .env_remove("PARROT_PLUGIN_PATH")
+        .env_remove("PARROT_COMPRESSION_DISABLED")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("parrot-compress runs");
+    // A command that does not read stdin may close it first.
+    let _ = child.stdin.take().unwrap().write_all(input);
+    child.wait_with_output().unwrap()
+}
+
+fn plugins_dir(root: &Path) -> std::path::PathBuf {
+    let plugins = root.join("plugins");
+    shipped_package(&plugins, "line-dedup", "parrot_plugin_line_dedup");
+    shipped_package(&plugins, "ansi-strip", "parrot_plugin_ansi_strip");
+    plugins
+}
+
+#[test]
+fn compress_writes_exactly_the_payload_to_stdout() {
+    let dir = tempfile::tempdir().unwrap();
+    let plugins = plugins_dir(dir.path());
+    let line = "warning: unused variable `x` in src/pipeline.rs:218";
+    let input = format!("{line}\n{line}\n{line}\n{line}\nb\n");
+    let out = run_with_input(
+        dir.path(),
+        &[
+            "--plugins",
+            plugins.to_str().unwrap(),
+            "compress",
+            "--tool",
+            "shell_x",
+        ],
+        input.as_bytes(),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stdout),
+        format!("{line}\n[... previous line repeated 3 more times ...]\nb\n")
+    );
+    assert_eq!(text(&out.stderr), "");
+}
+
+#[test]
+fn compress_meta_is_one_json_line_with_tokens() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = r#"{"a": 1, "b": null, "c": [{"x": 1}, {"x": 1}]}"#;
+    let out = run_with_input(
+        dir.path(),
+        &["compress", "--tool", "t", "--meta"],
+        input.as_bytes(),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stderr = text(&out.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    let meta: serde_json::Value = serde_json::from_str(&stderr).unwrap();
+    for key in [
+        "_compressed",
+        "compression_codec",
+        "compression_level",
+        "result_size_bytes_original",
+        "result_size_bytes",
+        "compression_duration_ms",
+        "compression_teed",
+        "tokens_before",
+        "tokens_after",
+    ] {
+        assert!(meta.get(key).is_some(), "missing {key} in {meta}");
+    }
+    assert_eq!(meta["result_size_bytes_original"], input.len());
+    assert_eq!(meta["result_size_bytes"], out.stdout.len());
+    assert_eq!(meta["compression_codec"], "json_compact");
+    assert_eq!(meta["compression_level"], "minimal");
+}
+
+#[test]
+fn lossy_compress_then_recover_gives_back_the_exact_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let plugins = plugins_dir(dir.path());
+    let input: String = (0..30)
+        .map(|i| format!("\u{1b}[32mPASS\u{1b}[0m case {i}\r\n"))
+        .collect();
+    let out = run_with_input(
+        dir.path(),
+        &[
+            "--plugins",
+            plugins.to_str().unwrap(),
+            "compress",
+            "--tool",
+            "terminal_x",
+        ],
+        input.as_bytes(),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let value: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let key = value["_tee"]["key"].as_str().unwrap();
+    assert!(
+        dir.path().join(".parrot/tee.db").is_file(),
+        "default store path"
+    );
+
+    let recovered = run_with_input(dir.path(), &["recover", key], b"");
+    assert_eq!(recovered.status.code(), Some(0));
+    assert_eq!(recovered.stdout, input.as_bytes());
+}
+
+#[test]
+fn error_status_passes_through_and_is_stored() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = b"{\"message\": \"Not Found\"}";
+    let out = run_with_input(
+        dir.path(),
+        &["compress", "--tool", "t", "--status", "error", "--meta"],
+        input,
+    );
+    assert_eq!(out.stdout, input);
+    let meta: serde_json::Value = serde_json::from_slice(&out.stderr).unwrap();
+    assert_eq!(meta["compression_level"], "none");
+    let key = meta["compression_tee_key"].as_str().unwrap();
+    let recovered = run_with_input(dir.path(), &["recover", key], b"");
+    assert_eq!(recovered.stdout, input);
+}
+
+#[test]
+fn kill_switch_output_is_byte_identical() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = b"{ \"a\" : null }";
+    let out = Command::new(support::binary())
+        .args([
+            "--project",
+            dir.path().to_str().unwrap(),
+            "compress",
+            "--tool",
+            "t",
+        ])
+        .arg(write_file(dir.path(), "in.json", input))
+        .env("PARROT_COMPRESSION_DISABLED", "1")
+        .output()
+        .unwrap();
+    assert_eq!(out.stdout, input);
+}
+
+fn write_file(dir: &Path, name: &str, bytes: &[u8]) -> std::path::PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, bytes).unwrap();
+    path
+}
+
+#[test]
+fn runtime_failures_exit_1_and_usage_errors_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = run_with_input(dir.path(), &["recover", "__tee__:t:00000000:1"], b"");
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        text(&out.stderr),
+        "error: no original is stored under \"__tee__:t:00000000:1\"\n"
+    );
+
+    let missing = dir.path().join("missing.json");
+    let out = run_with_input(
+        dir.path(),
+        &["compress", "--tool", "t", missing.to_str().unwrap()],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).starts_with(&format!("error: {}: cannot read", missing.display())));
+
+    let out = run_with_input(
+        dir.path(),
+        &["compress", "--tool", "t", "--level", "NORMAL"],
+        b"x",
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("expected one of: none, minimal, normal, aggressive"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn replay_prints_the_report_of_the_sample_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = run_with_input(dir.path(), &["replay"], b"");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(stdout.starts_with("tool "), "{stdout}");
+    assert!(stdout.contains("\nTOTAL "), "{stdout}");
+    assert!(stdout.contains("dq_execute_database_query"), "{stdout}");
+    assert!(stdout.ends_with(
+        "tokens: o200k_base (token counts are exact for this tokenizer; other models' tokenizers differ)\n"
+    ));
+
+    let out = run_with_input(dir.path(), &["replay", "--json"], b"");
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["total"]["calls"], 24);
+    assert_eq!(report["tokenizer"], "o200k_base");
+}
+
+#[test]
+fn replay_out_writes_one_line_per_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let session = write_file(
+        dir.path(),
+        "s.jsonl",
+        b"{\"tool\":\"a\",\"status\":\"success\",\"result\":{\"x\": null, \"y\": 1}}\n\
+          {\"tool\":\"b\",\"status\":\"error\",\"result\":\"boom\"}\n",
+    );
+    let out_file = dir.path().join("out.jsonl");
+    let out = run_with_input(
+        dir.path(),
+        &[
+            "replay",
+            session.to_str().unwrap(),
+            "--out",
+            out_file.to_str().unwrap(),
+        ],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&out_file)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2);
+    assert_eq!(lines[0]["tool"], "a");
+    assert_eq!(lines[0]["payload"], "{\"y\":1}");
+    assert_eq!(lines[0]["meta"]["_compressed"], true);
+    assert_eq!(lines[1]["payload"], "boom");
+    assert_eq!(lines[1]["meta"]["compression_level"], "none");
+}
+
+#[test]
+fn replay_names_the_bad_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let session = write_file(
+        dir.path(),
+        "s.jsonl",
+        b"{\"tool\":\"a\",\"result\":1}\n{\"tool\":\"a\",\"reslt\":1}\n",
+    );
+    let out = run_with_input(dir.path(), &["replay", session.to_str().unwrap()], b"");
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        text(&out.stderr),
+        format!(
+            "error: {}:2: unknown key \"reslt\" (expected: tool, status, result)\n",
+            session.display()
+        )
+    );
+}
+
+#[test]
+fn kill_switch_is_byte_identical_over_the_whole_corpus() {
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus");
+    let mut files: Vec<_> = std::fs::read_dir(&corpus)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    assert!(files.len() >= 8, "{files:?}");
+    for file in files {
+        for tool in ["dq_execute_database_query", "shell_x", "anything"] {
+            let out = Command::new(support::binary())
+                .args(["--project", dir.path().to_str().unwrap()])
+                .args(["compress", "--tool", tool, "--level", "aggressive"])
+                .arg(&file)
+                .env("PARROT_COMPRESSION_DISABLED", "1")
+                .output()
+                .unwrap();
+            assert_eq!(out.status.code(), Some(0));
+            assert_eq!(
+                out.stdout,
+                std::fs::read(&file).unwrap(),
+                "{}",
+                file.display()
+            );
+        }
+    }
+}

@@ -340,7 +340,12 @@ fn every_bad_configuration_fails_at_construction_with_one_clear_message() {
         let expected = (case.expected)(root.path());
 
         let errors = build(root.path(), &[&plugins]).err().unwrap_or_default();
-        assert_eq!(errors, std::slice::from_ref(&expected), "case: {}", case.name);
+        assert_eq!(
+            errors,
+            std::slice::from_ref(&expected),
+            "case: {}",
+            case.name
+        );
 
         let (code, stdout, stderr) = check(root.path(), &[&plugins]);
         assert_eq!(code, Some(2), "case: {}", case.name);

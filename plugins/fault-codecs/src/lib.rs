@@ -1,4 +1,4 @@
-//! Test fixture: codecs that fail in every way a codec can. Not shipped.
+//! Test fixture: codecs that fail or misbehave in every way a codec can. Not shipped.
 #![forbid(unsafe_code)]
 
 use parrot_codec_api::{Codec, CodecError, Level, Outcome, Params, Payload};
@@ -54,4 +54,88 @@ impl Codec for FaultConstructor {
     }
 }
 
-parrot_codec_api::export_codecs!(FaultError, FaultPanic, FaultConstructor);
+/// Claims a lossless outcome but keeps only the first half of the text; its inverse cannot
+/// restore the rest.
+pub struct FaultLiar;
+
+impl Codec for FaultLiar {
+    const NAME: &'static str = "fault_liar";
+    const EXPANDS: bool = true;
+
+    fn new(_params: &mut Params) -> Result<Self, CodecError> {
+        Ok(FaultLiar)
+    }
+
+    fn compress(&self, payload: Payload<'_>, _level: Level) -> Result<Outcome, CodecError> {
+        let text = payload.text();
+        let half = text
+            .char_indices()
+            .nth(text.chars().count() / 2)
+            .map_or(0, |(i, _)| i);
+        Ok(Outcome::lossless(&text[..half]))
+    }
+
+    fn expand(&self, payload: &str) -> Result<String, CodecError> {
+        Ok(payload.to_owned())
+    }
+}
+
+/// Returns text that is not JSON, whatever it is given.
+pub struct FaultGarbage;
+
+impl Codec for FaultGarbage {
+    const NAME: &'static str = "fault_garbage";
+
+    fn new(_params: &mut Params) -> Result<Self, CodecError> {
+        Ok(FaultGarbage)
+    }
+
+    fn compress(&self, _payload: Payload<'_>, _level: Level) -> Result<Outcome, CodecError> {
+        Ok(Outcome::lossless("{not json"))
+    }
+}
+
+/// Returns a payload twice as large as its input, claimed lossless.
+pub struct FaultBloat;
+
+impl Codec for FaultBloat {
+    const NAME: &'static str = "fault_bloat";
+
+    fn new(_params: &mut Params) -> Result<Self, CodecError> {
+        Ok(FaultBloat)
+    }
+
+    fn compress(&self, payload: Payload<'_>, _level: Level) -> Result<Outcome, CodecError> {
+        Ok(Outcome::lossless(payload.text().repeat(2)))
+    }
+}
+
+/// Sleeps `sleep_ms` (default 5) on every call, then passes the payload through.
+pub struct FaultSlow {
+    sleep: std::time::Duration,
+}
+
+impl Codec for FaultSlow {
+    const NAME: &'static str = "fault_slow";
+
+    fn new(params: &mut Params) -> Result<Self, CodecError> {
+        Ok(FaultSlow {
+            sleep: std::time::Duration::from_millis(params.u64("sleep_ms", 5)?),
+        })
+    }
+
+    fn compress(&self, _payload: Payload<'_>, _level: Level) -> Result<Outcome, CodecError> {
+        std::thread::sleep(self.sleep);
+        Ok(Outcome::Unchanged)
+    }
+}
+
+parrot_codec_api::export_codecs!(
+    FaultError,
+    FaultPanic,
+    FaultConstructor,
+    FaultLiar,
+    FaultGarbage,
+    FaultBloat,
+    FaultSlow
+);

@@ -1,0 +1,466 @@
+//! Latency budgets: the [`Router`] that decides where a codec call runs, and the per-codec
+//! [`Breaker`] that stops calling a codec that keeps busting its budget.
+//!
+//! Router, per call: `minimal` runs inline at any size; above it, a payload under both
+//! `size_threshold_bytes` and `row_threshold` runs inline, a larger one runs on an executor
+//! when the caller is async, else passes through.
+//!
+//! Breaker, per codec: calls are grouped in windows of `window_calls` calls or
+//! `window_duration`, whichever ends first. A window is over budget when a strict majority of
+//! its calls exceeded their budget. `windows_to_open` consecutive over-budget windows open the
+//! breaker for `cooldown` (the codec is skipped: passthrough). After the cooldown exactly one
+//! probe call runs the codec: within budget closes the breaker, over budget reopens it for
+//! another cooldown. Other calls during a probe pass through. Only a call in which the codec
+//! actually ran can resolve a probe.
+
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+/// A source of time, so that tests can drive the breaker without sleeping.
+pub trait Clock: Send + Sync {
+    /// The current instant.
+    fn now(&self) -> Instant;
+}
+
+/// The real clock.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct SystemClock;
+
+impl Clock for SystemClock {
+    fn now(&self) -> Instant {
+        Instant::now()
+    }
+}
+
+/// A clock that moves only when told to.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use parrot_compress::{Clock, ManualClock};
+///
+/// let clock = ManualClock::new();
+/// let start = clock.now();
+/// clock.advance(Duration::from_secs(61));
+/// assert_eq!(clock.now() - start, Duration::from_secs(61));
+/// ```
+#[derive(Debug)]
+pub struct ManualClock {
+    origin: Instant,
+    offset_nanos: AtomicU64,
+}
+
+impl ManualClock {
+    /// A clock standing at the moment of its creation.
+    pub fn new() -> ManualClock {
+        ManualClock {
+            origin: Instant::now(),
+            offset_nanos: AtomicU64::new(0),
+        }
+    }
+
+    /// Moves the clock forward.
+    pub fn advance(&self, by: Duration) {
+        let nanos = u64::try_from(by.as_nanos()).unwrap_or(u64::MAX);
+        self.offset_nanos.fetch_add(nanos, Ordering::SeqCst);
+    }
+}
+
+impl Default for ManualClock {
+    fn default() -> ManualClock {
+        ManualClock::new()
+    }
+}
+
+impl Clock for ManualClock {
+    fn now(&self) -> Instant {
+        self.origin + Duration::from_nanos(self.offset_nanos.load(Ordering::SeqCst))
+    }
+}
+
+/// Where a codec call runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Route {
+    /// On the caller's thread.
+    Inline,
+    /// Off the caller's async runtime, on a blocking thread.
+    Executor,
+    /// Not at all: the payload passes through.
+    Passthrough,
+}
+
+/// Thresholds and latency budgets.
+///
+/// The defaults are calibrated from measured codec latencies (see the README's calibration
+/// table).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Budgets {
+    /// Payloads of this many bytes or more leave the inline path.
+    pub size_threshold_bytes: usize,
+    /// Payloads with an estimated row count of this or more leave the inline path.
+    pub row_threshold: usize,
+    /// Budget of a call at `minimal`.
+    pub minimal_budget: Duration,
+    /// Budget of an inline call above `minimal`.
+    pub inline_budget: Duration,
+    /// Budget of a call on the executor.
+    pub executor_budget: Duration,
+}
+
+impl Default for Budgets {
+    fn default() -> Budgets {
+        Budgets {
+            size_threshold_bytes: 256 * 1024,
+            row_threshold: 1_500,
+            minimal_budget: Duration::from_millis(5),
+            inline_budget: Duration::from_millis(3),
+            executor_budget: Duration::from_millis(15),
+        }
+    }
+}
+
+/// Decides where a call runs from a cheap size estimate.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Router {
+    /// The thresholds and budgets.
+    pub budgets: Budgets,
+}
+
+impl Router {
+    /// The route of a call: `minimal` inline at any size; otherwise inline under both
+    /// thresholds, else the executor when the caller can offload, else passthrough.
+    pub fn route(&self, minimal: bool, bytes: usize, rows: usize, can_offload: bool) -> Route {
+        if minimal
+            || (bytes < self.budgets.size_threshold_bytes && rows < self.budgets.row_threshold)
+        {
+            Route::Inline
+        } else if can_offload {
+            Route::Executor
+        } else {
+            Route::Passthrough
+        }
+    }
+
+    /// The budget a call on `route` at the given level must meet.
+    pub fn budget(&self, minimal: bool, route: Route) -> Duration {
+        match (minimal, route) {
+            (true, _) => self.budgets.minimal_budget,
+            (false, Route::Executor) => self.budgets.executor_budget,
+            (false, _) => self.budgets.inline_budget,
+        }
+    }
+
+    /// A cheap row estimate: the number of `{` bytes (one per object), without parsing.
+    pub fn estimate_rows(text: &str) -> usize {
+        text.bytes().filter(|b| *b == b'{').count()
+    }
+}
+
+/// The breaker's parameters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BreakerConfig {
+    /// A window ends after this many calls…
+    pub window_calls: u32,
+    /// …or after this long, whichever comes first.
+    pub window_duration: Duration,
+    /// Consecutive over-budget windows that open the breaker.
+    pub windows_to_open: u32,
+    /// How long the breaker stays open before a probe.
+    pub cooldown: Duration,
+}
+
+impl Default for BreakerConfig {
+    fn default() -> BreakerConfig {
+        BreakerConfig {
+            window_calls: 100,
+            window_duration: Duration::from_secs(60),
+            windows_to_open: 3,
+            cooldown: Duration::from_secs(300),
+        }
+    }
+}
+
+/// What the breaker says about one call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Admission {
+    /// Run the codec.
+    Run,
+    /// Run the codec as the one probe of an open breaker; report with [`Breaker::record`] or
+    /// [`Breaker::abandon_probe`].
+    Probe,
+    /// Skip the codec: the breaker is open (or another call is probing).
+    Open,
+}
+
+#[derive(Debug)]
+struct BreakerState {
+    window_start: Option<Instant>,
+    window_calls: u32,
+    window_over: u32,
+    over_windows: u32,
+    open_until: Option<Instant>,
+    probing: bool,
+}
+
+/// A circuit breaker for one codec.
+#[derive(Debug)]
+pub struct Breaker {
+    config: BreakerConfig,
+    state: Mutex<BreakerState>,
+}
+
+impl Breaker {
+    /// A closed breaker.
+    pub fn new(config: BreakerConfig) -> Breaker {
+        Breaker {
+            config,
+            state: Mutex::new(BreakerState {
+                window_start: None,
+                window_calls: 0,
+                window_over: 0,
+                over_windows: 0,
+                open_until: None,
+                probing: false,
+            }),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, BreakerState> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Whether a call at `now` may run the codec.
+    pub fn admit(&self, now: Instant) -> Admission {
+        let mut state = self.lock();
+        match state.open_until {
+            None => Admission::Run,
+            Some(until) if now < until || state.probing => Admission::Open,
+            Some(_) => {
+                state.probing = true;
+                Admission::Probe
+            }
+        }
+    }
+
+    /// Whether the breaker is open at `now` (a probe in flight counts as open).
+    pub fn is_open(&self, now: Instant) -> bool {
+        let state = self.lock();
+        state
+            .open_until
+            .is_some_and(|until| now < until || state.probing)
+    }
+
+    /// Records a call in which the codec ran, and whether it exceeded its budget.
+    pub fn record(&self, now: Instant, admission: Admission, over_budget: bool) {
+        let mut state = self.lock();
+        match admission {
+            Admission::Open => {}
+            Admission::Probe => {
+                state.probing = false;
+                if over_budget {
+                    state.open_until = Some(now + self.config.cooldown);
+                } else {
+                    state.open_until = None;
+                    state.over_windows = 0;
+                    state.window_start = None;
+                    state.window_calls = 0;
+                    state.window_over = 0;
+                }
+            }
+            Admission::Run => {
+                if state.open_until.is_some() {
+                    return;
+                }
+                if state
+                    .window_start
+                    .is_some_and(|start| now.duration_since(start) >= self.config.window_duration)
+                {
+                    self.close_window(&mut state, now);
+                }
+                if state.window_start.is_none() {
+                    state.window_start = Some(now);
+                }
+                state.window_calls += 1;
+                state.window_over += u32::from(over_budget);
+                if state.window_calls >= self.config.window_calls {
+                    self.close_window(&mut state, now);
+                }
+            }
+        }
+    }
+
+    /// Releases a probe in which the codec did not run (the payload was skipped for another
+    /// reason), so that the next call probes instead.
+    pub fn abandon_probe(&self) {
+        self.lock().probing = false;
+    }
+
+    fn close_window(&self, state: &mut BreakerState, now: Instant) {
+        let over = state.window_over * 2 > state.window_calls;
+        state.window_start = None;
+        state.window_calls = 0;
+        state.window_over = 0;
+        if over {
+            state.over_windows += 1;
+        } else {
+            state.over_windows = 0;
+        }
+        if state.over_windows >= self.config.windows_to_open {
+            state.over_windows = 0;
+            state.open_until = Some(now + self.config.cooldown);
+            tracing::warn!(
+                cooldown_s = self.config.cooldown.as_secs(),
+                "codec busted its latency budget in {} consecutive windows: breaker open",
+                self.config.windows_to_open
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config() -> BreakerConfig {
+        BreakerConfig::default()
+    }
+
+    /// Runs one full window of 100 calls, `over` of them over budget.
+    fn window(breaker: &Breaker, clock: &ManualClock, over: u32) {
+        for i in 0..100 {
+            let admission = breaker.admit(clock.now());
+            assert_eq!(admission, Admission::Run);
+            breaker.record(clock.now(), admission, i < over);
+            clock.advance(Duration::from_millis(1));
+        }
+    }
+
+    #[test]
+    fn three_over_budget_windows_open_the_breaker() {
+        let clock = ManualClock::new();
+        let breaker = Breaker::new(config());
+        window(&breaker, &clock, 51);
+        window(&breaker, &clock, 51);
+        assert_eq!(breaker.admit(clock.now()), Admission::Run);
+        window(&breaker, &clock, 51);
+        assert_eq!(breaker.admit(clock.now()), Admission::Open);
+    }
+
+    #[test]
+    fn exactly_half_over_budget_is_not_a_majority() {
+        let clock = ManualClock::new();
+        let breaker = Breaker::new(config());
+        for _ in 0..5 {
+            window(&breaker, &clock, 50);
+        }
+        assert_eq!(breaker.admit(clock.now()), Admission::Run);
+    }
+
+    #[test]
+    fn a_good_window_resets_the_count() {
+        let clock = ManualClock::new();
+        let breaker = Breaker::new(config());
+        window(&breaker, &clock, 100);
+        window(&breaker, &clock, 100);
+        window(&breaker, &clock, 0);
+        window(&breaker, &clock, 100);
+        window(&breaker, &clock, 100);
+        assert_eq!(breaker.admit(clock.now()), Admission::Run);
+    }
+
+    #[test]
+    fn a_window_also_ends_after_sixty_seconds() {
+        let clock = ManualClock::new();
+        let breaker = Breaker::new(config());
+        for _ in 0..3 {
+            // Two slow calls, then a minute passes: the window closes with 2/2 over budget.
+            for _ in 0..2 {
+                let a = breaker.admit(clock.now());
+                breaker.record(clock.now(), a, true);
+            }
+            clock.advance(Duration::from_secs(60));
+        }
+        let a = breaker.admit(clock.now());
+        assert_eq!(
+            a,
+            Admission::Run,
+            "the third window closes on the next call"
+        );
+        breaker.record(clock.now(), a, true);
+        assert_eq!(breaker.admit(clock.now()), Admission::Open);
+    }
+
+    fn opened() -> (ManualClock, Breaker) {
+        let clock = ManualClock::new();
+        let breaker = Breaker::new(config());
+        for _ in 0..3 {
+            window(&breaker, &clock, 100);
+        }
+        assert_eq!(breaker.admit(clock.now()), Admission::Open);
+        (clock, breaker)
+    }
+
+    #[test]
+    fn a_successful_probe_closes_the_breaker() {
+        let (clock, breaker) = opened();
+        clock.advance(Duration::from_secs(299));
+        assert_eq!(breaker.admit(clock.now()), Admission::Open);
+        clock.advance(Duration::from_secs(1));
+        let probe = breaker.admit(clock.now());
+        assert_eq!(probe, Admission::Probe);
+        breaker.record(clock.now(), probe, false);
+        assert_eq!(breaker.admit(clock.now()), Admission::Run);
+    }
+
+    #[test]
+    fn a_failed_probe_reopens_the_breaker_for_another_cooldown() {
+        let (clock, breaker) = opened();
+        clock.advance(Duration::from_secs(300));
+        let probe = breaker.admit(clock.now());
+        assert_eq!(probe, Admission::Probe);
+        breaker.record(clock.now(), probe, true);
+        clock.advance(Duration::from_secs(299));
+        assert_eq!(breaker.admit(clock.now()), Admission::Open);
+        clock.advance(Duration::from_secs(1));
+        assert_eq!(breaker.admit(clock.now()), Admission::Probe);
+    }
+
+    #[test]
+    fn a_second_caller_during_a_probe_passes_through() {
+        let (clock, breaker) = opened();
+        clock.advance(Duration::from_secs(300));
+        assert_eq!(breaker.admit(clock.now()), Admission::Probe);
+        assert_eq!(breaker.admit(clock.now()), Admission::Open);
+    }
+
+    #[test]
+    fn an_abandoned_probe_lets_the_next_call_probe() {
+        let (clock, breaker) = opened();
+        clock.advance(Duration::from_secs(300));
+        assert_eq!(breaker.admit(clock.now()), Admission::Probe);
+        breaker.abandon_probe();
+        assert_eq!(breaker.admit(clock.now()), Admission::Probe);
+    }
+
+    #[test]
+    fn router_routes_by_level_and_size() {
+        let router = Router::default();
+        let big = 256 * 1024;
+        let cases = [
+            (true, big * 10, 100_000, false, Route::Inline),
+            (false, big - 1, 1_499, false, Route::Inline),
+            (false, big, 0, false, Route::Passthrough),
+            (false, 10, 1_500, false, Route::Passthrough),
+            (false, big, 0, true, Route::Executor),
+        ];
+        for (minimal, bytes, rows, offload, expected) in cases {
+            assert_eq!(
+                router.route(minimal, bytes, rows, offload),
+                expected,
+                "minimal={minimal} bytes={bytes} rows={rows} offload={offload}"
+            );
+        }
+    }
+}

@@ -1,0 +1,53 @@
+//! Tee stores: where the original of every lossy outcome is kept, so that nothing goes lossy
+//! without a way back.
+//!
+//! A store never overwrites a key. Without a store, the host caps `normal` and `aggressive` to
+//! `minimal`. Two stores ship: [`MemoryTeeStore`], bounded and gone with the process, and
+//! [`SqliteTeeStore`], a file on disk that survives restarts and is shared by several processes.
+
+mod memory;
+mod sqlite;
+
+pub use memory::MemoryTeeStore;
+pub use sqlite::{Retention, SqliteTeeStore};
+
+use crate::error::Error;
+
+/// Somewhere to keep originals by key.
+///
+/// # Examples
+///
+/// ```
+/// use parrot_compress::{MemoryTeeStore, TeeStore};
+///
+/// let store = MemoryTeeStore::new(2);
+/// store.put("k1", b"one").unwrap();
+/// assert!(store.put("k1", b"again").is_err(), "keys are never overwritten");
+/// store.put("k2", b"two").unwrap();
+/// store.put("k3", b"three").unwrap();
+/// assert_eq!(store.get("k1").unwrap(), None, "the oldest is evicted");
+/// assert_eq!(store.get("k3").unwrap().as_deref(), Some(&b"three"[..]));
+/// assert_eq!(store.name(), "memory");
+/// ```
+pub trait TeeStore: Send + Sync {
+    /// Stores `original` under `key`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::TeeKeyExists`] when the key is taken (the caller picks another), or
+    /// [`Error::TeeStore`] when the store fails.
+    fn put(&self, key: &str, original: &[u8]) -> Result<(), Error>;
+
+    /// The original stored under `key`, if any.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::TeeStore`] when the store fails.
+    fn get(&self, key: &str) -> Result<Option<Vec<u8>>, Error>;
+
+    /// What to call the store in messages: `memory`, or the path of the file. Defaults to the
+    /// implementing type's name.
+    fn name(&self) -> String {
+        std::any::type_name::<Self>().to_owned()
+    }
+}

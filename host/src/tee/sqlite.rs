@@ -1,0 +1,521 @@
+//! The persistent tee store: one SQLite file, shared by every process that opens it.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::thread;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
+
+use super::TeeStore;
+use crate::error::Error;
+
+/// Written in the file header, so that a file of another application is refused rather than
+/// written to. The bytes spell "PRRT".
+const APPLICATION_ID: i32 = 0x5052_5254;
+
+/// The version of [`SCHEMA`], in the file header's `user_version`.
+const SCHEMA_VERSION: i32 = 1;
+
+/// How long a put or an open waits for another process holding the write lock.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Past this size the write-ahead log is truncated after a checkpoint, so a burst of large
+/// originals does not leave a large `-wal` file behind for good.
+const WAL_SIZE_LIMIT: i64 = 64 * 1024 * 1024;
+
+const SCHEMA: &str = "
+    CREATE TABLE tee (
+        key        TEXT    PRIMARY KEY NOT NULL,
+        original   BLOB    NOT NULL,
+        created_at INTEGER NOT NULL,
+        seq        INTEGER NOT NULL
+    );
+    CREATE UNIQUE INDEX tee_seq ON tee (seq);
+    CREATE INDEX tee_created_at ON tee (created_at);
+";
+
+/// The next `seq` is computed under the write lock that the insert holds, so it is one more
+/// than any other, in whichever process.
+const INSERT: &str = "INSERT INTO tee (key, original, created_at, seq)
+    VALUES (?1, ?2, ?3, (SELECT IFNULL(MAX(seq), 0) + 1 FROM tee))";
+
+const SELECT: &str = "SELECT original FROM tee WHERE key = ?1";
+
+const DELETE_OLDER_THAN: &str = "DELETE FROM tee WHERE created_at < ?1";
+
+const DELETE_ALL_BUT_NEWEST: &str =
+    "DELETE FROM tee WHERE seq <= (SELECT IFNULL(MAX(seq), 0) FROM tee) - ?1";
+
+/// How long a [`SqliteTeeStore`] keeps originals: at most `max_entries` (the oldest go first)
+/// and none older than `max_age`; `None` means no limit of that kind.
+///
+/// The default keeps 10,000 entries for 7 days. `max_entries` of 0 keeps one.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use parrot_compress::Retention;
+///
+/// let default = Retention::default();
+/// assert_eq!(default.max_entries, Some(10_000));
+/// assert_eq!(default.max_age, Some(Duration::from_secs(7 * 24 * 60 * 60)));
+///
+/// let by_count_only = Retention { max_age: None, ..Retention::default() };
+/// assert_eq!(by_count_only.max_entries, Some(10_000));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Retention {
+    /// The most entries kept; the oldest (first inserted) are deleted first.
+    pub max_entries: Option<usize>,
+    /// The oldest an entry may be, by the store's clock at the time of a put.
+    pub max_age: Option<Duration>,
+}
+
+impl Retention {
+    /// The default `max_entries`.
+    pub const DEFAULT_MAX_ENTRIES: usize = 10_000;
+
+    /// The default `max_age`: 7 days.
+    pub const DEFAULT_MAX_AGE: Duration = Duration::from_secs(7 * 24 * 60 * 60);
+}
+
+impl Default for Retention {
+    fn default() -> Retention {
+        Retention {
+            max_entries: Some(Retention::DEFAULT_MAX_ENTRIES),
+            max_age: Some(Retention::DEFAULT_MAX_AGE),
+        }
+    }
+}
+
+/// A persistent store on disk: one SQLite file that survives restarts and that several threads
+/// and processes can use at once.
+///
+/// # Schema
+///
+/// One table, created on first use:
+///
+/// ```sql
+/// CREATE TABLE tee (
+///     key        TEXT    PRIMARY KEY NOT NULL, -- the tee key
+///     original   BLOB    NOT NULL,             -- the original's exact bytes
+///     created_at INTEGER NOT NULL,             -- ms since the Unix epoch, by the store's clock
+///     seq        INTEGER NOT NULL              -- insertion order: one more than any before
+/// );
+/// CREATE UNIQUE INDEX tee_seq ON tee (seq);
+/// CREATE INDEX tee_created_at ON tee (created_at);
+/// ```
+///
+/// The file header carries `application_id` 0x50525254 ("PRRT") and `user_version` 1, so a
+/// SQLite file of another application, or of a later schema, is refused at open instead of being
+/// written to.
+///
+/// # Keys
+///
+/// A put never overwrites: the primary key refuses a second insert of a key atomically, in
+/// whichever process it comes from, and the put returns [`Error::TeeKeyExists`].
+///
+/// # Retention
+///
+/// Applied at open and by every put, in the put's transaction: entries older than
+/// [`Retention::max_age`] are deleted, then all but the newest [`Retention::max_entries`] by
+/// insertion order. Both deletes walk an index from the oldest end, so a put costs the same
+/// whatever the store holds. A get returns what the file holds, even if it has aged since the
+/// last put. Deleted pages are reused by later puts; the file does not shrink.
+///
+/// # Several threads and processes
+///
+/// The file is in WAL mode: readers never wait for the writer, and one writer at a time holds
+/// the lock, waited for up to 5 seconds ([`Error::TeeStore`] after that). Within a process, one
+/// connection is shared behind a mutex, so calls on one store run one at a time.
+///
+/// # Durability
+///
+/// The store uses `synchronous = NORMAL`: a commit is written to the write-ahead log before the
+/// put returns but not flushed to the device. A put that returned survives the process being
+/// killed (SIGKILL, a panic, an abort), since the operating system has the data; after a power
+/// loss or an operating-system crash the last puts may be missing, and the file is still
+/// consistent. `FULL` would flush on every put, for a guarantee the pipeline does not need: the
+/// original of an outcome that never reached the model is not missed.
+///
+/// # Limits
+///
+/// An original longer than SQLite's limit of 1,000,000,000 bytes is refused with
+/// [`Error::TeeStore`].
+///
+/// # Damaged files
+///
+/// Open refuses a file that is not a SQLite database (garbage), a truncated one, or one of
+/// another application, with [`Error::TeeStoreOpen`] naming the file. Damage inside pages that
+/// open does not read surfaces as [`Error::TeeStore`] from the get or put that reads them.
+///
+/// # Examples
+///
+/// ```
+/// use parrot_compress::{Retention, SqliteTeeStore, TeeStore};
+///
+/// let dir = tempfile::tempdir().unwrap();
+/// let file = dir.path().join("tee.sqlite");
+///
+/// let store = SqliteTeeStore::open(&file, Retention::default()).unwrap();
+/// store.put("__tee__:sql_select:0a1b2c3d:1", b"[1,2,3]").unwrap();
+/// drop(store);
+///
+/// let reopened = SqliteTeeStore::open(&file, Retention::default()).unwrap();
+/// let original = reopened.get("__tee__:sql_select:0a1b2c3d:1").unwrap();
+/// assert_eq!(original.as_deref(), Some(&b"[1,2,3]"[..]));
+/// assert_eq!(reopened.name(), file.display().to_string());
+/// ```
+pub struct SqliteTeeStore {
+    path: PathBuf,
+    name: String,
+    retention: Retention,
+    clock: Box<dyn Fn() -> SystemTime + Send + Sync>,
+    connection: Mutex<Connection>,
+}
+
+impl SqliteTeeStore {
+    /// Opens the store at `path`, creating the file and its parent directories on first use.
+    ///
+    /// A file that the process may read but not write opens read-only: gets work, puts return
+    /// [`Error::TeeStore`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use parrot_compress::{Retention, SqliteTeeStore, TeeStore};
+    ///
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let store = SqliteTeeStore::open(dir.path().join("new/dir/tee.sqlite"), Retention::default())
+    ///     .unwrap();
+    /// assert_eq!(store.get("absent").unwrap(), None);
+    ///
+    /// std::fs::write(dir.path().join("garbage"), b"not a database, not at all").unwrap();
+    /// let err = SqliteTeeStore::open(dir.path().join("garbage"), Retention::default()).unwrap_err();
+    /// assert!(err.to_string().contains("garbage"), "{err}");
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::TeeStoreOpen`], naming the file, when its directory cannot be created, it cannot
+    /// be read, it is not a SQLite database or is truncated, it belongs to another application,
+    /// or another process holds it locked for longer than the busy timeout.
+    pub fn open(path: impl AsRef<Path>, retention: Retention) -> Result<SqliteTeeStore, Error> {
+        SqliteTeeStore::open_with_clock(path, retention, SystemTime::now)
+    }
+
+    /// Like [`SqliteTeeStore::open`], with `clock` telling the time for `created_at` and for
+    /// [`Retention::max_age`] in place of [`SystemTime::now`], so that tests can age entries
+    /// without waiting.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use std::sync::atomic::{AtomicU64, Ordering};
+    /// use std::time::{Duration, SystemTime};
+    /// use parrot_compress::{Retention, SqliteTeeStore, TeeStore};
+    ///
+    /// let elapsed_secs = Arc::new(AtomicU64::new(0));
+    /// let clock = {
+    ///     let elapsed_secs = Arc::clone(&elapsed_secs);
+    ///     move || SystemTime::UNIX_EPOCH + Duration::from_secs(elapsed_secs.load(Ordering::SeqCst))
+    /// };
+    /// let retention = Retention { max_entries: None, max_age: Some(Duration::from_secs(60)) };
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let store = SqliteTeeStore::open_with_clock(dir.path().join("tee.sqlite"), retention, clock)
+    ///     .unwrap();
+    ///
+    /// store.put("old", b"1").unwrap();
+    /// elapsed_secs.store(61, Ordering::SeqCst);
+    /// store.put("new", b"2").unwrap();
+    /// assert_eq!(store.get("old").unwrap(), None, "aged out by the put of \"new\"");
+    /// assert_eq!(store.get("new").unwrap().as_deref(), Some(&b"2"[..]));
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`SqliteTeeStore::open`].
+    pub fn open_with_clock(
+        path: impl AsRef<Path>,
+        retention: Retention,
+        clock: impl Fn() -> SystemTime + Send + Sync + 'static,
+    ) -> Result<SqliteTeeStore, Error> {
+        let path = path.as_ref();
+        let fail = |message: String| Error::TeeStoreOpen {
+            file: path.to_owned(),
+            message,
+        };
+        check_file(path).map_err(fail)?;
+        let mut connection = Connection::open_with_flags(
+            path,
+            // No URI flag: a path is a path, even one starting with "file:". The mutex below
+            // serializes use of the connection, so SQLite's own is not needed.
+            OpenFlags::SQLITE_OPEN_READ_WRITE
+                | OpenFlags::SQLITE_OPEN_CREATE
+                | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(|err| fail(err.to_string()))?;
+        connection
+            .busy_timeout(BUSY_TIMEOUT)
+            .map_err(|err| fail(err.to_string()))?;
+        let now = millis_since_epoch(clock());
+        prepare_with_retries(&mut connection, &retention, now).map_err(|failure| {
+            fail(match failure {
+                Prepare::Sqlite(err) => err.to_string(),
+                Prepare::Refused(message) => message,
+            })
+        })?;
+        Ok(SqliteTeeStore {
+            path: path.to_owned(),
+            name: path.display().to_string(),
+            retention,
+            clock: Box::new(clock),
+            connection: Mutex::new(connection),
+        })
+    }
+
+    /// The file of the store, as given to [`SqliteTeeStore::open`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use parrot_compress::{Retention, SqliteTeeStore};
+    ///
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let store = SqliteTeeStore::open(dir.path().join("tee.sqlite"), Retention::default()).unwrap();
+    /// assert_eq!(store.path(), dir.path().join("tee.sqlite"));
+    /// ```
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The retention the store applies.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use parrot_compress::{Retention, SqliteTeeStore};
+    ///
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let retention = Retention { max_entries: Some(5), max_age: None };
+    /// let store = SqliteTeeStore::open(dir.path().join("tee.sqlite"), retention).unwrap();
+    /// assert_eq!(store.retention(), retention);
+    /// ```
+    pub fn retention(&self) -> Retention {
+        self.retention
+    }
+
+    fn connection(&self) -> MutexGuard<'_, Connection> {
+        // Transactions roll back when their guard drops, even while unwinding, so the connection
+        // behind a poisoned lock is as usable as any.
+        self.connection
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn failure(&self, what: String, err: rusqlite::Error) -> Error {
+        Error::TeeStore {
+            store: self.name.clone(),
+            message: format!("{what}: {err}"),
+        }
+    }
+}
+
+impl TeeStore for SqliteTeeStore {
+    fn put(&self, key: &str, original: &[u8]) -> Result<(), Error> {
+        let now = millis_since_epoch((self.clock)());
+        let mut connection = self.connection();
+        if !connection.is_autocommit() {
+            // Only a failed COMMIT whose rollback also failed leaves a transaction open; it
+            // would make every later BEGIN fail.
+            let _ = connection.execute_batch("ROLLBACK");
+        }
+        let stored = (|| {
+            // IMMEDIATE takes the write lock first, waiting for other writers; a deferred
+            // transaction could fail on upgrading its read snapshot without waiting.
+            let transaction =
+                connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            transaction
+                .prepare_cached(INSERT)?
+                .execute(params![key, original, now])?;
+            apply_retention(&transaction, &self.retention, now)?;
+            transaction.commit()
+        })();
+        stored.map_err(|err| {
+            if err.sqlite_extended_error_code() == Some(rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY)
+            {
+                Error::TeeKeyExists {
+                    key: key.to_owned(),
+                }
+            } else {
+                self.failure(format!("cannot store key \"{key}\""), err)
+            }
+        })
+    }
+
+    fn get(&self, key: &str) -> Result<Option<Vec<u8>>, Error> {
+        let connection = self.connection();
+        connection
+            .prepare_cached(SELECT)
+            .and_then(|mut select| select.query_row([key], |row| row.get(0)).optional())
+            .map_err(|err| self.failure(format!("cannot read key \"{key}\""), err))
+    }
+
+    fn name(&self) -> String {
+        self.name.clone()
+    }
+}
+
+impl fmt::Debug for SqliteTeeStore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SqliteTeeStore")
+            .field("path", &self.path)
+            .field("retention", &self.retention)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Creates the parent directory, and tells what is wrong with an existing path in words SQLite
+/// does not have ("unable to open database file" says neither why nor which).
+fn check_file(path: &Path) -> Result<(), String> {
+    if let Some(parent) = path
+        .parent()
+        .filter(|parent| !parent.as_os_str().is_empty())
+    {
+        std::fs::create_dir_all(parent)
+            .map_err(|err| format!("cannot create its directory {}: {err}", parent.display()))?;
+    }
+    match std::fs::metadata(path) {
+        Ok(metadata) if !metadata.is_file() => Err("not a regular file".to_owned()),
+        Ok(_) => std::fs::File::open(path)
+            .map(drop)
+            .map_err(|err| format!("cannot read: {err}")),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(err) => Err(format!("cannot read: {err}")),
+    }
+}
+
+/// Why preparing a freshly opened connection failed.
+enum Prepare {
+    Sqlite(rusqlite::Error),
+    /// The file is a database, but not one this build may use.
+    Refused(String),
+}
+
+impl From<rusqlite::Error> for Prepare {
+    fn from(err: rusqlite::Error) -> Prepare {
+        Prepare::Sqlite(err)
+    }
+}
+
+/// [`prepare`], retried while another process holds the file busy: switching a new file to WAL
+/// can fail at once with SQLITE_BUSY, without waiting on the busy timeout, when two processes
+/// create the store at the same moment.
+fn prepare_with_retries(
+    connection: &mut Connection,
+    retention: &Retention,
+    now: i64,
+) -> Result<(), Prepare> {
+    let started = Instant::now();
+    loop {
+        match prepare(connection, retention, now) {
+            Err(Prepare::Sqlite(err))
+                if matches!(
+                    err.sqlite_error_code(),
+                    Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+                ) && started.elapsed() < BUSY_TIMEOUT =>
+            {
+                thread::sleep(Duration::from_millis(10));
+            }
+            prepared => return prepared,
+        }
+    }
+}
+
+/// Sets the connection up (WAL, synchronous), creates the schema in a new file, refuses a file
+/// that is not a tee store, and applies retention.
+fn prepare(connection: &mut Connection, retention: &Retention, now: i64) -> Result<(), Prepare> {
+    // The first statement to read the file: a garbage or truncated file fails here.
+    let journal_mode: String =
+        connection.pragma_update_and_check(None, "journal_mode", "wal", |row| row.get(0))?;
+    connection.pragma_update(None, "synchronous", "NORMAL")?;
+    connection.pragma_update(None, "journal_size_limit", WAL_SIZE_LIMIT)?;
+    let read_only = connection.is_readonly("main")?;
+    let transaction = connection.transaction_with_behavior(if read_only {
+        TransactionBehavior::Deferred
+    } else {
+        TransactionBehavior::Immediate
+    })?;
+    let application_id: i32 =
+        transaction.pragma_query_value(None, "application_id", |row| row.get(0))?;
+    let version: i32 = transaction.pragma_query_value(None, "user_version", |row| row.get(0))?;
+    let objects: i64 =
+        transaction.query_row("SELECT count(*) FROM sqlite_schema", [], |row| row.get(0))?;
+    match (application_id, version) {
+        (APPLICATION_ID, SCHEMA_VERSION) => {}
+        (APPLICATION_ID, other) => {
+            return Err(Prepare::Refused(format!(
+                "a tee store of schema version {other}; this build reads version {SCHEMA_VERSION}"
+            )));
+        }
+        (0, 0) if objects == 0 && read_only => {
+            return Err(Prepare::Refused(
+                "empty, and read-only: the tee table cannot be created".to_owned(),
+            ));
+        }
+        (0, 0) if objects == 0 => {
+            transaction.execute_batch(SCHEMA)?;
+            transaction.pragma_update(None, "application_id", APPLICATION_ID)?;
+            transaction.pragma_update(None, "user_version", SCHEMA_VERSION)?;
+        }
+        _ => {
+            return Err(Prepare::Refused(format!(
+                "a SQLite database of another application (application_id {application_id:#x}, \
+                 {objects} tables and indexes), not a tee store"
+            )));
+        }
+    }
+    if !journal_mode.eq_ignore_ascii_case("wal") {
+        return Err(Prepare::Refused(format!(
+            "journal mode is {journal_mode} and cannot be set to WAL, which several processes \
+             need to share the store"
+        )));
+    }
+    if !read_only {
+        apply_retention(&transaction, retention, now)?;
+    }
+    transaction.commit()?;
+    Ok(())
+}
+
+/// Deletes what `retention` no longer keeps, the oldest first; both deletes walk an index.
+fn apply_retention(
+    connection: &Connection,
+    retention: &Retention,
+    now: i64,
+) -> rusqlite::Result<()> {
+    if let Some(max_age) = retention.max_age {
+        let max_age = i64::try_from(max_age.as_millis()).unwrap_or(i64::MAX);
+        connection
+            .prepare_cached(DELETE_OLDER_THAN)?
+            .execute([now.saturating_sub(max_age)])?;
+    }
+    if let Some(max_entries) = retention.max_entries {
+        let max_entries = i64::try_from(max_entries.max(1)).unwrap_or(i64::MAX);
+        connection
+            .prepare_cached(DELETE_ALL_BUT_NEWEST)?
+            .execute([max_entries])?;
+    }
+    Ok(())
+}
+
+/// `created_at` of an entry stored at `time`; a clock before the epoch counts as the epoch.
+fn millis_since_epoch(time: SystemTime) -> i64 {
+    time.duration_since(UNIX_EPOCH).map_or(0, |since| {
+        i64::try_from(since.as_millis()).unwrap_or(i64::MAX)
+    })
+}

@@ -1,0 +1,586 @@
+//! The persistent tee store: persistence, retention, several processes, SIGKILL, and files that
+//! are damaged, read-only or cannot grow.
+//!
+//! Tests that need another process run this test executable again, selecting the ignored test
+//! `child` with the variable `PARROT_TEE_CHILD` naming what the child does.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant, SystemTime};
+
+use parrot_compress::{Error, Retention, SqliteTeeStore, TeeStore};
+
+const CHILD: &str = "PARROT_TEE_CHILD";
+const CHILD_STORE: &str = "PARROT_TEE_CHILD_STORE";
+const CHILD_PREFIX: &str = "PARROT_TEE_CHILD_PREFIX";
+const CHILD_GO: &str = "PARROT_TEE_CHILD_GO";
+/// Printed by a child before each key whose put returned Ok.
+const STORED: &str = "stored-key=";
+
+const UNLIMITED: Retention = Retention {
+    max_entries: None,
+    max_age: None,
+};
+
+/// The original stored under `key` by every test here: bytes that are not UTF-8, of a length
+/// from 100 bytes to 300 KB chosen by the key, so that the parent can check a child's puts.
+fn original_of(key: &str) -> Vec<u8> {
+    let mut state = key.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {
+        (hash ^ u64::from(byte)).wrapping_mul(0x100_0000_01b3)
+    }) | 1;
+    let len = [100, 1_000, 4_096, 70_000, 300_000][(state % 5) as usize];
+    (0..len)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 24) as u8
+        })
+        .collect()
+}
+
+fn assert_recovers(store: &SqliteTeeStore, key: &str) {
+    let back = store.get(key).unwrap();
+    assert!(
+        back.as_deref() == Some(&original_of(key)[..]),
+        "{key}: got {:?} bytes back",
+        back.map(|b| b.len())
+    );
+}
+
+/// A time the test moves by hand, in seconds since the epoch.
+fn fake_time() -> Arc<AtomicU64> {
+    Arc::new(AtomicU64::new(1_000_000))
+}
+
+/// A store's clock reading `seconds`.
+fn clock(seconds: &Arc<AtomicU64>) -> impl Fn() -> SystemTime + Send + Sync + 'static {
+    let seconds = Arc::clone(seconds);
+    move || SystemTime::UNIX_EPOCH + Duration::from_secs(seconds.load(Ordering::SeqCst))
+}
+
+#[test]
+fn entries_survive_reopening() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("nested/dirs/tee.sqlite");
+    let keys: Vec<String> = (0..20).map(|n| format!("__tee__:t:0a1b2c3d:{n}")).collect();
+    {
+        let store = SqliteTeeStore::open(&file, Retention::default()).unwrap();
+        for key in &keys {
+            store.put(key, &original_of(key)).unwrap();
+        }
+    }
+    let store = SqliteTeeStore::open(&file, Retention::default()).unwrap();
+    for key in &keys {
+        assert_recovers(&store, key);
+    }
+    assert!(matches!(
+        store.put(&keys[0], b"other"),
+        Err(Error::TeeKeyExists { .. })
+    ));
+}
+
+#[test]
+fn retention_by_count_deletes_the_oldest_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("tee.sqlite");
+    let retention = Retention {
+        max_entries: Some(5),
+        max_age: None,
+    };
+    let keys: Vec<String> = (0..12).map(|n| format!("k{n}")).collect();
+    {
+        let store = SqliteTeeStore::open(&file, retention).unwrap();
+        for key in &keys {
+            store.put(key, &original_of(key)).unwrap();
+        }
+        for (n, key) in keys.iter().enumerate() {
+            if n < 7 {
+                assert_eq!(store.get(key).unwrap(), None, "{key} should be gone");
+            } else {
+                assert_recovers(&store, key);
+            }
+        }
+    }
+    // A smaller limit applies from the open on.
+    let fewer = Retention {
+        max_entries: Some(3),
+        max_age: None,
+    };
+    let store = SqliteTeeStore::open(&file, fewer).unwrap();
+    for (n, key) in keys.iter().enumerate() {
+        if n < 9 {
+            assert_eq!(store.get(key).unwrap(), None, "{key} should be gone");
+        } else {
+            assert_recovers(&store, key);
+        }
+    }
+}
+
+#[test]
+fn retention_by_age_deletes_the_oldest_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let seconds = fake_time();
+    let retention = Retention {
+        max_entries: None,
+        max_age: Some(Duration::from_secs(60)),
+    };
+    let store =
+        SqliteTeeStore::open_with_clock(dir.path().join("tee.sqlite"), retention, clock(&seconds))
+            .unwrap();
+    let start = seconds.load(Ordering::SeqCst);
+    // One put every 10 s: k0 at +0 s … k9 at +90 s.
+    for n in 0..10 {
+        seconds.store(start + 10 * n, Ordering::SeqCst);
+        store
+            .put(&format!("k{n}"), &original_of(&format!("k{n}")))
+            .unwrap();
+    }
+    // At +90 s, the limit is +30 s: k0, k1 and k2 went by the last puts.
+    let rows: [(&str, bool); 10] = [
+        ("k0", false),
+        ("k1", false),
+        ("k2", false),
+        ("k3", true),
+        ("k4", true),
+        ("k5", true),
+        ("k6", true),
+        ("k7", true),
+        ("k8", true),
+        ("k9", true),
+    ];
+    for (key, kept) in rows {
+        if kept {
+            assert_recovers(&store, key);
+        } else {
+            assert_eq!(store.get(key).unwrap(), None, "{key} should be gone");
+        }
+    }
+    // Time passes with no put: nothing is deleted until the next put.
+    seconds.store(start + 145, Ordering::SeqCst);
+    assert_recovers(&store, "k3");
+    store.put("k10", &original_of("k10")).unwrap();
+    for n in 0..=8 {
+        assert_eq!(
+            store.get(&format!("k{n}")).unwrap(),
+            None,
+            "k{n} should be gone"
+        );
+    }
+    assert_recovers(&store, "k9");
+    assert_recovers(&store, "k10");
+}
+
+#[test]
+fn retention_by_count_and_age_together() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("tee.sqlite");
+    let retention = Retention {
+        max_entries: Some(4),
+        max_age: Some(Duration::from_secs(100)),
+    };
+    let seconds = fake_time();
+    let start = seconds.load(Ordering::SeqCst);
+    {
+        let store = SqliteTeeStore::open_with_clock(&file, retention, clock(&seconds)).unwrap();
+        for n in 0..6 {
+            seconds.store(start + 30 * n, Ordering::SeqCst);
+            store
+                .put(&format!("k{n}"), &original_of(&format!("k{n}")))
+                .unwrap();
+        }
+        // By count: k2..k5; by age at +150 s (limit +50 s): k2..k5 as well.
+        for n in 0..2 {
+            assert_eq!(store.get(&format!("k{n}")).unwrap(), None);
+        }
+        for n in 2..6 {
+            assert_recovers(&store, &format!("k{n}"));
+        }
+    }
+    // Reopened at +250 s (limit +150 s): only k5, put at +150 s, is young enough.
+    seconds.store(start + 250, Ordering::SeqCst);
+    let store = SqliteTeeStore::open_with_clock(&file, retention, clock(&seconds)).unwrap();
+    for n in 0..5 {
+        assert_eq!(
+            store.get(&format!("k{n}")).unwrap(),
+            None,
+            "k{n} should be gone"
+        );
+    }
+    assert_recovers(&store, "k5");
+}
+
+/// Writes something that is not a tee store at `file`.
+type Damage = fn(&Path);
+
+fn write_garbage(file: &Path) {
+    std::fs::write(file, vec![0x5a; 64 * 1024]).unwrap();
+}
+
+fn write_a_truncated_store(file: &Path) {
+    write_a_store(file);
+    let len = std::fs::metadata(file).unwrap().len();
+    std::fs::File::options()
+        .write(true)
+        .open(file)
+        .unwrap()
+        .set_len(len / 2)
+        .unwrap();
+}
+
+fn write_a_store_cut_inside_its_header(file: &Path) {
+    write_a_store(file);
+    std::fs::File::options()
+        .write(true)
+        .open(file)
+        .unwrap()
+        .set_len(50)
+        .unwrap();
+}
+
+fn write_a_store(file: &Path) {
+    let store = SqliteTeeStore::open(file, UNLIMITED).unwrap();
+    for n in 0..40 {
+        store.put(&format!("k{n}"), &[7; 4000]).unwrap();
+    }
+}
+
+fn write_another_applications_database(file: &Path) {
+    let db = rusqlite::Connection::open(file).unwrap();
+    db.execute_batch("CREATE TABLE tee (x); INSERT INTO tee VALUES (1);")
+        .unwrap();
+}
+
+fn write_a_store_of_a_later_schema(file: &Path) {
+    write_a_store(file);
+    let db = rusqlite::Connection::open(file).unwrap();
+    db.pragma_update(None, "user_version", 2).unwrap();
+}
+
+fn make_a_directory(file: &Path) {
+    std::fs::create_dir(file).unwrap();
+}
+
+#[test]
+fn open_refuses_what_is_not_a_tee_store_naming_the_file() {
+    let cases: [(&str, Damage, &str); 6] = [
+        ("garbage", write_garbage, "not a database"),
+        ("truncated", write_a_truncated_store, "malformed"),
+        (
+            "cut inside its header",
+            write_a_store_cut_inside_its_header,
+            "malformed",
+        ),
+        (
+            "another application's",
+            write_another_applications_database,
+            "another application",
+        ),
+        (
+            "a later schema",
+            write_a_store_of_a_later_schema,
+            "schema version 2",
+        ),
+        ("a directory", make_a_directory, "not a regular file"),
+    ];
+    for (case, damage, says) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("tee.sqlite");
+        damage(&file);
+        let err = SqliteTeeStore::open(&file, Retention::default()).unwrap_err();
+        let message = err.to_string();
+        assert!(
+            matches!(&err, Error::TeeStoreOpen { file: named, .. } if named == &file),
+            "{case}: {message}"
+        );
+        assert!(
+            message.starts_with(&file.display().to_string()) && message.contains(says),
+            "{case}: {message}"
+        );
+        assert_eq!(message.lines().count(), 1, "{case}: {message}");
+    }
+}
+
+#[test]
+fn open_says_when_the_directory_cannot_be_created() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a-file"), b"").unwrap();
+    let file = dir.path().join("a-file/tee.sqlite");
+    let err = SqliteTeeStore::open(&file, Retention::default()).unwrap_err();
+    let message = err.to_string();
+    assert!(
+        message.starts_with(&file.display().to_string()) && message.contains("directory"),
+        "{message}"
+    );
+}
+
+/// This executable running its `child` test with `mode`, the store `file` and more variables.
+fn run_child(mode: &str, file: &Path) -> Command {
+    let mut command = Command::new(std::env::current_exe().unwrap());
+    command
+        .args([
+            "child",
+            "--exact",
+            "--ignored",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(CHILD, mode)
+        .env(CHILD_STORE, file);
+    command
+}
+
+fn assert_success(what: &str, output: &Output) {
+    assert!(
+        output.status.success(),
+        "{what}: {}\n{}\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+/// The keys a child printed after their puts returned, from whole lines only.
+fn stored_keys(stdout: impl BufRead) -> Vec<String> {
+    let mut keys = Vec::new();
+    for line in stdout.split(b'\n') {
+        let line = String::from_utf8(line.unwrap()).unwrap();
+        // libtest may print "test child ... " on the same line before the child's first line.
+        if let Some(at) = line.find(STORED) {
+            keys.push(line[at + STORED.len()..].to_owned());
+        }
+    }
+    keys
+}
+
+#[test]
+fn two_processes_write_one_store_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("tee.sqlite");
+    let go = dir.path().join("go");
+    // Both children open the file, which does not exist yet, at the same moment.
+    let children: Vec<_> = ["a", "b"]
+        .into_iter()
+        .map(|prefix| {
+            run_child("write", &file)
+                .env(CHILD_PREFIX, prefix)
+                .env(CHILD_GO, &go)
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    std::fs::write(&go, b"").unwrap();
+    let mut printed = Vec::new();
+    for child in children {
+        let output = child.wait_with_output().unwrap();
+        assert_success("writer", &output);
+        printed.extend(stored_keys(&output.stdout[..]));
+    }
+    assert_eq!(printed.len(), 2 * CHILD_PUTS);
+    let store = SqliteTeeStore::open(&file, Retention::default()).unwrap();
+    for prefix in ["a", "b"] {
+        for n in 0..CHILD_PUTS {
+            assert_recovers(&store, &format!("{prefix}-{n}"));
+        }
+    }
+}
+
+#[test]
+fn a_put_that_returned_survives_sigkill() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("tee.sqlite");
+    let mut writer = run_child("write-until-killed", &file)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdout = BufReader::new(writer.stdout.take().unwrap());
+    let mut returned = Vec::new();
+    let mut line = Vec::new();
+    while returned.len() < 300 {
+        line.clear();
+        assert_ne!(
+            stdout.read_until(b'\n', &mut line).unwrap(),
+            0,
+            "the writer stopped"
+        );
+        returned.extend(stored_keys(&line[..]));
+    }
+    // On Unix, kill sends SIGKILL: no destructor, no checkpoint, no flush.
+    writer.kill().unwrap();
+    let status = writer.wait().unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(status.signal(), Some(9), "the writer was killed mid-run");
+    }
+    #[cfg(not(unix))]
+    assert!(!status.success());
+    // Lines still in the pipe were printed before the kill, after their puts returned.
+    returned.extend(stored_keys(stdout));
+
+    let store = SqliteTeeStore::open(&file, UNLIMITED).unwrap();
+    for key in &returned {
+        assert_recovers(&store, key);
+    }
+}
+
+/// Makes `command` run without the privilege that bypasses file permissions: when this process
+/// may give files away (root), the child runs as nobody, owning `dir` and `file`, whose
+/// permission bits then bind it as they bind any owner.
+#[cfg(unix)]
+fn without_root_privilege(command: &mut Command, dir: &Path, file: &Path) {
+    use std::os::unix::process::CommandExt;
+    const NOBODY: u32 = 65534;
+    if std::os::unix::fs::chown(file, Some(NOBODY), Some(NOBODY)).is_ok() {
+        std::os::unix::fs::chown(dir, Some(NOBODY), Some(NOBODY)).unwrap();
+        command.uid(NOBODY).gid(NOBODY);
+    }
+}
+
+#[cfg(unix)]
+fn set_mode(file: &Path, mode: u32) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(file, std::fs::Permissions::from_mode(mode)).unwrap();
+}
+
+#[cfg(unix)]
+#[test]
+fn a_read_only_store_serves_gets_and_refuses_puts() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("tee.sqlite");
+    {
+        let store = SqliteTeeStore::open(&file, Retention::default()).unwrap();
+        store.put("kept", &original_of("kept")).unwrap();
+    }
+    set_mode(&file, 0o444);
+    let mut reader = run_child("read-only", &file);
+    without_root_privilege(&mut reader, dir.path(), &file);
+    let output = reader.output().unwrap();
+    assert_success("reader", &output);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let refused = format!(
+        "refused: tee store {}: cannot store key \"new\": ",
+        file.display()
+    );
+    assert!(stdout.contains(&refused), "{stdout}");
+}
+
+#[cfg(unix)]
+#[test]
+fn an_unreadable_file_is_an_open_error_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("tee.sqlite");
+    write_a_store(&file);
+    set_mode(&file, 0o000);
+    let mut opener = run_child("unreadable", &file);
+    without_root_privilege(&mut opener, dir.path(), &file);
+    let output = opener.output().unwrap();
+    assert_success("opener", &output);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let refused = format!(
+        "refused: {}: cannot open as a tee store: cannot read: ",
+        file.display()
+    );
+    assert!(stdout.contains(&refused), "{stdout}");
+}
+
+#[cfg(unix)]
+#[test]
+fn a_put_that_cannot_be_written_is_a_store_error_naming_the_file() {
+    // A full disk, as the child sees it: files may not grow past 1 MiB (2048 blocks of 512
+    // bytes), and the signal that would kill it for trying is ignored, so the write fails.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("tee.sqlite");
+    let command = run_child("cannot-grow", &file);
+    let output = Command::new("sh")
+        .arg("-c")
+        .arg(r#"trap "" XFSZ && ulimit -f 2048 && exec "$0" "$@""#)
+        .arg(command.get_program())
+        .args(command.get_args())
+        .envs(command.get_envs().filter_map(|(k, v)| Some((k, v?))))
+        .output()
+        .unwrap();
+    assert_success("writer", &output);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let refused = format!(
+        "refused: tee store {}: cannot store key \"big\": ",
+        file.display()
+    );
+    assert!(stdout.contains(&refused), "{stdout}");
+
+    let store = SqliteTeeStore::open(&file, Retention::default()).unwrap();
+    assert_recovers(&store, "small");
+    assert_eq!(store.get("big").unwrap(), None);
+    store.put("after", &original_of("after")).unwrap();
+    assert_recovers(&store, "after");
+}
+
+/// Puts per child in `two_processes_write_one_store_at_once`.
+const CHILD_PUTS: usize = 300;
+
+/// The other side of the tests that run a child process; does nothing when run as a test.
+#[test]
+#[ignore = "run by the tests that need a second process"]
+fn child() {
+    let Ok(mode) = std::env::var(CHILD) else {
+        return;
+    };
+    let file = PathBuf::from(std::env::var_os(CHILD_STORE).unwrap());
+    // libtest may have printed "test child ... " without a line end.
+    println!();
+    match mode.as_str() {
+        "write" => {
+            let prefix = std::env::var(CHILD_PREFIX).unwrap();
+            let go = PathBuf::from(std::env::var_os(CHILD_GO).unwrap());
+            let started = Instant::now();
+            while !go.exists() {
+                assert!(started.elapsed() < Duration::from_secs(60), "no go");
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            let store = SqliteTeeStore::open(&file, Retention::default()).unwrap();
+            for n in 0..CHILD_PUTS {
+                let key = format!("{prefix}-{n}");
+                store.put(&key, &original_of(&key)).unwrap();
+                println!("{STORED}{key}");
+            }
+        }
+        "write-until-killed" => {
+            let store = SqliteTeeStore::open(&file, UNLIMITED).unwrap();
+            // Bounded, in case the parent dies before it kills.
+            for n in 0..100_000 {
+                let key = format!("killed-{n}");
+                store.put(&key, &original_of(&key)).unwrap();
+                println!("{STORED}{key}");
+            }
+        }
+        "read-only" => {
+            let store = SqliteTeeStore::open(&file, Retention::default()).unwrap();
+            assert_recovers(&store, "kept");
+            match store.put("new", b"x") {
+                Err(err @ Error::TeeStore { .. }) => println!("refused: {err}"),
+                other => panic!("a put to a read-only store gave {other:?}"),
+            }
+            assert_recovers(&store, "kept");
+        }
+        "unreadable" => match SqliteTeeStore::open(&file, Retention::default()) {
+            Err(err @ Error::TeeStoreOpen { .. }) => println!("refused: {err}"),
+            other => panic!("opening an unreadable file gave {other:?}"),
+        },
+        "cannot-grow" => {
+            let store = SqliteTeeStore::open(&file, Retention::default()).unwrap();
+            store.put("small", &original_of("small")).unwrap();
+            match store.put("big", &vec![1; 8 * 1024 * 1024]) {
+                Err(err @ Error::TeeStore { .. }) => println!("refused: {err}"),
+                other => panic!("a put past the file size limit gave {other:?}"),
+            }
+            assert_recovers(&store, "small");
+        }
+        other => panic!("unknown child mode {other}"),
+    }
+}

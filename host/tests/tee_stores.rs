@@ -1,0 +1,211 @@
+//! What every tee store promises, checked on both: the exact bytes back, no key overwritten,
+//! and both under many threads at once. Plus the memory store's bound.
+
+use std::sync::Arc;
+use std::thread;
+
+use parrot_compress::{Error, MemoryTeeStore, Retention, SqliteTeeStore, TeeStore};
+use tempfile::TempDir;
+
+/// Each store under test, with the directory that must outlive it.
+fn stores(max_entries: usize) -> Vec<(Arc<dyn TeeStore>, Option<TempDir>)> {
+    let dir = tempfile::tempdir().unwrap();
+    let retention = Retention {
+        max_entries: Some(max_entries),
+        max_age: None,
+    };
+    let sqlite = SqliteTeeStore::open(dir.path().join("tee.sqlite"), retention).unwrap();
+    vec![
+        (Arc::new(MemoryTeeStore::new(max_entries)), None),
+        (Arc::new(sqlite), Some(dir)),
+    ]
+}
+
+/// `len` bytes that no compressor would guess, the same for the same seed.
+fn noise(seed: u64, len: usize) -> Vec<u8> {
+    let mut state = seed | 1;
+    (0..len)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 24) as u8
+        })
+        .collect()
+}
+
+#[test]
+fn round_trip_returns_the_exact_bytes() {
+    let all_byte_values: Vec<u8> = (0..=255).collect();
+    let cases: [(&str, &str, Vec<u8>); 8] = [
+        ("empty", "__tee__:t:0a1b2c3d:1", Vec::new()),
+        (
+            "json",
+            "__tee__:sql_select:0a1b2c3d:2",
+            br#"[{"id":1}]"#.to_vec(),
+        ),
+        (
+            "invalid UTF-8",
+            "k:invalid-utf8",
+            vec![0xff, 0xfe, 0x80, b'a', 0xc3],
+        ),
+        ("NUL bytes", "k:nul", b"a\0b\0\0c".to_vec()),
+        ("every byte value", "k:bytes", all_byte_values),
+        ("unicode key", "__tee__:outil_é🦜:ffffffff:1", b"x".to_vec()),
+        ("4 MB of noise", "k:noise", noise(7, 4 * 1024 * 1024)),
+        ("3 MB of zeros", "k:zeros", vec![0; 3 * 1024 * 1024]),
+    ];
+    for (store, _dir) in stores(100) {
+        for (case, key, original) in &cases {
+            store.put(key, original).unwrap();
+            let back = store.get(key).unwrap();
+            assert!(
+                back.as_deref() == Some(&original[..]),
+                "{}: {case}: got {:?} bytes back for {} stored",
+                store.name(),
+                back.map(|b| b.len()),
+                original.len()
+            );
+        }
+        assert_eq!(store.get("never stored").unwrap(), None, "{}", store.name());
+    }
+}
+
+#[test]
+fn a_key_is_never_overwritten() {
+    for (store, _dir) in stores(100) {
+        store.put("k", b"first").unwrap();
+        let err = store.put("k", b"second").unwrap_err();
+        assert!(
+            matches!(&err, Error::TeeKeyExists { key } if key == "k"),
+            "{}: {err}",
+            store.name()
+        );
+        assert_eq!(
+            store.get("k").unwrap().as_deref(),
+            Some(&b"first"[..]),
+            "{}",
+            store.name()
+        );
+    }
+}
+
+#[test]
+fn racing_puts_of_one_key_store_exactly_one() {
+    for (store, _dir) in stores(100) {
+        let winners: Vec<Vec<u8>> = thread::scope(|scope| {
+            let handles: Vec<_> = (0..8u8)
+                .map(|t| {
+                    let store = &store;
+                    scope.spawn(move || {
+                        let original = vec![t; 1000];
+                        match store.put("contested", &original) {
+                            Ok(()) => Some(original),
+                            Err(Error::TeeKeyExists { .. }) => None,
+                            Err(err) => panic!("{err}"),
+                        }
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .filter_map(|h| h.join().unwrap())
+                .collect()
+        });
+        assert_eq!(winners.len(), 1, "{}", store.name());
+        assert_eq!(
+            store.get("contested").unwrap(),
+            Some(winners[0].clone()),
+            "{}",
+            store.name()
+        );
+    }
+}
+
+#[test]
+fn eight_threads_of_a_thousand_puts_all_recover() {
+    const THREADS: u64 = 8;
+    const PUTS: u64 = 1000;
+    for (store, _dir) in stores((THREADS * PUTS) as usize) {
+        thread::scope(|scope| {
+            for t in 0..THREADS {
+                let store = &store;
+                scope.spawn(move || {
+                    for n in 0..PUTS {
+                        let seed = t * PUTS + n;
+                        store
+                            .put(&format!("__tee__:tool{t}:0a1b2c3d:{n}"), &noise(seed, 200))
+                            .unwrap();
+                    }
+                });
+            }
+        });
+        for t in 0..THREADS {
+            for n in 0..PUTS {
+                let key = format!("__tee__:tool{t}:0a1b2c3d:{n}");
+                assert_eq!(
+                    store.get(&key).unwrap(),
+                    Some(noise(t * PUTS + n, 200)),
+                    "{}: {key}",
+                    store.name()
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn memory_store_evicts_the_oldest_first() {
+    let store = MemoryTeeStore::new(3);
+    for n in 0..5u64 {
+        store.put(&format!("k{n}"), &noise(n, 10)).unwrap();
+    }
+    for (key, expected) in [
+        ("k0", None),
+        ("k1", None),
+        ("k2", Some(noise(2, 10))),
+        ("k3", Some(noise(3, 10))),
+        ("k4", Some(noise(4, 10))),
+    ] {
+        assert_eq!(store.get(key).unwrap(), expected, "{key}");
+    }
+}
+
+#[test]
+fn memory_store_stays_bounded_under_concurrency() {
+    let store = MemoryTeeStore::new(100);
+    thread::scope(|scope| {
+        for t in 0..8 {
+            let store = &store;
+            scope.spawn(move || {
+                for n in 0..1000 {
+                    store.put(&format!("t{t}:{n}"), b"x").unwrap();
+                }
+            });
+        }
+    });
+    let retained: Vec<(usize, usize)> = (0..8)
+        .flat_map(|t| (0..1000).map(move |n| (t, n)))
+        .filter(|(t, n)| store.get(&format!("t{t}:{n}")).unwrap().is_some())
+        .collect();
+    assert_eq!(retained.len(), 100);
+    // Within one thread the puts are ordered, so what a thread kept is its newest puts.
+    for t in 0..8 {
+        let kept: Vec<usize> = retained
+            .iter()
+            .filter(|(rt, _)| *rt == t)
+            .map(|(_, n)| *n)
+            .collect();
+        let newest: Vec<usize> = (1000 - kept.len()..1000).collect();
+        assert_eq!(kept, newest, "thread {t}");
+    }
+}
+
+#[test]
+fn names_say_where_the_originals_are() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("tee.sqlite");
+    let sqlite = SqliteTeeStore::open(&file, Retention::default()).unwrap();
+    assert_eq!(sqlite.name(), file.display().to_string());
+    assert_eq!(MemoryTeeStore::default().name(), "memory");
+}

@@ -1,0 +1,566 @@
+//! The pipeline stage through real plugin codecs: levels, tee, skips, the no-gain rule, the
+//! last-resort cut, verification, observers and the report.
+
+mod support;
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use parrot_compress::{
+    BreakerConfig, Budgets, Call, CallEvent, Host, Input, Level, MemoryTeeStore, Observer, Skip,
+    TokenCounter, TokenEvent, Tokenizer,
+};
+use serde_json::Value;
+use support::{package, plugin_manifest, shipped_package};
+
+const FAULTS: &str = "parrot_plugin_fault_codecs";
+
+struct Setup {
+    _dir: tempfile::TempDir,
+    host: Host,
+}
+
+/// A host with both shipped plugins, the fault codecs on `fault_*` tools, a memory tee store
+/// unless `tee` is false, and `configure` applied to the builder.
+fn setup(tee: bool, configure: impl FnOnce(&mut parrot_compress::HostBuilder)) -> Setup {
+    let dir = tempfile::tempdir().unwrap();
+    let plugins = dir.path().join("plugins");
+    shipped_package(&plugins, "line-dedup", "parrot_plugin_line_dedup");
+    shipped_package(&plugins, "ansi-strip", "parrot_plugin_ansi_strip");
+    let entries: String = [
+        "fault_error",
+        "fault_panic",
+        "fault_liar",
+        "fault_garbage",
+        "fault_bloat",
+    ]
+    .iter()
+    .map(|codec| format!("[compressor.\"{codec}\"]\ncodec = \"{codec}\"\nlevel = \"normal\"\n"))
+    .collect();
+    package(
+        &plugins,
+        "faults",
+        Some(FAULTS),
+        &plugin_manifest(FAULTS, &entries),
+    );
+    let mut builder = Host::builder();
+    builder
+        .project(dir.path())
+        .plugin_path(None)
+        .plugin_dir(&plugins);
+    if tee {
+        builder.tee_store(Arc::new(MemoryTeeStore::default()));
+    }
+    configure(&mut builder);
+    Setup {
+        host: builder.build().expect("host builds"),
+        _dir: dir,
+    }
+}
+
+fn log_with_runs() -> String {
+    let mut log = String::new();
+    for i in 0..50 {
+        for _ in 0..4 {
+            log.push_str(&format!("step {i}: waiting for lock\n"));
+        }
+    }
+    log
+}
+
+fn colored(n: usize) -> String {
+    (0..n)
+        .map(|i| format!("\u{1b}[32mok\u{1b}[0m test_{i}\n"))
+        .collect()
+}
+
+fn tee_of(payload: &str) -> Value {
+    let value: Value = serde_json::from_str(payload).expect("JSON with a pointer");
+    value["_tee"].clone()
+}
+
+#[test]
+fn lossless_outcome_goes_out_without_a_pointer() {
+    let s = setup(true, |_| {});
+    let log = log_with_runs();
+    let out = s.host.process(Call::new("shell_build", Input::Text(&log)));
+    let text = out.text().unwrap();
+    assert!(out.meta.compressed);
+    assert!(!out.meta.teed);
+    assert_eq!(out.meta.tee_key, None);
+    assert_eq!(out.meta.skipped, None);
+    assert_eq!(out.meta.level, Level::Minimal);
+    assert_eq!(out.meta.codec.as_deref(), Some("line_dedup"));
+    assert_eq!(out.meta.size_before, log.len());
+    assert_eq!(out.meta.size_after, text.len());
+    assert!(text.starts_with(
+        "step 0: waiting for lock\n[... previous line repeated 3 more times ...]\nstep 1"
+    ));
+}
+
+#[test]
+fn lossy_outcome_is_teed_and_recovers_the_exact_input() {
+    let s = setup(true, |_| {});
+    let input = colored(40);
+    let out = s
+        .host
+        .process(Call::new("terminal_test", Input::Text(&input)));
+    assert!(out.meta.compressed && out.meta.teed, "{:?}", out.meta);
+    assert_eq!(out.meta.level, Level::Normal);
+    let tee = tee_of(out.text().unwrap());
+    let key = tee["key"].as_str().unwrap();
+    assert_eq!(Some(key), out.meta.tee_key.as_deref());
+    assert_eq!(tee["reason"], "lossy");
+    assert_eq!(tee["hint"], "use wm_get_result for the full payload");
+    let parts: Vec<&str> = key.split(':').collect();
+    assert_eq!(parts[..3], ["__tee__", "terminal_test", parts[2]]);
+    assert_eq!(parts[2].len(), 8);
+    assert_eq!(parts[3], "1");
+    let wrapped: Value = serde_json::from_str(out.text().unwrap()).unwrap();
+    assert!(
+        wrapped["result"]
+            .as_str()
+            .unwrap()
+            .starts_with("ok test_0\nok test_1\n")
+    );
+    assert_eq!(s.host.recover(key).unwrap().unwrap(), input.as_bytes());
+
+    let second = s
+        .host
+        .process(Call::new("terminal_test", Input::Text(&input)));
+    assert!(second.meta.tee_key.unwrap().ends_with(":2"));
+}
+
+#[test]
+fn normal_entry_without_a_store_runs_at_minimal_and_says_so() {
+    let s = setup(false, |_| {});
+    let input = colored(40);
+    let out = s
+        .host
+        .process(Call::new("terminal_test", Input::Text(&input)));
+    assert_eq!(out.meta.level, Level::Minimal);
+    assert!(!out.meta.compressed);
+    assert_eq!(out.meta.skipped, Some(Skip::NoGain));
+    assert_eq!(out.text(), Some(input.as_str()));
+}
+
+#[test]
+fn error_results_go_out_unchanged_but_are_stored() {
+    let s = setup(true, |_| {});
+    let input = colored(40);
+    let out = s
+        .host
+        .process(Call::new("terminal_test", Input::Text(&input)).status("error"));
+    assert_eq!(out.text(), Some(input.as_str()));
+    assert_eq!(out.meta.level, Level::None);
+    assert_eq!(out.meta.skipped, Some(Skip::LevelNone));
+    assert!(out.meta.teed);
+    let key = out.meta.tee_key.unwrap();
+    assert_eq!(s.host.recover(&key).unwrap().unwrap(), input.as_bytes());
+}
+
+#[test]
+fn skips_leave_the_payload_byte_identical() {
+    let s = setup(true, |_| {});
+    let log = log_with_runs();
+    let cases: Vec<(Call<'_>, Skip)> = vec![
+        (
+            Call::new("shell_x", Input::Text(&log)).return_direct(true),
+            Skip::ReturnDirect,
+        ),
+        (
+            Call::new("shell_x", Input::Text(&log)).already_compressed(true),
+            Skip::AlreadyCompressed,
+        ),
+        (
+            Call::new("shell_x", Input::Text(&log)).level(Level::None),
+            Skip::LevelNone,
+        ),
+        (
+            Call::new("shell_x", Input::Bytes(b"\xff\xfe not utf-8 \n\n\n")),
+            Skip::UnsupportedPayload,
+        ),
+        (
+            Call::new("shell_x", Input::Text("")),
+            Skip::UnsupportedPayload,
+        ),
+        (
+            Call::new("fault_bloat", Input::Text(r#"{"a":1,"a":2}"#)),
+            Skip::UnsupportedPayload,
+        ),
+        (
+            Call::new("fault_error", Input::Text(&log)),
+            Skip::CodecError,
+        ),
+        (
+            Call::new("fault_panic", Input::Text(&log)),
+            Skip::CodecError,
+        ),
+        (
+            Call::new("fault_garbage", Input::Text("[1, 2, 3]")),
+            Skip::CodecError,
+        ),
+        (Call::new("fault_bloat", Input::Text(&log)), Skip::NoGain),
+    ];
+    for (call, skip) in cases {
+        let input: Vec<u8> = match call.payload {
+            Input::Text(t) => t.as_bytes().to_vec(),
+            Input::Bytes(b) => b.to_vec(),
+            Input::Json(v) => v.to_string().into_bytes(),
+        };
+        let out = s.host.process(call);
+        assert_eq!(out.meta.skipped, Some(skip), "{:?}", call.payload);
+        assert_eq!(&*out.payload, &input[..], "{skip}");
+        assert!(!out.meta.compressed);
+        assert!(!out.meta.teed);
+    }
+}
+
+#[test]
+fn kill_switch_is_byte_identical_and_runs_nothing() {
+    let s = setup(true, |b| {
+        b.kill_switch(Some(true));
+    });
+    let input = colored(40);
+    let out = s
+        .host
+        .process(Call::new("terminal_test", Input::Text(&input)));
+    assert_eq!(out.text(), Some(input.as_str()));
+    assert_eq!(out.meta.skipped, Some(Skip::KillSwitch));
+    s.host.flush();
+    assert_eq!(s.host.report().snapshot().total.calls, 0);
+}
+
+#[test]
+fn a_claimed_lossless_outcome_that_does_not_expand_back_is_treated_as_lossy() {
+    let s = setup(true, |_| {});
+    let input = log_with_runs();
+    let out = s.host.process(Call::new("fault_liar", Input::Text(&input)));
+    assert!(out.meta.teed, "{:?}", out.meta);
+    let key = out.meta.tee_key.clone().unwrap();
+    assert_eq!(s.host.recover(&key).unwrap().unwrap(), input.as_bytes());
+
+    // At minimal a lossy outcome is refused: the input goes out.
+    let out = s
+        .host
+        .process(Call::new("fault_liar", Input::Text(&input)).level(Level::Minimal));
+    assert_eq!(out.meta.skipped, Some(Skip::CodecError));
+    assert_eq!(out.text(), Some(input.as_str()));
+}
+
+#[test]
+fn no_gain_discards_an_outcome_the_pointer_would_grow() {
+    let s = setup(true, |_| {});
+    // Stripping one short colour code saves fewer bytes than the pointer costs.
+    let input = "\u{1b}[1mbold\u{1b}[0m";
+    let out = s.host.process(Call::new("terminal_x", Input::Text(input)));
+    assert_eq!(out.meta.skipped, Some(Skip::NoGain));
+    assert!(!out.meta.teed);
+    assert_eq!(
+        out.meta.tee_key, None,
+        "nothing stored for a discarded outcome"
+    );
+    assert_eq!(out.text(), Some(input));
+}
+
+#[test]
+fn over_max_result_chars_is_cut_with_the_original_stored() {
+    let s = setup(true, |b| {
+        b.max_result_chars(100);
+    });
+    let log = log_with_runs();
+    let out = s.host.process(Call::new("shell_x", Input::Text(&log)));
+    let value: Value = serde_json::from_str(out.text().unwrap()).unwrap();
+    assert_eq!(value["result"].as_str().unwrap().chars().count(), 100);
+    assert_eq!(value["_tee"]["reason"], "cut");
+    let key = value["_tee"]["key"].as_str().unwrap();
+    assert_eq!(out.meta.tee_key.as_deref(), Some(key));
+    assert_eq!(s.host.recover(key).unwrap().unwrap(), log.as_bytes());
+}
+
+#[test]
+fn over_max_result_chars_without_a_store_goes_out_uncut() {
+    let s = setup(false, |b| {
+        b.max_result_chars(100);
+    });
+    let log = log_with_runs();
+    let out = s.host.process(Call::new("shell_x", Input::Text(&log)));
+    assert!(out.meta.compressed);
+    assert!(out.text().unwrap().chars().count() > 100);
+}
+
+#[test]
+fn json_values_are_taken_as_their_compact_serialization() {
+    let s = setup(true, |_| {});
+    let value: Value = serde_json::from_str(r#"{ "b": 1.50, "a": [1, 2] }"#).unwrap();
+    let out = s
+        .host
+        .process(Call::new("fault_error", Input::Json(&value)));
+    assert_eq!(out.meta.skipped, Some(Skip::CodecError));
+    assert_eq!(out.text(), Some(r#"{"b":1.50,"a":[1,2]}"#));
+}
+
+#[test]
+fn a_codec_over_budget_opens_its_breaker() {
+    let s = setup(true, |b| {
+        b.budgets(Budgets {
+            minimal_budget: Duration::ZERO,
+            ..Budgets::default()
+        })
+        .breaker(BreakerConfig {
+            window_calls: 2,
+            ..BreakerConfig::default()
+        });
+    });
+    let log = log_with_runs();
+    let skips: Vec<Option<Skip>> = (0..8)
+        .map(|_| {
+            s.host
+                .process(Call::new("shell_x", Input::Text(&log)))
+                .meta
+                .skipped
+        })
+        .collect();
+    assert_eq!(skips[..6], [None; 6]);
+    assert_eq!(skips[6..], [Some(Skip::BreakerOpen); 2]);
+}
+
+#[test]
+fn oversized_payload_above_minimal_passes_through_without_an_executor() {
+    let s = setup(true, |b| {
+        b.budgets(Budgets {
+            size_threshold_bytes: 64,
+            ..Budgets::default()
+        });
+    });
+    let input = colored(40);
+    let out = s.host.process(Call::new("terminal_x", Input::Text(&input)));
+    assert_eq!(out.meta.skipped, Some(Skip::BudgetPassthrough));
+    // minimal runs inline at any size.
+    let log = log_with_runs();
+    let out = s.host.process(Call::new("shell_x", Input::Text(&log)));
+    assert!(out.meta.compressed);
+}
+
+#[derive(Default)]
+struct Recorder {
+    calls: Mutex<Vec<CallEvent>>,
+    tokens: Mutex<Vec<TokenEvent>>,
+    panics_seen: AtomicU64,
+}
+
+impl Observer for Recorder {
+    fn on_processed(&self, event: &CallEvent) {
+        self.calls.lock().unwrap().push(event.clone());
+    }
+    fn on_tokens(&self, event: &TokenEvent) {
+        self.tokens.lock().unwrap().push(event.clone());
+    }
+}
+
+struct Panicker(Arc<Recorder>);
+
+impl Observer for Panicker {
+    fn on_processed(&self, _: &CallEvent) {
+        self.0.panics_seen.fetch_add(1, Ordering::Relaxed);
+        panic!("observer bug");
+    }
+}
+
+#[test]
+fn observers_see_final_figures_and_tokens_follow() {
+    let recorder = Arc::new(Recorder::default());
+    let s = setup(true, |b| {
+        b.observer(Arc::new(Panicker(recorder.clone())))
+            .observer(recorder.clone());
+    });
+    let log = log_with_runs();
+    let colors = colored(40);
+    let a = s.host.process(Call::new("shell_x", Input::Text(&log)));
+    let b = s
+        .host
+        .process(Call::new("terminal_x", Input::Text(&colors)));
+    s.host.flush();
+
+    let calls = recorder.calls.lock().unwrap();
+    assert_eq!(
+        calls.len(),
+        2,
+        "a panicking observer does not stop the others"
+    );
+    assert_eq!(recorder.panics_seen.load(Ordering::Relaxed), 2);
+    assert_eq!(calls[0].meta, a.meta);
+    assert_eq!(calls[1].meta, b.meta);
+
+    let tokens = recorder.tokens.lock().unwrap();
+    assert_eq!(tokens.len(), 2);
+    let counter = Tokenizer::O200k;
+    assert_eq!(tokens[0].tokens_before, counter.count(&log));
+    assert_eq!(tokens[0].tokens_after, counter.count(a.text().unwrap()));
+    assert!(tokens[0].tokens_after < tokens[0].tokens_before);
+}
+
+#[test]
+fn report_totals_equal_the_sum_of_the_calls() {
+    let s = setup(true, |_| {});
+    let log = log_with_runs();
+    let colors = colored(40);
+    let mut bytes_before = 0;
+    let mut bytes_after = 0;
+    let mut compressed = 0;
+    for i in 0..30 {
+        let call = match i % 3 {
+            0 => Call::new("shell_x", Input::Text(&log)),
+            1 => Call::new("terminal_x", Input::Text(&colors)),
+            _ => Call::new("fault_error", Input::Text(&log)),
+        };
+        let out = s.host.process(call);
+        bytes_before += out.meta.size_before as u64;
+        bytes_after += out.meta.size_after as u64;
+        compressed += u64::from(out.meta.compressed);
+    }
+    s.host.flush();
+    let report = s.host.report().snapshot();
+    assert_eq!(report.tokenizer, "o200k_base");
+    assert_eq!(report.total.calls, 30);
+    assert_eq!(report.total.compressed, compressed);
+    assert_eq!(report.total.bytes_before, bytes_before);
+    assert_eq!(report.total.bytes_after, bytes_after);
+    assert_eq!(report.total.tokens_pending, 0);
+    assert_eq!(report.total.skips.get("codec_error"), Some(&10));
+    let tools: Vec<&str> = report.tools.iter().map(|r| r.tool.as_str()).collect();
+    assert_eq!(tools, ["fault_error", "shell_x", "terminal_x"]);
+    let fault = &report.tools[0];
+    assert_eq!(fault.tokens_saved_pct, 0.0);
+    assert!(report.render_table().contains("tokens: o200k_base"));
+    assert_eq!(report.to_json()["total"]["calls"], 30);
+}
+
+#[test]
+fn eight_threads_share_one_pipeline_and_every_key_recovers() {
+    let s = setup(true, |b| {
+        b.tee_store(Arc::new(MemoryTeeStore::new(100_000)));
+    });
+    let host = Arc::new(s.host);
+    let threads: Vec<_> = (0..8)
+        .map(|t| {
+            let host = Arc::clone(&host);
+            std::thread::spawn(move || {
+                let mut keys = Vec::new();
+                for i in 0..250 {
+                    let input = format!("\u{1b}[31mthread {t}\u{1b}[0m call {i}\n").repeat(20);
+                    let out = host.process(Call::new("terminal_x", Input::Text(&input)));
+                    let key = out.meta.tee_key.expect("lossy outcome teed");
+                    keys.push((key, input));
+                }
+                keys
+            })
+        })
+        .collect();
+    let mut all = Vec::new();
+    for thread in threads {
+        all.extend(thread.join().unwrap());
+    }
+    let mut unique: Vec<&String> = all.iter().map(|(k, _)| k).collect();
+    unique.sort();
+    unique.dedup();
+    assert_eq!(unique.len(), 2000, "no two calls share a key");
+    for (key, input) in &all {
+        assert_eq!(host.recover(key).unwrap().unwrap(), input.as_bytes());
+    }
+}
+
+/// Counts whitespace-separated words: a cheap stand-in where the test is about keys and
+/// totals, not about a particular tokenizer.
+struct Words;
+
+impl TokenCounter for Words {
+    fn name(&self) -> &str {
+        "words"
+    }
+
+    fn count(&self, text: &str) -> usize {
+        text.split_whitespace().count()
+    }
+}
+
+#[test]
+fn eight_threads_ten_thousand_calls_each_through_the_persistent_store() {
+    let store_dir = tempfile::tempdir().unwrap();
+    let store = parrot_compress::SqliteTeeStore::open(
+        store_dir.path().join("tee.db"),
+        parrot_compress::Retention {
+            max_entries: None,
+            max_age: None,
+        },
+    )
+    .unwrap();
+    let recorder = Arc::new(Recorder::default());
+    let s = setup(false, |b| {
+        b.tee_store(Arc::new(store))
+            .tokenizer(Arc::new(Words))
+            .observer(recorder.clone());
+    });
+    let host = Arc::new(s.host);
+    let threads: Vec<_> = (0..8)
+        .map(|t| {
+            let host = Arc::clone(&host);
+            std::thread::spawn(move || {
+                let mut teed = Vec::new();
+                for i in 0..10_000 {
+                    let (tool, input) = match i % 4 {
+                        0 => (
+                            "terminal_run",
+                            format!("\u{1b}[31mthread {t}\u{1b}[0m call {i} failed\n").repeat(20),
+                        ),
+                        1 => ("shell_run", format!("thread {t} polling {i}\n").repeat(6)),
+                        2 => ("get_rows", format!("[{{\"t\":{t},\"i\":{i},\"x\":null}}]")),
+                        _ => ("fault_error", format!("thread {t} call {i}")),
+                    };
+                    let out = host.process(Call::new(tool, Input::Text(&input)));
+                    if let Some(key) = out.meta.tee_key {
+                        teed.push((key, input));
+                    }
+                }
+                teed
+            })
+        })
+        .collect();
+    let mut teed = Vec::new();
+    for thread in threads {
+        teed.extend(thread.join().unwrap());
+    }
+    assert_eq!(teed.len(), 20_000, "every terminal_run call is teed");
+    let mut keys: Vec<&str> = teed.iter().map(|(k, _)| k.as_str()).collect();
+    keys.sort_unstable();
+    keys.dedup();
+    assert_eq!(keys.len(), teed.len(), "no two calls share a key");
+    for (key, input) in &teed {
+        assert_eq!(
+            host.recover(key).unwrap().unwrap(),
+            input.as_bytes(),
+            "{key}"
+        );
+    }
+
+    host.flush();
+    let calls = recorder.calls.lock().unwrap();
+    assert_eq!(calls.len(), 80_000);
+    let report = host.report().snapshot();
+    let sum = |f: fn(&parrot_compress::Meta) -> u64| calls.iter().map(|e| f(&e.meta)).sum::<u64>();
+    assert_eq!(report.total.calls, 80_000);
+    assert_eq!(report.total.compressed, sum(|m| u64::from(m.compressed)));
+    assert_eq!(report.total.bytes_before, sum(|m| m.size_before as u64));
+    assert_eq!(report.total.bytes_after, sum(|m| m.size_after as u64));
+    let tokens = recorder.tokens.lock().unwrap();
+    assert_eq!(
+        report.total.tokens_before,
+        tokens.iter().map(|e| e.tokens_before as u64).sum::<u64>()
+    );
+    assert_eq!(
+        report.total.tokens_after,
+        tokens.iter().map(|e| e.tokens_after as u64).sum::<u64>()
+    );
+    assert_eq!(report.total.tokens_pending, 0);
+}
