@@ -1,20 +1,47 @@
 //! The built-in codecs of parrot-compress, compiled into the host.
 //!
+//! - [`JsonCompact`] (`json_compact`, the wildcard default): compact JSON without null members,
+//!   runs of equal array elements folded into `{"_repeat": N, "_value": X}` (lossless); long
+//!   strings clipped at `normal`, long arrays trimmed at `aggressive`.
+//! - [`Columnar`] (`columnar`): arrays of row objects, or the `rows` of a query result, as one
+//!   table `{"columns", "rows", "constants"}` (lossless when the rows share their keys); a
+//!   structural summary at `aggressive`.
+//!
+//! Both read JSON without building a value tree: numbers and strings are copied exactly as
+//! written (so `1`, `1.0` and a 30-digit decimal stay what they are), member order is kept, and
+//! a codec costs about one validating scan of its input. Both offer their inverse
+//! ([`parrot_codec_api::Codec::expand`]) for every lossless outcome, and never return an output
+//! that is not smaller than its input. The exact rules, level by level, are in each codec's
+//! module documentation ([`json_compact`], [`columnar`]) and in SPEC §2.
+//!
 //! Each codec lives in its own module and registers itself with [`inventory`]
-//! (`inventory::submit! { Builtin::of::<TheCodec>() }`); the host lists them with [`builtins`]. Plugins never use this mechanism:
-//! across a library boundary the host loads codecs through `parrot-codec-api`'s root module.
+//! (`inventory::submit! { Builtin::of::<TheCodec>() }`); the host lists them with [`builtins`].
+//! Plugins never use this mechanism: across a library boundary the host loads codecs through
+//! `parrot-codec-api`'s root module.
 //!
 //! # Examples
 //!
 //! ```
+//! use parrot_codec_api::{Level, Outcome, Params, Payload};
+//!
 //! let names: Vec<&str> = parrot_codecs::builtins().iter().map(|b| b.name).collect();
 //! assert_eq!(names, ["columnar", "json_compact"]);
+//!
+//! let json_compact = parrot_codecs::builtins()[1];
+//! let codec = (json_compact.build)(Params::empty()).unwrap();
+//! let input = r#"{"a": 1, "b": null, "c": [{"x": 1}, {"x": 1}], "d": {"e": null}}"#;
+//! let out = codec.compress(Payload::json(input), Level::Minimal).unwrap();
+//! let compact = r#"{"a":1,"c":[{"_repeat":2,"_value":{"x":1}}],"d":{}}"#;
+//! assert_eq!(out, Outcome::lossless(compact));
+//! assert_eq!(codec.expand(compact).unwrap(), r#"{"a":1,"c":[{"x":1},{"x":1}],"d":{}}"#);
 //! ```
 #![forbid(unsafe_code)]
 
 use parrot_codec_api::{Codec, CodecError, DynCodec, Params};
 
+mod clip;
 pub mod columnar;
+mod json;
 pub mod json_compact;
 
 pub use columnar::Columnar;

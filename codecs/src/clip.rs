@@ -1,0 +1,229 @@
+//! Long-string clipping (SPEC §2.2, used by both codecs at `normal` and above).
+//!
+//! A string longer than the limit (in code points of its decoded value) keeps its first and
+//! last code points around a marker that says how many were cut:
+//! `"abc…[… 1234 chars clipped …]…xyz"`, the whole exactly the limit long. The kept budget (the
+//! limit less the marker) goes two thirds before the marker and one third after. Escapes are
+//! kept as written and never split: the clip works on the string's text as written, one escape
+//! sequence (or surrogate pair) counting as the one code point it stands for.
+
+use parrot_codec_api::{CodecError, Params};
+
+use crate::json::RawStr;
+
+/// The smallest limit that leaves room for the marker (20 code points plus the digits of the
+/// count, at most 20) and something of the string.
+pub(crate) const MIN_LIMIT: usize = 41;
+
+/// Reads a clipping limit param: 0 (no clipping) or at least [`MIN_LIMIT`].
+pub(crate) fn limit_param(
+    params: &mut Params,
+    key: &'static str,
+    default: usize,
+) -> Result<usize, CodecError> {
+    let limit = params.usize(key, default)?;
+    if limit != 0 && limit < MIN_LIMIT {
+        return Err(CodecError::invalid_param(
+            key,
+            format!(
+                "expected 0 (no clipping) or at least {MIN_LIMIT} (room for the clip marker), got {limit}"
+            ),
+        ));
+    }
+    Ok(limit)
+}
+
+/// Writes `string` into `out`, clipped to `limit` code points when it is longer (`limit` 0:
+/// never). Returns whether it clipped.
+pub(crate) fn write_clipped(string: RawStr<'_>, limit: usize, out: &mut Vec<u8>) -> bool {
+    let content = string.content();
+    // A string has at least as many bytes as code points: most strings end here.
+    if limit == 0 || content.len() <= limit {
+        out.extend_from_slice(string.raw().as_bytes());
+        return false;
+    }
+    let total = if string.is_escaped() {
+        Units::new(content).count()
+    } else {
+        content.chars().count()
+    };
+    if total <= limit {
+        out.extend_from_slice(string.raw().as_bytes());
+        return false;
+    }
+    let (cut, kept) = split_budget(total, limit);
+    let tail = kept / 3;
+    let head = kept - tail;
+    let mut head_end = 0;
+    let mut tail_start = content.len();
+    for (index, (start, end)) in Units::new(content).enumerate() {
+        if index + 1 == head {
+            head_end = end;
+        }
+        if index == total - tail {
+            tail_start = start;
+            break;
+        }
+    }
+    out.push(b'"');
+    out.extend_from_slice(content.as_bytes().get(..head_end).unwrap_or_default());
+    out.extend_from_slice(format!("[… {cut} chars clipped …]").as_bytes());
+    out.extend_from_slice(content.as_bytes().get(tail_start..).unwrap_or_default());
+    out.push(b'"');
+    true
+}
+
+/// How many code points a string of `total` must lose, and how many it keeps, so that the kept
+/// ones and the marker make exactly `limit` (the marker's length depends on the count it
+/// states: the smallest digit count that fits is the exact one).
+fn split_budget(total: usize, limit: usize) -> (usize, usize) {
+    for digits in 1..=20 {
+        let kept = limit.saturating_sub(20 + digits);
+        let cut = total - kept;
+        if decimal_digits(cut) <= digits {
+            return (cut, kept);
+        }
+    }
+    (total, 0)
+}
+
+fn decimal_digits(mut n: usize) -> usize {
+    let mut digits = 1;
+    while n >= 10 {
+        n /= 10;
+        digits += 1;
+    }
+    digits
+}
+
+/// The byte ranges of a string content's code points as written: a character, a two-character
+/// escape, a `\uXXXX` escape, or a surrogate pair of them.
+struct Units<'a> {
+    bytes: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Units<'a> {
+    fn new(content: &'a str) -> Units<'a> {
+        Units {
+            bytes: content.as_bytes(),
+            pos: 0,
+        }
+    }
+}
+
+impl Iterator for Units<'_> {
+    type Item = (usize, usize);
+
+    fn next(&mut self) -> Option<(usize, usize)> {
+        let start = self.pos;
+        let first = *self.bytes.get(start)?;
+        let len = match first {
+            b'\\' if self.bytes.get(start + 1) == Some(&b'u') => {
+                let high = self
+                    .bytes
+                    .get(start + 2..start + 6)
+                    .and_then(|hex| std::str::from_utf8(hex).ok())
+                    .and_then(|hex| u32::from_str_radix(hex, 16).ok());
+                match high {
+                    Some(0xD800..=0xDBFF) => 12,
+                    _ => 6,
+                }
+            }
+            b'\\' => 2,
+            0..0x80 => 1,
+            0xC0..0xE0 => 2,
+            0xE0..0xF0 => 3,
+            _ => 4,
+        };
+        self.pos = (start + len).min(self.bytes.len());
+        Some((start, self.pos))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::json::Reader;
+
+    fn clip(json_string: &str, limit: usize) -> (String, bool) {
+        let raw = Reader::new(json_string).string().unwrap();
+        let mut out = Vec::new();
+        let clipped = write_clipped(raw, limit, &mut out);
+        (String::from_utf8(out).unwrap(), clipped)
+    }
+
+    fn decoded_len(json_string: &str) -> usize {
+        let raw = Reader::new(json_string).string().unwrap();
+        raw.decoded().chars().count()
+    }
+
+    #[test]
+    fn clipping_keeps_two_thirds_before_and_one_third_after() {
+        let long = format!("\"{}{}\"", "a".repeat(100), "z".repeat(100));
+        // limit 50: the marker "[… 173 chars clipped …]" is 23 code points, 27 kept: 18 + 9.
+        let expected = format!(
+            "\"{}[… 173 chars clipped …]{}\"",
+            "a".repeat(18),
+            "z".repeat(9)
+        );
+        let cases = [
+            (long.as_str(), 50, expected.as_str(), true),
+            ("\"short\"", 50, "\"short\"", false),
+            ("\"short\"", 0, "\"short\"", false),
+        ];
+        for (input, limit, output, clipped) in cases {
+            let got = clip(input, limit);
+            assert_eq!(got, (output.to_owned(), clipped), "{input} at {limit}");
+            assert!(decoded_len(&got.0) <= limit.max(decoded_len(input)));
+        }
+    }
+
+    #[test]
+    fn clipped_string_is_exactly_the_limit_long() {
+        for total in [42, 99, 100, 101, 1000, 10_005, 123_456] {
+            for limit in [MIN_LIMIT, 50, 130, 2000] {
+                let input = format!("\"{}\"", "é".repeat(total));
+                let (out, clipped) = clip(&input, limit);
+                assert_eq!(clipped, total > limit);
+                if clipped {
+                    assert_eq!(decoded_len(&out), limit, "{total} at {limit}");
+                    let cut: usize = out
+                        .split("[… ")
+                        .nth(1)
+                        .and_then(|rest| rest.split(' ').next())
+                        .and_then(|n| n.parse().ok())
+                        .unwrap();
+                    assert_eq!(out.matches('é').count() + cut, total);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn escapes_count_as_one_code_point_and_are_never_split() {
+        let input = format!("\"{}\"", r"\ud83d\ude00\n".repeat(40));
+        let (out, clipped) = clip(&input, 50);
+        assert!(clipped);
+        assert_eq!(decoded_len(&out), 50);
+        // Head 18 units, tail 9: whole escapes only, so the result still parses.
+        assert!(Reader::new(&out).string().is_ok());
+        assert!(out.starts_with(&format!("\"{}", r"\ud83d\ude00\n".repeat(9))));
+    }
+
+    #[test]
+    fn limit_param_refuses_limits_too_small_for_the_marker() {
+        let mut params = Params::from_json(r#"{"max_string_chars": 10}"#).unwrap();
+        let err = limit_param(&mut params, "max_string_chars", 2000).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "param \"max_string_chars\": expected 0 (no clipping) or at least 41 \
+             (room for the clip marker), got 10"
+        );
+        for ok in ["0", "41", "2000"] {
+            let mut params =
+                Params::from_json(&format!(r#"{{"max_string_chars": {ok}}}"#)).unwrap();
+            assert!(limit_param(&mut params, "max_string_chars", 2000).is_ok());
+        }
+    }
+}
