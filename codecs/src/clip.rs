@@ -2,7 +2,7 @@
 //!
 //! A string longer than the limit (in code points of its decoded value) keeps its first and
 //! last code points around a marker that says how many were cut:
-//! `"abc…[… 1234 chars clipped …]…xyz"`, the whole exactly the limit long. The kept budget (the
+//! `"abcd[… 1234 chars clipped …]yz"`, the whole exactly the limit long. The kept budget (the
 //! limit less the marker) goes two thirds before the marker and one third after. Escapes are
 //! kept as written and never split: the clip works on the string's text as written, one escape
 //! sequence (or surrogate pair) counting as the one code point it stands for.

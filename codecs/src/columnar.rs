@@ -29,7 +29,8 @@
 //! by their text, strings by their decoded value) in every row moves to `constants`. At `normal`
 //! and above a column that is null or absent in every row is dropped (lossy), a missing key
 //! becomes `null` (lossy), and cell strings longer than `max_field_chars` code points are
-//! clipped (lossy; see [`crate::clip`]). The lossy flag is set only when one of these happened.
+//! clipped as [`json_compact`](crate::json_compact) clips strings (lossy). The lossy flag is
+//! set only when one of these happened.
 //!
 //! At `aggressive` the table becomes a summary (always lossy):
 //! `{"columns", "row_count", "constants", "stats": {column: {"nulls", "distinct", "min", "max"}},

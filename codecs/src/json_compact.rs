@@ -10,8 +10,11 @@
 //!      `null` elements of arrays stay;
 //!   3. exact sibling dedup, bottom-up (`dedup`): a run of two or more consecutive equal
 //!      elements becomes `{"_repeat": N, "_value": X}`.
-//! - `normal`: also clips string values longer than `max_string_chars` code points (see
-//!   [`crate::clip`]); lossy only when a string was clipped.
+//! - `normal`: also clips string values longer than `max_string_chars` code points to their
+//!   first and last code points around a marker stating the cut, the whole exactly
+//!   `max_string_chars` long: `"abcd[… 1234 chars clipped …]yz"` (two thirds of the kept
+//!   budget before the marker, one third after; an escape counts as the one code point it
+//!   stands for and is never split); lossy only when a string was clipped.
 //! - `aggressive`: also keeps the first and last `max_array_items / 2` elements of a longer
 //!   array, with `{"_omitted": N}` between them; lossy only when something was omitted.
 //!

@@ -41,6 +41,7 @@ use parrot_codec_api::{Codec, CodecError, DynCodec, Params};
 
 mod clip;
 pub mod columnar;
+pub mod inspect;
 mod json;
 pub mod json_compact;
 

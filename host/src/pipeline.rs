@@ -401,15 +401,15 @@ fn random_prefix() -> String {
 
 /// What the stage hands a codec: the text and its kind, or why the payload is never changed.
 fn classify(bytes: &[u8]) -> Result<(PayloadKind, &str), &'static str> {
-    use crate::json_check::Checked;
+    use crate::json_check::JsonCheck;
     let text = std::str::from_utf8(bytes).map_err(|_| "not UTF-8")?;
     if text.is_empty() {
         return Err("empty");
     }
     match crate::json_check::check(text) {
-        Checked::Json => Ok((PayloadKind::Json, text)),
-        Checked::DuplicateMember => Err("duplicate member name"),
-        Checked::TooDeep | Checked::NotJson => Ok((PayloadKind::Text, text)),
+        JsonCheck::Json => Ok((PayloadKind::Json, text)),
+        JsonCheck::DuplicateMember => Err("duplicate member name"),
+        JsonCheck::TooDeep | JsonCheck::NotJson => Ok((PayloadKind::Text, text)),
     }
 }
 
