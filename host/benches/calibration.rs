@@ -3,13 +3,30 @@
 //!
 //! `cargo bench -p parrot-compress --bench calibration` prints Markdown tables (the README's
 //! calibration section is pasted from them). Times are absolute here, so the yardstick of each
-//! row is printed beside it: a non-allocating serde_json scan of the same bytes.
+//! row is printed beside it: a non-allocating serde_json scan of the same bytes. By default the
+//! token counter is a no-op, which isolates the pipeline's cost; `CALIBRATION_TOKENS=1` counts
+//! o200k tokens on the background worker, as a host does, to show what that costs the caller
+//! on a machine whose cores it shares.
 
 use std::hint::black_box;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use parrot_compress::{Call, Host, Input, Level, MemoryTeeStore, TokenCounter, Tokenizer};
+
+/// Counts nothing: isolates the pipeline's own cost from the background token counting that
+/// shares the machine's cores with it.
+struct NoTokens;
+
+impl TokenCounter for NoTokens {
+    fn name(&self) -> &str {
+        "none"
+    }
+
+    fn count(&self, _: &str) -> usize {
+        0
+    }
+}
 
 /// A seeded query result of about `bytes` bytes: `{"driver", "rows": [...]}` with a constant
 /// column and an all-null column, like the corpus's query result.
@@ -62,15 +79,28 @@ fn main() {
          [compressor.\"rows_columnar\"]\ncodec = \"columnar\"\n",
     )
     .expect("manifest");
-    let host = Host::builder()
+    let counting_in_background = std::env::var_os("CALIBRATION_TOKENS").is_some();
+    let mut builder = Host::builder();
+    builder
         .project(dir.path())
         .plugin_path(None)
         .tee_store(Arc::new(MemoryTeeStore::new(16)))
         .inline_at_any_size(true)
-        .max_result_chars(0)
-        .build()
-        .expect("host");
+        .max_result_chars(0);
+    if !counting_in_background {
+        builder.tokenizer(Arc::new(NoTokens));
+    }
+    let host = builder.build().expect("host");
 
+    println!(
+        "token counting: {}",
+        if counting_in_background {
+            "o200k_base on the background worker (CALIBRATION_TOKENS set)"
+        } else {
+            "off (set CALIBRATION_TOKENS=1 to count on the background worker)"
+        }
+    );
+    println!();
     println!("| payload | codec | level | p50 ms | p99 ms | scan p50 ms | p50 / scan | runs |");
     println!("|---|---|---|---|---|---|---|---|");
     for size in [1 << 10, 10 << 10, 100 << 10, 256 << 10, 1 << 20, 10 << 20] {
