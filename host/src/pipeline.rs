@@ -521,6 +521,14 @@ pub(crate) fn process<'a>(run: Run<'_, 'a>) -> Processed<'a> {
 
     let output: Option<String> = decide(&run, &input, &mut meta);
 
+    // The token worker gets its own copies: the caller keeps the input and the output. Text is
+    // copied as it is (it was checked as UTF-8 already); only a payload that is not UTF-8
+    // goes through the lossy conversion.
+    let text_of = |bytes: &[u8]| match std::str::from_utf8(bytes) {
+        Ok(text) => text.to_owned(),
+        Err(_) => String::from_utf8_lossy(bytes).into_owned(),
+    };
+    let after_copy = output.clone();
     let payload = match output {
         Some(text) => {
             meta.compressed = true;
@@ -544,10 +552,8 @@ pub(crate) fn process<'a>(run: Run<'_, 'a>) -> Processed<'a> {
     stage.tokens.submit(Job {
         call_id,
         tool: call.tool.to_owned(),
-        before: String::from_utf8_lossy(&input).into_owned(),
-        after: meta
-            .compressed
-            .then(|| String::from_utf8_lossy(&payload).into_owned()),
+        before: text_of(&input),
+        after: after_copy,
     });
     Processed {
         payload,
@@ -697,11 +703,13 @@ fn decide(run: &Run<'_, '_>, input: &[u8], meta: &mut Meta) -> Option<String> {
     if lossy && output_shape.is_none() {
         output_shape = crate::json_check::top_level(&payload);
     }
-    let with_pointer = |key: &Option<String>| match key {
-        Some(key) => attach_pointer(&payload, output_shape, key, "lossy"),
-        None => payload.clone(),
+    let with_pointer =
+        |payload: &str, key: &str| attach_pointer(payload, output_shape, key, "lossy");
+    // The codec's payload is kept apart only when a pointer may have to be rewritten.
+    let (mut final_payload, unpointed) = match &key {
+        Some(key) => (with_pointer(&payload, key), Some(payload)),
+        None => (payload, None),
     };
-    let mut final_payload = with_pointer(&key);
     if final_payload.len() >= input.len() {
         meta.skipped = Some(Skip::NoGain);
         return None;
@@ -720,13 +728,13 @@ fn decide(run: &Run<'_, '_>, input: &[u8], meta: &mut Meta) -> Option<String> {
     if let (Some(tee), true) = (run.tee, lossy || cut) {
         match stage.store(tee, call.tool, input, key.clone()) {
             Ok(stored) => {
-                if lossy && key.as_deref() != Some(stored.as_str()) {
+                if let (Some(unpointed), true) =
+                    (&unpointed, key.as_deref() != Some(stored.as_str()))
+                {
                     // A collision gave the call another key: point at it.
-                    key = Some(stored);
-                    final_payload = with_pointer(&key);
-                } else {
-                    key = Some(stored);
+                    final_payload = with_pointer(unpointed, &stored);
                 }
+                key = Some(stored);
             }
             Err(err) => {
                 tracing::warn!(
