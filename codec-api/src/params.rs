@@ -109,14 +109,20 @@ impl Params {
     ///
     /// [`crate::ErrorKind::InvalidParams`] naming `key` when the value is not an integer ≥ 1.
     pub fn positive(&mut self, key: &'static str, default: usize) -> Result<usize, CodecError> {
-        let value = self.usize(key, default)?;
-        if value == 0 {
-            return Err(CodecError::invalid_param(
+        let Some(value) = self.value(key) else {
+            return Ok(default);
+        };
+        match value.as_u64().map(usize::try_from) {
+            Some(Ok(n)) if n > 0 => Ok(n),
+            Some(Err(_)) => Err(CodecError::invalid_param(
                 key,
-                "expected a positive integer, got 0",
-            ));
+                format!("{value} is too large for this machine"),
+            )),
+            _ => Err(CodecError::invalid_param(
+                key,
+                format!("expected a positive integer, got {}", describe(value)),
+            )),
         }
-        Ok(value)
     }
 
     /// A finite number.
@@ -295,12 +301,19 @@ mod tests {
     }
 
     #[test]
-    fn positive_rejects_zero() {
-        let err = params(r#"{"t": 0}"#).positive("t", 1).unwrap_err();
-        assert_eq!(
-            err.to_string(),
-            "param \"t\": expected a positive integer, got 0"
-        );
+    fn positive_rejects_zero_negatives_and_other_types() {
+        for (json, got) in [
+            (r#"{"t": 0}"#, "a number (0)"),
+            (r#"{"t": -8}"#, "a number (-8)"),
+            (r#"{"t": 1.5}"#, "a number (1.5)"),
+            (r#"{"t": "5"}"#, "a string (\"5\")"),
+        ] {
+            let err = params(json).positive("t", 1).unwrap_err();
+            assert_eq!(
+                err.to_string(),
+                format!("param \"t\": expected a positive integer, got {got}")
+            );
+        }
     }
 
     #[test]

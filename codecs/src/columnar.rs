@@ -101,7 +101,7 @@ use crate::json::{self, MAX_DEPTH, RawStr, Reader, Reject, Value};
 ///
 /// let err = parrot_codec_api::build::<Columnar>(Params::from_json(r#"{"min_rows": 0}"#).unwrap())
 ///     .unwrap_err();
-/// assert_eq!(err.to_string(), "param \"min_rows\": expected a positive integer, got 0");
+/// assert_eq!(err.to_string(), "param \"min_rows\": expected a positive integer, got a number (0)");
 /// ```
 #[derive(Debug, Clone)]
 pub struct Columnar {
@@ -1313,7 +1313,7 @@ mod tests {
         let cases = [
             (
                 r#"{"min_rows": 0}"#,
-                "param \"min_rows\": expected a positive integer, got 0",
+                "param \"min_rows\": expected a positive integer, got a number (0)",
             ),
             (
                 r#"{"heterogeneity_ratio": 0.5}"#,

@@ -461,3 +461,59 @@ fn kill_switch_is_byte_identical_over_the_whole_corpus() {
         }
     }
 }
+
+#[test]
+fn check_reports_three_independent_mistakes_and_exits_2() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join(".parrot")).unwrap();
+    let manifest = dir.path().join(".parrot/compressors.toml");
+    std::fs::write(
+        &manifest,
+        "[compressor.\"a\"]\ncodec = \"zstd\"\n\n\
+         [compressor.\"b\"]\ncodec = \"columnar\"\nlevle = \"normal\"\n\n\
+         [compressor.\"c\"]\ncodec = \"columnar\"\nparams = { min_rows = -1 }\n",
+    )
+    .unwrap();
+    let out = run(dir.path(), &["check"]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = text(&out.stderr);
+    let lines: Vec<&str> = stderr.lines().collect();
+    let m = manifest.display();
+    assert_eq!(
+        lines,
+        [
+            format!(
+                "error: {m}:6: entry \"b\": unknown key \"levle\"; did you mean \"level\"? (expected: codec, level, tee, params)"
+            ),
+            format!(
+                "error: {m}:2: entry \"a\": unknown codec \"zstd\" (known: columnar, json_compact)"
+            ),
+            format!(
+                "error: {m}:10: entry \"c\": codec \"columnar\": param \"min_rows\": expected a positive integer, got a number (-1)"
+            ),
+        ],
+        "{stderr}"
+    );
+}
+
+#[test]
+fn the_query_result_compresses_to_a_table_with_a_pointer_and_recovers_exactly() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus/query-500x12.json");
+    let out = Command::new(support::binary())
+        .args(["--project", dir.path().to_str().unwrap()])
+        .args(["compress", "--tool", "dq_execute_database_query"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let value: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(value["rows"]["columns"].is_array(), "{value:.200}");
+    assert!(value["rows"]["rows"].is_array());
+    assert!(value["rows"]["constants"].is_object());
+    let key = value["_tee"]["key"].as_str().unwrap();
+    assert!(key.starts_with("__tee__:dq_execute_database_query:"));
+    let recovered = run_with_input(dir.path(), &["recover", key], b"");
+    assert_eq!(recovered.status.code(), Some(0));
+    assert_eq!(recovered.stdout, std::fs::read(&file).unwrap());
+}

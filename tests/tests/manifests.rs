@@ -154,7 +154,7 @@ fn catalogue() -> Vec<Bad> {
             expected: |root| {
                 format!(
                     "{}:4: entry \"t\": codec \"columnar\": param \"min_rows\": \
-                     expected a non-negative integer, got a string (\"20\")",
+                     expected a positive integer, got a string (\"20\")",
                     project_manifest(root).display()
                 )
             },
