@@ -193,8 +193,10 @@ fn host(cli: &Cli, store: bool, observer: Option<Arc<dyn Observer>>) -> Result<H
     }
     // A person who runs the command asked for the result: compress inline at any size.
     builder.inline_at_any_size(true);
+    // With the kill switch on nothing runs, so the store is not even opened (or created).
+    let killed = std::env::var_os(parrot_compress::KILL_SWITCH_ENV).is_some_and(|v| v == "1");
     if !cli.no_tee {
-        if store {
+        if store && !killed {
             let path = cli
                 .tee_store
                 .clone()
