@@ -4,7 +4,7 @@
 //! least).
 //!
 //! Payloads: generated row arrays (seeded, the same bytes every run) of about 10 KB, 100 KB,
-//! 1 MB and 10 MB, and the JSON files of `../shared/corpus` (flat rows, a query result, nested
+//! 1 MB and 10 MB, and the JSON files of `corpus/` (flat rows, a query result, nested
 //! API responses).
 //!
 //! ```text
@@ -83,7 +83,7 @@ fn rows_payload(target_bytes: usize) -> String {
 }
 
 fn corpus() -> Vec<(String, String)> {
-    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/corpus");
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../corpus");
     let mut files: Vec<(String, String)> = std::fs::read_dir(dir)
         .map(|entries| {
             entries

@@ -1348,9 +1348,9 @@ mod tests {
     fn corpus_query_result_round_trips() {
         let path = concat!(
             env!("CARGO_MANIFEST_DIR"),
-            "/../../shared/corpus/query-500x12.json"
+            "/../corpus/query-500x12.json"
         );
-        let text = &std::fs::read_to_string(path).expect("the corpus beside the repository");
+        let text = &std::fs::read_to_string(path).expect("the repository's corpus");
         let codec = built("{}");
         let out = codec.compress(Payload::json(text), Level::Minimal).unwrap();
         let Outcome::Changed {

@@ -393,7 +393,7 @@ proptest! {
 
 #[test]
 fn corpus_files_round_trip_at_every_level() {
-    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/corpus");
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../corpus");
     let mut files: Vec<_> = std::fs::read_dir(dir)
         .expect("the corpus beside the repository")
         .map(|entry| entry.unwrap().path())
