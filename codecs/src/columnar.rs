@@ -1346,10 +1346,7 @@ mod tests {
 
     #[test]
     fn corpus_query_result_round_trips() {
-        let path = concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../corpus/query-500x12.json"
-        );
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../corpus/query-500x12.json");
         let text = &std::fs::read_to_string(path).expect("the repository's corpus");
         let codec = built("{}");
         let out = codec.compress(Payload::json(text), Level::Minimal).unwrap();
