@@ -1,0 +1,462 @@
+//! The TOON reader for what [`crate::encode`] writes: two-space indent, comma delimiter, every
+//! form of the reference layout. Numbers keep the text they were written with.
+//!
+//! It is strict: a line at an unexpected depth, a count that does not match its header, a
+//! malformed header or token, or a line left over is an error naming the line.
+
+use std::borrow::Cow;
+
+use toon_format::unescape_string;
+
+use crate::json::{MAX_DEPTH, Value};
+
+type Members<'a> = Vec<(Cow<'a, str>, Value<'a>)>;
+
+const DELIMITER: u8 = b',';
+
+/// Why a document could not be read: the line (1-based) and what was wrong.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct DecodeError {
+    pub(crate) line: usize,
+    pub(crate) message: String,
+}
+
+impl std::fmt::Display for DecodeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "TOON line {}: {}", self.line, self.message)
+    }
+}
+
+/// Reads a TOON document.
+pub(crate) fn decode(text: &str) -> Result<Value<'_>, DecodeError> {
+    let mut lines = Vec::new();
+    for (i, raw) in text.split('\n').enumerate() {
+        let content = raw.trim_start_matches(' ');
+        let spaces = raw.len() - content.len();
+        // List items put an object's members two levels down, so a document of MAX_DEPTH
+        // nested values can be indented deeper than that.
+        if content.is_empty() || spaces % 2 != 0 || spaces / 2 > 4 * MAX_DEPTH {
+            return Err(DecodeError {
+                line: i + 1,
+                message: "a blank line, or an indent that is not a multiple of two spaces".into(),
+            });
+        }
+        lines.push(Line {
+            depth: spaces / 2,
+            content,
+        });
+    }
+    let mut reader = Reader { lines, pos: 0 };
+    let value = reader.document()?;
+    if reader.pos < reader.lines.len() {
+        return Err(reader.error_at(reader.pos, "unexpected line"));
+    }
+    Ok(value)
+}
+
+struct Line<'t> {
+    depth: usize,
+    content: &'t str,
+}
+
+struct Header<'t> {
+    len: usize,
+    keyed: bool,
+    fields: Option<Vec<Field<'t>>>,
+}
+
+struct Field<'t> {
+    name: Cow<'t, str>,
+    children: Option<Vec<Field<'t>>>,
+}
+
+struct Reader<'t> {
+    lines: Vec<Line<'t>>,
+    pos: usize,
+}
+
+impl<'t> Reader<'t> {
+    fn error_at(&self, index: usize, message: impl Into<String>) -> DecodeError {
+        DecodeError {
+            line: index + 1,
+            message: message.into(),
+        }
+    }
+
+    /// An error about the line just read.
+    fn error(&self, message: impl Into<String>) -> DecodeError {
+        self.error_at(self.pos.saturating_sub(1), message)
+    }
+
+    fn document(&mut self) -> Result<Value<'t>, DecodeError> {
+        let (depth, content) = match self.lines.first() {
+            Some(line) => (line.depth, line.content),
+            None => return Err(self.error_at(0, "an empty document")),
+        };
+        if depth != 0 {
+            return Err(self.error_at(0, "the first line is indented"));
+        }
+        if content.starts_with('[') {
+            self.pos = 1;
+            let (header, rest) = header(content).map_err(|m| self.error(m))?;
+            return self.array(header, rest, 1);
+        }
+        Ok(Value::Object(self.object(0)?))
+    }
+
+    /// The next line, which must be at `depth`.
+    fn next_at(&mut self, depth: usize, what: &str) -> Result<&'t str, DecodeError> {
+        let Some(line) = self.lines.get(self.pos) else {
+            return Err(self.error_at(self.pos, format!("missing {what}")));
+        };
+        if line.depth != depth {
+            return Err(self.error_at(self.pos, format!("expected {what} at depth {depth}")));
+        }
+        let content = line.content;
+        self.pos += 1;
+        Ok(content)
+    }
+
+    /// The members on the lines at `depth`, up to the first line above it.
+    fn object(&mut self, depth: usize) -> Result<Members<'t>, DecodeError> {
+        let mut members = Vec::new();
+        while let Some(line) = self.lines.get(self.pos) {
+            if line.depth < depth {
+                break;
+            }
+            if line.depth > depth {
+                return Err(self.error_at(self.pos, "unexpected indent"));
+            }
+            let content = line.content;
+            self.pos += 1;
+            members.push(self.member(content, depth + 1)?);
+        }
+        Ok(members)
+    }
+
+    /// One `key…` line; what it holds (rows, items, members) is at `nested`.
+    fn member(
+        &mut self,
+        content: &'t str,
+        nested: usize,
+    ) -> Result<(Cow<'t, str>, Value<'t>), DecodeError> {
+        let (key, rest) = key(content)
+            .map_err(|m| self.error(m))?
+            .ok_or_else(|| self.error("expected a key"))?;
+        let value = if rest.starts_with('[') {
+            let (header, rest) = header(rest).map_err(|m| self.error(m))?;
+            self.array(header, rest, nested)?
+        } else if rest == ":" {
+            Value::Object(self.object(nested)?)
+        } else if let Some(token) = rest.strip_prefix(": ") {
+            if token == "[]" {
+                Value::Array(Vec::new())
+            } else {
+                primitive(token).map_err(|m| self.error(m))?
+            }
+        } else {
+            return Err(self.error("expected ':' after the key"));
+        };
+        Ok((key, value))
+    }
+
+    /// The array a header announces; `rest` is what follows the header's colon on its line,
+    /// and rows or items are at `nested`.
+    fn array(
+        &mut self,
+        header: Header<'t>,
+        rest: &'t str,
+        nested: usize,
+    ) -> Result<Value<'t>, DecodeError> {
+        if !rest.is_empty() {
+            let values = rest
+                .strip_prefix(' ')
+                .filter(|_| header.fields.is_none() && !header.keyed)
+                .ok_or_else(|| self.error("unexpected text after the header"))?;
+            let cells = cells(values)
+                .and_then(|cells| cells.into_iter().map(primitive).collect())
+                .map_err(|m| self.error(m))?;
+            return self.counted(header.len, cells).map(Value::Array);
+        }
+        match (header.fields, header.keyed) {
+            (Some(fields), false) => {
+                let mut rows = Vec::with_capacity(header.len);
+                for _ in 0..header.len {
+                    let line = self.next_at(nested, "a table row")?;
+                    rows.push(self.row(line, &fields)?);
+                }
+                Ok(Value::Array(rows))
+            }
+            (Some(fields), true) => {
+                let mut entries = Vec::with_capacity(header.len);
+                for _ in 0..header.len {
+                    let line = self.next_at(nested, "a keyed row")?;
+                    let (name, rest) = key(line)
+                        .map_err(|m| self.error(m))?
+                        .ok_or_else(|| self.error("expected a key"))?;
+                    let cells = rest
+                        .strip_prefix(": ")
+                        .ok_or_else(|| self.error("expected ': ' after the key"))?;
+                    entries.push((name, self.row(cells, &fields)?));
+                }
+                Ok(Value::Object(entries))
+            }
+            (None, false) => {
+                let mut items = Vec::with_capacity(header.len);
+                for _ in 0..header.len {
+                    items.push(self.item(nested)?);
+                }
+                Ok(Value::Array(items))
+            }
+            (None, true) => Err(self.error("a keyed header without fields")),
+        }
+    }
+
+    fn counted(&self, len: usize, values: Vec<Value<'t>>) -> Result<Vec<Value<'t>>, DecodeError> {
+        if values.len() != len {
+            return Err(self.error(format!(
+                "the header announces {len} values, the line has {}",
+                values.len()
+            )));
+        }
+        Ok(values)
+    }
+
+    /// One table row: its cells, in the order of `fields`, as an object.
+    fn row(&self, line: &'t str, fields: &[Field<'t>]) -> Result<Value<'t>, DecodeError> {
+        let cells = cells(line).map_err(|m| self.error(m))?;
+        let expected = leaf_count(fields);
+        if cells.len() != expected {
+            return Err(self.error(format!(
+                "expected {expected} cells, the row has {}",
+                cells.len()
+            )));
+        }
+        let mut cells = cells.into_iter();
+        object_from_cells(fields, &mut cells).map_err(|m| self.error(m))
+    }
+
+    /// One list item at `depth`.
+    fn item(&mut self, depth: usize) -> Result<Value<'t>, DecodeError> {
+        let content = self.next_at(depth, "a list item")?;
+        if content == "-" {
+            return Ok(Value::Object(Vec::new()));
+        }
+        let rest = content
+            .strip_prefix("- ")
+            .ok_or_else(|| self.error("expected a list item"))?;
+        if rest.starts_with('[') {
+            let (header, after) = header(rest).map_err(|m| self.error(m))?;
+            return self.array(header, after, depth + 1);
+        }
+        let is_member = key(rest)
+            .map_err(|m| self.error(m))?
+            .is_some_and(|(_, after)| after.starts_with([':', '[']));
+        if !is_member {
+            return primitive(rest).map_err(|m| self.error(m));
+        }
+        // An object: its first member on the hyphen line (what it holds two levels down),
+        // the other members one level down.
+        let mut members = vec![self.member(rest, depth + 2)?];
+        members.extend(self.object(depth + 1)?);
+        Ok(Value::Object(members))
+    }
+}
+
+/// A key at the start of `text` and what follows it; `None` when `text` does not start with
+/// one.
+fn key(text: &str) -> Result<Option<(Cow<'_, str>, &str)>, String> {
+    if text.starts_with('"') {
+        let end = closing_quote(text)?;
+        let name = unquote(&text[..=end])?;
+        return Ok(Some((name, &text[end + 1..])));
+    }
+    let bytes = text.as_bytes();
+    if !bytes
+        .first()
+        .is_some_and(|b| b.is_ascii_alphabetic() || *b == b'_')
+    {
+        return Ok(None);
+    }
+    let end = bytes
+        .iter()
+        .position(|b| !(b.is_ascii_alphanumeric() || *b == b'_' || *b == b'.'))
+        .unwrap_or(bytes.len());
+    Ok(Some((Cow::Borrowed(&text[..end]), &text[end..])))
+}
+
+/// `[N]`, `[N:]`, then optionally `{fields}`, then `:`; returns the header and what follows
+/// the colon.
+fn header(text: &str) -> Result<(Header<'_>, &str), String> {
+    let inner = text.strip_prefix('[').ok_or("expected '['")?;
+    let close = inner.find(']').ok_or("unclosed '['")?;
+    let (len, keyed) = match inner[..close].strip_suffix(':') {
+        Some(len) => (len, true),
+        None => (&inner[..close], false),
+    };
+    if len.is_empty() || !len.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(format!("bad array length {len:?}"));
+    }
+    let len: usize = len
+        .parse()
+        .map_err(|_| format!("bad array length {len:?}"))?;
+    let mut rest = &inner[close + 1..];
+    let mut fields = None;
+    if rest.starts_with('{') {
+        let (list, after) = field_list(&rest[1..], 0)?;
+        fields = Some(list);
+        rest = after;
+    }
+    let rest = rest
+        .strip_prefix(':')
+        .ok_or("expected ':' after the header")?;
+    Ok((Header { len, keyed, fields }, rest))
+}
+
+/// Fields up to the closing `}` (already past the opening one), and what follows it.
+fn field_list(mut text: &str, depth: usize) -> Result<(Vec<Field<'_>>, &str), String> {
+    if depth > MAX_DEPTH {
+        return Err("field groups nested too deeply".into());
+    }
+    let mut fields = Vec::new();
+    loop {
+        let (name, rest) = key(text)?.ok_or("expected a field name")?;
+        let mut field = Field {
+            name,
+            children: None,
+        };
+        text = rest;
+        if let Some(rest) = text.strip_prefix('{') {
+            let (children, rest) = field_list(rest, depth + 1)?;
+            field.children = Some(children);
+            text = rest;
+        }
+        fields.push(field);
+        match text.as_bytes().first() {
+            Some(b',') => text = &text[1..],
+            Some(b'}') => return Ok((fields, &text[1..])),
+            _ => return Err("expected ',' or '}' in the field list".into()),
+        }
+    }
+}
+
+fn leaf_count(fields: &[Field<'_>]) -> usize {
+    fields
+        .iter()
+        .map(|field| field.children.as_deref().map_or(1, leaf_count))
+        .sum()
+}
+
+fn object_from_cells<'t>(
+    fields: &[Field<'t>],
+    cells: &mut impl Iterator<Item = &'t str>,
+) -> Result<Value<'t>, String> {
+    let mut members = Vec::with_capacity(fields.len());
+    for field in fields {
+        let value = match &field.children {
+            Some(children) => object_from_cells(children, cells)?,
+            None => primitive(cells.next().ok_or("a missing cell")?)?,
+        };
+        members.push((field.name.clone(), value));
+    }
+    Ok(Value::Object(members))
+}
+
+/// Splits a line at the delimiters outside quoted strings.
+fn cells(line: &str) -> Result<Vec<&str>, String> {
+    let bytes = line.as_bytes();
+    let mut cells = Vec::new();
+    let mut start = 0;
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'"' => i += closing_quote(&line[i..])? + 1,
+            DELIMITER => {
+                cells.push(&line[start..i]);
+                start = i + 1;
+                i += 1;
+            }
+            _ => i += 1,
+        }
+    }
+    cells.push(&line[start..]);
+    Ok(cells)
+}
+
+/// The byte index of the quote closing the string that `text` starts with.
+fn closing_quote(text: &str) -> Result<usize, String> {
+    let bytes = text.as_bytes();
+    let mut i = 1;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\\' => i += 2,
+            b'"' => return Ok(i),
+            _ => i += 1,
+        }
+    }
+    Err("an unterminated string".into())
+}
+
+fn unquote(quoted: &str) -> Result<Cow<'_, str>, String> {
+    let inner = &quoted[1..quoted.len() - 1];
+    if inner.contains('\\') {
+        unescape_string(inner).map(Cow::Owned)
+    } else {
+        Ok(Cow::Borrowed(inner))
+    }
+}
+
+/// One primitive token: a quoted string, `true`, `false`, `null`, a number (its text kept),
+/// or else an unquoted string.
+fn primitive(token: &str) -> Result<Value<'_>, String> {
+    if token.starts_with('"') {
+        let end = closing_quote(token)?;
+        if end != token.len() - 1 {
+            return Err(format!("text after a closing quote in {token:?}"));
+        }
+        return unquote(token).map(Value::String);
+    }
+    Ok(match token {
+        "true" => Value::Bool(true),
+        "false" => Value::Bool(false),
+        "null" => Value::Null,
+        _ if is_number(token) => Value::Number(Cow::Borrowed(token)),
+        _ => Value::String(Cow::Borrowed(token)),
+    })
+}
+
+/// TOON's decoder grammar for numbers, which is JSON's:
+/// `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`.
+fn is_number(token: &str) -> bool {
+    let bytes = token.as_bytes();
+    let mut i = usize::from(bytes.first() == Some(&b'-'));
+    let digits = |i: &mut usize| {
+        let from = *i;
+        while bytes.get(*i).is_some_and(u8::is_ascii_digit) {
+            *i += 1;
+        }
+        *i - from
+    };
+    let int = i;
+    match digits(&mut i) {
+        0 => return false,
+        n if n > 1 && bytes[int] == b'0' => return false,
+        _ => {}
+    }
+    if bytes.get(i) == Some(&b'.') {
+        i += 1;
+        if digits(&mut i) == 0 {
+            return false;
+        }
+    }
+    if matches!(bytes.get(i), Some(b'e' | b'E')) {
+        i += 1;
+        if matches!(bytes.get(i), Some(b'+' | b'-')) {
+            i += 1;
+        }
+        if digits(&mut i) == 0 {
+            return false;
+        }
+    }
+    i == bytes.len()
+}

@@ -1,0 +1,605 @@
+//! `toon`: JSON tool results as lossless TOON (Token-Oriented Object Notation), with the
+//! columns that hold one value in every row hoisted out of each table.
+//!
+//! TOON writes an array of objects with the same keys as a table: the keys once in a header,
+//! then one line of comma-separated cells per row. Its savings are the repeated keys; a column
+//! whose value is the same in every row (a `region`, an `active` flag, an all-null `notes`) is
+//! still written once per row. This codec writes those columns once, above the table:
+//!
+//! ```text
+//! rows:
+//!   _constants:
+//!     region: south
+//!     active: true
+//!   _rows[500]{store_id,revenue,c1}:
+//!     S0000,1000.0,0
+//!     S0001,1001.37,1
+//! ```
+//!
+//! Any TOON reader parses that, as `{"_constants": {…}, "_rows": […]}`; the codec's inverse
+//! puts each constant member back into every row (see [`Toon`] for the exact rule).
+//!
+//! Lossless at every level, so it acts from `minimal` up:
+//!
+//! - numbers are written as the input wrote them (`1000.0`, `1E5`, 30-digit integers), where
+//!   the reference encoder would write `1000`; they are numbers under TOON's grammar all the
+//!   same;
+//! - everything else follows the reference layout (TOON spec 4.4, two-space indent, comma
+//!   delimiter), strings and keys quoted by `toon-format`'s own rules.
+//!
+//! The host requires a plugin's output for a JSON payload to be JSON, so the TOON document goes
+//! out as one JSON string. Payloads that are not a non-empty object or array, text payloads,
+//! and payloads whose TOON would not be strictly smaller than the input pass through.
+#![forbid(unsafe_code)]
+
+mod decode;
+mod encode;
+mod hoist;
+mod json;
+
+use parrot_codec_api::{Codec, CodecError, Level, Outcome, Params, Payload};
+
+use crate::json::Value;
+
+/// The `toon` codec.
+///
+/// Params, checked when the host is built:
+///
+/// | key     | default | meaning                                                      |
+/// |---------|---------|--------------------------------------------------------------|
+/// | `hoist` | `true`  | move columns that hold one value in every row out of tables  |
+///
+/// With `hoist`, a table (an array the reference encoder writes as `key[N]{fields}:`) of two
+/// or more rows in which some columns hold one value in every row (equal as the contract
+/// counts it: numbers by their text) is written as the object
+/// `{"_constants": {<column>: <value>, …}, "_rows": [<the rows without those columns>]}`, when
+/// that is strictly shorter. Reading back, an object with exactly the members `_constants` (an
+/// object) then `_rows` (an array of objects) becomes the array of its rows, each row taking
+/// the constant members after its own. A payload that already holds an object of that shape is
+/// passed through, so reading back is never ambiguous.
+///
+/// # Examples
+///
+/// At `minimal`, `{"driver":"pg","rows":[…]}` with four rows of
+/// `{"id":i,"region":"south","active":true,"notes":null}` becomes a JSON string holding this
+/// TOON document:
+///
+/// ```text
+/// driver: pg
+/// rows:
+///   _constants:
+///     region: south
+///     active: true
+///     notes: null
+///   _rows[4]{id}:
+///     0
+///     1
+///     2
+///     3
+/// ```
+///
+/// With two such rows the plain table, `rows[2]{id,region,active,notes}:`, is shorter, and is
+/// written instead.
+#[derive(Debug)]
+pub struct Toon {
+    hoist: bool,
+}
+
+impl Codec for Toon {
+    const NAME: &'static str = "toon";
+    const EXPANDS: bool = true;
+
+    fn new(params: &mut Params) -> Result<Self, CodecError> {
+        Ok(Toon {
+            hoist: params.bool("hoist", true)?,
+        })
+    }
+
+    fn compress(&self, payload: Payload<'_>, level: Level) -> Result<Outcome, CodecError> {
+        if !payload.is_json() || level == Level::None {
+            return Ok(Outcome::Unchanged);
+        }
+        let input = payload.text();
+        let Some(value) = json::parse(input) else {
+            return Ok(Outcome::Unchanged);
+        };
+        let container = match &value {
+            Value::Array(items) => !items.is_empty(),
+            Value::Object(members) => !members.is_empty(),
+            _ => false,
+        };
+        if !container || (self.hoist && hoist::contains_hoisted(&value)) {
+            return Ok(Outcome::Unchanged);
+        }
+        let toon = encode::encode(&value, self.hoist);
+        let mut out = String::with_capacity(toon.len() + toon.len() / 8 + 2);
+        json::write_string(&toon, &mut out);
+        Ok(if out.len() < input.len() {
+            Outcome::lossless(out)
+        } else {
+            Outcome::Unchanged
+        })
+    }
+
+    fn expand(&self, payload: &str) -> Result<String, CodecError> {
+        let toon = json::parse_string(payload).ok_or_else(|| {
+            CodecError::invalid_input("expected a JSON string holding a TOON document")
+        })?;
+        let value =
+            decode::decode(&toon).map_err(|err| CodecError::invalid_input(err.to_string()))?;
+        let value = if self.hoist {
+            hoist::unhoist(value)
+        } else {
+            value
+        };
+        let mut out = String::with_capacity(toon.len() * 2);
+        json::write(&value, &mut out);
+        Ok(out)
+    }
+}
+
+parrot_codec_api::export_codecs!(Toon);
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+    use parrot_codec_api::build;
+
+    fn codec(hoist: bool) -> Toon {
+        build::<Toon>(Params::from_json(&format!(r#"{{"hoist": {hoist}}}"#)).unwrap()).unwrap()
+    }
+
+    fn corpus(name: &str) -> String {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../corpus")
+            .join(name);
+        std::fs::read_to_string(path).unwrap()
+    }
+
+    const CORPUS_JSON: [&str; 7] = [
+        "github-get-repository.json",
+        "github-labels.json",
+        "github-paginate-issues.json",
+        "github-project-cards.json",
+        "github-repos.json",
+        "github-search-issues.json",
+        "query-500x12.json",
+    ];
+
+    /// The TOON written for `input` (no JSON-string wrapper), whether or not it is smaller.
+    fn toon(input: &str, hoist: bool) -> String {
+        encode::encode(&json::parse(input).expect(input), hoist)
+    }
+
+    /// Decodes `toon` with this crate's reader and puts hoisted tables back: compact JSON.
+    fn read_back(toon: &str, hoist: bool) -> String {
+        let value = decode::decode(toon).unwrap_or_else(|err| panic!("{err} in\n{toon}"));
+        let value = if hoist { hoist::unhoist(value) } else { value };
+        let mut out = String::new();
+        json::write(&value, &mut out);
+        out
+    }
+
+    fn same(a: &str, b: &str) -> bool {
+        json::parse(a).unwrap().same(&json::parse(b).unwrap())
+    }
+
+    /// Every form of the reference layout, with canonical numbers.
+    const FORMS: &[&str] = &[
+        r#"{"name":"Alice","age":30,"ok":true,"none":null}"#,
+        r#"{"user":{"name":"Alice","tags":["a","b"]},"empty":{},"list":[]}"#,
+        r#"[1,"two",true,null,-3.5]"#,
+        r#"[[1,2],[],["a","b,c"]]"#,
+        r#"{"users":[{"id":1,"name":"Alice"},{"id":2,"name":"Bob"}]}"#,
+        r#"{"orders":[{"id":1,"customer":{"name":"Ada","country":"DK"},"total":99},{"id":2,"customer":{"name":"Bob","country":"UK"},"total":149}]}"#,
+        r#"{"servers":{"alpha":{"host":"a.example.com","port":8080},"beta":{"host":"b.example.com","port":9090}}}"#,
+        r#"{"alice":{"age":30,"city":"Berlin"},"bob":{"age":25,"city":"Oslo"}}"#,
+        r#"{"items":[1,[2,3],{"a":1},{},[{"x":1}],"s"]}"#,
+        r#"[{"t":[{"a":1},{"a":2}],"n":1},{"k":{"p":{"x":1},"q":{"x":2}},"m":2},{"e":[],"f":1},{"g":[1,2]},{"h":[[1],{"z":0}]},{"o":{"deep":{"er":1}},"r":[]},{"p":"v"}]"#,
+        r##"{"quoted":["", " pad", "true", "42", "-x", "#c", "a:b", "q\"uote", "back\\slash", "line\nbreak", "tab\tx", "[b]", "{c}", "05", "1e3", "café"]}"##,
+        r#"{"weird key":1,"123":2,"café":3,"a.b_c":4,"":5,"-k":6}"#,
+        r#"[{"a b":1,"c":"x,y"},{"a b":2,"c":"z"}]"#,
+        r#"{"nested":[[{"a":1}],[[1,2],[3]]]}"#,
+        "[{},{}]",
+        r#"[{"a":[]},{"a":[]}]"#,
+        r#"{"a":{"b":{"c":{"d":[{"e":1,"f":{"g":2}},{"e":3,"f":{"g":4}}]}}}}"#,
+    ];
+
+    #[test]
+    fn without_hoisting_the_output_is_the_reference_encoders() {
+        let corpus: Vec<String> = CORPUS_JSON
+            .iter()
+            .filter(|name| **name != "query-500x12.json")
+            .map(|name| corpus(name))
+            .collect();
+        for input in FORMS
+            .iter()
+            .copied()
+            .chain(corpus.iter().map(String::as_str))
+        {
+            let value: serde_json::Value = serde_json::from_str(input).unwrap();
+            let reference = toon_format::encode_default(&value).unwrap();
+            assert_eq!(toon(input, false), reference, "for {input}");
+        }
+    }
+
+    #[test]
+    fn every_form_reads_back_exactly_and_as_the_reference_decoder_reads_it() {
+        for hoist in [false, true] {
+            for input in FORMS {
+                let written = toon(input, hoist);
+                assert!(
+                    same(&read_back(&written, hoist), input),
+                    "{input} → {written}"
+                );
+                // Before hoisted tables are put back, this reader and the reference agree.
+                let ours: serde_json::Value =
+                    serde_json::from_str(&read_back(&written, false)).unwrap();
+                let reference: serde_json::Value = toon_format::decode_strict(&written)
+                    .unwrap_or_else(|err| panic!("{err} in\n{written}"));
+                assert_eq!(ours, reference, "for {input}");
+            }
+        }
+    }
+
+    #[test]
+    fn numbers_keep_their_text() {
+        let cases = [
+            (r#"{"a":1000.0}"#, "a: 1000.0"),
+            (r#"{"a":[1E5,-0,0.50,1e-7]}"#, "a[4]: 1E5,-0,0.50,1e-7"),
+            (
+                r#"{"big":123456789012345678901234567890}"#,
+                "big: 123456789012345678901234567890",
+            ),
+            (r#"{"s":"1000.0"}"#, r#"s: "1000.0""#),
+        ];
+        for (input, expected) in cases {
+            let written = toon(input, true);
+            assert_eq!(written, expected);
+            assert_eq!(read_back(&written, true), input);
+        }
+    }
+
+    /// `n` rows of `{"id": i, <constant members>}`.
+    fn rows(n: usize, constants: &str) -> String {
+        let rows: Vec<String> = (0..n)
+            .map(|i| format!(r#"{{"id":{i},{constants}}}"#))
+            .collect();
+        format!("[{}]", rows.join(","))
+    }
+
+    #[test]
+    fn constant_columns_are_hoisted_where_shorter() {
+        let region = r#""region":"south","active":true,"notes":null"#;
+        let cases: Vec<(String, String)> = vec![
+            // Root table.
+            (
+                rows(4, region),
+                "_constants:\n  region: south\n  active: true\n  notes: null\n_rows[4]{id}:\n  0\n  1\n  2\n  3".into(),
+            ),
+            // A member's table.
+            (
+                format!(r#"{{"driver":"pg","rows":{}}}"#, rows(4, region)),
+                "driver: pg\nrows:\n  _constants:\n    region: south\n    active: true\n    notes: null\n  _rows[4]{id}:\n    0\n    1\n    2\n    3".into(),
+            ),
+            // A list item's first member.
+            (
+                format!(r#"[{{"t":{}}},1]"#, rows(8, region)),
+                "[2]:\n  - t:\n      _constants:\n        region: south\n        active: true\n        notes: null\n      _rows[8]{id}:\n        0\n        1\n        2\n        3\n        4\n        5\n        6\n        7\n  - 1".into(),
+            ),
+            // Every column constant: the rows are empty objects.
+            (
+                format!("[{}]", [r#"{"region":"south","active":true}"#; 4].join(",")),
+                "_constants:\n  region: south\n  active: true\n_rows[4]:\n  -\n  -\n  -\n  -".into(),
+            ),
+            // A constant group column is hoisted whole.
+            (
+                rows(6, r#""user":{"name":"ada","org":"acme"}"#),
+                "_constants:\n  user:\n    name: ada\n    org: acme\n_rows[6]{id}:\n  0\n  1\n  2\n  3\n  4\n  5".into(),
+            ),
+            // Too short to pay: the plain table.
+            (rows(2, r#""k":"v""#), "[2]{id,k}:\n  0,v\n  1,v".into()),
+            // `1000` and `1000.0` are different values: nothing is constant.
+            (
+                r#"[{"a":1000,"b":1},{"a":1000.0,"b":2},{"a":1000,"b":3}]"#.into(),
+                "[3]{a,b}:\n  1000,1\n  1000.0,2\n  1000,3".into(),
+            ),
+        ];
+        for (input, expected) in cases {
+            let written = toon(&input, true);
+            assert_eq!(written, expected, "for {input}");
+            assert!(same(&read_back(&written, true), &input), "for {input}");
+            // Off, the same table is written plain.
+            assert!(!toon(&input, false).contains("_constants"));
+        }
+    }
+
+    #[test]
+    fn hoisted_rows_take_the_constants_after_their_own_members() {
+        let input = rows(4, r#""k":"v","n":null"#);
+        let written = toon(&input, true);
+        assert_eq!(
+            read_back(&written, true),
+            r#"[{"id":0,"k":"v","n":null},{"id":1,"k":"v","n":null},{"id":2,"k":"v","n":null},{"id":3,"k":"v","n":null}]"#
+        );
+        // Member order is not kept (the contract does not count it): constants come last.
+        let reordered: Vec<String> = (0..4)
+            .map(|i| format!(r#"{{"kind":"constant value","id":{i}}}"#))
+            .collect();
+        let reordered = format!("[{}]", reordered.join(","));
+        let written = toon(&reordered, true);
+        assert!(written.starts_with("_constants:"), "{written}");
+        assert_eq!(
+            read_back(&written, true),
+            r#"[{"id":0,"kind":"constant value"},{"id":1,"kind":"constant value"},{"id":2,"kind":"constant value"},{"id":3,"kind":"constant value"}]"#
+        );
+        assert!(same(&read_back(&written, true), &reordered));
+    }
+
+    #[test]
+    fn compress_wraps_the_document_in_a_json_string_and_expands_back() {
+        for (hoist, name) in [true, false]
+            .into_iter()
+            .flat_map(|hoist| CORPUS_JSON.map(|name| (hoist, name)))
+        {
+            let codec = codec(hoist);
+            let input = corpus(name);
+            let out = codec
+                .compress(Payload::json(&input), Level::Minimal)
+                .unwrap();
+            let Outcome::Changed { payload, lossy } = out else {
+                // Left alone only when its TOON, as a JSON string, is not smaller.
+                let document = toon(&input, hoist);
+                let mut wrapped = String::new();
+                json::write_string(&document, &mut wrapped);
+                assert!(wrapped.len() >= input.len(), "{name} was left unchanged");
+                assert!(same(&read_back(&document, hoist), &input), "{name}");
+                continue;
+            };
+            assert!(!lossy);
+            assert!(payload.len() < input.len());
+            let document = json::parse_string(&payload).unwrap();
+            assert_eq!(document, toon(&input, hoist).as_str());
+            assert!(same(&codec.expand(&payload).unwrap(), &input), "{name}");
+        }
+    }
+
+    #[test]
+    fn query_result_hoists_its_four_constant_columns() {
+        let input = corpus("query-500x12.json");
+        let written = toon(&input, true);
+        assert!(
+            written.contains(
+                "rows:\n  _constants:\n    region: south\n    active: true\n    notes: null\n    c0: 0\n  _rows[500]{store_id,revenue,c1,c2,c3,c4,c5,c6}:\n    S0000,1000.0,0,0,0,0,0,0\n"
+            ),
+            "{}",
+            &written[..400]
+        );
+    }
+
+    #[test]
+    fn payloads_it_does_not_take_pass_through() {
+        let deep = format!("{}1{}", r#"{"a":"#.repeat(40), "}".repeat(40));
+        let semi: Vec<String> = (0..30)
+            .map(|i| match i % 3 {
+                0 => format!(r#"{{"id":{i},"a":1}}"#),
+                1 => format!(r#"{{"id":{i},"b":[1]}}"#),
+                _ => format!(r#"{{"id":{i},"c":{{"d":null}}}}"#),
+            })
+            .collect();
+        let semi = format!("[{}]", semi.join(","));
+        let shaped_rows: Vec<String> = (0..10)
+            .map(|i| format!(r#"{{"x":{i},"y":{i},"z":{i}}}"#))
+            .collect();
+        let shaped = format!(
+            r#"{{"a":{{"_constants":{{"k":1}},"_rows":[{}]}}}}"#,
+            shaped_rows.join(",")
+        );
+        let cases = [
+            Payload::text_only("a: 1"),
+            Payload::json("42"),
+            Payload::json(r#""text""#),
+            Payload::json("[]"),
+            Payload::json("{}"),
+            Payload::json(&deep),
+            Payload::json(&semi),
+            // Already as short as TOON makes it.
+            Payload::json("[1,2]"),
+            // Holds the hoisted shape: reading back could not tell it from a hoisted table.
+            Payload::json(&shaped),
+        ];
+        for payload in cases {
+            for level in [Level::Minimal, Level::Normal, Level::Aggressive] {
+                let out = codec(true).compress(payload, level).unwrap();
+                assert_eq!(out, Outcome::Unchanged, "for {payload:?} at {level:?}");
+            }
+        }
+        // Without hoisting, the hoisted shape is ordinary data.
+        let codec = codec(false);
+        let out = codec
+            .compress(Payload::json(&shaped), Level::Minimal)
+            .unwrap();
+        let payload = out.payload().expect("encoded");
+        assert!(same(&codec.expand(payload).unwrap(), &shaped));
+    }
+
+    #[test]
+    fn expand_refuses_what_it_did_not_write() {
+        let cases = [
+            ("a: 1", "expected a JSON string holding a TOON document"),
+            (
+                r#""a:\n   b: 1""#,
+                "TOON line 2: a blank line, or an indent",
+            ),
+            (
+                r#""a[3]: 1,2""#,
+                "TOON line 1: the header announces 3 values, the line has 2",
+            ),
+            (r#""[2]{a,b}:\n  1,2""#, "TOON line 3: missing a table row"),
+            (
+                r#""[1]{a,b}:\n  1""#,
+                "TOON line 2: expected 2 cells, the row has 1",
+            ),
+            (r#""a: \"x""#, "TOON line 1: an unterminated string"),
+            (r#""a: 1\n  b: 2""#, "TOON line 2: unexpected indent"),
+            (r#""a\n""#, "TOON line 2: a blank line"),
+            (r#""a b: 1""#, "TOON line 1: expected ':' after the key"),
+        ];
+        for (payload, expected) in cases {
+            let err = codec(true).expand(payload).unwrap_err();
+            assert!(err.to_string().contains(expected), "for {payload}: {err}");
+        }
+    }
+
+    #[test]
+    fn params_are_checked() {
+        let err = build::<Toon>(Params::from_json(r#"{"hoist": "yes"}"#).unwrap()).unwrap_err();
+        assert!(err.to_string().contains("param \"hoist\""), "{err}");
+        let err = build::<Toon>(Params::from_json(r#"{"hoisting": true}"#).unwrap()).unwrap_err();
+        assert!(err.to_string().contains("unknown key"), "{err}");
+    }
+
+    /// A small deterministic generator of JSON texts rich in what TOON treats specially:
+    /// tables (with constant columns), nested groups, keyed objects, lists, awkward strings and
+    /// every form of number.
+    struct Generator(u64);
+
+    impl Generator {
+        fn next(&mut self, below: u64) -> u64 {
+            self.0 = self
+                .0
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (self.0 >> 33) % below
+        }
+
+        fn scalar(&mut self) -> String {
+            const STRINGS: [&str; 14] = [
+                r#""a""#,
+                r#""""#,
+                r#"" x""#,
+                r#""true""#,
+                r#""12""#,
+                r#""-d""#,
+                r#""a:b""#,
+                r#""q\"t""#,
+                r#""l\nb""#,
+                r#""c,d""#,
+                r#""[x]""#,
+                r#""é😀""#,
+                r##""#h""##,
+                r#""1e5""#,
+            ];
+            const NUMBERS: [&str; 8] = [
+                "0",
+                "-0",
+                "1.0",
+                "1E5",
+                "-2.50e-3",
+                "7",
+                "123456789012345678901234",
+                "0.1",
+            ];
+            match self.next(5) {
+                0 => "null".into(),
+                1 => ["true", "false"][self.next(2) as usize].into(),
+                2 => NUMBERS[self.next(8) as usize].into(),
+                _ => STRINGS[self.next(14) as usize].into(),
+            }
+        }
+
+        fn key(&mut self) -> String {
+            const KEYS: [&str; 8] = ["id", "name", "a.b", "_rows", "x y", "", "café", "k-1"];
+            format!("{:?}", KEYS[self.next(8) as usize])
+        }
+
+        fn value(&mut self, depth: u32) -> String {
+            if depth == 0 {
+                return self.scalar();
+            }
+            match self.next(6) {
+                0 => self.scalar(),
+                1 => self.table(depth),
+                2 | 3 => {
+                    let n = self.next(4);
+                    let items: Vec<String> = (0..n).map(|_| self.value(depth - 1)).collect();
+                    format!("[{}]", items.join(","))
+                }
+                _ => {
+                    let n = self.next(4);
+                    let mut keys: Vec<String> = (0..n).map(|_| self.key()).collect();
+                    keys.sort();
+                    keys.dedup();
+                    let members: Vec<String> = keys
+                        .into_iter()
+                        .map(|key| format!("{key}:{}", self.value(depth - 1)))
+                        .collect();
+                    format!("{{{}}}", members.join(","))
+                }
+            }
+        }
+
+        /// Rows with the same keys; some columns constant, some nested objects.
+        fn table(&mut self, depth: u32) -> String {
+            let rows = 1 + self.next(8);
+            let columns = 1 + self.next(4);
+            let constant: Vec<Option<String>> = (0..columns)
+                .map(|_| (self.next(2) == 0).then(|| self.value(depth.saturating_sub(2))))
+                .collect();
+            let rows: Vec<String> = (0..rows)
+                .map(|_| {
+                    let cells: Vec<String> = constant
+                        .iter()
+                        .enumerate()
+                        .map(|(c, value)| {
+                            let value = value.clone().unwrap_or_else(|| self.scalar());
+                            format!(r#""c{c}":{value}"#)
+                        })
+                        .collect();
+                    format!("{{{}}}", cells.join(","))
+                })
+                .collect();
+            format!("[{}]", rows.join(","))
+        }
+    }
+
+    #[test]
+    fn generated_payloads_expand_back_exactly_and_parse_under_the_reference_decoder() {
+        let mut generator = Generator(8);
+        let (mut encoded, mut hoisted) = (0, 0);
+        for _ in 0..3000 {
+            let input = generator.value(4);
+            for hoist in [true, false] {
+                let codec = codec(hoist);
+                if let Some(value) = json::parse(&input)
+                    && matches!(value, Value::Array(_) | Value::Object(_))
+                {
+                    let written = encode::encode(&value, hoist);
+                    if !written.is_empty() {
+                        toon_format::decode_strict::<serde_json::Value>(&written)
+                            .unwrap_or_else(|err| panic!("{err}: {input}\n{written}"));
+                    }
+                }
+                match codec
+                    .compress(Payload::json(&input), Level::Minimal)
+                    .unwrap()
+                {
+                    Outcome::Unchanged => {}
+                    Outcome::Changed { payload, lossy } => {
+                        assert!(!lossy);
+                        let expanded = codec.expand(&payload).unwrap();
+                        assert!(same(&expanded, &input), "{input}\n{expanded}");
+                        encoded += 1;
+                        hoisted += usize::from(payload.contains("_constants:"));
+                    }
+                }
+            }
+        }
+        assert!(
+            encoded > 500 && hoisted > 50,
+            "{encoded} payloads encoded, {hoisted} with hoisted tables"
+        );
+    }
+}

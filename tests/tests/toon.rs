@@ -1,0 +1,498 @@
+//! The `toon` package (`plugins/toon`), loaded from its real cdylib through the host: lossless
+//! TOON of every corpus file, the hoisted constant columns read back by the reference TOON
+//! decoder, token counts against the reference TOON encoder, the no-gain rule on payloads TOON
+//! handles badly, and the package beside `tool_result_prune` in one `replay`.
+
+mod support;
+
+use std::path::Path;
+use std::process::Command;
+use std::sync::Arc;
+
+use parrot_compress::{
+    Call, Host, Input, Level, MatchKind, MemoryTeeStore, Outcome, Payload, Processed, Skip,
+    TokenCounter, Tokenizer,
+};
+use serde_json::Value;
+use support::{package, plugin_manifest, shipped_package};
+
+const TOON: &str = "parrot_plugin_toon";
+const PRUNE: &str = "parrot_plugin_tool_result_prune";
+
+/// A host whose only package declares the tool `t` → `toon` at `level` with `params` (TOML
+/// lines), with a memory tee store.
+fn host_with(
+    level: &str,
+    params: &str,
+) -> Result<(tempfile::TempDir, Host), parrot_compress::BuildError> {
+    let dir = tempfile::tempdir().unwrap();
+    let entry = format!(
+        "[compressor.\"t\"]\ncodec = \"toon\"\nlevel = \"{level}\"\n[compressor.\"t\".params]\n{params}\n"
+    );
+    let plugins = dir.path().join("plugins");
+    package(&plugins, "toon", Some(TOON), &plugin_manifest(TOON, &entry));
+    let host = Host::builder()
+        .project(dir.path())
+        .plugin_path(None)
+        .plugin_dir(&plugins)
+        .tee_store(Arc::new(MemoryTeeStore::default()))
+        .build()?;
+    Ok((dir, host))
+}
+
+fn host() -> (tempfile::TempDir, Host) {
+    host_with("minimal", "").expect("host builds")
+}
+
+fn corpus(name: &str) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../corpus")
+        .join(name);
+    std::fs::read_to_string(path).unwrap_or_else(|err| panic!("corpus/{name}: {err}"))
+}
+
+/// Every JSON file of the corpus.
+fn corpus_json() -> Vec<String> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus");
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.ends_with(".json"))
+        .collect();
+    names.sort();
+    assert!(names.len() >= 7, "{names:?}");
+    names
+}
+
+fn compact(json: &str) -> String {
+    serde_json::to_string(&serde_json::from_str::<Value>(json).unwrap()).unwrap()
+}
+
+fn tokens(text: &str) -> usize {
+    Tokenizer::O200k.count(text)
+}
+
+/// The reference encoder's TOON for `json` (toon-format, default options).
+fn reference_toon(json: &str) -> String {
+    toon_format::encode_default(&serde_json::from_str::<Value>(json).unwrap()).unwrap()
+}
+
+/// The TOON document a `toon` payload carries (the payload is a JSON string).
+fn document(payload: &str) -> String {
+    serde_json::from_str(payload).expect("the payload is a JSON string")
+}
+
+/// Equality as the contract counts it (SPEC §2.1): numbers by their exact text, member order
+/// ignored (serde_json with `arbitrary_precision` and `preserve_order`).
+fn exactly_equal(a: &str, b: &str) -> bool {
+    serde_json::from_str::<Value>(a).unwrap() == serde_json::from_str::<Value>(b).unwrap()
+}
+
+/// Runs `input` through the host's tool `t` and checks the outcome: lossless TOON that the
+/// plugin's own inverse, loaded through the host, expands back to exactly `input`.
+fn toon_of(host: &Host, input: &str) -> Processed<'static> {
+    let out = host
+        .process(Call::new("t", Input::Text(input)))
+        .into_owned();
+    assert!(out.meta.compressed, "{:?}", out.meta);
+    assert_eq!(out.meta.codec.as_deref(), Some("toon"));
+    // Verified lossless by the host (it expands plugin outcomes): nothing was stored.
+    assert!(
+        !out.meta.teed && out.meta.tee_key.is_none(),
+        "{:?}",
+        out.meta
+    );
+    let payload = out.text().unwrap();
+    let entry = host.resolve("t").entry.unwrap();
+    let expanded = entry.codec().expand(payload).expect("the payload expands");
+    assert!(exactly_equal(&expanded, input), "expanded:\n{expanded}");
+    out
+}
+
+/// Puts hoisted tables back into what the reference decoder read: an object with exactly the
+/// members `_constants` (an object) then `_rows` (an array of objects) becomes its rows, each
+/// taking the constant members.
+fn unhoist(value: Value) -> Value {
+    match value {
+        Value::Array(items) => Value::Array(items.into_iter().map(unhoist).collect()),
+        Value::Object(map) => {
+            let keys: Vec<&str> = map.keys().map(String::as_str).collect();
+            if keys == ["_constants", "_rows"]
+                && map["_constants"].is_object()
+                && map["_rows"]
+                    .as_array()
+                    .is_some_and(|rows| rows.iter().all(Value::is_object))
+            {
+                let constants = map["_constants"].as_object().unwrap().clone();
+                let rows = map["_rows"].as_array().unwrap().clone();
+                return Value::Array(
+                    rows.into_iter()
+                        .map(|mut row| {
+                            row.as_object_mut().unwrap().extend(constants.clone());
+                            row
+                        })
+                        .collect(),
+                );
+            }
+            Value::Object(map.into_iter().map(|(k, v)| (k, unhoist(v))).collect())
+        }
+        other => other,
+    }
+}
+
+/// Equality with numbers compared by value, as a TOON reader reads them (`1000.0` reads as
+/// `1000`).
+fn equal_by_number_value(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(a), Value::Number(b)) => a.as_f64() == b.as_f64(),
+        (Value::Array(a), Value::Array(b)) => {
+            a.len() == b.len() && a.iter().zip(b).all(|(a, b)| equal_by_number_value(a, b))
+        }
+        (Value::Object(a), Value::Object(b)) => {
+            a.len() == b.len()
+                && a.iter()
+                    .all(|(k, v)| b.get(k).is_some_and(|w| equal_by_number_value(v, w)))
+        }
+        _ => a == b,
+    }
+}
+
+#[test]
+fn every_corpus_json_file_round_trips_exactly_or_passes_through() {
+    let (_dir, host) = host();
+    let mut encoded = Vec::new();
+    for name in corpus_json() {
+        for input in [corpus(&name), compact(&corpus(&name))] {
+            let out = host.process(Call::new("t", Input::Text(&input)));
+            if !out.meta.compressed {
+                // Only where TOON (as a JSON string) is not smaller: nested API responses.
+                assert_eq!(out.meta.skipped, Some(Skip::NoGain), "{name}");
+                assert_eq!(out.text(), Some(input.as_str()), "{name}");
+                continue;
+            }
+            let out = toon_of(&host, &input);
+            // The reference decoder reads the document, and with hoisted tables put back it is
+            // the input, numbers compared by value.
+            let read: Value = toon_format::decode_strict(&document(out.text().unwrap()))
+                .unwrap_or_else(|err| panic!("{name}: {err}"));
+            let input_value: Value = serde_json::from_str(&input).unwrap();
+            assert!(
+                equal_by_number_value(&unhoist(read), &input_value),
+                "{name}"
+            );
+            encoded.push(name.clone());
+        }
+    }
+    encoded.dedup();
+    for name in [
+        "github-labels.json",
+        "github-repos.json",
+        "query-500x12.json",
+    ] {
+        assert!(
+            encoded.iter().any(|e| e == name),
+            "{name} not encoded: {encoded:?}"
+        );
+    }
+}
+
+#[test]
+fn github_repos_at_minimal_is_the_reference_toon_document_and_reads_back_exactly() {
+    let (_dir, host) = host();
+    let input = corpus("github-repos.json");
+    let out = toon_of(&host, &input);
+    let payload = out.text().unwrap();
+    let reference = reference_toon(&input);
+    // No column is constant here: the document is the reference encoder's, byte for byte.
+    assert_eq!(document(payload), reference);
+    assert!(tokens(&document(payload)) <= tokens(&reference));
+    // The reference decoder reads back exactly the input (its numbers are canonical).
+    let read: Value = toon_format::decode_strict(&document(payload)).unwrap();
+    assert_eq!(read, serde_json::from_str::<Value>(&input).unwrap());
+    // The payload is that document as one JSON string (the host takes only JSON output for a
+    // JSON payload): the escaping is all it adds, under 1% here (the `\"` of its 346 quoted
+    // strings), and it stays well under compact JSON.
+    assert_eq!(payload, serde_json::to_string(&reference).unwrap());
+    assert!(tokens(payload) * 100 < tokens(&reference) * 101);
+    assert!(tokens(payload) * 100 < tokens(&compact(&input)) * 80);
+}
+
+#[test]
+fn query_result_at_minimal_is_at_least_15_percent_under_reference_toon() {
+    let (_dir, host) = host();
+    let input = corpus("query-500x12.json");
+    let out = toon_of(&host, &input);
+    let payload = out.text().unwrap();
+    let reference = reference_toon(&input);
+    assert_eq!(tokens(&reference), 14_041);
+    let ours = tokens(payload);
+    assert!(
+        ours * 100 <= tokens(&reference) * 85,
+        "{ours} tokens against the reference's {}",
+        tokens(&reference)
+    );
+    // Its four constant columns are hoisted; `1000.0` keeps its text (the reference: `1000`).
+    let document = document(payload);
+    assert!(document.contains(
+        "rows:\n  _constants:\n    region: south\n    active: true\n    notes: null\n    c0: 0\n  \
+         _rows[500]{store_id,revenue,c1,c2,c3,c4,c5,c6}:\n    S0000,1000.0,0,0,0,0,0,0\n"
+    ));
+    assert!(reference.contains("\n  S0000,1000,south,true,null,0,0,0,0,0,0,0\n"));
+}
+
+#[test]
+fn hoisted_constants_read_back_under_the_reference_decoder() {
+    let (_dir, host) = host();
+    let rows: Vec<String> = (0..40)
+        .map(|i| {
+            format!(
+                r#"{{"id":{i},"name":"item {i}","status":"active","owner":{{"login":"ada","type":"User"}},"score":{}.5,"deleted":null}}"#,
+                i * 3
+            )
+        })
+        .collect();
+    let input = format!(r#"{{"page":1,"items":[{}],"total":40}}"#, rows.join(","));
+    let out = toon_of(&host, &input);
+    let document = document(out.text().unwrap());
+    assert!(
+        document.starts_with(
+            "page: 1\nitems:\n  _constants:\n    status: active\n    owner:\n      login: ada\n      \
+             type: User\n    deleted: null\n  _rows[40]{id,name,score}:\n    0,item 0,0.5\n"
+        ),
+        "{document}"
+    );
+    let read: Value = toon_format::decode_strict(&document).unwrap();
+    // What the reader sees: an object holding the constants and the rows.
+    assert_eq!(read["items"]["_constants"]["owner"]["login"], "ada");
+    assert_eq!(read["items"]["_rows"].as_array().unwrap().len(), 40);
+    assert_eq!(
+        unhoist(read),
+        serde_json::from_str::<Value>(&input).unwrap()
+    );
+}
+
+#[test]
+fn numbers_keep_their_text_where_reference_toon_rewrites_them() {
+    let (_dir, host) = host();
+    let rows: Vec<String> = (0..10)
+        .map(|i| {
+            format!(
+                r#"{{"n":{i},"price":1000.0,"big":123456789012345678901234567890,"e":1E5,"z":-0}}"#
+            )
+        })
+        .collect();
+    let input = format!("[{}]", rows.join(","));
+    let out = toon_of(&host, &input);
+    let document = document(out.text().unwrap());
+    assert!(
+        document.starts_with("_constants:\n  price: 1000.0\n  big: 123456789012345678901234567890\n  e: 1E5\n  z: -0\n"),
+        "{document}"
+    );
+    // The reference encoder would write `1000`, `1.2345678901234568e29`-like rewrites and `0`.
+    let reference = reference_toon(&input);
+    assert!(reference.contains(",1000,"), "{reference}");
+    assert!(!reference.contains("1000.0"));
+}
+
+#[test]
+fn payloads_toon_handles_badly_keep_their_compact_json() {
+    let (_dir, host) = host();
+    // Deep nesting: every level costs TOON an indented line.
+    let opening: String = (0..30).map(|i| format!(r#"{{"level{i}":"#)).collect();
+    let deep = format!("{opening}[1,2]{}", "}".repeat(30));
+    // Semi-uniform rows: not one table, so every row is a list item with a line per member.
+    let semi: Vec<String> = (0..40)
+        .map(|i| match i % 4 {
+            0 => format!(r#"{{"id":{i},"a":1}}"#),
+            1 => format!(r#"{{"id":{i},"b":{{"c":[1,{{"d":2}}]}}}}"#),
+            2 => format!(r#"{{"id":{i},"tags":[["x"],{{"y":1}}]}}"#),
+            _ => format!(r#"{{"id":{i},"a":1,"e":null}}"#),
+        })
+        .collect();
+    let semi = format!("[{}]", semi.join(","));
+    for input in [deep, semi] {
+        let out = host.process(Call::new("t", Input::Text(&input)));
+        assert_eq!(out.text(), Some(input.as_str()), "byte-identical");
+        assert!(!out.meta.compressed);
+        assert_eq!(out.meta.skipped, Some(Skip::NoGain));
+        // The codec itself declines: its TOON would not be smaller.
+        let outcome = host
+            .compress("t", Payload::json(&input), Level::Minimal)
+            .unwrap();
+        assert_eq!(outcome, Outcome::Unchanged);
+    }
+}
+
+#[test]
+fn every_level_gives_the_same_lossless_output() {
+    let input = compact(&corpus("github-labels.json"));
+    let mut payloads = Vec::new();
+    for level in ["minimal", "normal", "aggressive"] {
+        let (_dir, host) = host_with(level, "").unwrap();
+        let out = host.process(Call::new("t", Input::Text(&input)));
+        assert!(
+            out.meta.compressed && !out.meta.teed,
+            "{level}: {:?}",
+            out.meta
+        );
+        payloads.push(out.text().unwrap().to_owned());
+    }
+    assert!(payloads.windows(2).all(|w| w[0] == w[1]));
+}
+
+#[test]
+fn hoist_false_writes_the_reference_layout() {
+    let (_dir, host) = host_with("minimal", "hoist = false").unwrap();
+    let input = corpus("query-500x12.json");
+    let out = toon_of(&host, &input);
+    let document = document(out.text().unwrap());
+    // The reference's layout; only numbers such as `1000.0` keep their text (the reference
+    // writes `1000`).
+    assert!(document.contains("\n  S0000,1000.0,south,true,null,0,0,0,0,0,0,0\n"));
+    assert!(document.replace(".0,", ",") == reference_toon(&input));
+}
+
+#[test]
+fn bad_params_fail_at_host_construction() {
+    let cases = [
+        ("hoist = \"yes\"", "param \"hoist\""),
+        (
+            "hoisting = true",
+            "param \"hoisting\": unknown key (known: hoist)",
+        ),
+    ];
+    for (params, expected) in cases {
+        let Err(err) = host_with("minimal", params) else {
+            panic!("the host accepted {params}");
+        };
+        let lines: Vec<String> = err.errors.iter().map(ToString::to_string).collect();
+        assert_eq!(lines.len(), 1, "{lines:?}");
+        assert!(
+            lines[0].contains("entry \"t\": codec \"toon\""),
+            "{}",
+            lines[0]
+        );
+        assert!(lines[0].contains(expected), "for {params}: {}", lines[0]);
+    }
+}
+
+#[test]
+fn shipped_manifest_declares_the_codec_and_activates_no_entry() {
+    let dir = tempfile::tempdir().unwrap();
+    let plugins = dir.path().join("plugins");
+    shipped_package(&plugins, "toon", TOON);
+    let host = Host::builder()
+        .project(dir.path())
+        .plugin_path(None)
+        .plugin_dir(&plugins)
+        .build()
+        .expect("the shipped package loads");
+    assert!(host.registry().get("toon").is_some());
+    let from_package: Vec<&str> = host
+        .entries()
+        .iter()
+        .filter(|entry| entry.codec_name == "toon")
+        .map(|entry| entry.key.as_str())
+        .collect();
+    assert!(from_package.is_empty(), "{from_package:?}");
+    for tool in ["github_list_repos", "sql_select_users", "anything"] {
+        let resolution = host.resolve(tool);
+        assert_eq!(resolution.kind, MatchKind::Wildcard, "{tool}");
+        assert_eq!(resolution.entry.unwrap().codec_name, "json_compact");
+    }
+}
+
+#[test]
+fn toon_and_tool_result_prune_are_listed_and_used_in_one_replay() {
+    let dir = tempfile::tempdir().unwrap();
+    let plugins = dir.path().join("plugins");
+    shipped_package(&plugins, "toon", TOON);
+    shipped_package(&plugins, "tool-result-prune", PRUNE);
+    let project = dir.path().join("project");
+    std::fs::create_dir_all(project.join(".parrot")).unwrap();
+    std::fs::write(
+        project.join(".parrot/compressors.toml"),
+        "[compressor.\"github_list_repos\"]\ncodec = \"toon\"\nlevel = \"minimal\"\n\n\
+         [compressor.\"read_build_output\"]\ncodec = \"tool_result_prune\"\nlevel = \"normal\"\n",
+    )
+    .unwrap();
+    let repos: Value = serde_json::from_str(&corpus("github-repos.json")).unwrap();
+    let log: String = corpus("build-log.txt").chars().take(20_000).collect();
+    let session = dir.path().join("session.jsonl");
+    let lines = [
+        serde_json::json!({"tool": "github_list_repos", "status": "success", "result": repos}),
+        serde_json::json!({"tool": "read_build_output", "status": "success", "result": log}),
+    ];
+    std::fs::write(
+        &session,
+        lines
+            .iter()
+            .map(|line| format!("{line}\n"))
+            .collect::<String>(),
+    )
+    .unwrap();
+    let out_file = dir.path().join("out.jsonl");
+    let run = |args: &[&str]| {
+        let out = Command::new(support::binary())
+            .arg("--project")
+            .arg(&project)
+            .arg("--plugins")
+            .arg(&plugins)
+            .args(args)
+            .env_remove("PARROT_PLUGIN_PATH")
+            .output()
+            .expect("parrot-compress runs");
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {stderr}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+
+    let listing = run(&["plugins"]);
+    for (codec, library) in [
+        ("toon", "libparrot_plugin_toon"),
+        ("tool_result_prune", PRUNE),
+    ] {
+        let line = listing
+            .lines()
+            .find(|line| line.starts_with(&format!("{codec} ")))
+            .unwrap_or_else(|| panic!("{codec} is not listed:\n{listing}"));
+        assert!(line.contains(library), "{line}");
+    }
+
+    let report = run(&[
+        "replay",
+        session.to_str().unwrap(),
+        "--json",
+        "--out",
+        out_file.to_str().unwrap(),
+    ]);
+    let report: Value = serde_json::from_str(&report).expect("a JSON report");
+    for tool in ["github_list_repos", "read_build_output"] {
+        let row = report["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|row| row["tool"] == tool)
+            .unwrap_or_else(|| panic!("no row for {tool}: {report}"));
+        assert_eq!(row["compressed"], 1, "{row}");
+        assert!(
+            row["tokens_after"].as_u64() < row["tokens_before"].as_u64(),
+            "{row}"
+        );
+    }
+    let calls: Vec<Value> = std::fs::read_to_string(&out_file)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    assert_eq!(calls[0]["meta"]["compression_codec"], "toon");
+    assert_eq!(calls[0]["meta"]["compression_teed"], false);
+    // `--out` writes each payload as its text: here a JSON string holding the TOON.
+    let payload = document(calls[0]["payload"].as_str().expect("the payload text"));
+    assert!(
+        payload.starts_with("[100]{id,name,repo,description,"),
+        "{payload:.80}"
+    );
+    assert_eq!(calls[1]["meta"]["compression_codec"], "tool_result_prune");
+    assert_eq!(calls[1]["meta"]["compression_teed"], true);
+}
