@@ -162,6 +162,12 @@ pub trait Codec: Sized + Send + Sync + 'static {
     /// lossless by expanding them when this is true.
     const EXPANDS: bool = false;
 
+    /// Whether the codec turns JSON payloads into another text format (TOON, CSV, a table):
+    /// its output for a JSON payload is text, not JSON. By default a codec's output for a JSON
+    /// payload must be JSON, and the host refuses output that is not; with this set, the host
+    /// takes the text as it is, and wraps it as a JSON string when it needs to add a pointer.
+    const TEXT_OUTPUT: bool = false;
+
     /// Builds the codec from its manifest entry's params.
     ///
     /// Read every param through `params`' getters: a key no getter asks for is rejected after
@@ -210,6 +216,10 @@ pub trait DynCodec: Send + Sync {
     /// Whether [`DynCodec::expand`] is implemented.
     fn expands(&self) -> bool;
 
+    /// Whether the codec's output for a JSON payload is text rather than JSON (see
+    /// [`Codec::TEXT_OUTPUT`]).
+    fn text_output(&self) -> bool;
+
     /// See [`Codec::compress`].
     ///
     /// # Errors
@@ -232,6 +242,10 @@ impl<C: Codec> DynCodec for C {
 
     fn expands(&self) -> bool {
         C::EXPANDS
+    }
+
+    fn text_output(&self) -> bool {
+        C::TEXT_OUTPUT
     }
 
     fn compress(&self, payload: Payload<'_>, level: Level) -> Result<Outcome, CodecError> {

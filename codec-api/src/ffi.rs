@@ -119,6 +119,7 @@ pub type FfiCodecBox = FfiCodec_TO<'static, RBox<()>>;
 pub struct CodecInfo {
     pub name: RStr<'static>,
     pub expands: bool,
+    pub text_output: bool,
 }
 
 impl CodecInfo {
@@ -126,6 +127,7 @@ impl CodecInfo {
         CodecInfo {
             name: RStr::from_str(C::NAME),
             expands: C::EXPANDS,
+            text_output: C::TEXT_OUTPUT,
         }
     }
 }

@@ -101,6 +101,8 @@
 //! - Deterministic and synchronous; no model calls, no I/O.
 //! - [`Level::Minimal`] allows only lossless outcomes; `lossy` is exact.
 //! - A payload the codec cannot use is [`Outcome::Unchanged`], not an error.
+//! - Output for a JSON payload is JSON, unless the codec turns JSON into another text format
+//!   (TOON, CSV) and says so with [`Codec::TEXT_OUTPUT`].
 //! - Offer an inverse ([`Codec::EXPANDS`], [`Codec::expand`]) when outcomes are lossless: the
 //!   host uses it to verify them.
 //!

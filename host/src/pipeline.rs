@@ -657,11 +657,12 @@ fn decide(run: &Run<'_, '_>, input: &[u8], meta: &mut Meta) -> Option<String> {
         }
         Outcome::Changed { payload, lossy } => (payload, lossy),
     };
-    // A plugin's output for a JSON payload must be JSON: it is checked here. A built-in's is
-    // JSON by construction (property-tested and fuzzed), so its shape is read only when a
-    // pointer needs it.
+    // A plugin's output for a JSON payload must be JSON, unless the codec declares text output
+    // (TOON, CSV): it is checked here. A built-in's is JSON by construction (property-tested
+    // and fuzzed), so its shape is read only when a pointer needs it.
+    let text_output = run.codec.text_output();
     let mut output_shape = None;
-    if kind == PayloadKind::Json && !run.builtin {
+    if kind == PayloadKind::Json && !run.builtin && !text_output {
         output_shape = crate::json_check::top_level(&payload);
         if output_shape.is_none() {
             tracing::warn!(
@@ -700,7 +701,7 @@ fn decide(run: &Run<'_, '_>, input: &[u8], meta: &mut Meta) -> Option<String> {
         meta.skipped = Some(Skip::TeeFailed);
         return None;
     }
-    if lossy && output_shape.is_none() {
+    if lossy && output_shape.is_none() && !text_output {
         output_shape = crate::json_check::top_level(&payload);
     }
     let with_pointer =

@@ -53,6 +53,8 @@ pub struct CodecInfo {
     pub interface_version: String,
     /// Whether the codec offers its inverse.
     pub expands: bool,
+    /// Whether its output for a JSON payload is text rather than JSON.
+    pub text_output: bool,
 }
 
 #[derive(Clone, Copy)]
@@ -85,6 +87,7 @@ impl Registry {
                     origin: Origin::Builtin,
                     interface_version: INTERFACE_VERSION.to_owned(),
                     expands: builtin.expands,
+                    text_output: false,
                 };
                 (builtin.name.to_owned(), (info, Provider::Builtin(builtin)))
             })
@@ -110,6 +113,7 @@ impl Registry {
                 },
                 interface_version: library.interface_version.to_owned(),
                 expands: codec.expands,
+                text_output: codec.text_output,
             };
             if let Some((existing, _)) = self.codecs.get(&name) {
                 errors.push(Error::DuplicateCodec {
@@ -166,6 +170,7 @@ impl Registry {
                 Ok(Arc::new(PluginCodec {
                     name: info.name.clone(),
                     expands: info.expands,
+                    text_output: info.text_output,
                     inner,
                 }))
             }
@@ -177,6 +182,7 @@ impl Registry {
 struct PluginCodec {
     name: String,
     expands: bool,
+    text_output: bool,
     inner: FfiCodecBox,
 }
 
@@ -187,6 +193,10 @@ impl DynCodec for PluginCodec {
 
     fn expands(&self) -> bool {
         self.expands
+    }
+
+    fn text_output(&self) -> bool {
+        self.text_output
     }
 
     fn compress(&self, payload: Payload<'_>, level: Level) -> Result<Outcome, CodecError> {

@@ -77,6 +77,7 @@ pub(crate) fn parse(text: &str) -> Option<Value<'_>> {
 }
 
 /// Reads a text that must be one JSON string, and returns its value.
+#[cfg(test)]
 pub(crate) fn parse_string(text: &str) -> Option<Cow<'_, str>> {
     let mut reader = Reader { text, pos: 0 };
     reader.skip_ws();
