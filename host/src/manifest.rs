@@ -113,6 +113,28 @@ impl Entry {
     }
 }
 
+/// Parses and validates the text of one manifest on its own: every key and value checked, no
+/// library loaded, no codec built. Returns the manifest (its valid entries) unless the text is
+/// not TOML, and every error found.
+///
+/// # Examples
+///
+/// ```
+/// use parrot_compress::manifest::{SourceKind, validate};
+///
+/// let (manifest, errors) = validate("m.toml", SourceKind::Project, "[compressor.t]\ncodec = 1\n");
+/// assert_eq!(manifest.unwrap().entries.len(), 0);
+/// assert_eq!(
+///     errors[0].to_string(),
+///     "m.toml:2: entry \"t\": key \"codec\": expected a codec name as a string, got the integer 1"
+/// );
+/// ```
+pub fn validate(name: &str, kind: SourceKind, text: &str) -> (Option<Manifest>, Vec<Error>) {
+    let mut errors = Vec::new();
+    let manifest = parse(name, None, kind, text, &mut errors);
+    (manifest, errors)
+}
+
 /// Parses and validates one manifest. Errors are pushed to `errors` (all of them, not only the
 /// first). Unless the file is not TOML at all, the manifest is returned with its valid entries
 /// only, so that the host can go on to report what is wrong with those too (their codecs and
