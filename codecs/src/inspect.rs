@@ -2,7 +2,10 @@
 //! is JSON a codec may be given, and the top-level shape of a codec's output. The host uses
 //! them on every call, so they allocate nothing on the common path.
 
-use crate::json::{Reader, Reject, all_distinct};
+use std::borrow::Cow;
+use std::collections::HashMap;
+
+use crate::json::{MAX_DEPTH, Reader, Reject, Value, all_distinct, scalar_eq};
 
 /// What a text is, read once.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -105,6 +108,65 @@ pub fn top_level(text: &str) -> Option<TopLevel> {
     })
 }
 
+/// Whether two JSON texts hold equal values as the contract counts it (SPEC §2.1): numbers by
+/// their exact text (`1`, `1.0` and `true` differ), strings by their decoded value, members in
+/// any order; with `nulls_absent`, a member whose value is `null` counts as absent (what
+/// `json_compact`'s null elision relies on). Reads both texts without building owned values;
+/// `false` when either is not JSON.
+///
+/// # Examples
+///
+/// ```
+/// use parrot_codecs::inspect::equivalent;
+///
+/// assert!(equivalent(r#"{"a":1,"b":"\u00e9"}"#, r#"{"b":"é","a":1}"#, false));
+/// assert!(!equivalent("[1]", "[1.0]", false));
+/// assert!(equivalent(r#"{"a":null,"b":2}"#, r#"{"b":2}"#, true));
+/// ```
+pub fn equivalent(a: &str, b: &str, nulls_absent: bool) -> bool {
+    match (Value::parse(a, MAX_DEPTH), Value::parse(b, MAX_DEPTH)) {
+        (Ok(a), Ok(b)) => values_equal(&a, &b, nulls_absent),
+        _ => false,
+    }
+}
+
+fn values_equal(a: &Value<'_>, b: &Value<'_>, nulls_absent: bool) -> bool {
+    match (a, b) {
+        (Value::Scalar(a), Value::Scalar(b)) => scalar_eq(a, b),
+        (Value::Array(a), Value::Array(b)) => {
+            a.len() == b.len()
+                && a.iter()
+                    .zip(b)
+                    .all(|(a, b)| values_equal(a, b, nulls_absent))
+        }
+        (Value::Object(a), Value::Object(b)) => {
+            let kept = |members: &'_ [(crate::json::RawStr<'_>, Value<'_>)]| {
+                members
+                    .iter()
+                    .filter(|(_, value)| !(nulls_absent && matches!(value, Value::Scalar("null"))))
+                    .count()
+            };
+            if kept(a) != kept(b) {
+                return false;
+            }
+            // Names are unique within each object (the reader refuses duplicates).
+            let by_name: HashMap<Cow<'_, str>, &Value<'_>, foldhash::fast::RandomState> = b
+                .iter()
+                .map(|(name, value)| (name.decoded(), value))
+                .collect();
+            a.iter().all(|(name, value)| {
+                if nulls_absent && matches!(value, Value::Scalar("null")) {
+                    return true;
+                }
+                by_name
+                    .get(&name.decoded())
+                    .is_some_and(|other| values_equal(value, other, nulls_absent))
+            })
+        }
+        _ => false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -130,6 +192,38 @@ mod tests {
         ];
         for (text, expected) in cases {
             assert_eq!(check(text), expected, "for {text:.40}");
+        }
+    }
+
+    #[test]
+    fn equality_counts_number_text_and_ignores_member_order() {
+        let cases = [
+            (r#"{"a":1,"b":2}"#, r#"{"b":2,"a":1}"#, false, true),
+            ("[1]", "[1.0]", false, false),
+            ("[1]", "[true]", false, false),
+            ("[1,2]", "[2,1]", false, false),
+            (
+                "[123456789012345678901234567890]",
+                "[123456789012345678901234567890]",
+                false,
+                true,
+            ),
+            (r#"{"a":"\u00e9"}"#, r#"{"a":"é"}"#, false, true),
+            (r#"{"a":null}"#, "{}", false, false),
+            (
+                r#"{"a":null,"b":[{"c":null}]}"#,
+                r#"{"b":[{}]}"#,
+                true,
+                true,
+            ),
+            ("[null]", "[]", true, false),
+            (r#"{"a":1}"#, r#"{"a":1,"b":2}"#, false, false),
+            (r#"{"a":1,"c":null}"#, r#"{"a":1,"b":null}"#, true, true),
+            ("not json", "not json", false, false),
+        ];
+        for (a, b, nulls_absent, expected) in cases {
+            assert_eq!(equivalent(a, b, nulls_absent), expected, "{a} vs {b}");
+            assert_eq!(equivalent(b, a, nulls_absent), expected, "{b} vs {a}");
         }
     }
 
