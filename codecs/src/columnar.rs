@@ -69,6 +69,7 @@ use std::collections::{HashMap, HashSet};
 
 use parrot_codec_api::{Codec, CodecError, Level, Outcome, Params, Payload};
 
+use crate::Transformed;
 use crate::clip;
 use crate::json::{self, MAX_DEPTH, RawStr, Reader, Reject, Value};
 
@@ -111,17 +112,10 @@ pub struct Columnar {
     sample_rows: usize,
 }
 
-/// What a transform produced: the new text, and whether it dropped information.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct Columnarized {
-    text: String,
-    lossy: bool,
-}
-
 impl Columnar {
     /// The transform of SPEC §2.3, before the no-gain rule: `None` when the payload passes
     /// through.
-    fn transform(&self, text: &str, level: Level) -> Option<Columnarized> {
+    fn transform(&self, text: &str, level: Level) -> Option<Transformed> {
         if level == Level::None {
             return None;
         }
@@ -167,7 +161,7 @@ impl Columnar {
             })
         };
         let text = json::into_text(out)?;
-        Some(Columnarized { text, lossy })
+        Some(Transformed { text, lossy })
     }
 }
 
@@ -199,13 +193,7 @@ impl Codec for Columnar {
             return Ok(Outcome::Unchanged);
         }
         let text = payload.text();
-        Ok(match self.transform(text, level) {
-            Some(done) if done.text.len() < text.len() => Outcome::Changed {
-                payload: done.text,
-                lossy: done.lossy,
-            },
-            _ => Outcome::Unchanged,
-        })
+        Ok(Transformed::outcome(self.transform(text, level), text))
     }
 
     /// Rebuilds the rows of a lossless table: each row an object of its cells (in column

@@ -57,6 +57,7 @@
 
 use parrot_codec_api::{Codec, CodecError, Level, Outcome, Params, Payload};
 
+use crate::Transformed;
 use crate::clip;
 use crate::json::{self, MAX_DEPTH, RawStr, Reader, Reject, Value};
 
@@ -98,17 +99,10 @@ pub struct JsonCompact {
     max_array_items: usize,
 }
 
-/// What a transform produced: the new text, and whether it dropped information.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct Compacted {
-    text: String,
-    lossy: bool,
-}
-
 impl JsonCompact {
     /// The transform of SPEC §2.2, before the no-gain rule: `None` when the payload passes
     /// through (refused, not invertible at `minimal`, or already in its compact form).
-    fn transform(&self, text: &str, level: Level) -> Option<Compacted> {
+    fn transform(&self, text: &str, level: Level) -> Option<Transformed> {
         let (clip, omit) = match level {
             Level::None => return None,
             Level::Minimal => (0, 0),
@@ -138,7 +132,7 @@ impl JsonCompact {
         }
         let lossy = pass.clipped || pass.omitted || ambiguous;
         let out = json::into_text(pass.out)?;
-        (out != text).then_some(Compacted { text: out, lossy })
+        (out != text).then_some(Transformed { text: out, lossy })
     }
 }
 
@@ -160,13 +154,7 @@ impl Codec for JsonCompact {
             return Ok(Outcome::Unchanged);
         }
         let text = payload.text();
-        Ok(match self.transform(text, level) {
-            Some(done) if done.text.len() < text.len() => Outcome::Changed {
-                payload: done.text,
-                lossy: done.lossy,
-            },
-            _ => Outcome::Unchanged,
-        })
+        Ok(Transformed::outcome(self.transform(text, level), text))
     }
 
     /// Rebuilds the input of a lossless outcome: every array element that is an object with

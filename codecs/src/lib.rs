@@ -37,7 +37,7 @@
 //! ```
 #![forbid(unsafe_code)]
 
-use parrot_codec_api::{Codec, CodecError, DynCodec, Params};
+use parrot_codec_api::{Codec, CodecError, DynCodec, Outcome, Params};
 
 mod clip;
 pub mod columnar;
@@ -47,6 +47,26 @@ pub mod json_compact;
 
 pub use columnar::Columnar;
 pub use json_compact::JsonCompact;
+
+/// What a built-in codec's transform made of a payload, before the no-gain rule.
+pub(crate) struct Transformed {
+    pub(crate) text: String,
+    pub(crate) lossy: bool,
+}
+
+impl Transformed {
+    /// The outcome under the no-gain rule: a transform whose text is not strictly smaller than
+    /// the input leaves it unchanged.
+    pub(crate) fn outcome(done: Option<Transformed>, input: &str) -> Outcome {
+        match done {
+            Some(done) if done.text.len() < input.len() => Outcome::Changed {
+                payload: done.text,
+                lossy: done.lossy,
+            },
+            _ => Outcome::Unchanged,
+        }
+    }
+}
 
 /// A built-in codec: its name and how to build it from params.
 #[derive(Debug)]
