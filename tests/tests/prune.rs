@@ -13,7 +13,7 @@ use parrot_compress::{
     Processed,
 };
 use serde_json::Value;
-use support::{package, plugin_manifest, shipped_package};
+use support::shipped_package;
 
 const PRUNE: &str = "parrot_plugin_tool_result_prune";
 const MARKER: &str = "\n\n[... tool result middle pruned ...]\n\n";
@@ -22,25 +22,11 @@ const FAMILY: &str = "👩\u{200d}👩\u{200d}👧";
 /// A host whose only package declares the tool `t` → `tool_result_prune` at `normal` with
 /// `params` (TOML lines), with a memory tee store.
 fn host(params: &str) -> Result<(tempfile::TempDir, Host), parrot_compress::BuildError> {
-    let dir = tempfile::tempdir().unwrap();
     let entry = format!(
         "[compressor.\"t\"]\ncodec = \"tool_result_prune\"\nlevel = \"normal\"\n\
          [compressor.\"t\".params]\n{params}\n"
     );
-    let plugins = dir.path().join("plugins");
-    package(
-        &plugins,
-        "prune",
-        Some(PRUNE),
-        &plugin_manifest(PRUNE, &entry),
-    );
-    let host = Host::builder()
-        .project(dir.path())
-        .plugin_path(None)
-        .plugin_dir(&plugins)
-        .tee_store(Arc::new(MemoryTeeStore::default()))
-        .build()?;
-    Ok((dir, host))
+    support::one_package_host(PRUNE, "prune", &entry)
 }
 
 fn small() -> (tempfile::TempDir, Host) {

@@ -7,14 +7,12 @@ mod support;
 
 use std::path::Path;
 use std::process::Command;
-use std::sync::Arc;
 
 use parrot_compress::{
-    Call, Host, Input, Level, MatchKind, MemoryTeeStore, Outcome, Payload, Processed, Skip,
-    TokenCounter, Tokenizer,
+    Call, Host, Input, Level, MatchKind, Outcome, Payload, Processed, Skip, TokenCounter, Tokenizer,
 };
 use serde_json::Value;
-use support::{package, plugin_manifest, shipped_package};
+use support::shipped_package;
 
 const TOON: &str = "parrot_plugin_toon";
 const PRUNE: &str = "parrot_plugin_tool_result_prune";
@@ -25,19 +23,10 @@ fn host_with(
     level: &str,
     params: &str,
 ) -> Result<(tempfile::TempDir, Host), parrot_compress::BuildError> {
-    let dir = tempfile::tempdir().unwrap();
     let entry = format!(
         "[compressor.\"t\"]\ncodec = \"toon\"\nlevel = \"{level}\"\n[compressor.\"t\".params]\n{params}\n"
     );
-    let plugins = dir.path().join("plugins");
-    package(&plugins, "toon", Some(TOON), &plugin_manifest(TOON, &entry));
-    let host = Host::builder()
-        .project(dir.path())
-        .plugin_path(None)
-        .plugin_dir(&plugins)
-        .tee_store(Arc::new(MemoryTeeStore::default()))
-        .build()?;
-    Ok((dir, host))
+    support::one_package_host(TOON, "toon", &entry)
 }
 
 fn host() -> (tempfile::TempDir, Host) {

@@ -120,3 +120,29 @@ pub fn shipped_package_as(parent: &Path, dir: &str, name: &str, crate_name: &str
 pub fn plugin_manifest(crate_name: &str, rest: &str) -> String {
     format!("[plugin]\nlibrary = \"{crate_name}\"\n{rest}")
 }
+
+/// A host with a memory tee store whose only plugin source is one package `plugins/<name>` in a
+/// fresh project: the library `crate_name`, declared with `entries` (manifest text).
+pub fn one_package_host(
+    crate_name: &str,
+    name: &str,
+    entries: &str,
+) -> Result<(tempfile::TempDir, parrot_compress::Host), parrot_compress::BuildError> {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let plugins = dir.path().join("plugins");
+    package(
+        &plugins,
+        name,
+        Some(crate_name),
+        &plugin_manifest(crate_name, entries),
+    );
+    let host = parrot_compress::Host::builder()
+        .project(dir.path())
+        .plugin_path(None)
+        .plugin_dir(&plugins)
+        .tee_store(std::sync::Arc::new(
+            parrot_compress::MemoryTeeStore::default(),
+        ))
+        .build()?;
+    Ok((dir, host))
+}
