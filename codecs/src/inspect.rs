@@ -5,7 +5,7 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 
-use crate::json::{MAX_DEPTH, Reader, Reject, Value, all_distinct, scalar_eq};
+use crate::json::{MAX_DEPTH, RawStr, Reader, Reject, Value, all_distinct, scalar_eq};
 
 /// What a text is, read once.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -124,10 +124,147 @@ pub fn top_level(text: &str) -> Option<TopLevel> {
 /// assert!(equivalent(r#"{"a":null,"b":2}"#, r#"{"b":2}"#, true));
 /// ```
 pub fn equivalent(a: &str, b: &str, nulls_absent: bool) -> bool {
-    match (Value::parse(a, MAX_DEPTH), Value::parse(b, MAX_DEPTH)) {
-        (Ok(a), Ok(b)) => values_equal(&a, &b, nulls_absent),
-        _ => false,
+    let mut left = Side::new(a);
+    let mut right = Side::new(b);
+    left.reader.skip_ws();
+    right.reader.skip_ws();
+    matches!(same(&mut left, &mut right, 0, nulls_absent), Ok(true))
+        && left.reader.finish().is_ok()
+        && right.reader.finish().is_ok()
+}
+
+/// One of the two texts [`equivalent`] walks, with the member names of the objects it is in.
+struct Side<'a> {
+    reader: Reader<'a>,
+    names: Vec<RawStr<'a>>,
+}
+
+impl<'a> Side<'a> {
+    fn new(text: &'a str) -> Side<'a> {
+        Side {
+            reader: Reader::new(text),
+            names: Vec::new(),
+        }
     }
+
+    /// Reads the next member name of the object the cursor is in (skipping members whose
+    /// value is `null` when `nulls_absent`) and stops at its value; `None` at the object's end.
+    fn next_member(
+        &mut self,
+        more: &mut bool,
+        nulls_absent: bool,
+    ) -> Result<Option<RawStr<'a>>, Reject> {
+        while *more {
+            let name = self.reader.string()?;
+            self.names.push(name);
+            self.reader.expect(b':')?;
+            self.reader.skip_ws();
+            if nulls_absent && self.reader.peek() == Some(b'n') {
+                self.reader.literal()?;
+                *more = self.reader.next_or_close(b'}')?;
+                continue;
+            }
+            return Ok(Some(name));
+        }
+        Ok(None)
+    }
+}
+
+/// Compares the values at both cursors, walking the two texts side by side. Objects whose
+/// members come in the same order (the common case: a codec's inverse writes them back in
+/// order) are compared member by member as they are read; an object whose members differ in
+/// order or number is read again from its start into two borrowed trees and compared there,
+/// so memory stays bounded by the largest such object instead of the whole payload.
+fn same(
+    a: &mut Side<'_>,
+    b: &mut Side<'_>,
+    depth: usize,
+    nulls_absent: bool,
+) -> Result<bool, Reject> {
+    match (a.reader.scalar()?, b.reader.scalar()?) {
+        (Some(x), Some(y)) => return Ok(scalar_eq(x, y)),
+        (None, None) => {}
+        _ => return Ok(false),
+    }
+    if depth >= MAX_DEPTH {
+        return Err(Reject::TooDeep);
+    }
+    let array = a.reader.peek() == Some(b'[');
+    if array != (b.reader.peek() == Some(b'[')) {
+        return Ok(false);
+    }
+    if array {
+        a.reader.bump();
+        b.reader.bump();
+        let (empty_a, empty_b) = (
+            a.reader.empty_container(b']'),
+            b.reader.empty_container(b']'),
+        );
+        if empty_a || empty_b {
+            return Ok(empty_a && empty_b);
+        }
+        loop {
+            if !same(a, b, depth + 1, nulls_absent)? {
+                return Ok(false);
+            }
+            match (a.reader.next_or_close(b']')?, b.reader.next_or_close(b']')?) {
+                (true, true) => {}
+                (false, false) => return Ok(true),
+                _ => return Ok(false),
+            }
+        }
+    }
+    let (start_a, start_b) = (a.reader.clone(), b.reader.clone());
+    let (base_a, base_b) = (a.names.len(), b.names.len());
+    let in_order = objects_in_order(a, b, depth, nulls_absent);
+    a.names.truncate(base_a);
+    b.names.truncate(base_b);
+    if let Some(result) = in_order? {
+        return Ok(result);
+    }
+    a.reader = start_a;
+    b.reader = start_b;
+    let tree_a = Value::read(&mut a.reader, depth, MAX_DEPTH)?;
+    let tree_b = Value::read(&mut b.reader, depth, MAX_DEPTH)?;
+    Ok(values_equal(&tree_a, &tree_b, nulls_absent))
+}
+
+/// Two objects member by member, in order: `Some(equal)` when their (non-skipped) members have
+/// the same names in the same order, `None` as soon as they do not.
+fn objects_in_order(
+    a: &mut Side<'_>,
+    b: &mut Side<'_>,
+    depth: usize,
+    nulls_absent: bool,
+) -> Result<Option<bool>, Reject> {
+    let (base_a, base_b) = (a.names.len(), b.names.len());
+    a.reader.bump();
+    b.reader.bump();
+    let mut more_a = !a.reader.empty_container(b'}');
+    let mut more_b = !b.reader.empty_container(b'}');
+    loop {
+        match (
+            a.next_member(&mut more_a, nulls_absent)?,
+            b.next_member(&mut more_b, nulls_absent)?,
+        ) {
+            (None, None) => break,
+            (Some(x), Some(y)) if x.same_value(&y) => {
+                if !same(a, b, depth + 1, nulls_absent)? {
+                    return Ok(Some(false));
+                }
+                more_a = a.reader.next_or_close(b'}')?;
+                more_b = b.reader.next_or_close(b'}')?;
+            }
+            _ => return Ok(None),
+        }
+    }
+    let distinct = |names: &[RawStr<'_>]| all_distinct(names);
+    if !distinct(a.names.get(base_a..).unwrap_or_default())
+        || !distinct(b.names.get(base_b..).unwrap_or_default())
+    {
+        return Err(Reject::DuplicateKey);
+    }
+    Ok(Some(true))
 }
 
 fn values_equal(a: &Value<'_>, b: &Value<'_>, nulls_absent: bool) -> bool {
@@ -140,7 +277,7 @@ fn values_equal(a: &Value<'_>, b: &Value<'_>, nulls_absent: bool) -> bool {
                     .all(|(a, b)| values_equal(a, b, nulls_absent))
         }
         (Value::Object(a), Value::Object(b)) => {
-            let kept = |members: &'_ [(crate::json::RawStr<'_>, Value<'_>)]| {
+            let kept = |members: &'_ [(RawStr<'_>, Value<'_>)]| {
                 members
                     .iter()
                     .filter(|(_, value)| !(nulls_absent && matches!(value, Value::Scalar("null"))))
@@ -220,6 +357,38 @@ mod tests {
             (r#"{"a":1}"#, r#"{"a":1,"b":2}"#, false, false),
             (r#"{"a":1,"c":null}"#, r#"{"a":1,"b":null}"#, true, true),
             ("not json", "not json", false, false),
+            // In order, then out of order deeper down (the tree fallback), then a difference
+            // after the fallback point.
+            (
+                r#"[{"a":1,"b":{"x":[1,{"p":1,"q":2}],"y":2}},{"a":2}]"#,
+                r#"[{"a":1,"b":{"x":[1,{"q":2,"p":1}],"y":2}},{"a":2}]"#,
+                false,
+                true,
+            ),
+            (
+                r#"[{"a":1,"b":{"y":2,"x":3}},{"a":2}]"#,
+                r#"[{"a":1,"b":{"x":3,"y":2}},{"a":3}]"#,
+                false,
+                false,
+            ),
+            // Nulls skipped on either side at any position, with members reordered too.
+            (
+                r#"{"a":null,"b":1,"c":null,"d":{"e":null}}"#,
+                r#"{"d":{},"b":1}"#,
+                true,
+                true,
+            ),
+            (r#"{"b":1,"a":null}"#, r#"{"a":null,"b":1}"#, true, true),
+            // Duplicate names are never equal, even where nulls are absent.
+            (r#"{"a":1,"a":null}"#, r#"{"a":1}"#, true, false),
+            (r#"{"a":1,"a":1}"#, r#"{"a":1,"a":1}"#, false, false),
+            // Shapes and lengths.
+            ("[]", "[[]]", false, false),
+            ("[1,2]", "[1,2,3]", false, false),
+            ("{}", "[]", false, false),
+            (r#"{"a":[]}"#, r#"{"a":{}}"#, false, false),
+            ("[1] ", " [1]", false, true),
+            ("[1] x", "[1]", false, false),
         ];
         for (a, b, nulls_absent, expected) in cases {
             assert_eq!(equivalent(a, b, nulls_absent), expected, "{a} vs {b}");

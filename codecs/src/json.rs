@@ -688,7 +688,12 @@ impl<'a> Value<'a> {
         Ok(value)
     }
 
-    fn read(reader: &mut Reader<'a>, depth: usize, max_depth: usize) -> Result<Value<'a>, Reject> {
+    /// Reads the value at the reader's cursor (`depth`: the nesting of its container).
+    pub(crate) fn read(
+        reader: &mut Reader<'a>,
+        depth: usize,
+        max_depth: usize,
+    ) -> Result<Value<'a>, Reject> {
         if let Some(scalar) = reader.scalar()? {
             return Ok(Value::Scalar(scalar));
         }
