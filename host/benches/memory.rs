@@ -1,0 +1,224 @@
+//! Peak memory of one `process` call on the 10 MB generated rows, as a multiple of the payload,
+//! per codec and level, with the default configuration otherwise (a memory tee store, the
+//! default last-resort cut, o200k token counting on the background worker).
+//!
+//! Two measures per call, both from just before the call until `Host::flush` returns (so the
+//! token worker's copies count):
+//! - heap: the peak of live bytes allocated through this process's global allocator above the
+//!   live bytes before the call (the payload itself is the caller's and is not counted). Memory
+//!   a plugin allocates with its own allocator is not seen here (the `toon` row);
+//! - RSS: the kernel's high-water mark of resident memory (`VmHWM`, reset through
+//!   `/proc/self/clear_refs` before each call) above the resident memory before the call. It
+//!   sees the plugin's allocations too, but also pages the allocator keeps.
+//!
+//! `cargo bench -p parrot-compress --bench memory`. Target: peak ≤ 4x the payload at 10 MB.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::path::Path;
+use std::process::Command;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use parrot_codec_api::Level;
+use parrot_compress::{Call, Host, Input, MemoryTeeStore};
+
+#[path = "../../benches/corpus.rs"]
+mod corpus;
+mod support;
+
+/// The system allocator, counting live bytes and their peak.
+struct Counting;
+
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+static PEAK: AtomicUsize = AtomicUsize::new(0);
+
+fn grew(size: usize) {
+    let live = LIVE.fetch_add(size, Ordering::Relaxed) + size;
+    PEAK.fetch_max(live, Ordering::Relaxed);
+}
+
+#[allow(unsafe_code)]
+// SAFETY: every method forwards to `System` with the caller's arguments unchanged; the
+// counters are bookkeeping only.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: forwarded as is.
+        let p = unsafe { System.alloc(layout) };
+        if !p.is_null() {
+            grew(layout.size());
+        }
+        p
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: forwarded as is.
+        let p = unsafe { System.alloc_zeroed(layout) };
+        if !p.is_null() {
+            grew(layout.size());
+        }
+        p
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: forwarded as is.
+        unsafe { System.dealloc(ptr, layout) };
+        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        // SAFETY: forwarded as is.
+        let p = unsafe { System.realloc(ptr, layout, new_size) };
+        if !p.is_null() {
+            if new_size >= layout.size() {
+                grew(new_size - layout.size());
+            } else {
+                LIVE.fetch_sub(layout.size() - new_size, Ordering::Relaxed);
+            }
+        }
+        p
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
+
+/// `VmRSS` or `VmHWM` from /proc/self/status, in bytes (0 where there is no /proc).
+fn status(field: &str) -> usize {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines().find_map(|l| {
+                l.strip_prefix(field)?
+                    .trim_start_matches(':')
+                    .trim()
+                    .trim_end_matches(" kB")
+                    .parse::<usize>()
+                    .ok()
+            })
+        })
+        .map_or(0, |kb| kb * 1024)
+}
+
+/// Set in a child: measure one case, `TOOL LEVEL`, and print `HEAP RSS OUTCOME`.
+const CASE: &str = "PARROT_BENCH_MEMORY_CASE";
+
+fn host(dir: &Path) -> Host {
+    let project = dir.join("project");
+    std::fs::create_dir_all(project.join(".parrot")).expect("project");
+    std::fs::write(
+        project.join(".parrot/compressors.toml"),
+        "[compressor.\"rows_json_compact\"]\ncodec = \"json_compact\"\n\
+         [compressor.\"rows_columnar\"]\ncodec = \"columnar\"\n\
+         [compressor.\"rows_toon\"]\ncodec = \"toon\"\n",
+    )
+    .expect("manifest");
+    let (name, library, codec) = support::PACKAGES[1];
+    let toon = support::package(dir, name, library, codec, "");
+    Host::builder()
+        .project(&project)
+        .plugin_path(None)
+        .plugin_dir(&toon)
+        .tee_store(Arc::new(MemoryTeeStore::new(4)))
+        .inline_at_any_size(true)
+        .build()
+        .expect("host")
+}
+
+/// One case in this (fresh) process: a small call first, so that the tokenizer's tables and
+/// the plugin are loaded, then the measured call.
+fn measure(tool: &str, level: Level) {
+    let payload = corpus::rows_payload(10_000_000);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let host = host(dir.path());
+    let small = corpus::rows_payload(10_000);
+    std::hint::black_box(host.process(Call::new(tool, Input::Text(&small)).level(level)));
+    host.flush();
+    let resettable = std::fs::write("/proc/self/clear_refs", "5").is_ok();
+    let rss_before = status("VmRSS");
+    let live_before = LIVE.load(Ordering::Relaxed);
+    PEAK.store(live_before, Ordering::Relaxed);
+    let out = host.process(Call::new(tool, Input::Text(&payload)).level(level));
+    let outcome = match (&out.meta.skipped, out.meta.teed) {
+        (Some(skip), _) => format!("skipped: {skip}"),
+        (None, true) => format!("{} bytes, teed", out.payload.len()),
+        (None, false) => format!("{} bytes", out.payload.len()),
+    };
+    drop(out);
+    host.flush();
+    let heap = PEAK.load(Ordering::Relaxed).saturating_sub(live_before);
+    let rss = if resettable {
+        status("VmHWM").saturating_sub(rss_before).to_string()
+    } else {
+        "-".to_owned()
+    };
+    println!("{heap} {rss} {} {outcome}", payload.len());
+}
+
+fn main() {
+    if let Ok(case) = std::env::var(CASE) {
+        let (tool, level) = case.split_once(' ').expect("TOOL LEVEL");
+        let level = match level {
+            "minimal" => Level::Minimal,
+            "normal" => Level::Normal,
+            other => panic!("level {other}"),
+        };
+        measure(tool, level);
+        return;
+    }
+    let mut table = String::from(
+        "`cargo bench -p parrot-compress --bench memory`. One `process` call on the generated \
+         10 MB rows, default configuration (memory tee store, default last-resort cut, o200k \
+         counting on the background worker), each case in a fresh process after one small \
+         call (which loads the tokenizer's tables and the plugin), measured from just before \
+         the call until `flush` returns. **heap**: peak live bytes of the process's allocator \
+         above those before the call (the caller's payload not counted; a plugin's own \
+         allocations not seen). **RSS**: the kernel's resident high-water mark (`VmHWM`, reset \
+         through `/proc/self/clear_refs`) above the resident size before the call: everything, \
+         the plugin's allocations included.\n\n\
+         | codec | level | outcome | heap peak | × payload | RSS peak | × payload |\n\
+         |---|---|---|---|---|---|---|\n",
+    );
+    let mut worst: f64 = 0.0;
+    for (tool, codec) in [
+        ("rows_json_compact", "json_compact"),
+        ("rows_columnar", "columnar"),
+        ("rows_toon", "toon"),
+    ] {
+        for level in ["minimal", "normal"] {
+            let out = Command::new(std::env::current_exe().expect("bench executable"))
+                .env(CASE, format!("{tool} {level}"))
+                .output()
+                .expect("child");
+            assert!(out.status.success(), "child failed: {out:?}");
+            let line = String::from_utf8_lossy(&out.stdout);
+            let mut fields = line.trim().splitn(4, ' ');
+            let mut number = || fields.next().expect("field").to_owned();
+            let (heap, rss, payload) = (number(), number(), number());
+            let outcome = fields.next().unwrap_or_default().to_owned();
+            let payload: f64 = payload.parse().expect("payload size");
+            let heap: f64 = heap.parse().expect("heap bytes");
+            worst = worst.max(heap / payload);
+            let rss_cells = match rss.parse::<f64>() {
+                Ok(rss) => {
+                    worst = worst.max(rss / payload);
+                    format!("{:.1} MB | {:.2}x", rss / 1e6, rss / payload)
+                }
+                Err(_) => "– | –".to_owned(),
+            };
+            table.push_str(&format!(
+                "| {codec} | {level} | {outcome} | {:.1} MB | {:.2}x | {rss_cells} |\n",
+                heap / 1e6,
+                heap / payload,
+            ));
+        }
+    }
+    corpus::report("memory.md", &table);
+    corpus::target(
+        "memory",
+        &[format!(
+            "- Peak memory ≤ 4x the payload at 10 MB (worst codec and level, heap or RSS): \
+             **{}**, {worst:.2}x.",
+            if worst <= 4.0 { "met" } else { "missed" }
+        )],
+    );
+}

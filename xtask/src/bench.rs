@@ -1,0 +1,547 @@
+//! `cargo xtask bench`: the benchmark corpus, every benchmark, and `docs/BENCHMARKS.md`.
+//!
+//! 1. [`corpus`]: the registry payloads of `corpus/registry.toml` are downloaded (once; a
+//!    tarball already on disk is reused when its digest matches), checked against their sha256
+//!    and extracted into `target/bench-corpus/`, with an `index.json` the benchmarks read.
+//! 2. `cargo bench -p parrot-codecs -p parrot-compress`, with `PARROT_BENCH_REPORT` pointing at
+//!    `target/bench-report/`: the criterion benchmarks leave their estimates there
+//!    (`CRITERION_HOME`), the others write their tables and target lines as Markdown.
+//! 3. `docs/BENCHMARKS.md` is rewritten from those: machine, date, toolchain, every table, and
+//!    the targets with what was measured against each.
+//!
+//! `--quick` shortens every measurement (for checking the command itself; the numbers are
+//! noisier, and the file says so).
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{Context, Result, bail};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+fn target_dir(root: &Path) -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join("target"))
+}
+
+/// Fetches, checks and extracts the registry corpus; returns its folder.
+pub fn corpus(root: &Path) -> Result<PathBuf> {
+    let manifest_path = root.join("corpus/registry.toml");
+    let manifest: toml::Table = toml::from_str(
+        &std::fs::read_to_string(&manifest_path)
+            .with_context(|| manifest_path.display().to_string())?,
+    )
+    .with_context(|| manifest_path.display().to_string())?;
+    let out = target_dir(root).join("bench-corpus");
+    let tarballs = out.join("tarballs");
+    std::fs::create_dir_all(&tarballs)?;
+    let mut index = Vec::new();
+    let packages = manifest
+        .get("package")
+        .and_then(toml::Value::as_array)
+        .with_context(|| format!("{}: no [[package]]", manifest_path.display()))?;
+    for (n, package) in packages.iter().enumerate() {
+        let field = |key: &str| -> Result<&str> {
+            package
+                .get(key)
+                .and_then(toml::Value::as_str)
+                .with_context(|| {
+                    format!(
+                        "{}: package {}: missing string {key:?}",
+                        manifest_path.display(),
+                        n + 1
+                    )
+                })
+        };
+        let (name, version, url, sha256) = (
+            field("name")?,
+            field("version")?,
+            field("tarball")?,
+            field("sha256")?,
+        );
+        let slug = format!(
+            "{}-{version}",
+            name.trim_start_matches('@').replace('/', "-")
+        );
+        let tarball = tarballs.join(format!("{slug}.tgz"));
+        if !tarball.is_file() || sha256_of(&tarball)? != sha256 {
+            println!("fetching {name}@{version} from {url}");
+            let partial = tarball.with_extension("part");
+            let status = Command::new("curl")
+                .args(["-sSfL", "--retry", "3", "-o"])
+                .arg(&partial)
+                .arg(url)
+                .status()
+                .context("running curl (is it installed?)")?;
+            if !status.success() {
+                bail!("downloading {url} failed: curl {status}");
+            }
+            let got = sha256_of(&partial)?;
+            if got != sha256 {
+                bail!(
+                    "{url}: sha256 {got} does not match the {sha256} recorded in {}",
+                    manifest_path.display()
+                );
+            }
+            std::fs::rename(&partial, &tarball)?;
+        }
+        let unpacked = out.join("src").join(&slug);
+        if unpacked.exists() {
+            std::fs::remove_dir_all(&unpacked)?;
+        }
+        std::fs::create_dir_all(&unpacked)?;
+        let status = Command::new("tar")
+            .arg("xzf")
+            .arg(&tarball)
+            .arg("-C")
+            .arg(&unpacked)
+            .status()
+            .context("running tar")?;
+        if !status.success() {
+            bail!("extracting {} failed: tar {status}", tarball.display());
+        }
+        let items = package
+            .get("items")
+            .and_then(toml::Value::as_array)
+            .with_context(|| format!("{}: {name}: no items", manifest_path.display()))?;
+        for item in items {
+            let item_name = item
+                .get("name")
+                .and_then(toml::Value::as_str)
+                .with_context(|| {
+                    format!("{}: {name}: an item without name", manifest_path.display())
+                })?;
+            let file = item
+                .get("file")
+                .and_then(toml::Value::as_str)
+                .with_context(|| format!("{}: {item_name}: no file", manifest_path.display()))?;
+            let path = unpacked.join(file);
+            let text =
+                std::fs::read_to_string(&path).with_context(|| path.display().to_string())?;
+            let text = match item.get("response").and_then(toml::Value::as_integer) {
+                None => text,
+                Some(entry) => {
+                    let recording: Value =
+                        serde_json::from_str(&text).with_context(|| path.display().to_string())?;
+                    let response = recording
+                        .get(usize::try_from(entry)?)
+                        .and_then(|e| e.get("response"))
+                        .with_context(|| {
+                            format!("{}: entry {entry} has no response", path.display())
+                        })?;
+                    serde_json::to_string(response)?
+                }
+            };
+            let written = format!("{item_name}.json");
+            std::fs::write(out.join(&written), &text)?;
+            index.push(serde_json::json!({
+                "name": item_name,
+                "source": format!("npm {name}@{version}"),
+                "file": written,
+                "bytes": text.len(),
+            }));
+        }
+    }
+    std::fs::write(
+        out.join("index.json"),
+        serde_json::to_string_pretty(&index)?,
+    )?;
+    println!(
+        "registry corpus: {} items in {}",
+        index.len(),
+        out.display()
+    );
+    Ok(out)
+}
+
+fn sha256_of(path: &Path) -> Result<String> {
+    let bytes = std::fs::read(path).with_context(|| path.display().to_string())?;
+    Ok(Sha256::digest(&bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect())
+}
+
+/// Runs everything and rewrites `docs/BENCHMARKS.md`.
+pub fn run(root: &Path, args: &[String]) -> Result<()> {
+    let quick = args.iter().any(|a| a == "--quick");
+    if let Some(other) = args.iter().find(|a| *a != "--quick") {
+        bail!("unknown argument {other:?} (usage: cargo xtask bench [--quick])");
+    }
+    let corpus = corpus(root)?;
+    let report = target_dir(root).join("bench-report");
+    if report.exists() {
+        std::fs::remove_dir_all(&report)?;
+    }
+    std::fs::create_dir_all(&report)?;
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut bench = Command::new(cargo);
+    bench
+        .current_dir(root)
+        .args(["bench", "-p", "parrot-codecs", "-p", "parrot-compress"])
+        .env("PARROT_BENCH_REPORT", &report)
+        .env("PARROT_BENCH_CORPUS", &corpus)
+        .env("CRITERION_HOME", report.join("criterion"));
+    if quick {
+        bench.env("PARROT_BENCH_QUICK", "1");
+    }
+    let status = bench.status().context("running cargo bench")?;
+    if !status.success() {
+        bail!("cargo bench failed: {status}");
+    }
+    let text = render(root, &report, quick)?;
+    let out = root.join("docs/BENCHMARKS.md");
+    std::fs::write(&out, text)?;
+    println!("wrote {}", out.display());
+    Ok(())
+}
+
+/// One criterion estimate: the median of the samples, in nanoseconds.
+struct Estimate {
+    median_ns: f64,
+    bytes: Option<u64>,
+}
+
+/// Every criterion estimate under `dir`, by group then function (with its parameter).
+fn estimates(dir: &Path) -> Result<BTreeMap<String, BTreeMap<String, Estimate>>> {
+    let mut all: BTreeMap<String, BTreeMap<String, Estimate>> = BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(folder) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&folder) else {
+            continue;
+        };
+        for entry in entries {
+            let path = entry?.path();
+            if path.is_dir() {
+                if path.file_name().is_some_and(|n| n == "new") {
+                    let bench: Value = read_json(&path.join("benchmark.json"))?;
+                    let est: Value = read_json(&path.join("estimates.json"))?;
+                    let group = bench["group_id"].as_str().unwrap_or_default().to_owned();
+                    let mut function = bench["function_id"].as_str().unwrap_or_default().to_owned();
+                    if let Some(value) = bench["value_str"].as_str() {
+                        function = format!("{function}/{value}");
+                    }
+                    let median_ns = est["median"]["point_estimate"]
+                        .as_f64()
+                        .with_context(|| format!("{}: no median", path.display()))?;
+                    let bytes = bench["throughput"]["Bytes"].as_u64();
+                    all.entry(group)
+                        .or_default()
+                        .insert(function, Estimate { median_ns, bytes });
+                } else {
+                    stack.push(path);
+                }
+            }
+        }
+    }
+    Ok(all)
+}
+
+fn read_json(path: &Path) -> Result<Value> {
+    serde_json::from_str(
+        &std::fs::read_to_string(path).with_context(|| path.display().to_string())?,
+    )
+    .with_context(|| path.display().to_string())
+}
+
+fn time(ns: f64) -> String {
+    if ns >= 1e6 {
+        format!("{:.2} ms", ns / 1e6)
+    } else if ns >= 1e3 {
+        format!("{:.1} µs", ns / 1e3)
+    } else {
+        format!("{ns:.0} ns")
+    }
+}
+
+fn size(bytes: u64) -> String {
+    if bytes >= 1 << 20 {
+        format!("{:.1} MB", bytes as f64 / (1 << 20) as f64)
+    } else {
+        format!("{:.1} KB", bytes as f64 / 1024.0)
+    }
+}
+
+fn command_output(program: &str, args: &[&str]) -> String {
+    Command::new(program)
+        .args(args)
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+        .unwrap_or_else(|| "unknown".to_owned())
+}
+
+fn machine() -> String {
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let cpu = cpuinfo
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("model name")
+                .map(|r| r.trim_start_matches([' ', '\t', ':']).to_owned())
+        })
+        .unwrap_or_else(|| "unknown CPU".to_owned());
+    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+    let memory = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|m| {
+            m.lines().find_map(|l| {
+                let kb: u64 = l
+                    .strip_prefix("MemTotal:")?
+                    .trim()
+                    .trim_end_matches(" kB")
+                    .parse()
+                    .ok()?;
+                Some(format!("{:.0} GiB", kb as f64 / (1 << 20) as f64))
+            })
+        })
+        .unwrap_or_else(|| "unknown memory".to_owned());
+    format!(
+        "{cpu}, {cores} cores, {memory}, {}",
+        command_output("uname", &["-sr"])
+    )
+}
+
+fn fragment(report: &Path, name: &str) -> String {
+    std::fs::read_to_string(report.join(name))
+        .unwrap_or_else(|_| format!("(missing: the benchmark that writes `{name}` did not run)\n"))
+}
+
+fn render(root: &Path, report: &Path, quick: bool) -> Result<String> {
+    let estimates = estimates(&report.join("criterion"))?;
+    let mut out = String::new();
+    let date = command_output("date", &["-u", "+%Y-%m-%d"]);
+    writeln!(out, "# Benchmarks\n")?;
+    writeln!(
+        out,
+        "Generated by `cargo xtask bench` (which rewrites this file; do not edit it by hand).\n\n\
+         - date: {date}\n- machine: {}\n- toolchain: {}\n- profile: `bench` (release, line tables)\n",
+        machine(),
+        command_output("rustc", &["-V"]),
+    )?;
+    if quick {
+        writeln!(
+            out,
+            "**This run used `--quick`: every measurement was shortened, so the times are noisier \
+             than a full run's.**\n"
+        )?;
+    }
+    writeln!(
+        out,
+        "Speed is given as ratios against a yardstick measured in the same run — these machines \
+         are shared and noisy, so absolute times are printed only beside their ratio. Token \
+         counts are exact (o200k_base) and the same on every run.\n"
+    )?;
+
+    let codec_rows = codec_table(&estimates);
+    let boundary = boundary_table(&estimates);
+
+    writeln!(out, "## Targets\n")?;
+    writeln!(out, "Each target, and what this run measured against it.\n")?;
+    out.push_str(&codec_rows.1);
+    out.push_str(&boundary.1);
+    for name in ["construction", "memory", "tokens"] {
+        out.push_str(&fragment(report, &format!("targets-{name}.md")));
+    }
+    out.push('\n');
+
+    writeln!(out, "## Corpus\n")?;
+    out.push_str(&fragment(report, "corpus.md"));
+    writeln!(out, "\n## Tokens\n")?;
+    out.push_str(&fragment(report, "tokens.md"));
+    writeln!(out, "\n## Codec speed: text in → text out\n")?;
+    writeln!(
+        out,
+        "`cargo bench -p parrot-codecs --bench codecs`. Each codec's `compress` on a `&str`, \
+         returning its new text, against two yardsticks on the same bytes in the same run:\n\n\
+         - **scan**: serde_json deserializing into `serde::de::IgnoredAny`, a validating scan \
+         that allocates nothing (the floor for anything that must read all of its input);\n\
+         - **Value**: a serde_json `Value` parse + `to_string` (features `arbitrary_precision` \
+         and `preserve_order`), what a codec built on an owned tree pays at least.\n\n\
+         Criterion medians; each cell is the time and its ratio to the scan. `toon` is the \
+         plugin's codec linked in-process (lossless, the same output at every level). Codec \
+         parameters are the defaults.\n"
+    )?;
+    out.push_str(&codec_rows.0);
+    writeln!(
+        out,
+        "\n## Plugin boundary: the same codec in-process and through its cdylib\n"
+    )?;
+    writeln!(
+        out,
+        "`cargo bench -p parrot-compress --bench plugin_boundary`. Each codec linked into the \
+         benchmark as an rlib and called through `&dyn DynCodec`, and the same codec loaded by a \
+         `Host` from its cdylib (payload passed as a borrowed `RStr`, output returned as an \
+         `RString`, a panic guard inside the plugin). Both paths are first checked to give the \
+         same bytes.\n"
+    )?;
+    out.push_str(&boundary.0);
+    writeln!(out, "\n## `process` end to end\n")?;
+    out.push_str(&fragment(report, "process.md"));
+    writeln!(out, "\n## Token counting\n")?;
+    out.push_str(&fragment(report, "token-counting.md"));
+    writeln!(out, "\n## Tee stores\n")?;
+    out.push_str(&tee_table(&estimates));
+    writeln!(out, "\n## Host construction\n")?;
+    out.push_str(&fragment(report, "construction.md"));
+    out.push_str(&construction_table(&estimates));
+    writeln!(out, "\n## Peak memory\n")?;
+    out.push_str(&fragment(report, "memory.md"));
+    let _ = root;
+    Ok(out)
+}
+
+/// The codec speed table and its target line (each codec ≤ 2x the scan at 1 MB).
+fn codec_table(all: &BTreeMap<String, BTreeMap<String, Estimate>>) -> (String, String) {
+    const COLUMNS: [&str; 8] = [
+        "json_compact/minimal",
+        "json_compact/normal",
+        "json_compact/aggressive",
+        "columnar/minimal",
+        "columnar/normal",
+        "columnar/aggressive",
+        "toon/minimal",
+        "value",
+    ];
+    let mut groups: Vec<(&String, &BTreeMap<String, Estimate>)> = all
+        .iter()
+        .filter_map(|(g, f)| g.strip_prefix("codecs.").map(|_| (g, f)))
+        .collect();
+    groups.sort_by_key(|(_, f)| {
+        let order = f.values().find_map(|e| e.bytes).unwrap_or(0);
+        (order, 0)
+    });
+    let mut table = String::from("| payload | scan |");
+    for column in COLUMNS {
+        let _ = write!(table, " {column} |");
+    }
+    table.push_str("\n|---|---|");
+    table.push_str(&"---|".repeat(COLUMNS.len()));
+    table.push('\n');
+    let mut targets = String::new();
+    for (group, functions) in groups {
+        let name = group.trim_start_matches("codecs.");
+        let Some(scan) = functions.get("scan") else {
+            continue;
+        };
+        let bytes = scan.bytes.unwrap_or(0);
+        let _ = write!(
+            table,
+            "| {name} ({}) | {} |",
+            size(bytes),
+            time(scan.median_ns)
+        );
+        for column in COLUMNS {
+            match functions.get(column) {
+                Some(e) => {
+                    let _ = write!(
+                        table,
+                        " {} ({:.2}x) |",
+                        time(e.median_ns),
+                        e.median_ns / scan.median_ns
+                    );
+                }
+                None => table.push_str(" – |"),
+            }
+        }
+        table.push('\n');
+        if name == "rows_1MB" {
+            let mut worst: Option<(&str, f64)> = None;
+            let mut cells = Vec::new();
+            for column in COLUMNS.iter().filter(|c| **c != "value") {
+                if let Some(e) = functions.get(*column) {
+                    let ratio = e.median_ns / scan.median_ns;
+                    cells.push(format!("{column} {ratio:.2}x"));
+                    if worst.is_none_or(|(_, w)| ratio > w) {
+                        worst = Some((column, ratio));
+                    }
+                }
+            }
+            let met: Vec<&String> = cells.iter().collect();
+            let verdict = match worst {
+                Some((_, w)) if w <= 2.0 => "**met**".to_owned(),
+                Some((column, w)) => format!("**missed** by {column} ({w:.2}x)"),
+                None => "not measured".to_owned(),
+            };
+            let _ = writeln!(
+                targets,
+                "- Each codec ≤ 2x the non-allocating scan on the 1 MB rows: {verdict}. {}.",
+                met.iter()
+                    .map(|s| s.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+        }
+    }
+    (table, targets)
+}
+
+/// The plugin boundary table and its target line (≤ 5% at 10 KB).
+fn boundary_table(all: &BTreeMap<String, BTreeMap<String, Estimate>>) -> (String, String) {
+    let mut table = String::from(
+        "| codec, payload | in-process | through cdylib | ratio |\n|---|---|---|---|\n",
+    );
+    let mut targets = String::new();
+    for (group, functions) in all.iter().filter(|(g, _)| g.starts_with("boundary.")) {
+        let (Some(inside), Some(outside)) =
+            (functions.get("in_process"), functions.get("through_cdylib"))
+        else {
+            continue;
+        };
+        let ratio = outside.median_ns / inside.median_ns;
+        let name = group.trim_start_matches("boundary.");
+        let _ = writeln!(
+            table,
+            "| {name} | {} | {} | {ratio:.3} |",
+            time(inside.median_ns),
+            time(outside.median_ns)
+        );
+        let verdict = if ratio <= 1.05 { "met" } else { "missed" };
+        let _ = writeln!(
+            targets,
+            "- Plugin boundary ≤ 5% at 10 KB ({name}): **{verdict}**, {:+.1}%.",
+            (ratio - 1.0) * 100.0
+        );
+    }
+    (table, targets)
+}
+
+fn tee_table(all: &BTreeMap<String, BTreeMap<String, Estimate>>) -> String {
+    let mut table = String::from(
+        "`cargo bench -p parrot-compress --bench tee`: criterion medians. The SQLite store \
+         (WAL, `synchronous=NORMAL`) is held at 200 entries, so each put also deletes the \
+         oldest.\n\n| operation | store | payload | median |\n|---|---|---|---|\n",
+    );
+    if let Some(functions) = all.get("tee") {
+        for (function, e) in functions {
+            let mut parts = function.splitn(3, '/');
+            let (op, store, payload) = (
+                parts.next().unwrap_or_default(),
+                parts.next().unwrap_or_default(),
+                parts.next().unwrap_or_default(),
+            );
+            let _ = writeln!(
+                table,
+                "| {op} | {store} | {payload} | {} |",
+                time(e.median_ns)
+            );
+        }
+    }
+    table
+}
+
+fn construction_table(all: &BTreeMap<String, BTreeMap<String, Estimate>>) -> String {
+    let mut table = String::from(
+        "\nWarm (criterion medians, the libraries already loaded in the process, as on every \
+         construction after the first):\n\n| packages | median |\n|---|---|\n",
+    );
+    if let Some(functions) = all.get("construction") {
+        for (function, e) in functions {
+            let _ = writeln!(table, "| {function} | {} |", time(e.median_ns));
+        }
+    }
+    table
+}
