@@ -41,9 +41,17 @@ fn tee(c: &mut Criterion) {
         ),
     ];
     let mut group = c.benchmark_group("tee");
-    group
-        .sample_size(30)
-        .measurement_time(Duration::from_secs(4));
+    if std::env::var_os("PARROT_BENCH_QUICK").is_some() {
+        group
+            .sample_size(10)
+            .warm_up_time(Duration::from_millis(200))
+            .measurement_time(Duration::from_millis(500));
+    } else {
+        group
+            .sample_size(30)
+            .warm_up_time(Duration::from_secs(1))
+            .measurement_time(Duration::from_secs(3));
+    }
     for (size_name, len) in SIZES {
         let original = original(len);
         group.throughput(Throughput::Bytes(len as u64));
