@@ -568,8 +568,11 @@ impl Proxy {
             let log = Arc::clone(&log);
             let events = events.clone();
             std::thread::spawn(move || {
-                client_to_server(relay.as_deref(), input, server_in, &output, &log);
+                let server_in = client_to_server(relay.as_deref(), input, server_in, &output, &log);
+                // Told before the server's input closes, so that the server's exit in answer
+                // cannot be taken for a crash.
                 let _ = events.send(Event::ClientGone);
+                drop(server_in);
             });
         }
         std::thread::spawn(move || {
@@ -695,15 +698,15 @@ fn warn(log: &SharedWriter, side: Side, number: u64, warning: &str) {
     write_line(log, line.as_bytes());
 }
 
-/// Relays the client's lines to the server until the client closes its output; then the
-/// server's input is closed (dropped).
+/// Relays the client's lines to the server until the client closes its output (or the
+/// client's input is gone); returns the server's input, for the caller to close.
 fn client_to_server(
     relay: Option<&Relay>,
     input: impl Read,
     mut server_in: ChildStdin,
     output: &SharedWriter,
     log: &SharedWriter,
-) {
+) -> ChildStdin {
     let mut input = BufReader::with_capacity(64 * 1024, input);
     let mut line = Vec::new();
     let mut number = 0;
@@ -711,7 +714,7 @@ fn client_to_server(
     loop {
         line.clear();
         match input.read_until(b'\n', &mut line) {
-            Ok(0) | Err(_) => return,
+            Ok(0) | Err(_) => return server_in,
             Ok(_) => number += 1,
         }
         let routed = match relay {
@@ -732,7 +735,7 @@ fn client_to_server(
         if let Some(answer) = &routed.answer
             && !write_line(output, answer)
         {
-            return;
+            return server_in;
         }
     }
 }
