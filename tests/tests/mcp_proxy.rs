@@ -740,6 +740,10 @@ fn real_server_file_read_is_compressed_and_wm_get_result_returns_the_exact_origi
     assert_eq!(direct["list_directory"], out["list_directory"]);
     assert_eq!(direct["directory_tree"], out["directory_tree"]);
     assert!(direct.get("recovered").is_none());
+
+    // Through the proxy with the kill switch on, the SDK's client sees what it sees directly.
+    let relayed = sdk_client(&data, &file, &proxy_command(project.path(), &server), true);
+    assert_eq!(relayed, direct);
 }
 
 #[test]
