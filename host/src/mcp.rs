@@ -30,9 +30,9 @@
 //! - **Batches.** A JSON array from either side is handled element by element; a client batch
 //!   holding recovery calls is forwarded without them, and the proxy answers them in an array
 //!   of its own.
-//! - **Malformed lines** (not JSON, or JSON that is not a JSON-RPC message) are relayed as they
-//!   are, with a warning on the proxy's log naming the side, the line number and the problem;
-//!   the proxy never stops for them.
+//! - **Malformed lines** (not JSON, or JSON that is neither an object nor a batch array) are
+//!   relayed as they are, with a warning on the proxy's log naming the side, the line number
+//!   and the problem; the proxy never stops for them.
 //! - **No line-length limit**: a message is read whole, however long (a 50 MB file read is one
 //!   line); memory is the limit.
 //! - **Pending requests** are matched by id (numbers and strings are distinct ids); a
