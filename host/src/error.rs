@@ -237,6 +237,25 @@ pub enum Error {
         /// The codec's error; [`parrot_codec_api::ErrorKind::Panicked`] for a panic.
         source: Box<CodecError>,
     },
+
+    /// The MCP proxy cannot start its server.
+    #[error("cannot start the MCP server {command}: {source}")]
+    McpSpawn {
+        /// The server's command line.
+        command: String,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+
+    /// The MCP server ended while the client was still connected: it exited, was killed by a
+    /// signal, or closed its output.
+    #[error("MCP server {how}")]
+    McpServerEnded {
+        /// How it ended: "exited with status 3", "was killed by signal 9", "closed its output".
+        how: String,
+        /// Its exit code, when it exited with one.
+        code: Option<i32>,
+    },
 }
 
 /// All the errors found while building a [`crate::Host`]: building does not stop at the first,

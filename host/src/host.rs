@@ -69,6 +69,7 @@ pub struct HostBuilder {
     clock: Option<Arc<dyn Clock>>,
     kill_switch: Option<bool>,
     inline_at_any_size: bool,
+    tee_lossless: bool,
     max_result_chars: Option<usize>,
     verification: Option<Verification>,
 }
@@ -154,6 +155,41 @@ impl HostBuilder {
     /// command does: a person who runs it asked for the result).
     pub fn inline_at_any_size(&mut self, yes: bool) -> &mut Self {
         self.inline_at_any_size = yes;
+        self
+    }
+
+    /// Also keeps the original of every lossless outcome that changed the payload, with a
+    /// `_tee` pointer whose reason is `lossless` (default off: the contract tees lossy outcomes
+    /// only). For callers whose consumer may need the exact text back, not only an equal
+    /// value: an agent that read a JSON file through the MCP proxy and then edits it must
+    /// quote its bytes. Needs a tee store; the pointer counts for the no-gain rule.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use parrot_compress::{Call, Host, Input, MemoryTeeStore};
+    ///
+    /// let dir = std::env::temp_dir().join("parrot-doc-tee-lossless");
+    /// std::fs::create_dir_all(&dir).unwrap();
+    /// let host = Host::builder()
+    ///     .project(&dir)
+    ///     .plugin_path(None)
+    ///     .tee_store(Arc::new(MemoryTeeStore::default()))
+    ///     .tee_lossless(true)
+    ///     .build()
+    ///     .unwrap();
+    /// let rows: Vec<String> = (0..60).map(|i| format!("  {{ \"id\": {i} }}")).collect();
+    /// let input = format!("[\n{}\n]", rows.join(",\n"));
+    /// let out = host.process(Call::new("read_file", Input::Text(&input)));
+    /// let key = out.meta.tee_key.clone().unwrap();
+    /// assert!(out.text().unwrap().ends_with(&format!(
+    ///     r#""_tee":{{"key":"{key}","reason":"lossless","hint":"use wm_get_result for the full payload"}}}}"#
+    /// )));
+    /// assert_eq!(host.recover(&key).unwrap().unwrap(), input.as_bytes());
+    /// ```
+    pub fn tee_lossless(&mut self, yes: bool) -> &mut Self {
+        self.tee_lossless = yes;
         self
     }
 
@@ -279,6 +315,7 @@ impl HostBuilder {
             report,
             kill_switch: self.kill_switch,
             inline_at_any_size: self.inline_at_any_size,
+            tee_lossless: self.tee_lossless,
             max_result_chars: self.max_result_chars.unwrap_or(200_000),
             verification: self.verification.unwrap_or_default(),
             calls: AtomicU64::new(0),

@@ -44,6 +44,7 @@ mod json_check;
 mod loader;
 pub mod manifest;
 mod matcher;
+pub mod mcp;
 mod observe;
 pub mod pipeline;
 mod registry;

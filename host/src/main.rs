@@ -3,6 +3,7 @@
 //! Exit codes: 0 success; 1 a runtime failure (unreadable input, unknown tee key); 2 bad usage
 //! or invalid configuration. Errors go to stderr, one line each.
 
+use std::ffi::OsString;
 use std::io::{IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -10,6 +11,7 @@ use std::sync::Arc;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use parrot_compress::manifest::SourceKind;
+use parrot_compress::mcp::Proxy;
 use parrot_compress::{
     Call, Host, HostBuilder, Input, Level, MemoryTeeStore, Observer, Origin, Retention,
     SqliteTeeStore, TokenEvent, Tokenizer,
@@ -105,6 +107,17 @@ enum Command {
     },
     /// List every codec: name, interface version, origin.
     Plugins,
+    /// Start an MCP server and relay MCP over stdio between it and the client (the agent),
+    /// compressing every tools/call result and adding the tool wm_get_result, which returns
+    /// the originals. With PARROT_COMPRESSION_DISABLED=1: a pure relay.
+    McpProxy {
+        /// At exit, write the session's savings report to stderr.
+        #[arg(long)]
+        report: bool,
+        /// The server's command and its arguments, after `--`.
+        #[arg(last = true, required = true, value_name = "SERVER_COMMAND")]
+        server: Vec<OsString>,
+    },
 }
 
 fn parse_level(text: &str) -> Result<Level, String> {
@@ -181,6 +194,17 @@ fn tokenizer(cli: &Cli) -> Tokenizer {
 /// persistent store is opened (and created) only then; other commands only need to know
 /// whether one is configured, which decides the effective levels they show.
 fn host(cli: &Cli, store: bool, observer: Option<Arc<dyn Observer>>) -> Result<Host, Failure> {
+    builder(cli, store, observer)?
+        .build()
+        .map_err(|err| Failure::config(err.errors.iter().map(ToString::to_string).collect()))
+}
+
+/// The builder of [`host`], for a command that adds settings of its own.
+fn builder(
+    cli: &Cli,
+    store: bool,
+    observer: Option<Arc<dyn Observer>>,
+) -> Result<HostBuilder, Failure> {
     let mut builder: HostBuilder = Host::builder();
     if let Some(observer) = observer {
         builder.observer(observer);
@@ -208,9 +232,7 @@ fn host(cli: &Cli, store: bool, observer: Option<Arc<dyn Observer>>) -> Result<H
             builder.tee_store(Arc::new(MemoryTeeStore::new(1)));
         }
     }
-    builder
-        .build()
-        .map_err(|err| Failure::config(err.errors.iter().map(ToString::to_string).collect()))
+    Ok(builder)
 }
 
 fn run(cli: &Cli) -> Result<(), Failure> {
@@ -236,7 +258,45 @@ fn run(cli: &Cli) -> Result<(), Failure> {
             plugins(&host(cli, false, None)?);
             Ok(())
         }
+        Command::McpProxy { report, server } => mcp_proxy(cli, server, *report),
     }
+}
+
+/// Relays between the client on stdin/stdout and `server`; see `parrot_compress::mcp`.
+fn mcp_proxy(cli: &Cli, server: &[OsString], report: bool) -> Result<(), Failure> {
+    let Some((program, args)) = server.split_first() else {
+        return Err(Failure::config(vec![
+            "mcp-proxy: no server command given after --".to_owned(),
+        ]));
+    };
+    let mut command = std::process::Command::new(program);
+    command.args(args);
+    let killed = std::env::var_os(parrot_compress::KILL_SWITCH_ENV).is_some_and(|v| v == "1");
+    // With the kill switch on, the proxy is a pure relay: no host is built, so not even a
+    // broken manifest can stand between the client and its server.
+    let (proxy, host) = if killed {
+        (Proxy::relay(), None)
+    } else {
+        let mut builder = builder(cli, true, None)?;
+        // The agent may need a changed block's exact text back (to quote a file it edits),
+        // not only an equal value.
+        builder.tee_lossless(true);
+        let host = Arc::new(builder.build().map_err(|err| {
+            Failure::config(err.errors.iter().map(ToString::to_string).collect())
+        })?);
+        (Proxy::new(Arc::clone(&host)), Some(host))
+    };
+    let ended = proxy.run(
+        command,
+        std::io::stdin(),
+        std::io::stdout(),
+        std::io::stderr(),
+    );
+    if let (true, Some(host)) = (report, host) {
+        host.flush();
+        eprint!("{}", host.report().snapshot().render_table());
+    }
+    ended.map_err(|err| Failure::runtime(err.to_string()))
 }
 
 fn read_input(file: &str) -> Result<Vec<u8>, Failure> {

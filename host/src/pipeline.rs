@@ -14,7 +14,8 @@
 //!    be lossless is verified through the codec's inverse when verification is on (a mismatch
 //!    makes it lossy); a lossy outcome at `minimal` is refused (`codec_error`);
 //! 7. a lossy outcome stores the input before the output gets its `_tee` pointer (store failure:
-//!    the input goes out, `tee_failed`);
+//!    the input goes out, `tee_failed`); so does a lossless one that changed the payload when
+//!    the host was built with `tee_lossless` (pointer reason `lossless`);
 //! 8. no gain: a final payload not strictly smaller than the input is discarded (`no_gain`);
 //! 9. last line of defense: a final payload over `max_result_chars` code points is cut, with
 //!    the original stored under the call's key (only with a tee store).
@@ -349,6 +350,7 @@ pub(crate) struct Stage {
     pub(crate) tokens: TokenWorker,
     pub(crate) kill_switch: Option<bool>,
     pub(crate) inline_at_any_size: bool,
+    pub(crate) tee_lossless: bool,
     pub(crate) max_result_chars: usize,
     pub(crate) verification: Verification,
     pub(crate) calls: AtomicU64,
@@ -692,20 +694,22 @@ fn decide(run: &Run<'_, '_>, input: &[u8], meta: &mut Meta) -> Option<String> {
         return None;
     }
 
-    // A lossy outcome gets its pointer under a tentative key first: the no-gain rule counts the
-    // pointer, and nothing is stored for an outcome that will be discarded.
-    let mut key = lossy.then(|| stage.next_key(call.tool));
     if lossy && run.tee.is_none() {
         // Unreachable through the host (levels are capped without a store); kept as the
         // runtime guard: nothing lossy goes out without a way back.
         meta.skipped = Some(Skip::TeeFailed);
         return None;
     }
-    if lossy && output_shape.is_none() && !text_output {
+    // What is kept gets its pointer under a tentative key first: the no-gain rule counts the
+    // pointer, and nothing is stored for an outcome that will be discarded.
+    let keep = lossy || (stage.tee_lossless && run.tee.is_some());
+    let reason = if lossy { "lossy" } else { "lossless" };
+    let mut key = keep.then(|| stage.next_key(call.tool));
+    if keep && output_shape.is_none() && !text_output {
         output_shape = crate::json_check::top_level(&payload);
     }
     let with_pointer =
-        |payload: &str, key: &str| attach_pointer(payload, output_shape, key, "lossy");
+        |payload: &str, key: &str| attach_pointer(payload, output_shape, key, reason);
     // The codec's payload is kept apart only when a pointer may have to be rewritten.
     let (mut final_payload, unpointed) = match &key {
         Some(key) => (with_pointer(&payload, key), Some(payload)),
@@ -726,7 +730,7 @@ fn decide(run: &Run<'_, '_>, input: &[u8], meta: &mut Meta) -> Option<String> {
         );
     }
     let cut = over && run.tee.is_some();
-    if let (Some(tee), true) = (run.tee, lossy || cut) {
+    if let (Some(tee), true) = (run.tee, keep || cut) {
         match stage.store(tee, call.tool, input, key.clone()) {
             Ok(stored) => {
                 if let (Some(unpointed), true) =

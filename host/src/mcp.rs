@@ -1,0 +1,979 @@
+//! A stdio proxy between an MCP client (an agent) and any MCP server: every `tools/call` result
+//! the server sends goes through the pipeline before the client sees it, and the originals are
+//! offered back through a tool of the proxy's own, [`RECOVERY_TOOL`].
+//!
+//! The client starts the proxy instead of the server; the proxy starts the server as a child
+//! process (its stderr inherited) and relays MCP JSON-RPC, one message per line, both ways. A
+//! line the proxy does not change is relayed byte for byte, never re-serialized. It changes
+//! only:
+//!
+//! - a server's response to `tools/call`: each `text` content block that holds JSON is run
+//!   through [`Host::process`] with the called tool's name, and the payload the model should
+//!   see replaces the block's text (a `_tee` pointer, when there is one, is inside that text).
+//!   `structuredContent` stays valid against the tool's `outputSchema`: a top-level string
+//!   member equal to a compressed block's original text (the filesystem server's
+//!   `{"content": text}`) carries the compressed text; nothing else in it changes. Blocks that
+//!   are not text or do not hold JSON pass through. A result with `isError: true` is not
+//!   compressed: its text blocks are stored in the tee store (status `error`) and the message
+//!   goes out unchanged. Results of [`RECOVERY_TOOL`] are never compressed;
+//! - a server's response to `tools/list` (the first page, asked without a cursor): the
+//!   recovery tool is appended to `tools`;
+//! - a client's `tools/call` of [`RECOVERY_TOOL`]: answered by the proxy from the tee store,
+//!   with one text block holding the exact original text, or a tool error (`isError: true`)
+//!   naming the unknown key. The call never reaches the server, except as below.
+//!
+//! Decisions:
+//!
+//! - **A server with its own `wm_get_result`.** The proxy's tool takes its place in
+//!   `tools/list` (the pointers the proxy writes name it); a call whose key the proxy does not
+//!   hold is forwarded to the server, so the server's own pointers still resolve.
+//! - **Batches.** A JSON array from either side is handled element by element; a client batch
+//!   holding recovery calls is forwarded without them, and the proxy answers them in an array
+//!   of its own.
+//! - **Malformed lines** (not JSON, or JSON that is neither an object nor a batch array) are
+//!   relayed as they are, with a warning on the proxy's log naming the side, the line number
+//!   and the problem; the proxy never stops for them.
+//! - **No line-length limit**: a message is read whole, however long (a 50 MB file read is one
+//!   line); memory is the limit.
+//! - **Pending requests** are matched by id (numbers and strings are distinct ids); a
+//!   `notifications/cancelled` forgets the request, so a late answer to it is relayed as is.
+//!
+//! With the kill switch on ([`crate::KILL_SWITCH_ENV`]) use [`Proxy::relay`]: a pure relay,
+//! every line forwarded as is in both directions and no recovery tool listed, so the client
+//! receives exactly what the server sends.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{Map, Value, json};
+
+use crate::error::Error;
+use crate::host::Host;
+use crate::json_check::{JsonCheck, check};
+use crate::pipeline::{Call, Input};
+
+/// The name of the proxy's recovery tool, as every `_tee` pointer's hint spells it.
+pub const RECOVERY_TOOL: &str = "wm_get_result";
+
+/// How long the server has to exit after the client closed the proxy's input, before the proxy
+/// stops it.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
+
+/// How long the proxy waits for the rest of the server's output once the server has exited.
+const DRAIN_GRACE: Duration = Duration::from_millis(300);
+
+/// Which side of the proxy a line came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Side {
+    /// The MCP client (the agent), on the proxy's stdin.
+    Client,
+    /// The MCP server, on its child's stdout.
+    Server,
+}
+
+impl std::fmt::Display for Side {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Side::Client => "client",
+            Side::Server => "server",
+        })
+    }
+}
+
+/// What becomes of one line.
+#[derive(Debug, Default)]
+pub struct Routed<'a> {
+    /// Bytes to send on in the line's direction (the line itself when unchanged).
+    pub forward: Option<Cow<'a, [u8]>>,
+    /// Bytes to send back to the client (the proxy's own answers), a whole line.
+    pub answer: Option<Vec<u8>>,
+    /// What was wrong with the line, for the log.
+    pub warning: Option<String>,
+}
+
+impl<'a> Routed<'a> {
+    fn unchanged(line: &'a [u8]) -> Routed<'a> {
+        Routed {
+            forward: Some(Cow::Borrowed(line)),
+            ..Routed::default()
+        }
+    }
+
+    fn warn(mut self, warning: String) -> Routed<'a> {
+        self.warning = Some(warning);
+        self
+    }
+}
+
+/// A client request still waiting for the server's response.
+#[derive(Debug, Clone)]
+struct Pending {
+    method: String,
+    /// For `tools/call`: the tool's name.
+    tool: Option<String>,
+    /// For `tools/list`: asked without a cursor.
+    first_page: bool,
+}
+
+/// The message logic of the proxy, without any I/O: what to do with each line from either side.
+///
+/// # Examples
+///
+/// ```
+/// use std::sync::Arc;
+/// use parrot_compress::mcp::Relay;
+/// use parrot_compress::{Host, MemoryTeeStore};
+///
+/// let dir = std::env::temp_dir().join("parrot-doc-relay");
+/// std::fs::create_dir_all(&dir).unwrap();
+/// let host = Host::builder()
+///     .project(&dir)
+///     .plugin_path(None)
+///     .tee_store(Arc::new(MemoryTeeStore::default()))
+///     .build()
+///     .unwrap();
+/// let relay = Relay::new(Arc::new(host));
+/// let call = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"q","arguments":{}}}"#;
+/// assert_eq!(relay.from_client(call).forward.unwrap().as_ref(), call.as_slice());
+/// let result = br#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"{\"a\": null, \"b\": null, \"c\": 1}"}]}}"#;
+/// let routed = relay.from_server(result);
+/// assert_eq!(
+///     routed.forward.unwrap().as_ref(),
+///     b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"{\\\"c\\\":1}\"}]}}\n"
+/// );
+/// ```
+pub struct Relay {
+    host: Arc<Host>,
+    pending: Mutex<HashMap<String, Pending>>,
+    /// The server listed a tool named [`RECOVERY_TOOL`] itself.
+    server_recovers: AtomicBool,
+}
+
+impl std::fmt::Debug for Relay {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Relay")
+            .field("server_recovers", &self.server_recovers)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Relay {
+    /// A relay that compresses through `host` and recovers from its tee store.
+    pub fn new(host: Arc<Host>) -> Relay {
+        Relay {
+            host,
+            pending: Mutex::default(),
+            server_recovers: AtomicBool::new(false),
+        }
+    }
+
+    /// The definition of [`RECOVERY_TOOL`], as `tools/list` shows it.
+    pub fn recovery_tool() -> Value {
+        json!({
+            "name": RECOVERY_TOOL,
+            "description": "Returns the exact original of a tool result that was shortened \
+                for you. Pass the key of the result's \"_tee\" pointer.",
+            "inputSchema": {
+                "type": "object",
+                "properties": {
+                    "key": {
+                        "type": "string",
+                        "description": "The \"key\" of a \"_tee\" pointer."
+                    }
+                },
+                "required": ["key"]
+            }
+        })
+    }
+
+    /// What to do with a line from the client (trailing newline included, if any): forward it,
+    /// answer it from the tee store, or both (a batch).
+    pub fn from_client<'a>(&self, line: &'a [u8]) -> Routed<'a> {
+        let body = line.trim_ascii();
+        if body.is_empty() {
+            return Routed::unchanged(line);
+        }
+        match serde_json::from_slice::<Value>(body) {
+            Err(err) => Routed::unchanged(line).warn(format!("not JSON ({err})")),
+            Ok(Value::Object(message)) => match self.client_message(&message) {
+                Some(answer) => Routed {
+                    answer: Some(to_line(&answer)),
+                    ..Routed::default()
+                },
+                None => Routed::unchanged(line),
+            },
+            Ok(Value::Array(batch)) => {
+                let mut answers = Vec::new();
+                let mut rest = Vec::new();
+                let mut odd = 0;
+                for item in batch {
+                    let answer = match &item {
+                        Value::Object(message) => self.client_message(message),
+                        _ => {
+                            odd += 1;
+                            None
+                        }
+                    };
+                    match answer {
+                        Some(answer) => answers.push(answer),
+                        None => rest.push(item),
+                    }
+                }
+                let mut routed = if answers.is_empty() {
+                    Routed::unchanged(line)
+                } else {
+                    Routed {
+                        forward: (!rest.is_empty())
+                            .then(|| Cow::Owned(to_line(&Value::Array(rest)))),
+                        answer: Some(to_line(&Value::Array(answers))),
+                        warning: None,
+                    }
+                };
+                if odd > 0 {
+                    routed.warning = Some(format!("{odd} batch element(s) are not JSON objects"));
+                }
+                routed
+            }
+            Ok(other) => {
+                Routed::unchanged(line).warn(format!("not a JSON-RPC message ({})", kind(&other)))
+            }
+        }
+    }
+
+    /// What to do with a line from the server: forward it, compressed where it answers a
+    /// `tools/call`, with the recovery tool where it answers a `tools/list`.
+    pub fn from_server<'a>(&self, line: &'a [u8]) -> Routed<'a> {
+        let body = line.trim_ascii();
+        if body.is_empty() {
+            return Routed::unchanged(line);
+        }
+        match serde_json::from_slice::<Value>(body) {
+            Err(err) => Routed::unchanged(line).warn(format!("not JSON ({err})")),
+            Ok(Value::Object(mut message)) => {
+                if self.server_message(&mut message) {
+                    Routed {
+                        forward: Some(Cow::Owned(to_line(&Value::Object(message)))),
+                        ..Routed::default()
+                    }
+                } else {
+                    Routed::unchanged(line)
+                }
+            }
+            Ok(Value::Array(mut batch)) => {
+                let mut changed = false;
+                let mut odd = 0;
+                for item in &mut batch {
+                    match item {
+                        Value::Object(message) => changed |= self.server_message(message),
+                        _ => odd += 1,
+                    }
+                }
+                let mut routed = if changed {
+                    Routed {
+                        forward: Some(Cow::Owned(to_line(&Value::Array(batch)))),
+                        ..Routed::default()
+                    }
+                } else {
+                    Routed::unchanged(line)
+                };
+                if odd > 0 {
+                    routed.warning = Some(format!("{odd} batch element(s) are not JSON objects"));
+                }
+                routed
+            }
+            Ok(other) => {
+                Routed::unchanged(line).warn(format!("not a JSON-RPC message ({})", kind(&other)))
+            }
+        }
+    }
+
+    /// Records a client request; answers it when it is a recovery call the proxy can answer.
+    fn client_message(&self, message: &Map<String, Value>) -> Option<Value> {
+        let method = message.get("method").and_then(Value::as_str)?;
+        let params = message.get("params");
+        if method == "notifications/cancelled" {
+            if let Some(id) = params.and_then(|p| p.get("requestId")).and_then(id_key) {
+                self.pending().remove(&id);
+            }
+            return None;
+        }
+        let id = message.get("id")?;
+        let key = id_key(id)?;
+        let tool = match method {
+            "tools/call" => params
+                .and_then(|p| p.get("name"))
+                .and_then(Value::as_str)
+                .map(str::to_owned),
+            _ => None,
+        };
+        if tool.as_deref() == Some(RECOVERY_TOOL)
+            && let Some(answer) = self.recover(params)
+        {
+            return Some(json!({"jsonrpc": "2.0", "id": id, "result": answer}));
+        }
+        let first_page = params.and_then(|p| p.get("cursor")).is_none();
+        self.pending().insert(
+            key,
+            Pending {
+                method: method.to_owned(),
+                tool,
+                first_page,
+            },
+        );
+        None
+    }
+
+    /// The result of a recovery call, or `None` to forward it to a server that has its own.
+    fn recover(&self, params: Option<&Value>) -> Option<Value> {
+        let key = params
+            .and_then(|p| p.get("arguments"))
+            .and_then(|a| a.get("key"))
+            .and_then(Value::as_str);
+        let Some(key) = key else {
+            return Some(tool_error(format!(
+                "{RECOVERY_TOOL} needs the arguments {{\"key\": string}}: the key of a \"_tee\" pointer"
+            )));
+        };
+        match self.host.recover(key) {
+            Ok(Some(original)) => Some(json!({
+                "content": [{"type": "text", "text": String::from_utf8_lossy(&original)}]
+            })),
+            Ok(None) if self.server_recovers.load(Ordering::Relaxed) => None,
+            Ok(None) => Some(tool_error(format!("no original is stored under \"{key}\""))),
+            Err(err) => Some(tool_error(format!(
+                "cannot read the original stored under \"{key}\": {err}"
+            ))),
+        }
+    }
+
+    /// Rewrites a server response where the proxy has a say; true when it changed anything.
+    fn server_message(&self, message: &mut Map<String, Value>) -> bool {
+        if message.contains_key("method")
+            || !(message.contains_key("result") || message.contains_key("error"))
+        {
+            return false;
+        }
+        let Some(key) = message.get("id").and_then(id_key) else {
+            return false;
+        };
+        let Some(pending) = self.pending().remove(&key) else {
+            return false;
+        };
+        let Some(Value::Object(result)) = message.get_mut("result") else {
+            return false;
+        };
+        match (pending.method.as_str(), pending.tool) {
+            ("tools/list", _) => self.list_tools(result, pending.first_page),
+            ("tools/call", Some(tool)) if tool != RECOVERY_TOOL => self.compress(&tool, result),
+            _ => false,
+        }
+    }
+
+    /// Puts the recovery tool in a `tools/list` result, in place of a server's own.
+    fn list_tools(&self, result: &mut Map<String, Value>, first_page: bool) -> bool {
+        let Some(Value::Array(tools)) = result.get_mut("tools") else {
+            return false;
+        };
+        let before = tools.len();
+        tools.retain(|tool| tool.get("name").and_then(Value::as_str) != Some(RECOVERY_TOOL));
+        let had_own = tools.len() != before;
+        if had_own {
+            self.server_recovers.store(true, Ordering::Relaxed);
+        }
+        if first_page {
+            tools.push(Relay::recovery_tool());
+        }
+        had_own || first_page
+    }
+
+    /// Compresses the JSON text blocks of a `tools/call` result; tees those of a tool error.
+    fn compress(&self, tool: &str, result: &mut Map<String, Value>) -> bool {
+        let is_error = result.get("isError").and_then(Value::as_bool) == Some(true);
+        let Some(Value::Array(blocks)) = result.get_mut("content") else {
+            return false;
+        };
+        let mut replaced: Vec<(String, String)> = Vec::new();
+        for block in blocks.iter_mut() {
+            if block.get("type").and_then(Value::as_str) != Some("text") {
+                continue;
+            }
+            let Some(Value::String(text)) = block.get_mut("text") else {
+                continue;
+            };
+            if is_error {
+                // Not compressed, but stored: nothing is lost when the caller raises.
+                self.host
+                    .process(Call::new(tool, Input::Text(text)).status("error"));
+                continue;
+            }
+            if check(text) != JsonCheck::Json {
+                continue;
+            }
+            let processed = self.host.process(Call::new(tool, Input::Text(text)));
+            if !processed.meta.compressed {
+                continue;
+            }
+            let Some(compressed) = processed.text().map(str::to_owned) else {
+                continue;
+            };
+            replaced.push((std::mem::replace(text, compressed.clone()), compressed));
+        }
+        if replaced.is_empty() {
+            return false;
+        }
+        if let Some(Value::Object(structured)) = result.get_mut("structuredContent") {
+            for value in structured.values_mut() {
+                if let Value::String(text) = value
+                    && let Some((_, compressed)) =
+                        replaced.iter().find(|(original, _)| original == text)
+                {
+                    *text = compressed.clone();
+                }
+            }
+        }
+        true
+    }
+
+    fn pending(&self) -> std::sync::MutexGuard<'_, HashMap<String, Pending>> {
+        self.pending.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// A JSON-RPC id as a map key: numbers (by their text) and strings never collide.
+fn id_key(id: &Value) -> Option<String> {
+    match id {
+        Value::String(text) => Some(format!("s:{text}")),
+        Value::Number(number) => Some(format!("n:{number}")),
+        _ => None,
+    }
+}
+
+fn tool_error(message: String) -> Value {
+    json!({"content": [{"type": "text", "text": message}], "isError": true})
+}
+
+fn to_line(value: &Value) -> Vec<u8> {
+    let mut line = serde_json::to_vec(value).unwrap_or_default();
+    line.push(b'\n');
+    line
+}
+
+fn kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// The running proxy: a server child process and the two relaying threads.
+///
+/// # Examples
+///
+/// ```no_run
+/// use std::process::Command;
+/// use parrot_compress::mcp::Proxy;
+///
+/// let mut server = Command::new("npx");
+/// server.args(["-y", "@modelcontextprotocol/server-filesystem", "/tmp"]);
+/// // A pure relay, as with PARROT_COMPRESSION_DISABLED=1.
+/// let ended = Proxy::relay().run(server, std::io::stdin(), std::io::stdout(), std::io::stderr());
+/// if let Err(err) = ended {
+///     eprintln!("error: {err}");
+/// }
+/// ```
+#[derive(Debug)]
+pub struct Proxy {
+    relay: Option<Relay>,
+}
+
+/// What the relaying threads tell the main one.
+enum Event {
+    /// The client closed the proxy's input, or its output is gone.
+    ClientGone,
+    /// The server's output closed.
+    ServerEof,
+}
+
+type SharedWriter = Arc<Mutex<Box<dyn Write + Send>>>;
+
+impl Proxy {
+    /// A proxy that compresses through `host`. Build the host with a tee store (without one,
+    /// nothing lossy happens and nothing can be recovered) and, for the exact text of every
+    /// changed block, [`crate::HostBuilder::tee_lossless`].
+    pub fn new(host: Arc<Host>) -> Proxy {
+        Proxy {
+            relay: Some(Relay::new(host)),
+        }
+    }
+
+    /// A pure relay: every line goes through as it is (the kill switch).
+    pub fn relay() -> Proxy {
+        Proxy { relay: None }
+    }
+
+    /// Starts `server` and relays between it and the client (`input`, `output`) until one side
+    /// ends. Warnings about malformed lines go to `log`, one line each.
+    ///
+    /// When the client closes `input`, the server's input is closed; the server has two
+    /// seconds to exit (its remaining output is still relayed) before it is killed, and the
+    /// proxy returns `Ok`.
+    ///
+    /// # Errors
+    ///
+    /// - [`Error::McpSpawn`] when the server cannot be started;
+    /// - [`Error::McpServerEnded`] when the server exits, is killed or closes its output while
+    ///   the client is still connected (the proxy returns within a second of it).
+    pub fn run(
+        self,
+        mut server: Command,
+        input: impl Read + Send + 'static,
+        output: impl Write + Send + 'static,
+        log: impl Write + Send + 'static,
+    ) -> Result<(), Error> {
+        let command = command_line(&server);
+        let mut child = server
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .map_err(|source| Error::McpSpawn {
+                command: command.clone(),
+                source,
+            })?;
+        let (Some(server_in), Some(server_out)) = (child.stdin.take(), child.stdout.take()) else {
+            let _ = child.kill();
+            return Err(Error::McpSpawn {
+                command,
+                source: std::io::Error::other("no pipe to the server's stdin or stdout"),
+            });
+        };
+        let relay = self.relay.map(Arc::new);
+        let output: SharedWriter = Arc::new(Mutex::new(Box::new(output)));
+        let log: SharedWriter = Arc::new(Mutex::new(Box::new(log)));
+        let (events, ended) = mpsc::channel();
+
+        {
+            let relay = relay.clone();
+            let output = Arc::clone(&output);
+            let log = Arc::clone(&log);
+            let events = events.clone();
+            std::thread::spawn(move || {
+                let server_in = client_to_server(relay.as_deref(), input, server_in, &output, &log);
+                // Told before the server's input closes, so that the server's exit in answer
+                // cannot be taken for a crash.
+                let _ = events.send(Event::ClientGone);
+                drop(server_in);
+            });
+        }
+        std::thread::spawn(move || {
+            let client_open = server_to_client(relay.as_deref(), server_out, &output, &log);
+            let _ = events.send(if client_open {
+                Event::ServerEof
+            } else {
+                Event::ClientGone
+            });
+        });
+        supervise(&mut child, &ended)
+    }
+}
+
+/// Waits for either side to end, and ends the session accordingly.
+fn supervise(child: &mut Child, ended: &mpsc::Receiver<Event>) -> Result<(), Error> {
+    loop {
+        match ended.recv_timeout(Duration::from_millis(100)) {
+            Ok(Event::ClientGone) => {
+                // The server's input is closed (its writer is dropped): let it finish.
+                let deadline = Instant::now() + SHUTDOWN_GRACE;
+                while Instant::now() < deadline {
+                    if matches!(child.try_wait(), Ok(Some(_))) {
+                        break;
+                    }
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                if !matches!(child.try_wait(), Ok(Some(_))) {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                }
+                // Relay what the server still wrote before it went.
+                let _ = wait_for(ended, DRAIN_GRACE, |e| matches!(e, Event::ServerEof));
+                return Ok(());
+            }
+            Ok(Event::ServerEof) => {
+                let deadline = Instant::now() + Duration::from_millis(500);
+                loop {
+                    if let Ok(Some(status)) = child.try_wait() {
+                        return Err(ended_with(status));
+                    }
+                    if Instant::now() >= deadline {
+                        let _ = child.kill();
+                        let _ = child.wait();
+                        return Err(Error::McpServerEnded {
+                            how: "closed its output".to_owned(),
+                            code: None,
+                        });
+                    }
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+            }
+            Err(RecvTimeoutError::Timeout) => {
+                // The server may be gone while something it started still holds its output.
+                if let Ok(Some(status)) = child.try_wait() {
+                    let _ = wait_for(ended, DRAIN_GRACE, |_| true);
+                    return Err(ended_with(status));
+                }
+            }
+            Err(RecvTimeoutError::Disconnected) => return Ok(()),
+        }
+    }
+}
+
+/// Waits up to `grace` for an event that `wanted` accepts.
+fn wait_for(
+    ended: &mpsc::Receiver<Event>,
+    grace: Duration,
+    wanted: impl Fn(&Event) -> bool,
+) -> bool {
+    let deadline = Instant::now() + grace;
+    while let Some(left) = deadline.checked_duration_since(Instant::now()) {
+        match ended.recv_timeout(left) {
+            Ok(event) if wanted(&event) => return true,
+            Ok(_) => {}
+            Err(_) => return false,
+        }
+    }
+    false
+}
+
+fn ended_with(status: ExitStatus) -> Error {
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        if let Some(signal) = status.signal() {
+            return Error::McpServerEnded {
+                how: format!("was killed by signal {signal}"),
+                code: None,
+            };
+        }
+    }
+    match status.code() {
+        Some(code) => Error::McpServerEnded {
+            how: format!("exited with status {code}"),
+            code: Some(code),
+        },
+        None => Error::McpServerEnded {
+            how: format!("ended ({status})"),
+            code: None,
+        },
+    }
+}
+
+fn command_line(command: &Command) -> String {
+    std::iter::once(command.get_program())
+        .chain(command.get_args())
+        .map(|part| part.to_string_lossy().into_owned())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn write_line(writer: &SharedWriter, bytes: &[u8]) -> bool {
+    let mut writer = writer.lock().unwrap_or_else(|p| p.into_inner());
+    writer
+        .write_all(bytes)
+        .and_then(|()| writer.flush())
+        .is_ok()
+}
+
+fn warn(log: &SharedWriter, side: Side, number: u64, warning: &str) {
+    let line = format!("warning: mcp-proxy: {side} line {number}: {warning}; relayed as is\n",);
+    write_line(log, line.as_bytes());
+}
+
+/// Relays the client's lines to the server until the client closes its output (or the
+/// client's input is gone); returns the server's input, for the caller to close.
+fn client_to_server(
+    relay: Option<&Relay>,
+    input: impl Read,
+    mut server_in: ChildStdin,
+    output: &SharedWriter,
+    log: &SharedWriter,
+) -> ChildStdin {
+    let mut input = BufReader::with_capacity(64 * 1024, input);
+    let mut line = Vec::new();
+    let mut number = 0;
+    let mut server_open = true;
+    loop {
+        line.clear();
+        match input.read_until(b'\n', &mut line) {
+            Ok(0) | Err(_) => return server_in,
+            Ok(_) => number += 1,
+        }
+        let routed = match relay {
+            Some(relay) => relay.from_client(&line),
+            None => Routed::unchanged(&line),
+        };
+        if let Some(warning) = &routed.warning {
+            warn(log, Side::Client, number, warning);
+        }
+        if let (Some(forward), true) = (&routed.forward, server_open) {
+            // A server that stopped reading has ended or is about to: the supervisor reports
+            // it. Keep reading the client meanwhile, so recovery calls are still answered.
+            server_open = server_in
+                .write_all(forward)
+                .and_then(|()| server_in.flush())
+                .is_ok();
+        }
+        if let Some(answer) = &routed.answer
+            && !write_line(output, answer)
+        {
+            return server_in;
+        }
+    }
+}
+
+/// Relays the server's lines to the client until the server's output closes (true) or the
+/// client's is gone (false).
+fn server_to_client(
+    relay: Option<&Relay>,
+    server_out: impl Read,
+    output: &SharedWriter,
+    log: &SharedWriter,
+) -> bool {
+    let mut server_out = BufReader::with_capacity(64 * 1024, server_out);
+    let mut line = Vec::new();
+    let mut number = 0;
+    loop {
+        line.clear();
+        match server_out.read_until(b'\n', &mut line) {
+            Ok(0) | Err(_) => return true,
+            Ok(_) => number += 1,
+        }
+        let routed = match relay {
+            Some(relay) => relay.from_server(&line),
+            None => Routed::unchanged(&line),
+        };
+        if let Some(warning) = &routed.warning {
+            warn(log, Side::Server, number, warning);
+        }
+        if let Some(forward) = &routed.forward
+            && !write_line(output, forward)
+        {
+            return false;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tee::MemoryTeeStore;
+
+    fn relay(dir: &std::path::Path) -> Relay {
+        relay_with(dir, Arc::new(Keys::default()))
+    }
+
+    fn relay_with(dir: &std::path::Path, keys: Arc<Keys>) -> Relay {
+        let mut builder = Host::builder();
+        builder
+            .project(dir)
+            .plugin_path(None)
+            .tee_store(Arc::new(MemoryTeeStore::default()))
+            .tee_lossless(true)
+            .observer(keys);
+        Relay::new(Arc::new(builder.build().unwrap()))
+    }
+
+    /// The tee keys of the calls a host processed.
+    #[derive(Default)]
+    struct Keys(Mutex<Vec<String>>);
+
+    impl crate::observe::Observer for Keys {
+        fn on_processed(&self, event: &crate::observe::CallEvent) {
+            if let Some(key) = &event.meta.tee_key {
+                self.0.lock().unwrap().push(key.clone());
+            }
+        }
+    }
+
+    fn text(routed: &Routed<'_>) -> String {
+        String::from_utf8(routed.forward.as_deref().unwrap().to_vec()).unwrap()
+    }
+
+    fn value(bytes: &[u8]) -> Value {
+        serde_json::from_slice(bytes).unwrap()
+    }
+
+    /// A pretty-printed JSON array big enough that compacting it pays for a pointer.
+    fn pretty_rows() -> String {
+        let rows: Vec<String> = (0..30)
+            .map(|i| format!("  {{\n    \"id\": {i},\n    \"name\": \"row {i}\"\n  }}"))
+            .collect();
+        format!("[\n{}\n]", rows.join(",\n"))
+    }
+
+    fn call(id: &str, tool: &str) -> String {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{tool}","arguments":{{}}}}}}"#
+        )
+    }
+
+    fn result(id: &str, result: Value) -> String {
+        json!({"jsonrpc": "2.0", "id": value(id.as_bytes()), "result": result}).to_string()
+    }
+
+    #[test]
+    fn lines_nobody_asked_about_go_through_byte_for_byte() {
+        let dir = tempfile::tempdir().unwrap();
+        let relay = relay(dir.path());
+        let lines: [&[u8]; 5] = [
+            b"{\"jsonrpc\": \"2.0\", \"method\": \"notifications/progress\", \"params\": {\"progress\": 1.50}}\n",
+            b"{\"jsonrpc\":\"2.0\",\"id\":9,\"result\":{}}\r\n",
+            b"not json at all\n",
+            b"\n",
+            b"[1, 2]",
+        ];
+        for line in lines {
+            assert_eq!(relay.from_server(line).forward.unwrap().as_ref(), line);
+            assert_eq!(relay.from_client(line).forward.unwrap().as_ref(), line);
+        }
+    }
+
+    #[test]
+    fn a_json_text_block_is_compressed_and_recovered_exactly() {
+        let dir = tempfile::tempdir().unwrap();
+        let relay = relay(dir.path());
+        let original = pretty_rows();
+        relay.from_client(call("\"a\"", "read_text_file").as_bytes());
+        let response = result(
+            "\"a\"",
+            json!({
+                "content": [
+                    {"type": "image", "data": "AAAA", "mimeType": "image/png"},
+                    {"type": "text", "text": original},
+                    {"type": "text", "text": "plain words"}
+                ],
+                "structuredContent": {"content": original, "other": 1}
+            }),
+        );
+        let routed = relay.from_server(response.as_bytes());
+        let out = value(text(&routed).as_bytes());
+        let content = &out["result"]["content"];
+        assert_eq!(content[0]["type"], "image");
+        assert_eq!(content[2]["text"], "plain words");
+        let compressed = content[1]["text"].as_str().unwrap();
+        assert!(compressed.len() < original.len());
+        assert_eq!(out["result"]["structuredContent"]["content"], compressed);
+        assert_eq!(out["result"]["structuredContent"]["other"], 1);
+        let pointer = &value(compressed.as_bytes())["_tee"];
+        let key = pointer["key"].as_str().unwrap();
+        assert_eq!(pointer["reason"], "lossless");
+
+        let recover = format!(
+            r#"{{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{{"name":"wm_get_result","arguments":{{"key":"{key}"}}}}}}"#
+        );
+        let routed = relay.from_client(recover.as_bytes());
+        assert!(routed.forward.is_none());
+        let answer = value(&routed.answer.unwrap());
+        assert_eq!(answer["id"], 7);
+        assert_eq!(answer["result"]["content"][0]["text"], original.as_str());
+        assert!(answer["result"].get("isError").is_none());
+    }
+
+    #[test]
+    fn tool_errors_are_stored_not_compressed() {
+        let dir = tempfile::tempdir().unwrap();
+        let keys = Arc::new(Keys::default());
+        let relay = relay_with(dir.path(), Arc::clone(&keys));
+        relay.from_client(call("1", "q").as_bytes());
+        let response = result(
+            "1",
+            json!({"content": [{"type": "text", "text": pretty_rows()}], "isError": true}),
+        );
+        let routed = relay.from_server(response.as_bytes());
+        assert_eq!(text(&routed), response);
+        let keys = keys.0.lock().unwrap().clone();
+        assert_eq!(keys.len(), 1);
+        assert_eq!(
+            relay.host.recover(&keys[0]).unwrap().unwrap(),
+            pretty_rows().as_bytes()
+        );
+    }
+
+    #[test]
+    fn an_unknown_key_is_a_tool_error_naming_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let relay = relay(dir.path());
+        let recover = r#"{"jsonrpc":"2.0","id":"r","method":"tools/call","params":{"name":"wm_get_result","arguments":{"key":"nope"}}}"#;
+        let answer = value(&relay.from_client(recover.as_bytes()).answer.unwrap());
+        assert_eq!(answer["id"], "r");
+        assert_eq!(answer["result"]["isError"], true);
+        assert_eq!(
+            answer["result"]["content"][0]["text"],
+            "no original is stored under \"nope\""
+        );
+    }
+
+    #[test]
+    fn numeric_and_string_ids_are_distinct_requests() {
+        let dir = tempfile::tempdir().unwrap();
+        let relay = relay(dir.path());
+        relay.from_client(call("1", "q").as_bytes());
+        // The answer to id "1" (a string) is not the answer to id 1.
+        let wrong = result(
+            "\"1\"",
+            json!({"content": [{"type": "text", "text": pretty_rows()}]}),
+        );
+        assert_eq!(text(&relay.from_server(wrong.as_bytes())), wrong);
+        let right = result(
+            "1",
+            json!({"content": [{"type": "text", "text": pretty_rows()}]}),
+        );
+        assert_ne!(text(&relay.from_server(right.as_bytes())), right);
+    }
+
+    #[test]
+    fn the_recovery_tool_replaces_a_servers_own_and_forwards_keys_the_proxy_lacks() {
+        let dir = tempfile::tempdir().unwrap();
+        let relay = relay(dir.path());
+        relay.from_client(br#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#);
+        let list = result(
+            "1",
+            json!({"tools": [{"name": "wm_get_result", "inputSchema": {"type": "object"}}, {"name": "q", "inputSchema": {"type": "object"}}]}),
+        );
+        let out = value(text(&relay.from_server(list.as_bytes())).as_bytes());
+        let tools = out["result"]["tools"].as_array().unwrap();
+        assert_eq!(tools.len(), 2);
+        assert_eq!(tools[0]["name"], "q");
+        assert_eq!(tools[1], Relay::recovery_tool());
+        let recover = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"wm_get_result","arguments":{"key":"theirs"}}}"#;
+        let routed = relay.from_client(recover.as_bytes());
+        assert!(routed.answer.is_none());
+        assert_eq!(routed.forward.unwrap().as_ref(), recover.as_bytes());
+    }
+
+    #[test]
+    fn a_client_batch_loses_its_recovery_calls_to_the_proxys_answer() {
+        let dir = tempfile::tempdir().unwrap();
+        let relay = relay(dir.path());
+        let batch = format!(
+            "[{},{}]",
+            call("1", "q"),
+            r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"wm_get_result","arguments":{"key":"k"}}}"#
+        );
+        let routed = relay.from_client(batch.as_bytes());
+        let forwarded = value(&routed.forward.unwrap());
+        assert_eq!(forwarded, value(format!("[{}]", call("1", "q")).as_bytes()));
+        let answers = value(&routed.answer.unwrap());
+        assert_eq!(answers[0]["id"], 2);
+        assert_eq!(answers[0]["result"]["isError"], true);
+    }
+}

@@ -1,0 +1,800 @@
+//! `parrot-compress mcp-proxy`, run as an agent runs it: a scripted fake server
+//! (`tests/mcp/fake_server.py`) for what a real server rarely does on demand, and the real
+//! filesystem server from the npm registry driven by the official SDK's client
+//! (`tests/mcp/client.mjs`; `npm ci` runs in `tests/mcp` once when its modules are missing).
+
+mod support;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::sync::OnceLock;
+use std::sync::mpsc::{self, Receiver};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+/// How long a test waits for any one line before it fails.
+const LINE_TIMEOUT: Duration = Duration::from_secs(20);
+
+fn mcp_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("mcp")
+}
+
+fn fake_server() -> Vec<String> {
+    vec![
+        "python3".to_owned(),
+        mcp_dir().join("fake_server.py").display().to_string(),
+    ]
+}
+
+/// A process spoken to in JSON lines: its stdout read on a thread, its stderr collected.
+struct Peer {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: Receiver<String>,
+    stderr: Receiver<String>,
+}
+
+impl Peer {
+    fn start(mut command: Command) -> Peer {
+        let mut child = command
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|err| panic!("cannot start {command:?}: {err}"));
+        let stdin = child.stdin.take();
+        let stdout = child.stdout.take().expect("stdout");
+        let mut stderr = child.stderr.take().expect("stderr");
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut stdout = BufReader::new(stdout);
+            loop {
+                let mut line = String::new();
+                match stdout.read_line(&mut line) {
+                    Ok(0) | Err(_) => return,
+                    Ok(_) => {
+                        if tx.send(line).is_err() {
+                            return;
+                        }
+                    }
+                }
+            }
+        });
+        let (tx, stderr_text) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut text = String::new();
+            let _ = stderr.read_to_string(&mut text);
+            let _ = tx.send(text);
+        });
+        Peer {
+            child,
+            stdin,
+            lines,
+            stderr: stderr_text,
+        }
+    }
+
+    /// The proxy in `project` in front of `server`; `kill_switch` sets
+    /// PARROT_COMPRESSION_DISABLED=1.
+    fn proxy(project: &Path, server: &[String], kill_switch: bool) -> Peer {
+        let mut command = Command::new(support::binary());
+        command
+            .arg("--project")
+            .arg(project)
+            .args(["mcp-proxy", "--"])
+            .args(server)
+            .env_remove("PARROT_PLUGIN_PATH")
+            .env_remove("PARROT_COMPRESSION_DISABLED");
+        if kill_switch {
+            command.env("PARROT_COMPRESSION_DISABLED", "1");
+        }
+        Peer::start(command)
+    }
+
+    fn direct(server: &[String]) -> Peer {
+        let mut command = Command::new(&server[0]);
+        command.args(&server[1..]);
+        Peer::start(command)
+    }
+
+    fn send(&mut self, line: &str) {
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        stdin.write_all(line.as_bytes()).expect("write to the peer");
+        stdin.write_all(b"\n").expect("write to the peer");
+        stdin.flush().expect("flush to the peer");
+    }
+
+    fn send_json(&mut self, value: &Value) {
+        self.send(&value.to_string());
+    }
+
+    fn recv(&self) -> String {
+        self.lines
+            .recv_timeout(LINE_TIMEOUT)
+            .unwrap_or_else(|_| panic!("no line within {LINE_TIMEOUT:?}"))
+    }
+
+    /// Every line up to and including the response with `id`.
+    fn until_response(&self, id: &Value) -> Vec<String> {
+        let mut lines = Vec::new();
+        loop {
+            let line = self.recv();
+            let done = serde_json::from_str::<Value>(&line)
+                .ok()
+                .is_some_and(|v| is_response_to(&v, id));
+            lines.push(line);
+            if done {
+                return lines;
+            }
+        }
+    }
+
+    fn response(&self, id: &Value) -> Value {
+        let lines = self.until_response(id);
+        serde_json::from_str(lines.last().expect("a line")).expect("JSON response")
+    }
+
+    /// The handshake; the lines received.
+    fn initialize(&mut self) -> Vec<String> {
+        self.send_json(
+            &json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "test", "version": "0"}}}),
+        );
+        let lines = self.until_response(&json!(0));
+        self.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+        lines
+    }
+
+    fn call(&mut self, id: Value, tool: &str, arguments: Value) -> Value {
+        self.send_json(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": tool, "arguments": arguments}}));
+        self.response(&id)
+    }
+
+    /// Closes the proxy's input and waits for it to exit (at most `within`).
+    fn finish(mut self, within: Duration) -> (ExitStatus, String) {
+        drop(self.stdin.take());
+        let status = wait_within(&mut self.child, within);
+        let stderr = self.stderr.recv_timeout(LINE_TIMEOUT).unwrap_or_default();
+        (status, stderr)
+    }
+}
+
+impl Drop for Peer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn is_response_to(value: &Value, id: &Value) -> bool {
+    match value {
+        Value::Array(items) => items.iter().any(|item| is_response_to(item, id)),
+        Value::Object(map) => {
+            map.get("id") == Some(id)
+                && !map.contains_key("method")
+                && (map.contains_key("result") || map.contains_key("error"))
+        }
+        _ => false,
+    }
+}
+
+fn wait_within(child: &mut Child, within: Duration) -> ExitStatus {
+    let deadline = Instant::now() + within;
+    loop {
+        if let Some(status) = child.try_wait().expect("try_wait") {
+            return status;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the proxy did not exit within {within:?}"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+fn json_of(line: &str) -> Value {
+    serde_json::from_str(line).unwrap_or_else(|err| panic!("not JSON ({err}): {line}"))
+}
+
+/// The text of a tools/call result's first content block.
+fn first_text(response: &Value) -> &str {
+    response["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no text block: {response}"))
+}
+
+/// The fake server's `rows` text: what `rows_text()` in fake_server.py writes.
+fn rows_text(n: usize) -> String {
+    let rows: Vec<String> = (0..n)
+        .map(|i| {
+            format!("  {{\n    \"id\": {i},\n    \"name\": \"row {i}\",\n    \"note\": null\n  }}")
+        })
+        .collect();
+    format!("[\n{}\n]", rows.join(",\n"))
+}
+
+/// The server's pid, from the proxy's children in /proc.
+fn server_pid(proxy: &Child) -> u32 {
+    let pid = proxy.id();
+    let deadline = Instant::now() + LINE_TIMEOUT;
+    loop {
+        let children = std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"))
+            .expect("/proc/PID/task/PID/children is readable (Linux)");
+        if let Some(child) = children.split_whitespace().next() {
+            return child.parse().expect("a pid");
+        }
+        assert!(Instant::now() < deadline, "the proxy started no server");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The scripted fake server.
+
+#[test]
+fn tools_list_gains_wm_get_result_and_a_json_result_is_compressed_and_recovered_exactly() {
+    let project = tempfile::tempdir().unwrap();
+    let mut proxy = Peer::proxy(project.path(), &fake_server(), false);
+    proxy.initialize();
+    proxy.send(r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#);
+    let list = proxy.response(&json!(1));
+    let names: Vec<&str> = list["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names.first(), Some(&"rows"));
+    assert_eq!(names.last(), Some(&"wm_get_result"));
+    assert_eq!(
+        list["result"]["tools"].as_array().unwrap().last().unwrap()["inputSchema"]["required"],
+        json!(["key"])
+    );
+
+    let response = proxy.call(json!(2), "rows", json!({}));
+    let text = first_text(&response);
+    let original = rows_text(40);
+    assert!(
+        text.len() < original.len() / 2,
+        "not compressed: {} bytes of {}",
+        text.len(),
+        original.len()
+    );
+    let payload = json_of(text);
+    let key = payload["_tee"]["key"].as_str().expect("a _tee pointer");
+    assert!(key.starts_with("__tee__:rows:"), "{key}");
+    assert_eq!(
+        payload["_tee"]["hint"],
+        "use wm_get_result for the full payload"
+    );
+
+    let recovered = proxy.call(json!(3), "wm_get_result", json!({"key": key}));
+    assert_eq!(first_text(&recovered), original);
+    assert!(recovered["result"].get("isError").is_none());
+
+    let unknown = proxy.call(json!(4), "wm_get_result", json!({"key": "nope"}));
+    assert_eq!(unknown["result"]["isError"], true);
+    assert_eq!(first_text(&unknown), "no original is stored under \"nope\"");
+    let (status, stderr) = proxy.finish(Duration::from_secs(5));
+    assert!(status.success(), "{status}: {stderr}");
+}
+
+#[test]
+fn tool_errors_reach_the_client_byte_for_byte() {
+    let project = tempfile::tempdir().unwrap();
+    let mut direct = Peer::direct(&fake_server());
+    direct.initialize();
+    let mut proxy = Peer::proxy(project.path(), &fake_server(), false);
+    proxy.initialize();
+    let call = r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"rows_error","arguments":{}}}"#;
+    direct.send(call);
+    proxy.send(call);
+    let expected = direct.until_response(&json!(5));
+    assert_eq!(proxy.until_response(&json!(5)), expected);
+    assert_eq!(first_text(&json_of(&expected[0])), rows_text(40));
+}
+
+#[test]
+fn progress_notifications_reach_the_client_before_the_result() {
+    let project = tempfile::tempdir().unwrap();
+    let mut proxy = Peer::proxy(project.path(), &fake_server(), false);
+    proxy.initialize();
+    proxy.send(r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"progress","arguments":{},"_meta":{"progressToken":"tok-7"}}}"#);
+    let lines = proxy.until_response(&json!(7));
+    assert_eq!(lines.len(), 3, "{lines:?}");
+    for (line, step) in lines.iter().zip([1, 2]) {
+        // Relayed as the server wrote them, separators included.
+        assert_eq!(
+            line,
+            &format!(
+                "{{\"jsonrpc\": \"2.0\", \"method\": \"notifications/progress\", \"params\": {{\"progressToken\": \"tok-7\", \"progress\": {step}, \"total\": 2}}}}\n"
+            )
+        );
+    }
+    assert!(json_of(first_text(&json_of(&lines[2])))["_tee"].is_object());
+}
+
+#[test]
+fn a_ping_from_the_server_is_relayed_and_its_answer_reaches_the_server() {
+    let project = tempfile::tempdir().unwrap();
+    let mut proxy = Peer::proxy(project.path(), &fake_server(), false);
+    proxy.initialize();
+    proxy.send(r#"{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"ping_me","arguments":{}}}"#);
+    let ping = proxy.recv();
+    assert_eq!(
+        ping,
+        "{\"jsonrpc\": \"2.0\", \"id\": \"server-ping-1\", \"method\": \"ping\"}\n"
+    );
+    proxy.send(r#"{"jsonrpc":"2.0","id":"server-ping-1","result":{}}"#);
+    let response = proxy.response(&json!(8));
+    assert_eq!(
+        first_text(&response),
+        r#"pong received: {"jsonrpc": "2.0", "id": "server-ping-1", "result": {}}"#
+    );
+}
+
+#[test]
+fn a_cancellation_reaches_the_server() {
+    let project = tempfile::tempdir().unwrap();
+    let mut proxy = Peer::proxy(project.path(), &fake_server(), false);
+    proxy.initialize();
+    proxy.send(r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"wait_cancel","arguments":{}}}"#);
+    proxy.send(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":9,"reason":"user"}}"#);
+    assert_eq!(
+        proxy.recv(),
+        "{\"jsonrpc\": \"2.0\", \"method\": \"notifications/message\", \"params\": {\"level\": \"info\", \"data\": \"cancelled 9\"}}\n"
+    );
+}
+
+#[test]
+fn out_of_order_responses_are_each_compressed_for_their_own_call() {
+    let project = tempfile::tempdir().unwrap();
+    let mut proxy = Peer::proxy(project.path(), &fake_server(), false);
+    proxy.initialize();
+    proxy.send(r#"{"jsonrpc":"2.0","id":"first","method":"tools/call","params":{"name":"hold","arguments":{}}}"#);
+    proxy.send(r#"{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"release","arguments":{}}}"#);
+    let release = json_of(&proxy.recv());
+    let hold = json_of(&proxy.recv());
+    assert_eq!((&release["id"], &hold["id"]), (&json!(11), &json!("first")));
+    for (response, tool, rows) in [(&release, "release", 30), (&hold, "hold", 50)] {
+        let payload = json_of(first_text(response));
+        let key = payload["_tee"]["key"].as_str().expect("a _tee pointer");
+        assert!(key.starts_with(&format!("__tee__:{tool}:")), "{key}");
+        let recovered = proxy.call(
+            json!(format!("r-{tool}")),
+            "wm_get_result",
+            json!({"key": key}),
+        );
+        assert_eq!(first_text(&recovered), rows_text(rows));
+    }
+}
+
+#[test]
+fn a_batch_response_is_compressed_inside_its_array() {
+    let project = tempfile::tempdir().unwrap();
+    let mut proxy = Peer::proxy(project.path(), &fake_server(), false);
+    proxy.initialize();
+    proxy.send(r#"{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"batch","arguments":{}}}"#);
+    let batch = json_of(&proxy.recv());
+    let items = batch.as_array().expect("a batch array");
+    assert_eq!(items.len(), 2);
+    assert_eq!(items[0]["params"]["data"], "batch follows");
+    assert_eq!(items[1]["id"], 12);
+    assert!(json_of(first_text(&items[1]))["_tee"].is_object());
+}
+
+#[test]
+fn a_malformed_server_line_is_relayed_and_reported() {
+    let project = tempfile::tempdir().unwrap();
+    let mut proxy = Peer::proxy(project.path(), &fake_server(), false);
+    proxy.initialize();
+    proxy.send(r#"{"jsonrpc":"2.0","id":13,"method":"tools/call","params":{"name":"garbage","arguments":{}}}"#);
+    assert_eq!(proxy.recv(), "this is not JSON {\n");
+    let response = json_of(&proxy.recv());
+    assert_eq!(response["id"], 13);
+    assert!(json_of(first_text(&response))["_tee"].is_object());
+    let (status, stderr) = proxy.finish(Duration::from_secs(5));
+    assert!(status.success(), "{status}: {stderr}");
+    assert!(
+        stderr.contains("warning: mcp-proxy: server line 2: not JSON (expected ident at line 1 column 2); relayed as is"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_malformed_client_line_is_forwarded_and_reported() {
+    let project = tempfile::tempdir().unwrap();
+    let mut proxy = Peer::proxy(project.path(), &fake_server(), false);
+    proxy.initialize();
+    proxy.send("{\"jsonrpc\": \"2.0\", oops");
+    let error = json_of(&proxy.recv());
+    assert_eq!(error["error"]["code"], -32700);
+    assert_eq!(error["error"]["data"], "{\"jsonrpc\": \"2.0\", oops");
+    // The session goes on.
+    let response = proxy.call(json!(14), "rows", json!({}));
+    assert!(json_of(first_text(&response))["_tee"].is_object());
+    let (status, stderr) = proxy.finish(Duration::from_secs(5));
+    assert!(status.success(), "{status}: {stderr}");
+    assert!(
+        stderr.contains("warning: mcp-proxy: client line 3: not JSON (key must be a string at line 1 column 20); relayed as is"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn other_traffic_is_byte_identical_with_compression_on() {
+    let script = [
+        r#"{"jsonrpc":"2.0","id":20,"method":"resources/list","params":{}}"#,
+        r#"{"jsonrpc":"2.0","id":"p","method":"prompts/get","params":{"name":"x","arguments":{"a":"1.50"}}}"#,
+        r#"{"jsonrpc":"2.0","id":21,"method":"custom/unknown","params":{"n":1.0e3}}"#,
+        r#"{"jsonrpc":"2.0","id":22,"method":"ping"}"#,
+        r#"[{"jsonrpc":"2.0","id":23,"method":"resources/read","params":{"uri":"file:///x"}},{"jsonrpc":"2.0","id":24,"method":"ping"}]"#,
+    ];
+    let ids = [json!(20), json!("p"), json!(21), json!(22), json!(24)];
+    let project = tempfile::tempdir().unwrap();
+    let mut direct = Peer::direct(&fake_server());
+    let mut proxy = Peer::proxy(project.path(), &fake_server(), false);
+    for peer in [&mut direct, &mut proxy] {
+        peer.initialize();
+    }
+    for (line, id) in script.iter().zip(&ids) {
+        direct.send(line);
+        proxy.send(line);
+        assert_eq!(proxy.until_response(id), direct.until_response(id));
+    }
+}
+
+/// A client session exercising every behaviour of the fake server that needs no answer from the
+/// client; every line received, in order.
+fn scripted_session(peer: &mut Peer) -> Vec<String> {
+    let mut received = Vec::new();
+    peer.send(r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#);
+    received.extend(peer.until_response(&json!(0)));
+    peer.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    let steps: [(&str, Value); 8] = [
+        (
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#,
+            json!(1),
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"rows","arguments":{}}}"#,
+            json!(2),
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"progress","arguments":{},"_meta":{"progressToken":3}}}"#,
+            json!(3),
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"batch","arguments":{}}}"#,
+            json!(4),
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"garbage","arguments":{}}}"#,
+            json!(5),
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"rows_error","arguments":{}}}"#,
+            json!(6),
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"wm_get_result","arguments":{"key":"k"}}}"#,
+            json!(7),
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":8,"method":"custom/unknown","params":{"x":[1,2]}}"#,
+            json!(8),
+        ),
+    ];
+    for (line, id) in steps {
+        peer.send(line);
+        received.extend(peer.until_response(&id));
+    }
+    peer.send("not json");
+    received.push(peer.recv());
+    received
+}
+
+#[test]
+fn kill_switch_makes_the_proxy_a_pure_relay() {
+    let project = tempfile::tempdir().unwrap();
+    let expected = scripted_session(&mut Peer::direct(&fake_server()));
+    let mut proxy = Peer::proxy(project.path(), &fake_server(), true);
+    let received = scripted_session(&mut proxy);
+    assert_eq!(received.len(), expected.len());
+    for (i, (got, want)) in received.iter().zip(&expected).enumerate() {
+        assert_eq!(got, want, "line {i} differs");
+    }
+    let (status, stderr) = proxy.finish(Duration::from_secs(5));
+    assert!(status.success(), "{status}: {stderr}");
+    // Nothing was stored: the kill switch builds no host, so the store was not even created.
+    assert!(!project.path().join(".parrot/tee.db").exists());
+
+    // And the same session with compression on does differ (the relay above was not a no-op).
+    let mut proxy = Peer::proxy(project.path(), &fake_server(), false);
+    assert_ne!(scripted_session(&mut proxy), expected);
+}
+
+#[test]
+fn a_server_exiting_mid_call_ends_the_proxy_with_its_status() {
+    let project = tempfile::tempdir().unwrap();
+    let mut proxy = Peer::proxy(project.path(), &fake_server(), false);
+    proxy.initialize();
+    proxy.send(
+        r#"{"jsonrpc":"2.0","id":30,"method":"tools/call","params":{"name":"die","arguments":{}}}"#,
+    );
+    let sent = Instant::now();
+    let status = wait_within(&mut proxy.child, Duration::from_secs(1));
+    assert!(sent.elapsed() < Duration::from_secs(1));
+    assert_eq!(status.code(), Some(1));
+    let stderr = proxy.stderr.recv_timeout(LINE_TIMEOUT).unwrap();
+    assert!(
+        stderr.ends_with("error: MCP server exited with status 3\n"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn killing_the_server_mid_call_ends_the_proxy_within_a_second() {
+    let project = tempfile::tempdir().unwrap();
+    let mut proxy = Peer::proxy(project.path(), &fake_server(), false);
+    proxy.initialize();
+    proxy.send(r#"{"jsonrpc":"2.0","id":31,"method":"tools/call","params":{"name":"hang","arguments":{}}}"#);
+    let server = server_pid(&proxy.child);
+    let killed = Command::new("kill")
+        .args(["-KILL", &server.to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let at = Instant::now();
+    let status = wait_within(&mut proxy.child, Duration::from_secs(1));
+    assert!(at.elapsed() < Duration::from_secs(1));
+    assert_eq!(status.code(), Some(1));
+    let stderr = proxy.stderr.recv_timeout(LINE_TIMEOUT).unwrap();
+    assert!(
+        stderr.ends_with("error: MCP server was killed by signal 9\n"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn closing_the_clients_input_stops_the_server_and_exits_0() {
+    let project = tempfile::tempdir().unwrap();
+    let mut proxy = Peer::proxy(project.path(), &fake_server(), false);
+    proxy.initialize();
+    let server = server_pid(&proxy.child);
+    let (status, stderr) = proxy.finish(Duration::from_secs(3));
+    assert_eq!(status.code(), Some(0), "{stderr}");
+    assert!(
+        !Path::new(&format!("/proc/{server}")).exists()
+            || std::fs::read_to_string(format!("/proc/{server}/stat"))
+                .is_ok_and(|stat| stat.contains(") Z ")),
+        "the server still runs"
+    );
+}
+
+#[test]
+fn a_server_that_cannot_start_is_an_error_naming_it() {
+    let project = tempfile::tempdir().unwrap();
+    let proxy = Peer::proxy(
+        project.path(),
+        &["/nonexistent/mcp-server".to_owned(), "--flag".to_owned()],
+        false,
+    );
+    let (status, stderr) = proxy.finish(Duration::from_secs(5));
+    assert_eq!(status.code(), Some(1));
+    assert!(
+        stderr.starts_with(
+            "error: cannot start the MCP server /nonexistent/mcp-server --flag: No such file or directory"
+        ),
+        "{stderr}"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// The real filesystem server from the npm registry, through the official SDK's client.
+
+/// `node`, or a failure that says what is missing.
+fn node() -> &'static str {
+    static CHECKED: OnceLock<()> = OnceLock::new();
+    CHECKED.get_or_init(|| {
+        let found = Command::new("node")
+            .arg("--version")
+            .output()
+            .is_ok_and(|out| out.status.success());
+        assert!(
+            found,
+            "these tests need Node.js (node and npm on PATH) to run the real MCP server and client"
+        );
+    });
+    "node"
+}
+
+/// `tests/mcp/node_modules`, installed with `npm ci` once (the lock is in the target
+/// directory, so test binaries running at once do not race).
+fn node_modules() -> PathBuf {
+    static INSTALLED: OnceLock<PathBuf> = OnceLock::new();
+    INSTALLED
+        .get_or_init(|| {
+            node();
+            let dir = mcp_dir();
+            let modules = dir.join("node_modules");
+            let lock = std::fs::File::create(support::profile_dir().join("mcp-npm-ci.lock"))
+                .expect("create the npm lock file");
+            lock.lock().expect("lock the npm lock file");
+            if !modules.join(".package-lock.json").is_file() {
+                let status = Command::new("npm")
+                    .args(["ci", "--no-audit", "--no-fund"])
+                    .current_dir(&dir)
+                    .status()
+                    .expect("npm runs (it comes with Node.js)");
+                assert!(status.success(), "npm ci in {} failed", dir.display());
+            }
+            modules
+        })
+        .clone()
+}
+
+fn filesystem_server(allowed: &Path) -> Vec<String> {
+    let index = node_modules().join("@modelcontextprotocol/server-filesystem/dist/index.js");
+    vec![
+        node().to_owned(),
+        index.display().to_string(),
+        allowed.display().to_string(),
+    ]
+}
+
+/// A folder holding two corpus files, as the filesystem server sees it (its real path).
+fn data_dir() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus");
+    for file in ["github-repos.json", "query-500x12.json"] {
+        std::fs::copy(corpus.join(file), data.join(file)).unwrap();
+    }
+    let data = data.canonicalize().unwrap();
+    (dir, data)
+}
+
+/// Runs client.mjs against `command` and returns what it printed.
+fn sdk_client(data: &Path, file: &Path, command: &[String], kill_switch: bool) -> Value {
+    let mut client = Command::new(node());
+    client
+        .arg(mcp_dir().join("client.mjs"))
+        .arg(data)
+        .arg(file)
+        .arg("--")
+        .args(command)
+        .env_remove("PARROT_PLUGIN_PATH")
+        .env_remove("PARROT_COMPRESSION_DISABLED");
+    if kill_switch {
+        client.env("PARROT_COMPRESSION_DISABLED", "1");
+    }
+    let out = client.output().expect("node runs client.mjs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "client.mjs failed: {}\n{stdout}{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    json_of(stdout.trim())
+}
+
+fn proxy_command(project: &Path, server: &[String]) -> Vec<String> {
+    let mut command = vec![
+        support::binary().display().to_string(),
+        "--project".to_owned(),
+        project.display().to_string(),
+        "mcp-proxy".to_owned(),
+        "--".to_owned(),
+    ];
+    command.extend(server.iter().cloned());
+    command
+}
+
+#[test]
+fn real_server_file_read_is_compressed_and_wm_get_result_returns_the_exact_original() {
+    let (_dir, data) = data_dir();
+    let project = tempfile::tempdir().unwrap();
+    let file = data.join("github-repos.json");
+    let original = std::fs::read_to_string(&file).unwrap();
+    let server = filesystem_server(&data);
+    let out = sdk_client(&data, &file, &proxy_command(project.path(), &server), false);
+
+    let tools = out["tools"].as_array().unwrap();
+    assert!(tools.contains(&json!("read_text_file")), "{tools:?}");
+    assert_eq!(tools.last(), Some(&json!("wm_get_result")));
+
+    let read = out["read"]["text"][0].as_str().unwrap();
+    assert!(
+        read.len() * 10 < original.len() * 9,
+        "not compressed: {} bytes of {}",
+        read.len(),
+        original.len()
+    );
+    // The SDK validated structuredContent against the tool's outputSchema; it mirrors the text.
+    assert_eq!(out["read"]["structured"]["content"], read);
+    let key = out["pointer"]["key"].as_str().expect("a _tee pointer");
+    assert!(key.starts_with("__tee__:read_text_file:"), "{key}");
+    assert_eq!(out["recovered"]["isError"], false);
+    assert_eq!(out["recovered"]["text"][0], original.as_str());
+    assert_eq!(out["unknown"]["isError"], true);
+    assert_eq!(
+        out["unknown"]["text"][0],
+        "no original is stored under \"no-such-key\""
+    );
+    // Plain text passes through; the JSON directory tree is small enough to gain nothing.
+    assert_eq!(
+        out["list_directory"]["text"][0],
+        "[FILE] github-repos.json\n[FILE] query-500x12.json"
+    );
+
+    // The same session straight to the server: the proxy changed nothing but the read.
+    let direct = sdk_client(&data, &file, &server, false);
+    assert_eq!(direct["read"]["text"][0], original.as_str());
+    assert_eq!(direct["list_directory"], out["list_directory"]);
+    assert_eq!(direct["directory_tree"], out["directory_tree"]);
+    assert!(direct.get("recovered").is_none());
+
+    // Through the proxy with the kill switch on, the SDK's client sees what it sees directly.
+    let relayed = sdk_client(&data, &file, &proxy_command(project.path(), &server), true);
+    assert_eq!(relayed, direct);
+}
+
+#[test]
+fn real_server_through_the_kill_switch_is_byte_identical() {
+    let (_dir, data) = data_dir();
+    let project = tempfile::tempdir().unwrap();
+    let server = filesystem_server(&data);
+    let file = data.join("query-500x12.json").display().to_string();
+    let dir = data.display().to_string();
+    let script = [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "read_text_file", "arguments": {"path": file}}}),
+        json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "directory_tree", "arguments": {"path": dir}}}),
+        json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "read_text_file", "arguments": {"path": "/outside"}}}),
+        json!({"jsonrpc": "2.0", "id": 5, "method": "ping"}),
+    ];
+    let session = |peer: &mut Peer| {
+        let mut received = peer.initialize();
+        for message in &script {
+            peer.send_json(message);
+            received.extend(peer.until_response(&message["id"]));
+        }
+        received
+    };
+    let expected = session(&mut Peer::direct(&server));
+    let received = session(&mut Peer::proxy(project.path(), &server, true));
+    assert_eq!(received, expected);
+    // The read is big: with compression on it would differ.
+    let compressed = session(&mut Peer::proxy(project.path(), &server, false));
+    assert_ne!(compressed[2], expected[2]);
+}
+
+#[test]
+fn real_server_killed_mid_session_ends_the_proxy_within_a_second() {
+    let (_dir, data) = data_dir();
+    let project = tempfile::tempdir().unwrap();
+    let mut proxy = Peer::proxy(project.path(), &filesystem_server(&data), false);
+    proxy.initialize();
+    let server = server_pid(&proxy.child);
+    let killed = Command::new("kill")
+        .args(["-KILL", &server.to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let at = Instant::now();
+    let status = wait_within(&mut proxy.child, Duration::from_secs(1));
+    assert!(at.elapsed() < Duration::from_secs(1));
+    assert_ne!(status.code(), Some(0));
+    let stderr = proxy.stderr.recv_timeout(LINE_TIMEOUT).unwrap();
+    assert!(
+        stderr.contains("error: MCP server was killed by signal 9"),
+        "{stderr}"
+    );
+}
