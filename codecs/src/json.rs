@@ -127,6 +127,64 @@ fn decode(content: &str) -> String {
     out
 }
 
+/// Writes a string (validated by the [`Reader`]) with only the escapes JSON requires: `\"`,
+/// `\\` and control characters stay escaped (in their short form where they were written so);
+/// every other escape (`\/`, `\u00e9`, a surrogate pair) is written as the character itself.
+/// The value is the same string; JSON text escaped for ASCII-only transport (Python's
+/// `json.dumps` default) costs several times the tokens of the characters it stands for.
+pub(crate) fn write_unescaped(string: RawStr<'_>, out: &mut Vec<u8>) {
+    if !string.escaped {
+        out.extend_from_slice(string.raw.as_bytes());
+        return;
+    }
+    let content = string.content();
+    out.push(b'"');
+    let mut rest = content;
+    while let Some(at) = rest.find('\\') {
+        out.extend_from_slice(rest.get(..at).unwrap_or_default().as_bytes());
+        let escape = rest.get(at..).unwrap_or_default();
+        let len = match escape.as_bytes().get(1) {
+            Some(b'u') => {
+                let mut chars = escape.get(2..).unwrap_or_default().chars();
+                let code = hex4(&mut chars);
+                let (code, len) = if (0xD800..0xDC00).contains(&code) {
+                    // The reader only lets a high surrogate through with its low half after it.
+                    let mut low = escape.get(8..).unwrap_or_default().chars();
+                    let low = hex4(&mut low);
+                    (
+                        0x10000 + ((code - 0xD800) << 10) + (low.wrapping_sub(0xDC00) & 0x3FF),
+                        12,
+                    )
+                } else {
+                    (code, 6)
+                };
+                match char::from_u32(code) {
+                    Some('"') => out.extend_from_slice(b"\\\""),
+                    Some('\\') => out.extend_from_slice(b"\\\\"),
+                    Some(c) if c >= ' ' => {
+                        out.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes());
+                    }
+                    // A control character keeps its escape.
+                    _ => out.extend_from_slice(escape.get(..len).unwrap_or_default().as_bytes()),
+                }
+                len
+            }
+            Some(b'/') => {
+                out.push(b'/');
+                2
+            }
+            // \" \\ \b \f \n \r \t: required, and already short.
+            _ => {
+                out.extend_from_slice(escape.get(..2).unwrap_or_default().as_bytes());
+                2
+            }
+        };
+        rest = escape.get(len..).unwrap_or_default();
+    }
+    out.extend_from_slice(rest.as_bytes());
+    out.push(b'"');
+}
+
 fn hex4(chars: &mut std::str::Chars<'_>) -> u32 {
     (0..4).fold(0, |acc, _| {
         acc * 16 + chars.next().and_then(|c| c.to_digit(16)).unwrap_or(0)

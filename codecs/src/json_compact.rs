@@ -4,8 +4,10 @@
 //! # What it does, by level
 //!
 //! - `minimal` and above, lossless:
-//!   1. compact separators (no insignificant whitespace); numbers, strings and member order stay
-//!      exactly as written;
+//!   1. compact separators (no insignificant whitespace); numbers and member order stay exactly
+//!      as written, strings keep their value and lose the escapes JSON does not require
+//!      (`"\u00e9"` becomes `"é"`, `"\/"` becomes `"/"`; `\"`, `\\` and control characters
+//!      stay escaped);
 //!   2. null-member elision at every depth (`elide_nulls`): an object left empty stays `{}`,
 //!      `null` elements of arrays stay;
 //!   3. exact sibling dedup, bottom-up (`dedup`): a run of two or more consecutive equal
@@ -24,6 +26,11 @@
 //!
 //! # Decisions
 //!
+//! - Escapes JSON does not require are decoded (an extension of SPEC §2.2, step 1): the string
+//!   is the same value, and text escaped for ASCII-only transport — Python's `json.dumps`
+//!   writes every non-ASCII character as `\uXXXX` by default — costs several tokens per
+//!   character where the character itself costs about one. Long strings clipped at `normal`
+//!   keep their escapes as written.
 //! - Two elements are "equal" for dedup when their compacted text is byte-identical. That is
 //!   stricter than SPEC §2.1's equality (which ignores member order and escape spelling), so a
 //!   run is folded only when any reader would call it a run, and folding stays lossless.
@@ -241,7 +248,7 @@ impl<'a> Pass<'a> {
                 // A string has at least as many bytes as code points: only a longer one may
                 // need clipping.
                 if self.settings.clip == 0 || string.content().len() <= self.settings.clip {
-                    self.out.extend_from_slice(string.raw().as_bytes());
+                    json::write_unescaped(string, &mut self.out);
                 } else {
                     self.clipped |= clip::write_clipped(string, self.settings.clip, &mut self.out);
                 }
@@ -281,7 +288,7 @@ impl<'a> Pass<'a> {
                 if written > 0 {
                     self.out.push(b',');
                 }
-                self.out.extend_from_slice(key.raw().as_bytes());
+                json::write_unescaped(key, &mut self.out);
                 self.out.push(b':');
                 self.value(depth)?;
                 if let Some(slot) = first_two.get_mut(written) {
@@ -561,10 +568,19 @@ mod tests {
                 Some(r#"{"id":123456789012345678901,"x":0.100000000000000000000000000001}"#),
             ),
             ("[1E400, -0.0, 1e-7]", Some("[1E400,-0.0,1e-7]")),
-            // Strings keep their escapes and Unicode as written.
+            // Strings keep their value; only the escapes JSON requires stay.
             (
                 r#"[ "\u00e9\n", "é\"", "😀" ]"#,
-                Some(r#"["\u00e9\n","é\"","😀"]"#),
+                Some(r#"["é\n","é\"","😀"]"#),
+            ),
+            (
+                r#"{"\u0061": "\ud83d\ude00 \u4e2d\/\u0022\u005c\u0001\u001F\t\b\f\r\\ \u007f"}"#,
+                Some("{\"a\":\"😀 中/\\\"\\\\\\u0001\\u001F\\t\\b\\f\\r\\\\ \u{7f}\"}"),
+            ),
+            // Escapes decoded make equal elements equal in text: folded.
+            (
+                r#"["\u00e9", "é"]"#,
+                Some(r#"[{"_repeat":2,"_value":"é"}]"#),
             ),
             // An object left empty stays; nulls in arrays stay; nulls at every depth go.
             (r#"{"a":null}"#, Some("{}")),
@@ -629,11 +645,11 @@ mod tests {
                 Level::Minimal,
                 Some((r#"{"m":{"_repeat":2,"_value":1},"a":[5,5]}"#, false)),
             ),
-            // Escaped names are the same names.
+            // Escaped names are the same names (and are written decoded).
             (
                 r#"{"m": {"\u005frepeat":2,"_value":1}, "a":[5,5]}"#,
                 Level::Minimal,
-                Some((r#"{"m":{"\u005frepeat":2,"_value":1},"a":[5,5]}"#, false)),
+                Some((r#"{"m":{"_repeat":2,"_value":1},"a":[5,5]}"#, false)),
             ),
             // As an array element, the inverse would misread it: pass through at minimal …
             (r#"[ {"_repeat":2,"_value":5} ]"#, Level::Minimal, None),
