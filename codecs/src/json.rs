@@ -370,6 +370,9 @@ pub(crate) struct Reader<'a> {
     pos: usize,
     /// The member names of the objects [`Reader::skip_value`] is in, innermost last.
     names: Vec<RawStr<'a>>,
+    /// Per depth, the last list of member names [`Reader::skip_value`] found distinct: rows of
+    /// one shape are then checked with one comparison each instead of one per pair of names.
+    distinct: Vec<Vec<RawStr<'a>>>,
 }
 
 impl<'a> Reader<'a> {
@@ -379,6 +382,7 @@ impl<'a> Reader<'a> {
             bytes: text.as_bytes(),
             pos: 0,
             names: Vec::new(),
+            distinct: Vec::new(),
         }
     }
 
@@ -673,13 +677,25 @@ impl<'a> Reader<'a> {
                 break;
             }
         }
-        let distinct = all_distinct(self.names.get(base..).unwrap_or_default());
-        self.names.truncate(base);
-        if distinct {
-            Ok(())
-        } else {
-            Err(Reject::DuplicateKey)
+        let names = self.names.get(base..).unwrap_or_default();
+        let known = self
+            .distinct
+            .get(depth)
+            .is_some_and(|known| known.as_slice() == names);
+        if !known {
+            if !all_distinct(names) {
+                return Err(Reject::DuplicateKey);
+            }
+            if self.distinct.len() <= depth {
+                self.distinct.resize_with(depth + 1, Vec::new);
+            }
+            if let Some(slot) = self.distinct.get_mut(depth) {
+                slot.clear();
+                slot.extend_from_slice(names);
+            }
         }
+        self.names.truncate(base);
+        Ok(())
     }
 }
 

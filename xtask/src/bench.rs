@@ -361,7 +361,9 @@ fn render(root: &Path, report: &Path, quick: bool) -> Result<String> {
          that allocates nothing (the floor for anything that must read all of its input);\n\
          - **Value**: a serde_json `Value` parse + `to_string` (features `arbitrary_precision` \
          and `preserve_order`), what a codec built on an owned tree pays at least.\n\n\
-         Criterion medians; each cell is the time and its ratio to the scan. `toon` is the \
+         Criterion medians; each cell is the time and its ratio to the scan. `check` is \
+         `inspect::check`, the validating pass with which the host classifies every payload \
+         before a codec sees it (JSON without duplicate member names, or not). `toon` is the \
          plugin's codec linked in-process (lossless, the same output at every level). Codec \
          parameters are the defaults.\n"
     )?;
@@ -396,7 +398,8 @@ fn render(root: &Path, report: &Path, quick: bool) -> Result<String> {
 
 /// The codec speed table and its target line (each codec ≤ 2x the scan at 1 MB).
 fn codec_table(all: &BTreeMap<String, BTreeMap<String, Estimate>>) -> (String, String) {
-    const COLUMNS: [&str; 8] = [
+    const COLUMNS: [&str; 9] = [
+        "check",
         "json_compact/minimal",
         "json_compact/normal",
         "json_compact/aggressive",
@@ -451,7 +454,7 @@ fn codec_table(all: &BTreeMap<String, BTreeMap<String, Estimate>>) -> (String, S
         if name == "rows_1MB" {
             let mut worst: Option<(&str, f64)> = None;
             let mut cells = Vec::new();
-            for column in COLUMNS.iter().filter(|c| **c != "value") {
+            for column in COLUMNS.iter().filter(|c| !matches!(**c, "value" | "check")) {
                 if let Some(e) = functions.get(*column) {
                     let ratio = e.median_ns / scan.median_ns;
                     cells.push(format!("{column} {ratio:.2}x"));
