@@ -30,7 +30,9 @@
 //! and above a column that is null or absent in every row is dropped (lossy), a missing key
 //! becomes `null` (lossy), and cell strings longer than `max_field_chars` code points are
 //! clipped as [`json_compact`](crate::json_compact) clips strings (lossy). The lossy flag is
-//! set only when one of these happened.
+//! set only when one of these happened. Column names and cell strings are written with only the
+//! escapes JSON requires, as `json_compact` writes them (the same values; `"\u00e9"` becomes
+//! `"é"`); the other members of a query result are copied as written.
 //!
 //! At `aggressive` the table becomes a summary (always lossy):
 //! `{"columns", "row_count", "constants", "stats": {column: {"nulls", "distinct", "min", "max"}},
@@ -520,7 +522,7 @@ impl<'a> Table<'a> {
             if i > 0 {
                 out.push(b',');
             }
-            out.extend_from_slice(column.name.raw().as_bytes());
+            json::write_unescaped(column.name, out);
         }
         out.push(b']');
     }
@@ -538,7 +540,7 @@ impl<'a> Table<'a> {
             if i > 0 {
                 out.push(b',');
             }
-            out.extend_from_slice(column.name.raw().as_bytes());
+            json::write_unescaped(column.name, out);
             out.push(b':');
             clipped |= write_cell(column.first, clip, out);
         }
@@ -655,7 +657,7 @@ impl<'a> Table<'a> {
             if i > 0 {
                 out.push(b',');
             }
-            out.extend_from_slice(column.name.raw().as_bytes());
+            json::write_unescaped(column.name, out);
             let nulls = rows - column.non_null;
             let distinct = stats.distinct.len();
             out.extend_from_slice(
@@ -687,13 +689,20 @@ impl<'a> Table<'a> {
     }
 }
 
-/// Writes a cell value, clipping a long string; returns whether it clipped.
+/// Writes a cell value, clipping a long string, a string with only the escapes JSON requires
+/// (as `json_compact` writes it); returns whether it clipped.
 fn write_cell(value: &str, clip: usize, out: &mut Vec<u8>) -> bool {
     // A string has at least as many bytes as code points: only a longer one may need clipping.
     if clip > 0 && value.len() > clip + 2 && value.starts_with('"') {
         let string = Reader::new(value).string();
         if let Ok(string) = string {
             return clip::write_clipped(string, clip, out);
+        }
+    }
+    if value.starts_with('"') && value.contains('\\') {
+        if let Ok(string) = Reader::new(value).string() {
+            json::write_unescaped(string, out);
+            return false;
         }
     }
     out.extend_from_slice(value.as_bytes());
@@ -1214,6 +1223,24 @@ mod tests {
                 false
             ))
         );
+    }
+
+    #[test]
+    fn names_and_cells_lose_the_escapes_json_does_not_require() {
+        let input = rows(&[
+            r#"{"\u0063ity":"K\u00f6ln","note":"a\"b\\c\u0001","n":1}"#,
+            r#"{"\u0063ity":"\u6771\u4eac \ud83d\ude00","note":"\/","n":2}"#,
+        ]);
+        let codec = built(r#"{"min_rows": 2}"#);
+        let expected = "{\"columns\":[\"city\",\"note\",\"n\"],\"rows\":[[\"Köln\",\"a\\\"b\\\\c\\u0001\",1],\
+                        [\"東京 😀\",\"/\",2]],\"constants\":{}}";
+        let (out, lossy) = transform(&codec, &input, Level::Minimal).expect("a table");
+        assert_eq!((out.as_str(), lossy), (expected, false));
+        assert!(crate::inspect::equivalent(
+            &codec.expand(&out).unwrap(),
+            &input,
+            false
+        ));
     }
 
     #[test]
