@@ -699,11 +699,12 @@ fn write_cell(value: &str, clip: usize, out: &mut Vec<u8>) -> bool {
             return clip::write_clipped(string, clip, out);
         }
     }
-    if value.starts_with('"') && value.contains('\\') {
-        if let Ok(string) = Reader::new(value).string() {
-            json::write_unescaped(string, out);
-            return false;
-        }
+    if value.starts_with('"')
+        && value.contains('\\')
+        && let Ok(string) = Reader::new(value).string()
+    {
+        json::write_unescaped(string, out);
+        return false;
     }
     out.extend_from_slice(value.as_bytes());
     false
