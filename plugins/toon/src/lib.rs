@@ -561,6 +561,34 @@ mod tests {
     }
 
     #[test]
+    fn the_quoting_check_agrees_with_toon_formats() {
+        const PIECES: [&str; 30] = [
+            "a", "Z", "0", "7", "+", "-", ".", "e", "E", " ", "\t", ":", "\"", "\\", "[", "]", "{",
+            "}", ",", "#", "\n", "\u{1}", "\u{1f}", "é", "😀", "true", "null", "fals", "1e5", "|",
+        ];
+        let mut generator = Generator(3);
+        for _ in 0..200_000 {
+            let len = generator.next(6);
+            let text: String = (0..len)
+                .map(|_| PIECES[generator.next(PIECES.len() as u64) as usize])
+                .collect();
+            assert_eq!(
+                encode::needs_quoting(&text),
+                toon_format::needs_quoting(&text, ','),
+                "for {text:?}"
+            );
+            let mut written = String::new();
+            encode::push_string(&text, &mut written);
+            let reference = if toon_format::needs_quoting(&text, ',') {
+                format!("\"{}\"", toon_format::escape_string(&text))
+            } else {
+                text.clone()
+            };
+            assert_eq!(written, reference);
+        }
+    }
+
+    #[test]
     fn generated_payloads_expand_back_exactly_and_parse_under_the_reference_decoder() {
         let mut generator = Generator(8);
         let (mut encoded, mut hoisted) = (0, 0);
