@@ -70,7 +70,7 @@ pub(crate) fn member<'v, 'a>(
 /// Reads one JSON text. `None` when it is not JSON, nests deeper than [`MAX_DEPTH`], or has an
 /// object with two members of one name (keeping either would lose the other).
 pub(crate) fn parse(text: &str) -> Option<Value<'_>> {
-    let mut reader = Reader { text, pos: 0 };
+    let mut reader = Reader::new(text);
     let value = reader.value(0)?;
     reader.skip_ws();
     (reader.pos == text.len()).then_some(value)
@@ -79,30 +79,116 @@ pub(crate) fn parse(text: &str) -> Option<Value<'_>> {
 /// Reads a text that must be one JSON string, and returns its value.
 #[cfg(test)]
 pub(crate) fn parse_string(text: &str) -> Option<Cow<'_, str>> {
-    let mut reader = Reader { text, pos: 0 };
+    let mut reader = Reader::new(text);
     reader.skip_ws();
     let value = reader.string()?;
     reader.skip_ws();
     (reader.pos == text.len()).then_some(value)
 }
 
-struct Reader<'a> {
+/// Decodes a string that [`Reader::raw_string`] accepted (quotes included).
+pub(crate) fn decode_raw(quoted: &str) -> Option<Cow<'_, str>> {
+    Reader::new(quoted).string()
+}
+
+/// A JSON reader over `text`; [`parse`] builds a tree with it, the streaming encoder
+/// ([`crate::stream`]) reads tokens with it and keeps strings raw.
+pub(crate) struct Reader<'a> {
     text: &'a str,
     pos: usize,
 }
 
 impl<'a> Reader<'a> {
-    fn peek(&self) -> Option<u8> {
+    pub(crate) fn new(text: &'a str) -> Reader<'a> {
+        Reader { text, pos: 0 }
+    }
+
+    /// A reader of `text` from the byte offset `pos` (one [`Reader::position`] returned).
+    pub(crate) fn at(text: &'a str, pos: usize) -> Reader<'a> {
+        Reader { text, pos }
+    }
+
+    pub(crate) fn position(&self) -> usize {
+        self.pos
+    }
+
+    /// Moves past `len` bytes already read once (the caller knows what they hold).
+    pub(crate) fn skip(&mut self, len: usize) {
+        self.pos += len;
+    }
+
+    /// Moves past `expected` when the text goes on with it.
+    pub(crate) fn eat_str(&mut self, expected: &str) -> bool {
+        let found = self.text.as_bytes()[self.pos..].starts_with(expected.as_bytes());
+        if found {
+            self.pos += expected.len();
+        }
+        found
+    }
+
+    /// Whether the whole text has been read.
+    pub(crate) fn at_end(&self) -> bool {
+        self.pos == self.text.len()
+    }
+
+    pub(crate) fn peek(&self) -> Option<u8> {
         self.text.as_bytes().get(self.pos).copied()
     }
 
-    fn skip_ws(&mut self) {
+    pub(crate) fn skip_ws(&mut self) {
         while matches!(self.peek(), Some(b' ' | b'\t' | b'\n' | b'\r')) {
             self.pos += 1;
         }
     }
 
-    fn eat(&mut self, byte: u8) -> bool {
+    /// Reads a string as [`Reader::string`] does, allocating nothing: its text with the
+    /// quotes, and whether it holds an escape (then it must be decoded with [`decode_raw`]).
+    pub(crate) fn raw_string(&mut self) -> Option<(&'a str, bool)> {
+        if self.peek() != Some(b'"') {
+            return None;
+        }
+        let start = self.pos;
+        let bytes = self.text.as_bytes();
+        let mut pos = start + 1;
+        let mut escaped = false;
+        loop {
+            match *bytes.get(pos)? {
+                b'"' => break,
+                b'\\' => {
+                    escaped = true;
+                    match *bytes.get(pos + 1)? {
+                        b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => pos += 2,
+                        b'u' => {
+                            self.pos = pos + 2;
+                            self.unicode_escape()?;
+                            pos = self.pos;
+                        }
+                        _ => return None,
+                    }
+                }
+                0..=0x1f => return None,
+                _ => pos += 1,
+            }
+        }
+        self.pos = pos + 1;
+        Some((&self.text[start..self.pos], escaped))
+    }
+
+    /// A `true`, `false` or `null` at the current position, or `None`.
+    pub(crate) fn keyword(&mut self) -> Option<&'static str> {
+        let word = match self.peek()? {
+            b't' => "true",
+            b'f' => "false",
+            b'n' => "null",
+            _ => return None,
+        };
+        self.text[self.pos..].starts_with(word).then(|| {
+            self.pos += word.len();
+            word
+        })
+    }
+
+    pub(crate) fn eat(&mut self, byte: u8) -> bool {
         self.skip_ws();
         let found = self.peek() == Some(byte);
         if found {
@@ -189,7 +275,7 @@ impl<'a> Reader<'a> {
     }
 
     /// A number per the JSON grammar; its text as written.
-    fn number(&mut self) -> Option<&'a str> {
+    pub(crate) fn number(&mut self) -> Option<&'a str> {
         let start = self.pos;
         let bytes = self.text.as_bytes();
         let digits = |pos: &mut usize| {

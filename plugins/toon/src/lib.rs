@@ -30,12 +30,18 @@
 //! The host requires a plugin's output for a JSON payload to be JSON, so the TOON document goes
 //! out as one JSON string. Payloads that are not a non-empty object or array, text payloads,
 //! and payloads whose TOON would not be strictly smaller than the input pass through.
+//!
+//! Tables of flat rows (a root array of objects with the same members, or a root object of
+//! such arrays and primitives: most query results) are written without building a tree, in
+//! two passes over the input (`stream.rs`); every other shape goes through a
+//! tree of the input. Both ways write the same bytes.
 #![forbid(unsafe_code)]
 
 mod decode;
 mod encode;
 mod hoist;
 mod json;
+mod stream;
 
 use parrot_codec_api::{Codec, CodecError, Level, Outcome, Params, Payload};
 
@@ -101,6 +107,13 @@ impl Codec for Toon {
             return Ok(Outcome::Unchanged);
         }
         let input = payload.text();
+        if let Some(toon) = stream::encode(input, self.hoist) {
+            return Ok(if toon.len() < input.len() {
+                Outcome::lossless(toon)
+            } else {
+                Outcome::Unchanged
+            });
+        }
         let Some(value) = json::parse(input) else {
             return Ok(Outcome::Unchanged);
         };
@@ -560,6 +573,49 @@ mod tests {
         }
     }
 
+    /// A generated table: `rows` objects with the same members in the same order, some
+    /// columns constant (some of those written differently in each row: `"a"` and `"\u0061"`),
+    /// as a root array or as a member of a root object beside primitives.
+    fn flat_table(generator: &mut Generator) -> String {
+        const KEYS: [&str; 10] = [
+            "id", "name", "a.b", "x y", "café", "123", "_rows", "", "k-1", "notes",
+        ];
+        let rows = 1 + generator.next(6);
+        let columns = 1 + generator.next(5) as usize;
+        let start = generator.next(KEYS.len() as u64) as usize;
+        let keys: Vec<&str> = (0..columns)
+            .map(|c| KEYS[(start + c) % KEYS.len()])
+            .collect();
+        let constant: Vec<Option<String>> = (0..columns)
+            .map(|_| (generator.next(2) == 0).then(|| generator.scalar()))
+            .collect();
+        let rows: Vec<String> = (0..rows)
+            .map(|_| {
+                let cells: Vec<String> = keys
+                    .iter()
+                    .zip(&constant)
+                    .map(|(key, value)| {
+                        let value = match value {
+                            Some(value) if value == r#""a""# && generator.next(2) == 0 => {
+                                r#""\u0061""#.to_owned()
+                            }
+                            Some(value) => value.clone(),
+                            None => generator.scalar(),
+                        };
+                        format!("{key:?}:{value}")
+                    })
+                    .collect();
+                format!("{{{}}}", cells.join(", "))
+            })
+            .collect();
+        let table = format!("[ {} ]", rows.join(",\n "));
+        match generator.next(3) {
+            0 => table,
+            1 => format!(r#"{{"driver":"pg","rows":{table},"empty":[],"n":-0}}"#),
+            _ => format!(r#"{{"t":{table}}}"#),
+        }
+    }
+
     #[test]
     fn the_quoting_check_agrees_with_toon_formats() {
         const PIECES: [&str; 30] = [
@@ -585,6 +641,48 @@ mod tests {
                 text.clone()
             };
             assert_eq!(written, reference);
+        }
+    }
+
+    #[test]
+    fn the_streaming_encoder_writes_what_the_tree_writes() {
+        let mut generator = Generator(21);
+        let mut hoisted = 0;
+        for _ in 0..5000 {
+            let input = flat_table(&mut generator);
+            let tree = json::parse(&input).expect(&input);
+            for hoist in [true, false] {
+                let streamed = stream::encode(&input, hoist);
+                let expected = encode::encode(&tree, hoist);
+                assert_eq!(streamed.as_deref(), Some(expected.as_str()), "for {input}");
+                hoisted += usize::from(expected.contains("_constants:"));
+            }
+        }
+        assert!(hoisted > 500, "{hoisted} hoisted tables");
+        // Whatever it takes, it writes as the tree does; what is not JSON it refuses.
+        let mut generator = Generator(5);
+        for _ in 0..3000 {
+            let input = generator.value(3);
+            for hoist in [true, false] {
+                if let Some(streamed) = stream::encode(&input, hoist) {
+                    let tree = json::parse(&input).expect(&input);
+                    assert_eq!(streamed, encode::encode(&tree, hoist), "for {input}");
+                }
+            }
+        }
+        for input in [
+            "[{\"a\":1},]",
+            "[{\"a\":01}]",
+            "[{\"a\":\"\\ud800\"}]",
+            "[{\"a\":1,\"a\":2}]",
+            "{\"a\":1,\"a\":[]}",
+            "[{\"a\":1},{\"a\":tru}]",
+            "[{\"a\":\"x\ny\"}]",
+            "[{\"a\":1}] x",
+            "[{\"a\":1},{\"b\":1}]",
+            "[{\"a\":1},{}]",
+        ] {
+            assert_eq!(stream::encode(input, true), None, "for {input}");
         }
     }
 
