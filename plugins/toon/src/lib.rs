@@ -33,8 +33,8 @@
 //!
 //! Tables of flat rows (a root array of objects with the same members, or a root object of
 //! such arrays and primitives: most query results) are written without building a tree, in
-//! two passes over the input (`stream.rs`); every other shape goes through a
-//! tree of the input. Both ways write the same bytes.
+//! two passes over the input (`stream.rs`), and the inverse writes their JSON line by line;
+//! every other shape goes through a tree of the input. Both ways write the same bytes.
 #![forbid(unsafe_code)]
 
 mod decode;
@@ -135,6 +135,9 @@ impl Codec for Toon {
 
     fn expand(&self, payload: &str) -> Result<String, CodecError> {
         let toon = payload;
+        if let Some(json) = decode::expand(toon, self.hoist) {
+            return Ok(json);
+        }
         let value =
             decode::decode(toon).map_err(|err| CodecError::invalid_input(err.to_string()))?;
         let value = if self.hoist {
@@ -684,6 +687,56 @@ mod tests {
         ] {
             assert_eq!(stream::encode(input, true), None, "for {input}");
         }
+    }
+
+    #[test]
+    fn the_streaming_expand_writes_what_the_tree_reads() {
+        let mut generator = Generator(34);
+        let mut streamed = 0;
+        for round in 0..6000 {
+            let input = if round % 2 == 0 {
+                flat_table(&mut generator)
+            } else {
+                generator.value(3)
+            };
+            let Some(tree) = json::parse(&input) else {
+                continue;
+            };
+            if tree.is_primitive() {
+                continue;
+            }
+            for hoist in [true, false] {
+                let written = encode::encode(&tree, hoist);
+                let Some(json) = decode::expand(&written, hoist) else {
+                    continue;
+                };
+                assert_eq!(json, read_back(&written, hoist), "for {input}\n{written}");
+                streamed += 1;
+                // A line dropped, repeated, or moved a level: what it still takes, the tree
+                // takes too, and reads the same.
+                let mut lines: Vec<String> = written.split('\n').map(str::to_owned).collect();
+                let at = generator.next(lines.len() as u64) as usize;
+                match generator.next(4) {
+                    0 => drop(lines.remove(at)),
+                    1 => lines.insert(at, lines[at].clone()),
+                    2 => lines[at].insert_str(0, "  "),
+                    _ => lines[at] = lines[at].replacen("  ", "", 1),
+                }
+                let mutated = lines.join("\n");
+                if let Some(json) = decode::expand(&mutated, hoist) {
+                    let value = decode::decode(&mutated)
+                        .unwrap_or_else(|err| panic!("{err}: the tree refuses\n{mutated}"));
+                    let value = if hoist { hoist::unhoist(value) } else { value };
+                    let mut tree = String::new();
+                    json::write(&value, &mut tree);
+                    assert_eq!(json, tree, "for\n{mutated}");
+                }
+            }
+        }
+        assert!(
+            streamed > 4000,
+            "{streamed} documents expanded line by line"
+        );
     }
 
     #[test]
