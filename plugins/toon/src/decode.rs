@@ -472,7 +472,7 @@ fn is_number(token: &str) -> bool {
 fn line_ok(raw: &str) -> bool {
     let content = raw.trim_start_matches(' ');
     let spaces = raw.len() - content.len();
-    !content.is_empty() && spaces % 2 == 0 && spaces / 2 <= 4 * MAX_DEPTH
+    !content.is_empty() && spaces.is_multiple_of(2) && spaces / 2 <= 4 * MAX_DEPTH
 }
 
 /// The compact JSON of a document made of primitives, inline arrays, nested objects and tables
