@@ -119,7 +119,12 @@ impl<'a> Reader<'a> {
 
     /// Moves past `expected` when the text goes on with it.
     pub(crate) fn eat_str(&mut self, expected: &str) -> bool {
-        let found = self.text.as_bytes()[self.pos..].starts_with(expected.as_bytes());
+        // Names are short: a loop beats a call to memcmp.
+        let found = self
+            .text
+            .as_bytes()
+            .get(self.pos..self.pos + expected.len())
+            .is_some_and(|bytes| bytes.iter().zip(expected.as_bytes()).all(|(a, b)| a == b));
         if found {
             self.pos += expected.len();
         }
@@ -152,6 +157,7 @@ impl<'a> Reader<'a> {
         let mut pos = start + 1;
         let mut escaped = false;
         loop {
+            pos = string_stop(bytes, pos);
             match *bytes.get(pos)? {
                 b'"' => break,
                 b'\\' => {
@@ -176,16 +182,15 @@ impl<'a> Reader<'a> {
 
     /// A `true`, `false` or `null` at the current position, or `None`.
     pub(crate) fn keyword(&mut self) -> Option<&'static str> {
-        let word = match self.peek()? {
-            b't' => "true",
-            b'f' => "false",
-            b'n' => "null",
+        let bytes = &self.text.as_bytes()[self.pos..];
+        let word = match bytes.first()? {
+            b't' if bytes.get(..4) == Some(b"true") => "true",
+            b'f' if bytes.get(..5) == Some(b"false") => "false",
+            b'n' if bytes.get(..4) == Some(b"null") => "null",
             _ => return None,
         };
-        self.text[self.pos..].starts_with(word).then(|| {
-            self.pos += word.len();
-            word
-        })
+        self.pos += word.len();
+        Some(word)
     }
 
     pub(crate) fn eat(&mut self, byte: u8) -> bool {
@@ -403,6 +408,36 @@ impl<'a> Reader<'a> {
     }
 }
 
+/// The index of the first byte from `pos` on that ends a string's plain run (`"`, `\\` or a
+/// control), or the length of `bytes`. Eight bytes at a time while none of them does.
+pub(crate) fn string_stop(bytes: &[u8], mut pos: usize) -> usize {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    while let Some(chunk) = bytes.get(pos..pos + 8) {
+        let Ok(chunk) = <[u8; 8]>::try_from(chunk) else {
+            break;
+        };
+        let word = u64::from_le_bytes(chunk);
+        let quote = word ^ (ONES * u64::from(b'"'));
+        let backslash = word ^ (ONES * u64::from(b'\\'));
+        // A byte below 0x20, a zero byte in `quote` or in `backslash` (exact: no false hits).
+        let stops = (word.wrapping_sub(ONES * 0x20) & !word)
+            | (quote.wrapping_sub(ONES) & !quote)
+            | (backslash.wrapping_sub(ONES) & !backslash);
+        if stops & HIGHS != 0 {
+            break;
+        }
+        pos += 8;
+    }
+    while let Some(&byte) = bytes.get(pos) {
+        if byte == b'"' || byte == b'\\' || byte < 0x20 {
+            break;
+        }
+        pos += 1;
+    }
+    pos
+}
+
 /// Writes `value` as compact JSON.
 pub(crate) fn write(value: &Value<'_>, out: &mut String) {
     match value {
@@ -479,6 +514,38 @@ mod tests {
             let mut out = String::new();
             write(&parse(input).expect(input), &mut out);
             assert_eq!(out, expected, "for {input}");
+        }
+    }
+
+    #[test]
+    fn string_stop_finds_the_first_quote_backslash_or_control() {
+        let pieces: [&[u8]; 8] = [
+            b"a",
+            b"\"",
+            b"\\",
+            b"\n",
+            b"\x1f",
+            b" ",
+            "\u{e9}".as_bytes(),
+            b"~",
+        ];
+        let mut state = 7u64;
+        for _ in 0..20_000 {
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1);
+            let len = (state >> 59) as usize;
+            let mut bytes = Vec::new();
+            for i in 0..len {
+                let piece = (state >> (i % 16 * 3)) as usize % pieces.len();
+                // Mostly plain bytes, so the eight-byte steps are taken.
+                bytes.extend_from_slice(if i % 5 == 4 { pieces[piece] } else { b"x" });
+            }
+            for from in 0..=bytes.len() {
+                let naive = bytes[from..]
+                    .iter()
+                    .position(|&b| b == b'"' || b == b'\\' || b < 0x20)
+                    .map_or(bytes.len(), |at| from + at);
+                assert_eq!(string_stop(&bytes, from), naive, "{bytes:?} from {from}");
+            }
         }
     }
 
