@@ -421,12 +421,19 @@ fn write_rows(
             }
             reader.skip_ws();
             if reader.peek() != Some(b'"') {
-                let cell = cell(&mut reader)?;
+                // A number or a keyword, which the first pass read: it runs to the next
+                // delimiter or space, and is written as it is.
+                let start = reader.position();
+                let len = bytes[start..]
+                    .iter()
+                    .position(|b| matches!(b, b',' | b'}' | b' ' | b'\t' | b'\n' | b'\r'))
+                    .unwrap_or(bytes.len() - start);
+                reader.skip(len);
                 if !skip[i] {
                     if written > 0 {
                         out.push(',');
                     }
-                    push_cell(&cell, out)?;
+                    out.push_str(input.get(start..start + len)?);
                     written += 1;
                 }
                 continue;
