@@ -3,6 +3,10 @@
 //!
 //! It is strict: a line at an unexpected depth, a count that does not match its header, a
 //! malformed header or token, or a line left over is an error naming the line.
+//!
+//! [`decode`] builds a tree; [`expand`] writes the JSON of the common forms (tables of flat
+//! rows, hoisted or not, among primitives and objects) line by line, and leaves every other
+//! form, and every error, to it.
 
 use std::borrow::Cow;
 

@@ -7,7 +7,12 @@
 //! - Wherever the reference writes a table, constant columns may be hoisted out of it
 //!   ([`crate::hoist`]); the hoisted form is written only when it is strictly shorter.
 //!
-//! Strings and keys are quoted and escaped by `toon-format`'s own rules.
+//! Strings and keys are quoted and escaped by `toon-format`'s own rules: its key check and its
+//! escaping, and for strings [`needs_quoting`], its check redone in one pass over the bytes
+//! (the unit tests hold the two to the same answers).
+//!
+//! This writer takes a tree of the whole input; tables of flat rows are written by
+//! [`crate::stream`] instead, without one, to the same bytes.
 
 use std::borrow::Cow;
 

@@ -2,7 +2,9 @@
 //!
 //! The reader builds a [`Value`] tree that borrows from the input: a number is its text (`1`,
 //! `1.0`, `1E5` and a 30-digit integer are just text here), a string without escapes is a slice.
-//! That is what lets the TOON written from it carry each number byte-exact.
+//! That is what lets the TOON written from it carry each number byte-exact. The streaming
+//! encoder ([`crate::stream`]) reads with the same [`Reader`] without building a tree, taking
+//! strings raw ([`Reader::raw_string`]) and decoding only those that hold an escape.
 
 use std::borrow::Cow;
 use std::collections::HashSet;
