@@ -673,6 +673,28 @@ mod tests {
                 }
             }
         }
+        // Spacing anywhere JSON allows it, and tables wider than eight columns.
+        let wide: Vec<String> = (0..3)
+            .map(|row| {
+                let cells: Vec<String> = (0..12)
+                    .map(|c| format!(r#""c{c}" :{}"#, if c % 3 == 0 { row } else { c }))
+                    .collect();
+                format!("{{ {} }}", cells.join(" ,\r\n\t"))
+            })
+            .collect();
+        let wide = format!(" [\n{}\n] ", wide.join(" ,\n"));
+        for input in [
+            wide.as_str(),
+            "{ \"n\" : 1.0 , \"rows\" : [ {\"a\" :true ,\"b\": \"x\" } , {\"a\":true,\"b\":\"y\"} ,{\"a\":true,\"b\":\"z\"}]}",
+        ] {
+            let tree = json::parse(input).expect(input);
+            for hoist in [true, false] {
+                let expected = encode::encode(&tree, hoist);
+                assert_eq!(stream::encode(input, hoist), Some(expected), "for {input}");
+            }
+        }
+        let duplicate = wide.replace("\"c11\"", "\"c10\"");
+        assert_eq!(stream::encode(&duplicate, true), None);
         for input in [
             "[{\"a\":1},]",
             "[{\"a\":01}]",
