@@ -433,7 +433,7 @@ fn quote(text: &str) -> String {
 /// `"text"`, escaped as `toon_format::escape_string` escapes it.
 pub(crate) fn push_quoted(text: &str, out: &mut String) {
     out.push('"');
-    if text.bytes().any(|b| matches!(b, b'"' | b'\\') || b < 0x20) {
+    if crate::json::string_stop(text.as_bytes(), 0) < text.len() {
         out.push_str(&escape_string(text));
     } else {
         out.push_str(text);

@@ -7,7 +7,6 @@
 //! strings raw ([`Reader::raw_string`]) and decoding only those that hold an escape.
 
 use std::borrow::Cow;
-use std::collections::HashSet;
 
 /// How deeply arrays and objects may nest before a text is refused (the host's own reader
 /// refuses shallower JSON, so nothing it hands over is refused here).
@@ -248,16 +247,7 @@ impl<'a> Reader<'a> {
                 return None;
             }
         }
-        let distinct = if members.len() <= 8 {
-            members
-                .iter()
-                .enumerate()
-                .all(|(i, (key, _))| members[..i].iter().all(|(other, _)| other != key))
-        } else {
-            let mut seen = HashSet::with_capacity(members.len());
-            members.iter().all(|(key, _)| seen.insert(key.as_ref()))
-        };
-        distinct.then_some(Value::Object(members))
+        distinct(members.iter().map(|(key, _)| key.as_ref())).then_some(Value::Object(members))
     }
 
     fn array(&mut self, depth: usize) -> Option<Value<'a>> {
@@ -331,6 +321,7 @@ impl<'a> Reader<'a> {
         let bytes = self.text.as_bytes();
         // The common case: no escapes, so the value is a slice of the input.
         loop {
+            self.pos = string_stop(bytes, self.pos);
             match bytes.get(self.pos)? {
                 b'"' => {
                     let value = &self.text[start..self.pos];
@@ -408,6 +399,20 @@ impl<'a> Reader<'a> {
         self.pos += 4;
         u32::from_str_radix(digits, 16).ok()
     }
+}
+
+/// Whether no two of `names` are equal: pairwise for a few, sorted beyond that (hashing
+/// short names costs more than comparing them).
+pub(crate) fn distinct<'n>(names: impl ExactSizeIterator<Item = &'n str> + Clone) -> bool {
+    if names.len() <= 8 {
+        return names
+            .clone()
+            .enumerate()
+            .all(|(i, name)| names.clone().take(i).all(|other| other != name));
+    }
+    let mut sorted: Vec<&str> = names.collect();
+    sorted.sort_unstable();
+    sorted.windows(2).all(|pair| pair[0] != pair[1])
 }
 
 /// The index of the first byte from `pos` on that ends a string's plain run (`"`, `\\` or a

@@ -695,6 +695,7 @@ mod tests {
         }
         let duplicate = wide.replace("\"c11\"", "\"c10\"");
         assert_eq!(stream::encode(&duplicate, true), None);
+        assert_eq!(json::parse(&duplicate), None);
         for input in [
             "[{\"a\":1},]",
             "[{\"a\":01}]",

@@ -151,18 +151,6 @@ fn name<'a>(reader: &mut Reader<'a>) -> Option<&'a str> {
     (!escaped && reader.eat(b':')).then_some(raw)
 }
 
-/// Whether no two of `names` are equal.
-fn distinct(names: &[&str]) -> bool {
-    if names.len() <= 8 {
-        return names
-            .iter()
-            .enumerate()
-            .all(|(i, name)| !names[..i].contains(name));
-    }
-    let mut seen = std::collections::HashSet::with_capacity(names.len());
-    names.iter().all(|name| seen.insert(*name))
-}
-
 /// The first pass over a root object (after its `{`): its members, when each is a primitive,
 /// `[]` or a table.
 fn object<'a>(reader: &mut Reader<'a>) -> Option<Vec<(&'a str, Part<'a>)>> {
@@ -189,8 +177,7 @@ fn object<'a>(reader: &mut Reader<'a>) -> Option<Vec<(&'a str, Part<'a>)>> {
             return None;
         }
     }
-    let names: Vec<&str> = members.iter().map(|(name, _)| *name).collect();
-    if !distinct(&names) {
+    if !json::distinct(members.iter().map(|(name, _)| *name)) {
         return None;
     }
     Some(
@@ -221,7 +208,7 @@ fn table<'a>(reader: &mut Reader<'a>, start: usize) -> Option<Table<'a>> {
             return None;
         }
     }
-    if !distinct(&names) {
+    if !json::distinct(names.iter().copied()) {
         return None;
     }
     let mut constant = vec![true; names.len()];
