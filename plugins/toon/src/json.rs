@@ -480,21 +480,25 @@ pub(crate) fn write(value: &Value<'_>, out: &mut String) {
 /// Writes `text` as a JSON string.
 pub(crate) fn write_string(text: &str, out: &mut String) {
     out.push('"');
-    let mut rest = text;
-    while let Some(at) = rest.find(|c: char| c == '"' || c == '\\' || c < ' ') {
-        out.push_str(&rest[..at]);
-        let c = rest[at..].chars().next().unwrap_or_default();
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c => out.push_str(&format!("\\u{:04x}", u32::from(c))),
+    let bytes = text.as_bytes();
+    let mut from = 0;
+    loop {
+        // Every byte that needs an escape is ASCII, so `at` is a character boundary.
+        let at = string_stop(bytes, from);
+        out.push_str(&text[from..at]);
+        let Some(&byte) = bytes.get(at) else {
+            break;
+        };
+        match byte {
+            b'"' => out.push_str("\\\""),
+            b'\\' => out.push_str("\\\\"),
+            b'\n' => out.push_str("\\n"),
+            b'\r' => out.push_str("\\r"),
+            b'\t' => out.push_str("\\t"),
+            control => out.push_str(&format!("\\u{control:04x}")),
         }
-        rest = &rest[at + c.len_utf8()..];
+        from = at + 1;
     }
-    out.push_str(rest);
     out.push('"');
 }
 
@@ -553,6 +557,29 @@ mod tests {
                     .map_or(bytes.len(), |at| from + at);
                 assert_eq!(string_stop(&bytes, from), naive, "{bytes:?} from {from}");
             }
+        }
+    }
+
+    #[test]
+    fn strings_are_written_with_the_escapes_they_need() {
+        let cases = [
+            ("plain", r#""plain""#),
+            ("", r#""""#),
+            ("q\"b\\s/", r#""q\"b\\s/""#),
+            (
+                "l\nr\rt\tb\u{8}f\u{c}\u{1f}",
+                r#""l\nr\rt\tb\u0008f\u000c\u001f""#,
+            ),
+            (
+                "é😀 long enough for eight bytes at a time\n",
+                r#""é😀 long enough for eight bytes at a time\n""#,
+            ),
+        ];
+        for (text, expected) in cases {
+            let mut out = String::new();
+            write_string(text, &mut out);
+            assert_eq!(out, expected);
+            assert_eq!(parse(&out), Some(Value::String(text.into())));
         }
     }
 
