@@ -35,7 +35,9 @@ pub(crate) fn encode(input: &str, hoist: bool) -> Option<String> {
     if !reader.at_end() {
         return None;
     }
-    let mut out = String::with_capacity(input.len() / 2);
+    // Only a document shorter than the input is used, so this never grows; pages not written
+    // are never touched.
+    let mut out = String::with_capacity(input.len());
     match root {
         Root::Table(table) => write_table(input, &table, None, hoist, &mut out),
         Root::Object(members) => {
