@@ -35,20 +35,13 @@ impl std::fmt::Display for DecodeError {
 pub(crate) fn decode(text: &str) -> Result<Value<'_>, DecodeError> {
     let mut lines = Vec::new();
     for (i, raw) in text.split('\n').enumerate() {
-        let content = raw.trim_start_matches(' ');
-        let spaces = raw.len() - content.len();
-        // List items put an object's members two levels down, so a document of MAX_DEPTH
-        // nested values can be indented deeper than that.
-        if content.is_empty() || spaces % 2 != 0 || spaces / 2 > 4 * MAX_DEPTH {
+        if !line_ok(raw) {
             return Err(DecodeError {
                 line: i + 1,
                 message: "a blank line, or an indent that is not a multiple of two spaces".into(),
             });
         }
-        lines.push(Line {
-            depth: spaces / 2,
-            content,
-        });
+        lines.push(to_line(raw));
     }
     let mut reader = Reader { lines, pos: 0 };
     let value = reader.document()?;
@@ -476,6 +469,8 @@ fn is_number(token: &str) -> bool {
 fn line_ok(raw: &str) -> bool {
     let content = raw.trim_start_matches(' ');
     let spaces = raw.len() - content.len();
+    // List items put an object's members two levels down, so a document of MAX_DEPTH nested
+    // values can be indented deeper than that.
     !content.is_empty() && spaces.is_multiple_of(2) && spaces / 2 <= 4 * MAX_DEPTH
 }
 

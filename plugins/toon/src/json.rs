@@ -415,7 +415,7 @@ pub(crate) fn distinct<'n>(names: impl ExactSizeIterator<Item = &'n str> + Clone
     sorted.windows(2).all(|pair| pair[0] != pair[1])
 }
 
-/// The index of the first byte from `pos` on that ends a string's plain run (`"`, `\\` or a
+/// The index of the first byte from `pos` on that ends a string's plain run (`"`, `\` or a
 /// control), or the length of `bytes`. Eight bytes at a time while none of them does.
 pub(crate) fn string_stop(bytes: &[u8], mut pos: usize) -> usize {
     const ONES: u64 = 0x0101_0101_0101_0101;
@@ -427,7 +427,8 @@ pub(crate) fn string_stop(bytes: &[u8], mut pos: usize) -> usize {
         let word = u64::from_le_bytes(chunk);
         let quote = word ^ (ONES * u64::from(b'"'));
         let backslash = word ^ (ONES * u64::from(b'\\'));
-        // A byte below 0x20, a zero byte in `quote` or in `backslash` (exact: no false hits).
+        // High bits set where a byte is below 0x20, or zero in `quote` or `backslash`; a
+        // borrow can only mark a byte above a real one, so zero means none stops.
         let stops = (word.wrapping_sub(ONES * 0x20) & !word)
             | (quote.wrapping_sub(ONES) & !quote)
             | (backslash.wrapping_sub(ONES) & !backslash);
