@@ -3,6 +3,10 @@
 //!
 //! It is strict: a line at an unexpected depth, a count that does not match its header, a
 //! malformed header or token, or a line left over is an error naming the line.
+//!
+//! [`decode`] builds a tree; [`expand`] writes the JSON of the common forms (tables of flat
+//! rows, hoisted or not, among primitives and objects) line by line, and leaves every other
+//! form, and every error, to it.
 
 use std::borrow::Cow;
 
@@ -31,20 +35,13 @@ impl std::fmt::Display for DecodeError {
 pub(crate) fn decode(text: &str) -> Result<Value<'_>, DecodeError> {
     let mut lines = Vec::new();
     for (i, raw) in text.split('\n').enumerate() {
-        let content = raw.trim_start_matches(' ');
-        let spaces = raw.len() - content.len();
-        // List items put an object's members two levels down, so a document of MAX_DEPTH
-        // nested values can be indented deeper than that.
-        if content.is_empty() || spaces % 2 != 0 || spaces / 2 > 4 * MAX_DEPTH {
+        if !line_ok(raw) {
             return Err(DecodeError {
                 line: i + 1,
                 message: "a blank line, or an indent that is not a multiple of two spaces".into(),
             });
         }
-        lines.push(Line {
-            depth: spaces / 2,
-            content,
-        });
+        lines.push(to_line(raw));
     }
     let mut reader = Reader { lines, pos: 0 };
     let value = reader.document()?;
@@ -364,8 +361,15 @@ fn object_from_cells<'t>(
 
 /// Splits a line at the delimiters outside quoted strings.
 fn cells(line: &str) -> Result<Vec<&str>, String> {
-    let bytes = line.as_bytes();
     let mut cells = Vec::new();
+    split_cells(line, &mut cells)?;
+    Ok(cells)
+}
+
+/// [`cells`] into `cells`, cleared first.
+fn split_cells<'l>(line: &'l str, cells: &mut Vec<&'l str>) -> Result<(), String> {
+    cells.clear();
+    let bytes = line.as_bytes();
     let mut start = 0;
     let mut i = 0;
     while i < bytes.len() {
@@ -380,7 +384,7 @@ fn cells(line: &str) -> Result<Vec<&str>, String> {
         }
     }
     cells.push(&line[start..]);
-    Ok(cells)
+    Ok(())
 }
 
 /// The byte index of the quote closing the string that `text` starts with.
@@ -459,4 +463,239 @@ fn is_number(token: &str) -> bool {
         }
     }
     i == bytes.len()
+}
+
+/// Whether `raw` is a line [`decode`] accepts (not blank, an indent of whole levels).
+fn line_ok(raw: &str) -> bool {
+    let content = raw.trim_start_matches(' ');
+    let spaces = raw.len() - content.len();
+    // List items put an object's members two levels down, so a document of MAX_DEPTH nested
+    // values can be indented deeper than that.
+    !content.is_empty() && spaces.is_multiple_of(2) && spaces / 2 <= 4 * MAX_DEPTH
+}
+
+/// The compact JSON of a document made of primitives, inline arrays, nested objects and tables
+/// of flat rows (hoisted or not): the JSON [`decode`] then [`crate::hoist::unhoist`] (with
+/// `hoist`) then [`crate::json::write`] give, written line by line without a tree. `None` for
+/// any other form and for anything malformed: the tree reader takes those, and names the error.
+pub(crate) fn expand(text: &str, hoist: bool) -> Option<String> {
+    if !text.split('\n').all(line_ok) {
+        return None;
+    }
+    let mut stream = Stream {
+        lines: text.split('\n').map(to_line).peekable(),
+        out: String::with_capacity(text.len() * 2),
+        cells: Vec::new(),
+        hoist,
+    };
+    let first = stream.lines.peek()?;
+    if first.depth != 0 {
+        return None;
+    }
+    if first.content.starts_with('[') {
+        let content = first.content;
+        stream.lines.next();
+        let (header, rest) = header(content).ok()?;
+        stream.array(header, rest, 1)?;
+    } else {
+        stream.object(0)?;
+    }
+    if stream.lines.peek().is_some() {
+        return None;
+    }
+    Some(stream.out)
+}
+
+fn to_line(raw: &str) -> Line<'_> {
+    let content = raw.trim_start_matches(' ');
+    Line {
+        depth: (raw.len() - content.len()) / 2,
+        content,
+    }
+}
+
+/// The line-by-line JSON writer behind [`expand`].
+struct Stream<'t, I: Iterator<Item = Line<'t>>> {
+    lines: std::iter::Peekable<I>,
+    out: String,
+    /// The cells of the row being written (kept to reuse its allocation).
+    cells: Vec<&'t str>,
+    hoist: bool,
+}
+
+impl<'t, I: Iterator<Item = Line<'t>>> Stream<'t, I> {
+    /// The next line's content when it is at `depth`.
+    fn next_at(&mut self, depth: usize) -> Option<&'t str> {
+        let line = self.lines.next_if(|line| line.depth == depth)?;
+        Some(line.content)
+    }
+
+    fn primitive(&mut self, token: &str) -> Option<()> {
+        crate::json::write(&primitive(token).ok()?, &mut self.out);
+        Some(())
+    }
+
+    /// The members on the lines at `depth`, up to the first line above it.
+    fn object(&mut self, depth: usize) -> Option<()> {
+        if self.hoist
+            && let Some(line) = self.lines.peek()
+            && line.depth == depth
+            && key(line.content)
+                .ok()?
+                .is_some_and(|(name, _)| name == crate::hoist::CONSTANTS)
+        {
+            return self.hoisted(depth);
+        }
+        self.out.push('{');
+        let mut first = true;
+        while let Some(line) = self.lines.peek() {
+            if line.depth < depth {
+                break;
+            }
+            if line.depth > depth {
+                return None;
+            }
+            let content = line.content;
+            self.lines.next();
+            if !first {
+                self.out.push(',');
+            }
+            first = false;
+            self.member(content, depth + 1)?;
+        }
+        self.out.push('}');
+        Some(())
+    }
+
+    fn member(&mut self, content: &'t str, nested: usize) -> Option<()> {
+        let (key, rest) = key(content).ok()??;
+        crate::json::write_string(&key, &mut self.out);
+        self.out.push(':');
+        if rest.starts_with('[') {
+            let (header, rest) = header(rest).ok()?;
+            self.array(header, rest, nested)
+        } else if rest == ":" {
+            self.object(nested)
+        } else {
+            match rest.strip_prefix(": ")? {
+                "[]" => {
+                    self.out.push_str("[]");
+                    Some(())
+                }
+                token => self.primitive(token),
+            }
+        }
+    }
+
+    /// An inline array or a table of flat rows; `rest` follows the header's colon.
+    fn array(&mut self, header: Header<'t>, rest: &'t str, nested: usize) -> Option<()> {
+        if header.keyed {
+            return None;
+        }
+        self.out.push('[');
+        if !rest.is_empty() {
+            let values = rest.strip_prefix(' ').filter(|_| header.fields.is_none())?;
+            let mut cells = std::mem::take(&mut self.cells);
+            split_cells(values, &mut cells).ok()?;
+            if cells.len() != header.len {
+                return None;
+            }
+            for (i, cell) in cells.iter().enumerate() {
+                if i > 0 {
+                    self.out.push(',');
+                }
+                self.primitive(cell)?;
+            }
+            self.cells = cells;
+        } else {
+            let fields = header.fields?;
+            self.rows(header.len, &fields, nested, "")?;
+        }
+        self.out.push(']');
+        Some(())
+    }
+
+    /// `len` table rows at `depth`, each an object of `fields` (all leaves) followed by
+    /// `extra`, members already written as JSON with a leading comma each.
+    fn rows(&mut self, len: usize, fields: &[Field<'t>], depth: usize, extra: &str) -> Option<()> {
+        if fields.iter().any(|field| field.children.is_some()) {
+            return None;
+        }
+        let mut cells = std::mem::take(&mut self.cells);
+        for row in 0..len {
+            let line = self.next_at(depth)?;
+            split_cells(line, &mut cells).ok()?;
+            if cells.len() != fields.len() {
+                return None;
+            }
+            if row > 0 {
+                self.out.push(',');
+            }
+            self.out.push('{');
+            for (i, (field, cell)) in fields.iter().zip(&cells).enumerate() {
+                if i > 0 {
+                    self.out.push(',');
+                }
+                crate::json::write_string(&field.name, &mut self.out);
+                self.out.push(':');
+                self.primitive(cell)?;
+            }
+            self.out.push_str(extra);
+            self.out.push('}');
+        }
+        self.cells = cells;
+        Some(())
+    }
+
+    /// An object at `depth` that starts with `_constants`: written as the rows with the
+    /// constants put back when it is a hoisted table of flat rows with primitive constants,
+    /// `None` otherwise.
+    fn hoisted(&mut self, depth: usize) -> Option<()> {
+        let content = self.next_at(depth)?;
+        if key(content).ok()??.1 != ":" {
+            return None;
+        }
+        let mut constants = String::new();
+        while let Some(content) = self.next_at(depth + 1) {
+            let (name, rest) = key(content).ok()??;
+            let token = rest.strip_prefix(": ").filter(|token| *token != "[]")?;
+            constants.push(',');
+            crate::json::write_string(&name, &mut constants);
+            constants.push(':');
+            crate::json::write(&primitive(token).ok()?, &mut constants);
+        }
+        let content = self.next_at(depth)?;
+        let (name, rest) = key(content).ok()??;
+        if name != crate::hoist::ROWS {
+            return None;
+        }
+        let (header, rest) = header(rest).ok()?;
+        if !rest.is_empty() || header.keyed {
+            return None;
+        }
+        self.out.push('[');
+        match header.fields {
+            Some(fields) => self.rows(header.len, &fields, depth + 1, &constants)?,
+            None => {
+                for row in 0..header.len {
+                    if self.next_at(depth + 1)? != "-" {
+                        return None;
+                    }
+                    if row > 0 {
+                        self.out.push(',');
+                    }
+                    self.out.push('{');
+                    self.out
+                        .push_str(constants.strip_prefix(',').unwrap_or_default());
+                    self.out.push('}');
+                }
+            }
+        }
+        self.out.push(']');
+        // A third member: not the hoisted shape.
+        match self.lines.peek() {
+            Some(line) if line.depth >= depth => None,
+            _ => Some(()),
+        }
+    }
 }

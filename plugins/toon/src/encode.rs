@@ -7,11 +7,16 @@
 //! - Wherever the reference writes a table, constant columns may be hoisted out of it
 //!   ([`crate::hoist`]); the hoisted form is written only when it is strictly shorter.
 //!
-//! Strings and keys are quoted and escaped by `toon-format`'s own rules.
+//! Strings and keys are quoted and escaped by `toon-format`'s own rules: its key check and its
+//! escaping, and for strings [`needs_quoting`], its check redone in one pass over the bytes
+//! (the unit tests hold the two to the same answers).
+//!
+//! This writer takes a tree of the whole input; tables of flat rows are written by
+//! [`crate::stream`] instead, without one, to the same bytes.
 
 use std::borrow::Cow;
 
-use toon_format::{escape_string, is_valid_unquoted_key, needs_quoting};
+use toon_format::{escape_string, is_valid_unquoted_key};
 
 use crate::hoist;
 use crate::json::{MAX_DEPTH, Value, member};
@@ -346,7 +351,7 @@ fn join(leaves: &[&Value<'_>], out: &mut String) {
         if i > 0 {
             out.push(DELIMITER);
         }
-        out.push_str(&primitive_text(leaf));
+        push_primitive(leaf, out);
     }
 }
 
@@ -387,21 +392,129 @@ fn field_list(fields: &[Field<'_>], out: &mut String) {
 
 fn primitive_text<'v>(value: &'v Value<'_>) -> Cow<'v, str> {
     match value {
+        Value::String(text) if needs_quoting(text) => Cow::Owned(quote(text)),
+        Value::String(text) => Cow::Borrowed(text),
         Value::Null => Cow::Borrowed("null"),
         Value::Bool(true) => Cow::Borrowed("true"),
         Value::Bool(false) => Cow::Borrowed("false"),
         Value::Number(text) => Cow::Borrowed(text),
-        Value::String(text) if needs_quoting(text, DELIMITER) => Cow::Owned(quote(text)),
-        Value::String(text) => Cow::Borrowed(text),
         Value::Array(_) | Value::Object(_) => Cow::Borrowed(""),
     }
 }
 
-fn quote(text: &str) -> String {
-    format!("\"{}\"", escape_string(text))
+/// Appends [`primitive_text`] of `value` to `out`.
+fn push_primitive(value: &Value<'_>, out: &mut String) {
+    match value {
+        Value::String(text) => push_string(text, out),
+        Value::Null => out.push_str("null"),
+        Value::Bool(true) => out.push_str("true"),
+        Value::Bool(false) => out.push_str("false"),
+        Value::Number(text) => out.push_str(text),
+        Value::Array(_) | Value::Object(_) => {}
+    }
 }
 
-fn encode_key(key: &str) -> Cow<'_, str> {
+/// Appends the string `text` as a cell or a member's value: quoted and escaped where
+/// `toon_format::needs_quoting` (comma delimiter) says it must be, as it is otherwise.
+pub(crate) fn push_string(text: &str, out: &mut String) {
+    if needs_quoting(text) {
+        push_quoted(text, out);
+    } else {
+        out.push_str(text);
+    }
+}
+
+fn quote(text: &str) -> String {
+    let mut quoted = String::with_capacity(text.len() + 2);
+    push_quoted(text, &mut quoted);
+    quoted
+}
+
+/// `"text"`, escaped as `toon_format::escape_string` escapes it.
+pub(crate) fn push_quoted(text: &str, out: &mut String) {
+    out.push('"');
+    if crate::json::string_stop(text.as_bytes(), 0) < text.len() {
+        out.push_str(&escape_string(text));
+    } else {
+        out.push_str(text);
+    }
+    out.push('"');
+}
+
+/// Bytes that make a string need quotes wherever they stand (TOON §7.2): the C0 controls,
+/// `:`, `"`, `\`, brackets, braces, and the delimiter.
+pub(crate) const SPECIAL: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 0x20 {
+        table[b] = true;
+        b += 1;
+    }
+    let others = b":\"\\[]{},";
+    let mut i = 0;
+    while i < others.len() {
+        table[others[i] as usize] = true;
+        i += 1;
+    }
+    table
+};
+
+/// `toon_format::needs_quoting(text, ',')`, in one pass over the bytes (the unit tests check
+/// the two agree on generated strings). Every character it looks for is ASCII, and no byte of
+/// a multi-byte UTF-8 sequence is, so reading bytes is reading characters here.
+pub(crate) fn needs_quoting(text: &str) -> bool {
+    text.bytes().any(|b| SPECIAL[usize::from(b)]) || needs_quoting_by_shape(text)
+}
+
+/// What [`needs_quoting`] looks at besides the [`SPECIAL`] bytes: empty, padded, starting like
+/// a list item or a comment, or reading as a number or a keyword.
+pub(crate) fn needs_quoting_by_shape(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    let (Some(&first), Some(&last)) = (bytes.first(), bytes.last()) else {
+        return true;
+    };
+    if matches!(first, b' ' | b'\t' | b'-' | b'#') || matches!(last, b' ' | b'\t') {
+        return true;
+    }
+    match first {
+        b'0'..=b'9' | b'+' => numeric_like(bytes),
+        b't' | b'f' | b'n' => matches!(text, "true" | "false" | "null"),
+        _ => false,
+    }
+}
+
+/// The §7.2 numeric-like trigger, `^[+-]?[0-9]+(\.[0-9]+)?(e[+-]?[0-9]+)?$` (case-blind).
+fn numeric_like(bytes: &[u8]) -> bool {
+    let digits = |i: &mut usize| {
+        let from = *i;
+        while bytes.get(*i).is_some_and(u8::is_ascii_digit) {
+            *i += 1;
+        }
+        *i > from
+    };
+    let mut i = usize::from(matches!(bytes.first(), Some(b'+' | b'-')));
+    if !digits(&mut i) {
+        return false;
+    }
+    if bytes.get(i) == Some(&b'.') {
+        i += 1;
+        if !digits(&mut i) {
+            return false;
+        }
+    }
+    if matches!(bytes.get(i), Some(b'e' | b'E')) {
+        i += 1;
+        if matches!(bytes.get(i), Some(b'+' | b'-')) {
+            i += 1;
+        }
+        if !digits(&mut i) {
+            return false;
+        }
+    }
+    i == bytes.len()
+}
+
+pub(crate) fn encode_key(key: &str) -> Cow<'_, str> {
     if is_valid_unquoted_key(key) {
         Cow::Borrowed(key)
     } else {

@@ -2,10 +2,11 @@
 //!
 //! The reader builds a [`Value`] tree that borrows from the input: a number is its text (`1`,
 //! `1.0`, `1E5` and a 30-digit integer are just text here), a string without escapes is a slice.
-//! That is what lets the TOON written from it carry each number byte-exact.
+//! That is what lets the TOON written from it carry each number byte-exact. The streaming
+//! encoder ([`crate::stream`]) reads with the same [`Reader`] without building a tree, taking
+//! strings raw ([`Reader::raw_string`]) and decoding only those that hold an escape.
 
 use std::borrow::Cow;
-use std::collections::HashSet;
 
 /// How deeply arrays and objects may nest before a text is refused (the host's own reader
 /// refuses shallower JSON, so nothing it hands over is refused here).
@@ -70,7 +71,7 @@ pub(crate) fn member<'v, 'a>(
 /// Reads one JSON text. `None` when it is not JSON, nests deeper than [`MAX_DEPTH`], or has an
 /// object with two members of one name (keeping either would lose the other).
 pub(crate) fn parse(text: &str) -> Option<Value<'_>> {
-    let mut reader = Reader { text, pos: 0 };
+    let mut reader = Reader::new(text);
     let value = reader.value(0)?;
     reader.skip_ws();
     (reader.pos == text.len()).then_some(value)
@@ -79,30 +80,121 @@ pub(crate) fn parse(text: &str) -> Option<Value<'_>> {
 /// Reads a text that must be one JSON string, and returns its value.
 #[cfg(test)]
 pub(crate) fn parse_string(text: &str) -> Option<Cow<'_, str>> {
-    let mut reader = Reader { text, pos: 0 };
+    let mut reader = Reader::new(text);
     reader.skip_ws();
     let value = reader.string()?;
     reader.skip_ws();
     (reader.pos == text.len()).then_some(value)
 }
 
-struct Reader<'a> {
+/// Decodes a string that [`Reader::raw_string`] accepted (quotes included).
+pub(crate) fn decode_raw(quoted: &str) -> Option<Cow<'_, str>> {
+    Reader::new(quoted).string()
+}
+
+/// A JSON reader over `text`; [`parse`] builds a tree with it, the streaming encoder
+/// ([`crate::stream`]) reads tokens with it and keeps strings raw.
+pub(crate) struct Reader<'a> {
     text: &'a str,
     pos: usize,
 }
 
 impl<'a> Reader<'a> {
-    fn peek(&self) -> Option<u8> {
+    pub(crate) fn new(text: &'a str) -> Reader<'a> {
+        Reader { text, pos: 0 }
+    }
+
+    /// A reader of `text` from the byte offset `pos` (one [`Reader::position`] returned).
+    pub(crate) fn at(text: &'a str, pos: usize) -> Reader<'a> {
+        Reader { text, pos }
+    }
+
+    pub(crate) fn position(&self) -> usize {
+        self.pos
+    }
+
+    /// Moves past `len` bytes already read once (the caller knows what they hold).
+    pub(crate) fn skip(&mut self, len: usize) {
+        self.pos += len;
+    }
+
+    /// Moves past `expected` when the text goes on with it.
+    pub(crate) fn eat_str(&mut self, expected: &str) -> bool {
+        // Names are short: a loop beats a call to memcmp.
+        let found = self
+            .text
+            .as_bytes()
+            .get(self.pos..self.pos + expected.len())
+            .is_some_and(|bytes| bytes.iter().zip(expected.as_bytes()).all(|(a, b)| a == b));
+        if found {
+            self.pos += expected.len();
+        }
+        found
+    }
+
+    /// Whether the whole text has been read.
+    pub(crate) fn at_end(&self) -> bool {
+        self.pos == self.text.len()
+    }
+
+    pub(crate) fn peek(&self) -> Option<u8> {
         self.text.as_bytes().get(self.pos).copied()
     }
 
-    fn skip_ws(&mut self) {
+    pub(crate) fn skip_ws(&mut self) {
         while matches!(self.peek(), Some(b' ' | b'\t' | b'\n' | b'\r')) {
             self.pos += 1;
         }
     }
 
-    fn eat(&mut self, byte: u8) -> bool {
+    /// Reads a string as [`Reader::string`] does, allocating nothing: its text with the
+    /// quotes, and whether it holds an escape (then it must be decoded with [`decode_raw`]).
+    pub(crate) fn raw_string(&mut self) -> Option<(&'a str, bool)> {
+        if self.peek() != Some(b'"') {
+            return None;
+        }
+        let start = self.pos;
+        let bytes = self.text.as_bytes();
+        let mut pos = start + 1;
+        let mut escaped = false;
+        loop {
+            pos = string_stop(bytes, pos);
+            match *bytes.get(pos)? {
+                b'"' => break,
+                b'\\' => {
+                    escaped = true;
+                    match *bytes.get(pos + 1)? {
+                        b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => pos += 2,
+                        b'u' => {
+                            self.pos = pos + 2;
+                            self.unicode_escape()?;
+                            pos = self.pos;
+                        }
+                        _ => return None,
+                    }
+                }
+                0..=0x1f => return None,
+                _ => pos += 1,
+            }
+        }
+        self.pos = pos + 1;
+        Some((&self.text[start..self.pos], escaped))
+    }
+
+    /// A `true`, `false` or `null` at the current position, or `None`.
+    pub(crate) fn keyword(&mut self) -> Option<&'static str> {
+        let bytes = &self.text.as_bytes()[self.pos..];
+        let word = match bytes.first()? {
+            b't' if bytes.get(..4) == Some(b"true") => "true",
+            b'f' if bytes.get(..5) == Some(b"false") => "false",
+            b'n' if bytes.get(..4) == Some(b"null") => "null",
+            _ => return None,
+        };
+        self.pos += word.len();
+        Some(word)
+    }
+
+    pub(crate) fn eat(&mut self, byte: u8) -> bool {
         self.skip_ws();
         let found = self.peek() == Some(byte);
         if found {
@@ -155,16 +247,7 @@ impl<'a> Reader<'a> {
                 return None;
             }
         }
-        let distinct = if members.len() <= 8 {
-            members
-                .iter()
-                .enumerate()
-                .all(|(i, (key, _))| members[..i].iter().all(|(other, _)| other != key))
-        } else {
-            let mut seen = HashSet::with_capacity(members.len());
-            members.iter().all(|(key, _)| seen.insert(key.as_ref()))
-        };
-        distinct.then_some(Value::Object(members))
+        distinct(members.iter().map(|(key, _)| key.as_ref())).then_some(Value::Object(members))
     }
 
     fn array(&mut self, depth: usize) -> Option<Value<'a>> {
@@ -189,7 +272,7 @@ impl<'a> Reader<'a> {
     }
 
     /// A number per the JSON grammar; its text as written.
-    fn number(&mut self) -> Option<&'a str> {
+    pub(crate) fn number(&mut self) -> Option<&'a str> {
         let start = self.pos;
         let bytes = self.text.as_bytes();
         let digits = |pos: &mut usize| {
@@ -238,6 +321,7 @@ impl<'a> Reader<'a> {
         let bytes = self.text.as_bytes();
         // The common case: no escapes, so the value is a slice of the input.
         loop {
+            self.pos = string_stop(bytes, self.pos);
             match bytes.get(self.pos)? {
                 b'"' => {
                     let value = &self.text[start..self.pos];
@@ -317,6 +401,51 @@ impl<'a> Reader<'a> {
     }
 }
 
+/// Whether no two of `names` are equal: pairwise for a few, sorted beyond that (hashing
+/// short names costs more than comparing them).
+pub(crate) fn distinct<'n>(names: impl ExactSizeIterator<Item = &'n str> + Clone) -> bool {
+    if names.len() <= 8 {
+        return names
+            .clone()
+            .enumerate()
+            .all(|(i, name)| names.clone().take(i).all(|other| other != name));
+    }
+    let mut sorted: Vec<&str> = names.collect();
+    sorted.sort_unstable();
+    sorted.windows(2).all(|pair| pair[0] != pair[1])
+}
+
+/// The index of the first byte from `pos` on that ends a string's plain run (`"`, `\` or a
+/// control), or the length of `bytes`. Eight bytes at a time while none of them does.
+pub(crate) fn string_stop(bytes: &[u8], mut pos: usize) -> usize {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    while let Some(chunk) = bytes.get(pos..pos + 8) {
+        let Ok(chunk) = <[u8; 8]>::try_from(chunk) else {
+            break;
+        };
+        let word = u64::from_le_bytes(chunk);
+        let quote = word ^ (ONES * u64::from(b'"'));
+        let backslash = word ^ (ONES * u64::from(b'\\'));
+        // High bits set where a byte is below 0x20, or zero in `quote` or `backslash`; a
+        // borrow can only mark a byte above a real one, so zero means none stops.
+        let stops = (word.wrapping_sub(ONES * 0x20) & !word)
+            | (quote.wrapping_sub(ONES) & !quote)
+            | (backslash.wrapping_sub(ONES) & !backslash);
+        if stops & HIGHS != 0 {
+            break;
+        }
+        pos += 8;
+    }
+    while let Some(&byte) = bytes.get(pos) {
+        if byte == b'"' || byte == b'\\' || byte < 0x20 {
+            break;
+        }
+        pos += 1;
+    }
+    pos
+}
+
 /// Writes `value` as compact JSON.
 pub(crate) fn write(value: &Value<'_>, out: &mut String) {
     match value {
@@ -352,21 +481,25 @@ pub(crate) fn write(value: &Value<'_>, out: &mut String) {
 /// Writes `text` as a JSON string.
 pub(crate) fn write_string(text: &str, out: &mut String) {
     out.push('"');
-    let mut rest = text;
-    while let Some(at) = rest.find(|c: char| c == '"' || c == '\\' || c < ' ') {
-        out.push_str(&rest[..at]);
-        let c = rest[at..].chars().next().unwrap_or_default();
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c => out.push_str(&format!("\\u{:04x}", u32::from(c))),
+    let bytes = text.as_bytes();
+    let mut from = 0;
+    loop {
+        // Every byte that needs an escape is ASCII, so `at` is a character boundary.
+        let at = string_stop(bytes, from);
+        out.push_str(&text[from..at]);
+        let Some(&byte) = bytes.get(at) else {
+            break;
+        };
+        match byte {
+            b'"' => out.push_str("\\\""),
+            b'\\' => out.push_str("\\\\"),
+            b'\n' => out.push_str("\\n"),
+            b'\r' => out.push_str("\\r"),
+            b'\t' => out.push_str("\\t"),
+            control => out.push_str(&format!("\\u{control:04x}")),
         }
-        rest = &rest[at + c.len_utf8()..];
+        from = at + 1;
     }
-    out.push_str(rest);
     out.push('"');
 }
 
@@ -393,6 +526,61 @@ mod tests {
             let mut out = String::new();
             write(&parse(input).expect(input), &mut out);
             assert_eq!(out, expected, "for {input}");
+        }
+    }
+
+    #[test]
+    fn string_stop_finds_the_first_quote_backslash_or_control() {
+        let pieces: [&[u8]; 8] = [
+            b"a",
+            b"\"",
+            b"\\",
+            b"\n",
+            b"\x1f",
+            b" ",
+            "\u{e9}".as_bytes(),
+            b"~",
+        ];
+        let mut state = 7u64;
+        for _ in 0..20_000 {
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1);
+            let len = (state >> 59) as usize;
+            let mut bytes = Vec::new();
+            for i in 0..len {
+                let piece = (state >> (i % 16 * 3)) as usize % pieces.len();
+                // Mostly plain bytes, so the eight-byte steps are taken.
+                bytes.extend_from_slice(if i % 5 == 4 { pieces[piece] } else { b"x" });
+            }
+            for from in 0..=bytes.len() {
+                let naive = bytes[from..]
+                    .iter()
+                    .position(|&b| b == b'"' || b == b'\\' || b < 0x20)
+                    .map_or(bytes.len(), |at| from + at);
+                assert_eq!(string_stop(&bytes, from), naive, "{bytes:?} from {from}");
+            }
+        }
+    }
+
+    #[test]
+    fn strings_are_written_with_the_escapes_they_need() {
+        let cases = [
+            ("plain", r#""plain""#),
+            ("", r#""""#),
+            ("q\"b\\s/", r#""q\"b\\s/""#),
+            (
+                "l\nr\rt\tb\u{8}f\u{c}\u{1f}",
+                r#""l\nr\rt\tb\u0008f\u000c\u001f""#,
+            ),
+            (
+                "é😀 long enough for eight bytes at a time\n",
+                r#""é😀 long enough for eight bytes at a time\n""#,
+            ),
+        ];
+        for (text, expected) in cases {
+            let mut out = String::new();
+            write_string(text, &mut out);
+            assert_eq!(out, expected);
+            assert_eq!(parse(&out), Some(Value::String(text.into())));
         }
     }
 

@@ -30,12 +30,18 @@
 //! The host requires a plugin's output for a JSON payload to be JSON, so the TOON document goes
 //! out as one JSON string. Payloads that are not a non-empty object or array, text payloads,
 //! and payloads whose TOON would not be strictly smaller than the input pass through.
+//!
+//! Tables of flat rows (a root array of objects with the same members, or a root object of
+//! such arrays and primitives: most query results) are written without building a tree, in
+//! two passes over the input (`stream.rs`), and the inverse writes their JSON line by line;
+//! every other shape goes through a tree of the input. Both ways write the same bytes.
 #![forbid(unsafe_code)]
 
 mod decode;
 mod encode;
 mod hoist;
 mod json;
+mod stream;
 
 use parrot_codec_api::{Codec, CodecError, Level, Outcome, Params, Payload};
 
@@ -101,6 +107,13 @@ impl Codec for Toon {
             return Ok(Outcome::Unchanged);
         }
         let input = payload.text();
+        if let Some(toon) = stream::encode(input, self.hoist) {
+            return Ok(if toon.len() < input.len() {
+                Outcome::lossless(toon)
+            } else {
+                Outcome::Unchanged
+            });
+        }
         let Some(value) = json::parse(input) else {
             return Ok(Outcome::Unchanged);
         };
@@ -122,6 +135,9 @@ impl Codec for Toon {
 
     fn expand(&self, payload: &str) -> Result<String, CodecError> {
         let toon = payload;
+        if let Some(json) = decode::expand(toon, self.hoist) {
+            return Ok(json);
+        }
         let value =
             decode::decode(toon).map_err(|err| CodecError::invalid_input(err.to_string()))?;
         let value = if self.hoist {
@@ -558,6 +574,192 @@ mod tests {
                 .collect();
             format!("[{}]", rows.join(","))
         }
+    }
+
+    /// A generated table: `rows` objects with the same members in the same order, some
+    /// columns constant (some of those written differently in each row: `"a"` and `"\u0061"`),
+    /// as a root array or as a member of a root object beside primitives.
+    fn flat_table(generator: &mut Generator) -> String {
+        const KEYS: [&str; 10] = [
+            "id", "name", "a.b", "x y", "café", "123", "_rows", "", "k-1", "notes",
+        ];
+        let rows = 1 + generator.next(6);
+        let columns = 1 + generator.next(5) as usize;
+        let start = generator.next(KEYS.len() as u64) as usize;
+        let keys: Vec<&str> = (0..columns)
+            .map(|c| KEYS[(start + c) % KEYS.len()])
+            .collect();
+        let constant: Vec<Option<String>> = (0..columns)
+            .map(|_| (generator.next(2) == 0).then(|| generator.scalar()))
+            .collect();
+        let rows: Vec<String> = (0..rows)
+            .map(|_| {
+                let cells: Vec<String> = keys
+                    .iter()
+                    .zip(&constant)
+                    .map(|(key, value)| {
+                        let value = match value {
+                            Some(value) if value == r#""a""# && generator.next(2) == 0 => {
+                                r#""\u0061""#.to_owned()
+                            }
+                            Some(value) => value.clone(),
+                            None => generator.scalar(),
+                        };
+                        format!("{key:?}:{value}")
+                    })
+                    .collect();
+                format!("{{{}}}", cells.join(", "))
+            })
+            .collect();
+        let table = format!("[ {} ]", rows.join(",\n "));
+        match generator.next(3) {
+            0 => table,
+            1 => format!(r#"{{"driver":"pg","rows":{table},"empty":[],"n":-0}}"#),
+            _ => format!(r#"{{"t":{table}}}"#),
+        }
+    }
+
+    #[test]
+    fn the_quoting_check_agrees_with_toon_formats() {
+        const PIECES: [&str; 30] = [
+            "a", "Z", "0", "7", "+", "-", ".", "e", "E", " ", "\t", ":", "\"", "\\", "[", "]", "{",
+            "}", ",", "#", "\n", "\u{1}", "\u{1f}", "é", "😀", "true", "null", "fals", "1e5", "|",
+        ];
+        let mut generator = Generator(3);
+        for _ in 0..200_000 {
+            let len = generator.next(6);
+            let text: String = (0..len)
+                .map(|_| PIECES[generator.next(PIECES.len() as u64) as usize])
+                .collect();
+            assert_eq!(
+                encode::needs_quoting(&text),
+                toon_format::needs_quoting(&text, ','),
+                "for {text:?}"
+            );
+            let mut written = String::new();
+            encode::push_string(&text, &mut written);
+            let reference = if toon_format::needs_quoting(&text, ',') {
+                format!("\"{}\"", toon_format::escape_string(&text))
+            } else {
+                text.clone()
+            };
+            assert_eq!(written, reference);
+        }
+    }
+
+    #[test]
+    fn the_streaming_encoder_writes_what_the_tree_writes() {
+        let mut generator = Generator(21);
+        let mut hoisted = 0;
+        for _ in 0..5000 {
+            let input = flat_table(&mut generator);
+            let tree = json::parse(&input).expect(&input);
+            for hoist in [true, false] {
+                let streamed = stream::encode(&input, hoist);
+                let expected = encode::encode(&tree, hoist);
+                assert_eq!(streamed.as_deref(), Some(expected.as_str()), "for {input}");
+                hoisted += usize::from(expected.contains("_constants:"));
+            }
+        }
+        assert!(hoisted > 500, "{hoisted} hoisted tables");
+        // Whatever it takes, it writes as the tree does; what is not JSON it refuses.
+        let mut generator = Generator(5);
+        for _ in 0..3000 {
+            let input = generator.value(3);
+            for hoist in [true, false] {
+                if let Some(streamed) = stream::encode(&input, hoist) {
+                    let tree = json::parse(&input).expect(&input);
+                    assert_eq!(streamed, encode::encode(&tree, hoist), "for {input}");
+                }
+            }
+        }
+        // Spacing anywhere JSON allows it, and tables wider than eight columns.
+        let wide: Vec<String> = (0..3)
+            .map(|row| {
+                let cells: Vec<String> = (0..12)
+                    .map(|c| format!(r#""c{c}" :{}"#, if c % 3 == 0 { row } else { c }))
+                    .collect();
+                format!("{{ {} }}", cells.join(" ,\r\n\t"))
+            })
+            .collect();
+        let wide = format!(" [\n{}\n] ", wide.join(" ,\n"));
+        for input in [
+            wide.as_str(),
+            "{ \"n\" : 1.0 , \"rows\" : [ {\"a\" :true ,\"b\": \"x\" } , {\"a\":true,\"b\":\"y\"} ,{\"a\":true,\"b\":\"z\"}]}",
+        ] {
+            let tree = json::parse(input).expect(input);
+            for hoist in [true, false] {
+                let expected = encode::encode(&tree, hoist);
+                assert_eq!(stream::encode(input, hoist), Some(expected), "for {input}");
+            }
+        }
+        let duplicate = wide.replace("\"c11\"", "\"c10\"");
+        assert_eq!(stream::encode(&duplicate, true), None);
+        assert_eq!(json::parse(&duplicate), None);
+        for input in [
+            "[{\"a\":1},]",
+            "[{\"a\":01}]",
+            "[{\"a\":\"\\ud800\"}]",
+            "[{\"a\":1,\"a\":2}]",
+            "{\"a\":1,\"a\":[]}",
+            "[{\"a\":1},{\"a\":tru}]",
+            "[{\"a\":\"x\ny\"}]",
+            "[{\"a\":1}] x",
+            "[{\"a\":1},{\"b\":1}]",
+            "[{\"a\":1},{}]",
+        ] {
+            assert_eq!(stream::encode(input, true), None, "for {input}");
+        }
+    }
+
+    #[test]
+    fn the_streaming_expand_writes_what_the_tree_reads() {
+        let mut generator = Generator(34);
+        let mut streamed = 0;
+        for round in 0..6000 {
+            let input = if round % 2 == 0 {
+                flat_table(&mut generator)
+            } else {
+                generator.value(3)
+            };
+            let Some(tree) = json::parse(&input) else {
+                continue;
+            };
+            if tree.is_primitive() {
+                continue;
+            }
+            for hoist in [true, false] {
+                let written = encode::encode(&tree, hoist);
+                let Some(json) = decode::expand(&written, hoist) else {
+                    continue;
+                };
+                assert_eq!(json, read_back(&written, hoist), "for {input}\n{written}");
+                streamed += 1;
+                // A line dropped, repeated, or moved a level: what it still takes, the tree
+                // takes too, and reads the same.
+                let mut lines: Vec<String> = written.split('\n').map(str::to_owned).collect();
+                let at = generator.next(lines.len() as u64) as usize;
+                match generator.next(4) {
+                    0 => drop(lines.remove(at)),
+                    1 => lines.insert(at, lines[at].clone()),
+                    2 => lines[at].insert_str(0, "  "),
+                    _ => lines[at] = lines[at].replacen("  ", "", 1),
+                }
+                let mutated = lines.join("\n");
+                if let Some(json) = decode::expand(&mutated, hoist) {
+                    let value = decode::decode(&mutated)
+                        .unwrap_or_else(|err| panic!("{err}: the tree refuses\n{mutated}"));
+                    let value = if hoist { hoist::unhoist(value) } else { value };
+                    let mut tree = String::new();
+                    json::write(&value, &mut tree);
+                    assert_eq!(json, tree, "for\n{mutated}");
+                }
+            }
+        }
+        assert!(
+            streamed > 4000,
+            "{streamed} documents expanded line by line"
+        );
     }
 
     #[test]
