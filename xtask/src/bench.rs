@@ -337,7 +337,7 @@ fn render(root: &Path, report: &Path, quick: bool) -> Result<String> {
     )?;
 
     let codec_rows = codec_table(&estimates);
-    let boundary = boundary_table(&estimates);
+    let boundary = boundary_table(&estimates, report);
 
     writeln!(out, "## Targets\n")?;
     writeln!(out, "Each target, and what this run measured against it.\n")?;
@@ -378,7 +378,11 @@ fn render(root: &Path, report: &Path, quick: bool) -> Result<String> {
          benchmark as an rlib and called through `&dyn DynCodec`, and the same codec loaded by a \
          `Host` from its cdylib (payload passed as a borrowed `RStr`, output returned as an \
          `RString`, a panic guard inside the plugin). Both paths are first checked to give the \
-         same bytes.\n"
+         same bytes. Criterion measures the two paths one after the other, so a drift in the \
+         machine's speed between them reads as a difference; the interleaved ratio is the \
+         median of 1,000 ratios of two batches of about a millisecond timed back to back \
+         (their order alternating), which cancels that drift, and is what the target is \
+         judged on.\n"
     )?;
     out.push_str(&boundary.0);
     writeln!(out, "\n## `process` end to end\n")?;
@@ -482,10 +486,15 @@ fn codec_table(all: &BTreeMap<String, BTreeMap<String, Estimate>>) -> (String, S
     (table, targets)
 }
 
-/// The plugin boundary table and its target line (≤ 5% at 10 KB).
-fn boundary_table(all: &BTreeMap<String, BTreeMap<String, Estimate>>) -> (String, String) {
+/// The plugin boundary table and its target line (≤ 5% at 10 KB), judged on the interleaved
+/// ratio the benchmark writes beside criterion's estimates.
+fn boundary_table(
+    all: &BTreeMap<String, BTreeMap<String, Estimate>>,
+    report: &Path,
+) -> (String, String) {
     let mut table = String::from(
-        "| codec, payload | in-process | through cdylib | ratio |\n|---|---|---|---|\n",
+        "| codec, payload | in-process | through cdylib | ratio of the medians | interleaved ratio (median, interquartile) |\n\
+         |---|---|---|---|---|\n",
     );
     let mut targets = String::new();
     for (group, functions) in all.iter().filter(|(g, _)| g.starts_with("boundary.")) {
@@ -494,19 +503,31 @@ fn boundary_table(all: &BTreeMap<String, BTreeMap<String, Estimate>>) -> (String
         else {
             continue;
         };
-        let ratio = outside.median_ns / inside.median_ns;
         let name = group.trim_start_matches("boundary.");
+        let slug: String = name
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+            .collect();
+        let interleaved: Option<Vec<f64>> =
+            std::fs::read_to_string(report.join(format!("boundary-{slug}.txt")))
+                .ok()
+                .and_then(|text| text.split_whitespace().map(|n| n.parse().ok()).collect());
+        let (cell, judged) = match interleaved.as_deref() {
+            Some([median, q1, q3]) => (format!("{median:.3} ({q1:.3}–{q3:.3})"), *median),
+            _ => ("–".to_owned(), outside.median_ns / inside.median_ns),
+        };
         let _ = writeln!(
             table,
-            "| {name} | {} | {} | {ratio:.3} |",
+            "| {name} | {} | {} | {:.3} | {cell} |",
             time(inside.median_ns),
-            time(outside.median_ns)
+            time(outside.median_ns),
+            outside.median_ns / inside.median_ns
         );
-        let verdict = if ratio <= 1.05 { "met" } else { "missed" };
+        let verdict = if judged <= 1.05 { "met" } else { "missed" };
         let _ = writeln!(
             targets,
-            "- Plugin boundary ≤ 5% at 10 KB ({name}): **{verdict}**, {:+.1}%.",
-            (ratio - 1.0) * 100.0
+            "- Plugin boundary ≤ 5% at 10 KB ({name}, interleaved median): **{verdict}**, {:+.1}%.",
+            (judged - 1.0) * 100.0
         );
     }
     (table, targets)

@@ -106,4 +106,59 @@ pub fn compare(
         b.iter(|| through_plugin.compress(black_box(payload), Level::Minimal))
     });
     group.finish();
+
+    let (median, q1, q3) = interleaved(in_process.as_ref(), through_plugin, payload);
+    println!("boundary.{name}: interleaved ratio {median:.3} (interquartile {q1:.3}–{q3:.3})");
+    if let Some(dir) = std::env::var_os("PARROT_BENCH_REPORT") {
+        let path = std::path::Path::new(&dir).join(format!("boundary-{}.txt", slug(name)));
+        std::fs::write(&path, format!("{median} {q1} {q3}\n"))
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    }
+}
+
+/// The file-name form of a benchmark name.
+pub fn slug(name: &str) -> String {
+    name.chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect()
+}
+
+/// The boundary's cost as the median of many ratios, each from two batches of calls timed back
+/// to back (through the cdylib / in-process, their order alternating): drift in the machine's
+/// speed during the run, which sequential measurements of the two paths take as a difference,
+/// cancels out. Returns the median and the interquartile range.
+fn interleaved(
+    in_process: &dyn DynCodec,
+    through_plugin: &dyn DynCodec,
+    payload: Payload<'_>,
+) -> (f64, f64, f64) {
+    let batch = |codec: &dyn DynCodec, calls: u32| {
+        let started = std::time::Instant::now();
+        for _ in 0..calls {
+            black_box(codec.compress(black_box(payload), Level::Minimal)).ok();
+        }
+        started.elapsed().as_secs_f64()
+    };
+    // Batches of about a millisecond.
+    let once = batch(in_process, 10) / 10.0;
+    let calls = ((1e-3 / once.max(1e-9)) as u32).clamp(1, 100_000);
+    let rounds = if std::env::var_os("PARROT_BENCH_QUICK").is_some() {
+        100
+    } else {
+        1000
+    };
+    let mut ratios: Vec<f64> = (0..rounds)
+        .map(|round| {
+            if round % 2 == 0 {
+                let inside = batch(in_process, calls);
+                batch(through_plugin, calls) / inside
+            } else {
+                let outside = batch(through_plugin, calls);
+                outside / batch(in_process, calls)
+            }
+        })
+        .collect();
+    ratios.sort_by(f64::total_cmp);
+    let at = |q: f64| ratios[((ratios.len() - 1) as f64 * q).round() as usize];
+    (at(0.5), at(0.25), at(0.75))
 }
