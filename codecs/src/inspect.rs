@@ -286,7 +286,18 @@ fn values_equal(a: &Value<'_>, b: &Value<'_>, nulls_absent: bool) -> bool {
             if kept(a) != kept(b) {
                 return false;
             }
-            // Names are unique within each object (the reader refuses duplicates).
+            // Names are unique within each object (the reader refuses duplicates). A small
+            // object (a row) is searched directly: no map to build for each one.
+            if b.len() <= 16 {
+                return a.iter().all(|(name, value)| {
+                    if nulls_absent && matches!(value, Value::Scalar("null")) {
+                        return true;
+                    }
+                    b.iter()
+                        .find(|(other, _)| other.same_value(name))
+                        .is_some_and(|(_, other)| values_equal(value, other, nulls_absent))
+                });
+            }
             let by_name: HashMap<Cow<'_, str>, &Value<'_>, foldhash::fast::RandomState> = b
                 .iter()
                 .map(|(name, value)| (name.decoded(), value))
@@ -394,6 +405,15 @@ mod tests {
             assert_eq!(equivalent(a, b, nulls_absent), expected, "{a} vs {b}");
             assert_eq!(equivalent(b, a, nulls_absent), expected, "{b} vs {a}");
         }
+        // Objects wider than the direct search (a map is built), reordered.
+        let member = |i: usize| format!("\"k{i}\":{i}");
+        let wide: Vec<String> = (0..20).map(member).collect();
+        let reversed: Vec<String> = (0..20).rev().map(member).collect();
+        let mut changed = reversed.clone();
+        changed[3] = "\"k16\":17".to_owned();
+        let object = |members: &[String]| format!("{{{}}}", members.join(","));
+        assert!(equivalent(&object(&wide), &object(&reversed), false));
+        assert!(!equivalent(&object(&wide), &object(&changed), false));
     }
 
     #[test]
