@@ -5,7 +5,9 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 
-use crate::json::{MAX_DEPTH, RawStr, Reader, Reject, Value, all_distinct, scalar_eq};
+use crate::json::{
+    DistinctNames, MAX_DEPTH, RawStr, Reader, Reject, Value, all_distinct, scalar_eq,
+};
 
 /// What a text is, read once.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -137,6 +139,7 @@ pub fn equivalent(a: &str, b: &str, nulls_absent: bool) -> bool {
 struct Side<'a> {
     reader: Reader<'a>,
     names: Vec<RawStr<'a>>,
+    distinct: DistinctNames<'a>,
 }
 
 impl<'a> Side<'a> {
@@ -144,6 +147,7 @@ impl<'a> Side<'a> {
         Side {
             reader: Reader::new(text),
             names: Vec::new(),
+            distinct: DistinctNames::default(),
         }
     }
 
@@ -258,9 +262,12 @@ fn objects_in_order(
             _ => return Ok(None),
         }
     }
-    let distinct = |names: &[RawStr<'_>]| all_distinct(names);
-    if !distinct(a.names.get(base_a..).unwrap_or_default())
-        || !distinct(b.names.get(base_b..).unwrap_or_default())
+    if !a
+        .distinct
+        .check(depth, a.names.get(base_a..).unwrap_or_default())
+        || !b
+            .distinct
+            .check(depth, b.names.get(base_b..).unwrap_or_default())
     {
         return Err(Reject::DuplicateKey);
     }

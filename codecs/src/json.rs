@@ -370,9 +370,8 @@ pub(crate) struct Reader<'a> {
     pos: usize,
     /// The member names of the objects [`Reader::skip_value`] is in, innermost last.
     names: Vec<RawStr<'a>>,
-    /// Per depth, the last list of member names [`Reader::skip_value`] found distinct: rows of
-    /// one shape are then checked with one comparison each instead of one per pair of names.
-    distinct: Vec<Vec<RawStr<'a>>>,
+    /// The duplicate-name check of [`Reader::skip_value`].
+    distinct: DistinctNames<'a>,
 }
 
 impl<'a> Reader<'a> {
@@ -382,7 +381,7 @@ impl<'a> Reader<'a> {
             bytes: text.as_bytes(),
             pos: 0,
             names: Vec::new(),
-            distinct: Vec::new(),
+            distinct: DistinctNames::default(),
         }
     }
 
@@ -677,25 +676,47 @@ impl<'a> Reader<'a> {
                 break;
             }
         }
-        let names = self.names.get(base..).unwrap_or_default();
-        let known = self
+        if !self
             .distinct
-            .get(depth)
-            .is_some_and(|known| known.as_slice() == names);
-        if !known {
-            if !all_distinct(names) {
-                return Err(Reject::DuplicateKey);
-            }
-            if self.distinct.len() <= depth {
-                self.distinct.resize_with(depth + 1, Vec::new);
-            }
-            if let Some(slot) = self.distinct.get_mut(depth) {
-                slot.clear();
-                slot.extend_from_slice(names);
-            }
+            .check(depth, self.names.get(base..).unwrap_or_default())
+        {
+            return Err(Reject::DuplicateKey);
         }
         self.names.truncate(base);
         Ok(())
+    }
+}
+
+/// The duplicate-name check for a reader that meets many objects: per depth, the last list of
+/// member names found distinct, so that rows of one shape are checked with one comparison each
+/// instead of one per pair of names.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct DistinctNames<'a> {
+    known: Vec<Vec<RawStr<'a>>>,
+}
+
+impl<'a> DistinctNames<'a> {
+    /// Whether no two of `names` (the members of one object at `depth`) have the same decoded
+    /// value.
+    pub(crate) fn check(&mut self, depth: usize, names: &[RawStr<'a>]) -> bool {
+        if self
+            .known
+            .get(depth)
+            .is_some_and(|known| known.as_slice() == names)
+        {
+            return true;
+        }
+        if !all_distinct(names) {
+            return false;
+        }
+        if self.known.len() <= depth {
+            self.known.resize_with(depth + 1, Vec::new);
+        }
+        if let Some(slot) = self.known.get_mut(depth) {
+            slot.clear();
+            slot.extend_from_slice(names);
+        }
+        true
     }
 }
 

@@ -66,7 +66,7 @@ use parrot_codec_api::{Codec, CodecError, Level, Outcome, Params, Payload};
 
 use crate::Transformed;
 use crate::clip;
-use crate::json::{self, MAX_DEPTH, RawStr, Reader, Reject, Value};
+use crate::json::{self, DistinctNames, MAX_DEPTH, RawStr, Reader, Reject, Value};
 
 /// The `json_compact` codec: compaction, null-member elision and run folding (lossless), plus
 /// long-string clipping at `normal` and long-array trimming at `aggressive`.
@@ -192,9 +192,8 @@ struct Pass<'a> {
     settings: Settings,
     /// The member names of the objects being read, innermost last (for the duplicate check).
     keys: Vec<RawStr<'a>>,
-    /// Per depth, the last list of member names found distinct: rows of one shape are then
-    /// checked with one comparison each.
-    distinct_keys: Vec<Vec<RawStr<'a>>>,
+    /// The duplicate-name check, remembering the last distinct list of names per depth.
+    distinct: DistinctNames<'a>,
     /// For trimming: `(start in out, input elements it stands for)` of each finished element of
     /// the arrays being read.
     elements: Vec<(usize, usize)>,
@@ -213,7 +212,7 @@ impl<'a> Pass<'a> {
             out: Vec::with_capacity(text.len()),
             settings,
             keys: Vec::new(),
-            distinct_keys: Vec::new(),
+            distinct: DistinctNames::default(),
             elements: Vec::new(),
             marker_object: false,
             marker_element: false,
@@ -310,22 +309,11 @@ impl<'a> Pass<'a> {
 
     /// Checks the member names read since `base` for duplicates, then forgets them.
     fn check_distinct(&mut self, base: usize, depth: usize) -> Result<(), Reject> {
-        let keys = self.keys.get(base..).unwrap_or_default();
-        let known = self
-            .distinct_keys
-            .get(depth)
-            .is_some_and(|known| known.as_slice() == keys);
-        if !known {
-            if !json::all_distinct(keys) {
-                return Err(Reject::DuplicateKey);
-            }
-            if self.distinct_keys.len() <= depth {
-                self.distinct_keys.resize_with(depth + 1, Vec::new);
-            }
-            if let Some(slot) = self.distinct_keys.get_mut(depth) {
-                slot.clear();
-                slot.extend_from_slice(keys);
-            }
+        if !self
+            .distinct
+            .check(depth, self.keys.get(base..).unwrap_or_default())
+        {
+            return Err(Reject::DuplicateKey);
         }
         self.keys.truncate(base);
         Ok(())
