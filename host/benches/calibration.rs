@@ -16,26 +16,13 @@ use std::time::{Duration, Instant};
 use std::fmt::Write as _;
 
 use parrot_compress::{
-    Call, Host, Input, Level, MemoryTeeStore, Retention, SqliteTeeStore, TeeStore, TokenCounter,
-    Tokenizer,
+    Call, Host, Input, Level, MemoryTeeStore, Retention, SqliteTeeStore, TeeStore,
+    TokenCounter as _, Tokenizer,
 };
 
 #[path = "../../benches/corpus.rs"]
 mod corpus;
-
-/// Counts nothing: isolates the pipeline's own cost from the background token counting that
-/// shares the machine's cores with it.
-struct NoTokens;
-
-impl TokenCounter for NoTokens {
-    fn name(&self) -> &str {
-        "none"
-    }
-
-    fn count(&self, _: &str) -> usize {
-        0
-    }
-}
+mod support;
 
 /// A seeded query result of about `bytes` bytes: `{"driver", "rows": [...]}` with a constant
 /// column and an all-null column, like the corpus's query result.
@@ -117,7 +104,7 @@ fn main() {
                 builder.tee_store(Arc::clone(store));
             }
             if !counting_in_background {
-                builder.tokenizer(Arc::new(NoTokens));
+                builder.tokenizer(Arc::new(support::NoTokens));
             }
             (*name, builder.build().expect("host"))
         })

@@ -15,25 +15,12 @@ use std::fmt::Write as _;
 use std::sync::Arc;
 
 use parrot_codec_api::Level;
-use parrot_compress::{Call, Host, Input, MemoryTeeStore, TokenCounter, Tokenizer};
+use parrot_compress::{Call, Host, Input, MemoryTeeStore, TokenCounter as _, Tokenizer};
 use serde_json::Value;
 
 #[path = "../../benches/corpus.rs"]
 mod corpus;
 mod support;
-
-/// Counts nothing: the benchmark counts every payload itself, once.
-struct NoTokens;
-
-impl TokenCounter for NoTokens {
-    fn name(&self) -> &str {
-        "none"
-    }
-
-    fn count(&self, _: &str) -> usize {
-        0
-    }
-}
 
 /// One of our payloads: its tokens, and whether it is the input unchanged or lossy.
 struct Ours {
@@ -61,7 +48,7 @@ fn main() {
         .plugin_path(None)
         .plugin_dir(&toon_package)
         .tee_store(Arc::new(MemoryTeeStore::new(4)))
-        .tokenizer(Arc::new(NoTokens))
+        .tokenizer(Arc::new(support::NoTokens))
         .inline_at_any_size(true)
         .max_result_chars(0)
         .build()

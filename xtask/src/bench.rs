@@ -21,7 +21,8 @@ use anyhow::{Context, Result, bail};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-fn target_dir(root: &Path) -> PathBuf {
+/// The cargo target folder: `CARGO_TARGET_DIR`, else `target/` in the workspace.
+pub fn target_dir(root: &Path) -> PathBuf {
     std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| root.join("target"))
@@ -192,7 +193,7 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
     if !status.success() {
         bail!("cargo bench failed: {status}");
     }
-    let text = render(root, &report, quick)?;
+    let text = render(&report, quick)?;
     let out = root.join("docs/BENCHMARKS.md");
     std::fs::write(&out, text)?;
     println!("wrote {}", out.display());
@@ -310,7 +311,7 @@ fn fragment(report: &Path, name: &str) -> String {
         .unwrap_or_else(|_| format!("(missing: the benchmark that writes `{name}` did not run)\n"))
 }
 
-fn render(root: &Path, report: &Path, quick: bool) -> Result<String> {
+fn render(report: &Path, quick: bool) -> Result<String> {
     let estimates = estimates(&report.join("criterion"))?;
     let mut out = String::new();
     let date = command_output("date", &["-u", "+%Y-%m-%d"]);
@@ -396,7 +397,6 @@ fn render(root: &Path, report: &Path, quick: bool) -> Result<String> {
     out.push_str(&construction_table(&estimates));
     writeln!(out, "\n## Peak memory\n")?;
     out.push_str(&fragment(report, "memory.md"));
-    let _ = root;
     Ok(out)
 }
 
@@ -417,10 +417,7 @@ fn codec_table(all: &BTreeMap<String, BTreeMap<String, Estimate>>) -> (String, S
         .iter()
         .filter_map(|(g, f)| g.strip_prefix("codecs.").map(|_| (g, f)))
         .collect();
-    groups.sort_by_key(|(_, f)| {
-        let order = f.values().find_map(|e| e.bytes).unwrap_or(0);
-        (order, 0)
-    });
+    groups.sort_by_key(|(_, f)| f.values().find_map(|e| e.bytes).unwrap_or(0));
     let mut table = String::from("| payload | scan |");
     for column in COLUMNS {
         let _ = write!(table, " {column} |");
@@ -467,7 +464,6 @@ fn codec_table(all: &BTreeMap<String, BTreeMap<String, Estimate>>) -> (String, S
                     }
                 }
             }
-            let met: Vec<&String> = cells.iter().collect();
             let verdict = match worst {
                 Some((_, w)) if w <= 2.0 => "**met**".to_owned(),
                 Some((column, w)) => format!("**missed** by {column} ({w:.2}x)"),
@@ -476,10 +472,7 @@ fn codec_table(all: &BTreeMap<String, BTreeMap<String, Estimate>>) -> (String, S
             let _ = writeln!(
                 targets,
                 "- Each codec ≤ 2x the non-allocating scan on the 1 MB rows: {verdict}. {}.",
-                met.iter()
-                    .map(|s| s.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                cells.join(", ")
             );
         }
     }

@@ -101,9 +101,7 @@ fn package_plugins() -> Result<()> {
     if !status.success() {
         bail!("cargo build failed: {status}");
     }
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root.join("target"));
+    let target = bench::target_dir(&root);
     for plugin in &plugins {
         let file = format!(
             "{}{}{}",

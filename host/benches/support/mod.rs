@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use criterion::Criterion;
 use parrot_codec_api::{DynCodec, Level, Payload};
-use parrot_compress::Host;
+use parrot_compress::{Host, TokenCounter};
 
 /// The cdylib of `library` (e.g. `parrot_plugin_toon`) that cargo built next to this bench
 /// binary.
@@ -161,4 +161,18 @@ fn interleaved(
     ratios.sort_by(f64::total_cmp);
     let at = |q: f64| ratios[((ratios.len() - 1) as f64 * q).round() as usize];
     (at(0.5), at(0.25), at(0.75))
+}
+
+/// Counts nothing: for benchmarks that count tokens themselves, or that isolate the pipeline's
+/// own cost from the background counting that shares the machine's cores with it.
+pub struct NoTokens;
+
+impl TokenCounter for NoTokens {
+    fn name(&self) -> &str {
+        "none"
+    }
+
+    fn count(&self, _: &str) -> usize {
+        0
+    }
 }
