@@ -154,6 +154,25 @@ impl Peer {
         self.response(&id)
     }
 
+    /// Kills the proxy's server with SIGKILL.
+    fn kill_server(&self) {
+        let server = server_pid(&self.child);
+        let killed = Command::new("kill")
+            .args(["-KILL", &server.to_string()])
+            .status()
+            .unwrap();
+        assert!(killed.success());
+    }
+
+    /// Waits for the proxy to exit on its own, asserting it does within a second; its status
+    /// and its last stderr line.
+    fn ended_within_a_second(&mut self) -> (ExitStatus, String) {
+        let at = Instant::now();
+        let status = wait_within(&mut self.child, Duration::from_secs(1));
+        assert!(at.elapsed() < Duration::from_secs(1));
+        (status, self.stderr.recv_timeout(LINE_TIMEOUT).unwrap())
+    }
+
     /// Closes the proxy's input and waits for it to exit (at most `within`).
     fn finish(mut self, within: Duration) -> (ExitStatus, String) {
         drop(self.stdin.take());
@@ -526,11 +545,8 @@ fn a_server_exiting_mid_call_ends_the_proxy_with_its_status() {
     proxy.send(
         r#"{"jsonrpc":"2.0","id":30,"method":"tools/call","params":{"name":"die","arguments":{}}}"#,
     );
-    let sent = Instant::now();
-    let status = wait_within(&mut proxy.child, Duration::from_secs(1));
-    assert!(sent.elapsed() < Duration::from_secs(1));
+    let (status, stderr) = proxy.ended_within_a_second();
     assert_eq!(status.code(), Some(1));
-    let stderr = proxy.stderr.recv_timeout(LINE_TIMEOUT).unwrap();
     assert!(
         stderr.ends_with("error: MCP server exited with status 3\n"),
         "{stderr}"
@@ -543,17 +559,9 @@ fn killing_the_server_mid_call_ends_the_proxy_within_a_second() {
     let mut proxy = Peer::proxy(project.path(), &fake_server(), false);
     proxy.initialize();
     proxy.send(r#"{"jsonrpc":"2.0","id":31,"method":"tools/call","params":{"name":"hang","arguments":{}}}"#);
-    let server = server_pid(&proxy.child);
-    let killed = Command::new("kill")
-        .args(["-KILL", &server.to_string()])
-        .status()
-        .unwrap();
-    assert!(killed.success());
-    let at = Instant::now();
-    let status = wait_within(&mut proxy.child, Duration::from_secs(1));
-    assert!(at.elapsed() < Duration::from_secs(1));
+    proxy.kill_server();
+    let (status, stderr) = proxy.ended_within_a_second();
     assert_eq!(status.code(), Some(1));
-    let stderr = proxy.stderr.recv_timeout(LINE_TIMEOUT).unwrap();
     assert!(
         stderr.ends_with("error: MCP server was killed by signal 9\n"),
         "{stderr}"
@@ -782,17 +790,9 @@ fn real_server_killed_mid_session_ends_the_proxy_within_a_second() {
     let project = tempfile::tempdir().unwrap();
     let mut proxy = Peer::proxy(project.path(), &filesystem_server(&data), false);
     proxy.initialize();
-    let server = server_pid(&proxy.child);
-    let killed = Command::new("kill")
-        .args(["-KILL", &server.to_string()])
-        .status()
-        .unwrap();
-    assert!(killed.success());
-    let at = Instant::now();
-    let status = wait_within(&mut proxy.child, Duration::from_secs(1));
-    assert!(at.elapsed() < Duration::from_secs(1));
+    proxy.kill_server();
+    let (status, stderr) = proxy.ended_within_a_second();
     assert_ne!(status.code(), Some(0));
-    let stderr = proxy.stderr.recv_timeout(LINE_TIMEOUT).unwrap();
     assert!(
         stderr.contains("error: MCP server was killed by signal 9"),
         "{stderr}"
