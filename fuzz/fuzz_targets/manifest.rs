@@ -3,7 +3,7 @@
 //! panic, the same errors twice, and valid entries only when the text is TOML.
 
 use libfuzzer_sys::fuzz_target;
-use parrot_compress::manifest::{SourceKind, validate};
+use parrot_host::manifest::{SourceKind, validate};
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else {
@@ -12,7 +12,7 @@ fuzz_target!(|data: &[u8]| {
     for kind in [SourceKind::Project, SourceKind::Package] {
         let (manifest, errors) = validate("fuzz.toml", kind, text);
         let (again, errors_again) = validate("fuzz.toml", kind, text);
-        let render = |errors: &[parrot_compress::Error]| -> Vec<String> {
+        let render = |errors: &[parrot_host::Error]| -> Vec<String> {
             errors.iter().map(ToString::to_string).collect()
         };
         assert_eq!(render(&errors), render(&errors_again), "not deterministic");

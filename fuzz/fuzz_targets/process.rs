@@ -7,7 +7,7 @@
 use std::sync::{Arc, OnceLock};
 
 use libfuzzer_sys::fuzz_target;
-use parrot_compress::{Call, Host, Input, Level, MemoryTeeStore, TokenCounter};
+use parrot_host::{Call, Host, Input, Level, MemoryTeeStore, TokenCounter};
 
 struct NoTokens;
 

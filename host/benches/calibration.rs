@@ -1,7 +1,7 @@
 //! Calibration of the router's thresholds and budgets: `process` latency (p50, p99) against
 //! payload size, per codec and level, on seeded row payloads; and token counting throughput.
 //!
-//! `cargo bench -p parrot-compress --bench calibration` prints Markdown tables (`cargo xtask
+//! `cargo bench -p parrot-host --bench calibration` prints Markdown tables (`cargo xtask
 //! bench` puts them into docs/BENCHMARKS.md; the README's budgets are derived from them). Each
 //! row interleaves its yardstick with the calls — a non-allocating serde_json scan of the same
 //! bytes — and gives the ratio. `process` runs with no tee store, a memory store and a SQLite
@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use std::fmt::Write as _;
 
-use parrot_compress::{
+use parrot_host::{
     Call, Host, Input, Level, MemoryTeeStore, Retention, SqliteTeeStore, TeeStore,
     TokenCounter as _, Tokenizer,
 };
@@ -111,7 +111,7 @@ fn main() {
         .collect();
 
     let mut table = format!(
-        "`cargo bench -p parrot-compress --bench calibration`. Seeded row payloads shaped like \
+        "`cargo bench -p parrot-host --bench calibration`. Seeded row payloads shaped like \
          a query result (`{{\"driver\", \"rows\": [...]}}`, a constant column, an all-null \
          column); `Host::process`, inline at any size, no last-resort cut, token counting {}. \
          Each cell is the p50 of the calls and its ratio to the p50 of the yardstick, a \

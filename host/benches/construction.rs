@@ -10,7 +10,7 @@
 //! - warm: criterion, in one process, where the libraries are already loaded (the host never
 //!   unloads them), as for every construction after the first.
 //!
-//! `cargo bench -p parrot-compress --bench construction`. Target: ≤ 20 ms with 3 packages.
+//! `cargo bench -p parrot-host --bench construction`. Target: ≤ 20 ms with 3 packages.
 
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
@@ -18,7 +18,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use criterion::Criterion;
-use parrot_compress::Host;
+use parrot_host::Host;
 
 #[path = "../../benches/corpus.rs"]
 mod corpus;
@@ -70,7 +70,7 @@ fn main() {
 
     let children = if quick { 5 } else { 21 };
     let mut table = String::from(
-        "`cargo bench -p parrot-compress --bench construction`. The packages: `line_dedup`, \
+        "`cargo bench -p parrot-host --bench construction`. The packages: `line_dedup`, \
          `toon`, `tool_result_prune` (their cdylibs as built by the benchmark, each in its own \
          folder with a `compressors.toml`); the core manifest is always there.\n\n\
          Cold (the first construction in a fresh process, timed inside the process around \

@@ -11,7 +11,7 @@
 //!   `/proc/self/clear_refs` before each call) above the resident memory before the call. It
 //!   sees the plugin's allocations too, but also pages the allocator keeps.
 //!
-//! `cargo bench -p parrot-compress --bench memory`. Target: peak ≤ 4x the payload at 10 MB.
+//! `cargo bench -p parrot-host --bench memory`. Target: peak ≤ 4x the payload at 10 MB.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::path::Path;
@@ -20,7 +20,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use parrot_codec_api::Level;
-use parrot_compress::{Call, Host, Input, MemoryTeeStore};
+use parrot_host::{Call, Host, Input, MemoryTeeStore};
 
 #[path = "../../benches/corpus.rs"]
 mod corpus;
@@ -166,7 +166,7 @@ fn main() {
         return;
     }
     let mut table = String::from(
-        "`cargo bench -p parrot-compress --bench memory`. One `process` call on the generated \
+        "`cargo bench -p parrot-host --bench memory`. One `process` call on the generated \
          10 MB rows, default configuration (memory tee store, default last-resort cut, o200k \
          counting on the background worker), each case in a fresh process after one small \
          call (which loads the tokenizer's tables and the plugin), measured from just before \

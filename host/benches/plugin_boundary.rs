@@ -3,7 +3,7 @@
 //! (`plugin_boundary_toon`: the same for `toon` on 10 KB rows; one plugin rlib per benchmark
 //! binary, since each exports the same library header symbol).
 //!
-//! `cargo bench -p parrot-compress --bench plugin_boundary`. Target: ≤ 5% at 10 KB.
+//! `cargo bench -p parrot-host --bench plugin_boundary`. Target: ≤ 5% at 10 KB.
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use parrot_codec_api::{Params, Payload};

@@ -1,7 +1,7 @@
 //! The cost of the plugin boundary for `toon`: called in-process (linked as an rlib) against the
 //! same codec loaded from its cdylib through the host, on the generated 10 KB rows.
 //!
-//! `cargo bench -p parrot-compress --bench plugin_boundary_toon`. Target: ≤ 5% at 10 KB.
+//! `cargo bench -p parrot-host --bench plugin_boundary_toon`. Target: ≤ 5% at 10 KB.
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use parrot_codec_api::{Params, Payload};

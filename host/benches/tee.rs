@@ -4,13 +4,13 @@
 //! The SQLite store keeps 200 entries, so the puts measure the steady state, where each put
 //! also deletes the oldest entry.
 //!
-//! `cargo bench -p parrot-compress --bench tee`
+//! `cargo bench -p parrot-host --bench tee`
 
 use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use parrot_compress::{MemoryTeeStore, Retention, SqliteTeeStore, TeeStore};
+use parrot_host::{MemoryTeeStore, Retention, SqliteTeeStore, TeeStore};
 
 const SIZES: [(&str, usize); 2] = [("1KB", 1024), ("1MB", 1024 * 1024)];
 

@@ -7,7 +7,7 @@
 //! key, is replaced by `00000000` before counting (same length; the pointer's tokens otherwise
 //! vary by one or two from run to run).
 //!
-//! `cargo bench -p parrot-compress --bench tokens`. Target: on every tabular item (one the
+//! `cargo bench -p parrot-host --bench tokens`. Target: on every tabular item (one the
 //! reference encoder writes at least one tabular array for), our best lossless payload ≤ TOON's
 //! tokens.
 
@@ -15,7 +15,7 @@ use std::fmt::Write as _;
 use std::sync::Arc;
 
 use parrot_codec_api::Level;
-use parrot_compress::{Call, Host, Input, MemoryTeeStore, TokenCounter as _, Tokenizer};
+use parrot_host::{Call, Host, Input, MemoryTeeStore, TokenCounter as _, Tokenizer};
 use serde_json::Value;
 
 #[path = "../../benches/corpus.rs"]

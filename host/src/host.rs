@@ -48,7 +48,7 @@ pub const PLUGIN_PATH_ENV: &str = "PARROT_PLUGIN_PATH";
 /// # Examples
 ///
 /// ```
-/// use parrot_compress::Host;
+/// use parrot_host::Host;
 ///
 /// let dir = std::env::temp_dir().join("parrot-doc-builder");
 /// std::fs::create_dir_all(&dir).unwrap();
@@ -168,7 +168,7 @@ impl HostBuilder {
     ///
     /// ```
     /// use std::sync::Arc;
-    /// use parrot_compress::{Call, Host, Input, MemoryTeeStore};
+    /// use parrot_host::{Call, Host, Input, MemoryTeeStore};
     ///
     /// let dir = std::env::temp_dir().join("parrot-doc-tee-lossless");
     /// std::fs::create_dir_all(&dir).unwrap();
@@ -698,7 +698,7 @@ impl Host {
     /// # Examples
     ///
     /// ```
-    /// use parrot_compress::{Host, Level, Outcome, Payload};
+    /// use parrot_host::{Host, Level, Outcome, Payload};
     ///
     /// let dir = std::env::temp_dir().join("parrot-doc-compress");
     /// std::fs::create_dir_all(&dir).unwrap();
@@ -733,7 +733,7 @@ impl Host {
     ///
     /// ```
     /// use std::sync::Arc;
-    /// use parrot_compress::{Call, Host, Input, MemoryTeeStore};
+    /// use parrot_host::{Call, Host, Input, MemoryTeeStore};
     ///
     /// let dir = std::env::temp_dir().join("parrot-doc-process");
     /// std::fs::create_dir_all(&dir).unwrap();
@@ -762,7 +762,7 @@ impl Host {
     /// ```
     /// # #[cfg(feature = "tokio")] {
     /// use std::sync::Arc;
-    /// use parrot_compress::{Host, OwnedCall, OwnedInput};
+    /// use parrot_host::{Host, OwnedCall, OwnedInput};
     ///
     /// let dir = std::env::temp_dir().join("parrot-doc-async");
     /// std::fs::create_dir_all(&dir).unwrap();
@@ -885,7 +885,7 @@ impl Host {
     /// # Examples
     ///
     /// ```
-    /// use parrot_compress::{Host, Level};
+    /// use parrot_host::{Host, Level};
     ///
     /// let dir = std::env::temp_dir().join("parrot-doc-level");
     /// std::fs::create_dir_all(&dir).unwrap();

@@ -1,4 +1,5 @@
-//! parrot-compress: compresses the results of LLM tool calls before any model sees them.
+//! parrot-host: the host library of parrot-compress, which compresses the results of LLM tool
+//! calls before any model sees them. The `parrot-compress` command is a separate package over it.
 //!
 //! A database query returns 500 rows with the same 12 keys repeated 500 times; a shell command
 //! prints 40,000 lines. This library sits between the tool and the model: per-tool
@@ -9,7 +10,7 @@
 //! # Building a host
 //!
 //! ```
-//! use parrot_compress::{Host, Level, MatchKind};
+//! use parrot_host::{Host, Level, MatchKind};
 //! use parrot_codec_api::Payload;
 //!
 //! let project = std::env::temp_dir().join("parrot-doc-lib");

@@ -120,7 +120,7 @@ impl Entry {
 /// # Examples
 ///
 /// ```
-/// use parrot_compress::manifest::{SourceKind, validate};
+/// use parrot_host::manifest::{SourceKind, validate};
 ///
 /// let (manifest, errors) = validate("m.toml", SourceKind::Project, "[compressor.t]\ncodec = 1\n");
 /// assert_eq!(manifest.unwrap().entries.len(), 0);

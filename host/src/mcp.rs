@@ -127,8 +127,8 @@ struct Pending {
 ///
 /// ```
 /// use std::sync::Arc;
-/// use parrot_compress::mcp::Relay;
-/// use parrot_compress::{Host, MemoryTeeStore};
+/// use parrot_host::mcp::Relay;
+/// use parrot_host::{Host, MemoryTeeStore};
 ///
 /// let dir = std::env::temp_dir().join("parrot-doc-relay");
 /// std::fs::create_dir_all(&dir).unwrap();
@@ -481,7 +481,7 @@ fn kind(value: &Value) -> &'static str {
 ///
 /// ```no_run
 /// use std::process::Command;
-/// use parrot_compress::mcp::Proxy;
+/// use parrot_host::mcp::Proxy;
 ///
 /// let mut server = Command::new("npx");
 /// server.args(["-y", "@modelcontextprotocol/server-filesystem", "/tmp"]);

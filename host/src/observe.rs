@@ -35,7 +35,7 @@ pub struct TokenEvent {
 ///
 /// ```
 /// use std::sync::atomic::{AtomicU64, Ordering};
-/// use parrot_compress::{CallEvent, Observer};
+/// use parrot_host::{CallEvent, Observer};
 ///
 /// #[derive(Default)]
 /// struct CountTeed(AtomicU64);

@@ -59,7 +59,7 @@ pub enum Input<'a> {
 /// # Examples
 ///
 /// ```
-/// use parrot_compress::{Call, Input, Level};
+/// use parrot_host::{Call, Input, Level};
 ///
 /// let call = Call::new("sql_query", Input::Text("[]"))
 ///     .status("success")

@@ -26,7 +26,7 @@ pub trait TokenCounter: Send + Sync {
 /// # Examples
 ///
 /// ```
-/// use parrot_compress::{TokenCounter, Tokenizer};
+/// use parrot_host::{TokenCounter, Tokenizer};
 ///
 /// assert_eq!(Tokenizer::O200k.name(), "o200k_base");
 /// assert_eq!(Tokenizer::O200k.count("hello world"), 2);

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant, SystemTime};
 
-use parrot_compress::{Error, Retention, SqliteTeeStore, TeeStore};
+use parrot_host::{Error, Retention, SqliteTeeStore, TeeStore};
 
 const CHILD: &str = "PARROT_TEE_CHILD";
 const CHILD_STORE: &str = "PARROT_TEE_CHILD_STORE";

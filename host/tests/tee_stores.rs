@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::thread;
 
-use parrot_compress::{Error, MemoryTeeStore, Retention, SqliteTeeStore, TeeStore};
+use parrot_host::{Error, MemoryTeeStore, Retention, SqliteTeeStore, TeeStore};
 use tempfile::TempDir;
 
 /// Each store under test, with the directory that must outlive it.

@@ -7,7 +7,7 @@ mod support;
 use std::sync::Arc;
 use std::time::Duration;
 
-use parrot_compress::{
+use parrot_host::{
     BreakerConfig, Budgets, Call, Error, Host, Input, Level, MemoryTeeStore, Skip, TeeStore,
 };
 use serde_json::Value;
@@ -22,7 +22,7 @@ fn host_with(tee: Option<Arc<dyn TeeStore>>, manifest: &str) -> (tempfile::TempD
 fn host_configured(
     tee: Option<Arc<dyn TeeStore>>,
     manifest: &str,
-    configure: impl FnOnce(&mut parrot_compress::HostBuilder),
+    configure: impl FnOnce(&mut parrot_host::HostBuilder),
 ) -> (tempfile::TempDir, Host) {
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(dir.path().join(".parrot")).unwrap();
@@ -261,8 +261,8 @@ fn a_corrupted_store_file_is_refused_at_open_naming_it() {
         b"this is not an SQLite database, just some text\n".repeat(100),
     )
     .unwrap();
-    let err = parrot_compress::SqliteTeeStore::open(&path, parrot_compress::Retention::default())
-        .unwrap_err();
+    let err =
+        parrot_host::SqliteTeeStore::open(&path, parrot_host::Retention::default()).unwrap_err();
     assert!(
         err.to_string().starts_with(&path.display().to_string()),
         "{err}"

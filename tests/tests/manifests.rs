@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
 
-use parrot_compress::{Host, Level, MatchKind, MemoryTeeStore};
+use parrot_host::{Host, Level, MatchKind, MemoryTeeStore};
 use support::{package, plugin_manifest, shipped_package, shipped_package_as};
 
 const LINE_DEDUP: &str = "parrot_plugin_line_dedup";
@@ -437,11 +437,11 @@ fn first_source_wins_the_whole_entry_without_merging_params() {
     let out = host
         .compress(
             "app_logs",
-            parrot_compress::Payload::text_only("a\na"),
+            parrot_host::Payload::text_only("a\na"),
             Level::Minimal,
         )
         .unwrap();
-    assert_eq!(out, parrot_compress::Outcome::Unchanged);
+    assert_eq!(out, parrot_host::Outcome::Unchanged);
 }
 
 #[test]

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use parrot_compress::{
+use parrot_host::{
     BreakerConfig, Budgets, Call, CallEvent, Host, Input, Level, MemoryTeeStore, Observer, Skip,
     TokenCounter, TokenEvent, Tokenizer,
 };
@@ -23,7 +23,7 @@ struct Setup {
 
 /// A host with both shipped plugins, the fault codecs on `fault_*` tools, a memory tee store
 /// unless `tee` is false, and `configure` applied to the builder.
-fn setup(tee: bool, configure: impl FnOnce(&mut parrot_compress::HostBuilder)) -> Setup {
+fn setup(tee: bool, configure: impl FnOnce(&mut parrot_host::HostBuilder)) -> Setup {
     let dir = tempfile::tempdir().unwrap();
     let plugins = dir.path().join("plugins");
     shipped_package(&plugins, "line-dedup", "parrot_plugin_line_dedup");
@@ -488,9 +488,9 @@ impl TokenCounter for Words {
 #[test]
 fn eight_threads_ten_thousand_calls_each_through_the_persistent_store() {
     let store_dir = tempfile::tempdir().unwrap();
-    let store = parrot_compress::SqliteTeeStore::open(
+    let store = parrot_host::SqliteTeeStore::open(
         store_dir.path().join("tee.db"),
-        parrot_compress::Retention {
+        parrot_host::Retention {
             max_entries: None,
             max_age: None,
         },
@@ -548,7 +548,7 @@ fn eight_threads_ten_thousand_calls_each_through_the_persistent_store() {
     let calls = recorder.calls.lock().unwrap();
     assert_eq!(calls.len(), 80_000);
     let report = host.report().snapshot();
-    let sum = |f: fn(&parrot_compress::Meta) -> u64| calls.iter().map(|e| f(&e.meta)).sum::<u64>();
+    let sum = |f: fn(&parrot_host::Meta) -> u64| calls.iter().map(|e| f(&e.meta)).sum::<u64>();
     assert_eq!(report.total.calls, 80_000);
     assert_eq!(report.total.compressed, sum(|m| u64::from(m.compressed)));
     assert_eq!(report.total.bytes_before, sum(|m| m.size_before as u64));

@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use parrot_compress::{Host, MemoryTeeStore, OwnedCall, OwnedInput, Skip};
+use parrot_host::{Host, MemoryTeeStore, OwnedCall, OwnedInput, Skip};
 
 /// A query result of about 10 MB: `{"driver": "pg", "rows": [...]}`.
 fn rows_10mb() -> String {

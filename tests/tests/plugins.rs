@@ -6,7 +6,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use parrot_codec_api::ErrorKind;
-use parrot_compress::{Error, Host, Level, LoadErrorKind, MatchKind, Origin, Outcome, Payload};
+use parrot_host::{Error, Host, Level, LoadErrorKind, MatchKind, Origin, Outcome, Payload};
 use sha2::{Digest, Sha256};
 use support::{package, plugin_manifest, shipped_package};
 
@@ -14,7 +14,7 @@ const LINE_DEDUP: &str = "parrot_plugin_line_dedup";
 const ANSI_STRIP: &str = "parrot_plugin_ansi_strip";
 const FAULTS: &str = "parrot_plugin_fault_codecs";
 
-fn host_with(project: &Path, sources: &[&Path]) -> Result<Host, parrot_compress::BuildError> {
+fn host_with(project: &Path, sources: &[&Path]) -> Result<Host, parrot_host::BuildError> {
     let mut builder = Host::builder();
     builder.project(project).plugin_path(None);
     for source in sources {

@@ -8,7 +8,7 @@ use std::path::Path;
 use std::process::Command;
 use std::sync::Arc;
 
-use parrot_compress::{
+use parrot_host::{
     Call, Host, Input, Level, MatchKind, MemoryTeeStore, Outcome, OwnedCall, OwnedInput, Payload,
     Processed,
 };
@@ -21,7 +21,7 @@ const FAMILY: &str = "👩\u{200d}👩\u{200d}👧";
 
 /// A host whose only package declares the tool `t` → `tool_result_prune` at `normal` with
 /// `params` (TOML lines), with a memory tee store.
-fn host(params: &str) -> Result<(tempfile::TempDir, Host), parrot_compress::BuildError> {
+fn host(params: &str) -> Result<(tempfile::TempDir, Host), parrot_host::BuildError> {
     let entry = format!(
         "[compressor.\"t\"]\ncodec = \"tool_result_prune\"\nlevel = \"normal\"\n\
          [compressor.\"t\".params]\n{params}\n"

@@ -8,7 +8,7 @@ mod support;
 use std::path::Path;
 use std::process::Command;
 
-use parrot_compress::{
+use parrot_host::{
     Call, Host, Input, Level, MatchKind, Outcome, Payload, Processed, Skip, TokenCounter, Tokenizer,
 };
 use serde_json::Value;
@@ -22,7 +22,7 @@ const PRUNE: &str = "parrot_plugin_tool_result_prune";
 fn host_with(
     level: &str,
     params: &str,
-) -> Result<(tempfile::TempDir, Host), parrot_compress::BuildError> {
+) -> Result<(tempfile::TempDir, Host), parrot_host::BuildError> {
     let entry = format!(
         "[compressor.\"t\"]\ncodec = \"toon\"\nlevel = \"{level}\"\n[compressor.\"t\".params]\n{params}\n"
     );

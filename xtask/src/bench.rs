@@ -3,7 +3,7 @@
 //! 1. [`corpus`]: the registry payloads of `corpus/registry.toml` are downloaded (once; a
 //!    tarball already on disk is reused when its digest matches), checked against their sha256
 //!    and extracted into `target/bench-corpus/`, with an `index.json` the benchmarks read.
-//! 2. `cargo bench -p parrot-codecs -p parrot-compress`, with `PARROT_BENCH_REPORT` pointing at
+//! 2. `cargo bench -p parrot-codecs -p parrot-host`, with `PARROT_BENCH_REPORT` pointing at
 //!    `target/bench-report/`: the criterion benchmarks leave their estimates there
 //!    (`CRITERION_HOME`), the others write their tables and target lines as Markdown.
 //! 3. `docs/BENCHMARKS.md` is rewritten from those: machine, date, toolchain, every table, and
@@ -182,7 +182,7 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
     let mut bench = Command::new(cargo);
     bench
         .current_dir(root)
-        .args(["bench", "-p", "parrot-codecs", "-p", "parrot-compress"])
+        .args(["bench", "-p", "parrot-codecs", "-p", "parrot-host"])
         .env("PARROT_BENCH_REPORT", &report)
         .env("PARROT_BENCH_CORPUS", &corpus)
         .env("CRITERION_HOME", report.join("criterion"));
@@ -375,7 +375,7 @@ fn render(report: &Path, quick: bool) -> Result<String> {
     )?;
     writeln!(
         out,
-        "`cargo bench -p parrot-compress --bench plugin_boundary`. Each codec linked into the \
+        "`cargo bench -p parrot-host --bench plugin_boundary`. Each codec linked into the \
          benchmark as an rlib and called through `&dyn DynCodec`, and the same codec loaded by a \
          `Host` from its cdylib (payload passed as a borrowed `RStr`, output returned as an \
          `RString`, a panic guard inside the plugin). Both paths are first checked to give the \
@@ -528,7 +528,7 @@ fn boundary_table(
 
 fn tee_table(all: &BTreeMap<String, BTreeMap<String, Estimate>>) -> String {
     let mut table = String::from(
-        "`cargo bench -p parrot-compress --bench tee`: criterion medians. The SQLite store \
+        "`cargo bench -p parrot-host --bench tee`: criterion medians. The SQLite store \
          (WAL, `synchronous=NORMAL`) is held at 200 entries, so each put also deletes the \
          oldest.\n\n| operation | store | payload | median |\n|---|---|---|---|\n",
     );

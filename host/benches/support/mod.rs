@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use criterion::Criterion;
 use parrot_codec_api::{DynCodec, Level, Payload};
-use parrot_compress::{Host, TokenCounter};
+use parrot_host::{Host, TokenCounter};
 
 /// The cdylib of `library` (e.g. `parrot_plugin_toon`) that cargo built next to this bench
 /// binary.

@@ -15,7 +15,7 @@ use crate::error::Error;
 /// # Examples
 ///
 /// ```
-/// use parrot_compress::{MemoryTeeStore, TeeStore};
+/// use parrot_host::{MemoryTeeStore, TeeStore};
 ///
 /// let store = MemoryTeeStore::default();
 /// store.put("__tee__:sql_select:0a1b2c3d:1", b"[1,2,3]").unwrap();
@@ -47,7 +47,7 @@ impl MemoryTeeStore {
     /// # Examples
     ///
     /// ```
-    /// use parrot_compress::{MemoryTeeStore, TeeStore};
+    /// use parrot_host::{MemoryTeeStore, TeeStore};
     ///
     /// let store = MemoryTeeStore::new(0);
     /// store.put("only", b"kept").unwrap();

@@ -18,7 +18,7 @@ use crate::error::Error;
 /// # Examples
 ///
 /// ```
-/// use parrot_compress::{MemoryTeeStore, TeeStore};
+/// use parrot_host::{MemoryTeeStore, TeeStore};
 ///
 /// let store = MemoryTeeStore::new(2);
 /// store.put("k1", b"one").unwrap();

@@ -57,7 +57,7 @@ const DELETE_ALL_BUT_NEWEST: &str =
 ///
 /// ```
 /// use std::time::Duration;
-/// use parrot_compress::Retention;
+/// use parrot_host::Retention;
 ///
 /// let default = Retention::default();
 /// assert_eq!(default.max_entries, Some(10_000));
@@ -155,7 +155,7 @@ impl Default for Retention {
 /// # Examples
 ///
 /// ```
-/// use parrot_compress::{Retention, SqliteTeeStore, TeeStore};
+/// use parrot_host::{Retention, SqliteTeeStore, TeeStore};
 ///
 /// let dir = tempfile::tempdir().unwrap();
 /// let file = dir.path().join("tee.sqlite");
@@ -186,7 +186,7 @@ impl SqliteTeeStore {
     /// # Examples
     ///
     /// ```
-    /// use parrot_compress::{Retention, SqliteTeeStore, TeeStore};
+    /// use parrot_host::{Retention, SqliteTeeStore, TeeStore};
     ///
     /// let dir = tempfile::tempdir().unwrap();
     /// let store = SqliteTeeStore::open(dir.path().join("new/dir/tee.sqlite"), Retention::default())
@@ -217,7 +217,7 @@ impl SqliteTeeStore {
     /// use std::sync::Arc;
     /// use std::sync::atomic::{AtomicU64, Ordering};
     /// use std::time::{Duration, SystemTime};
-    /// use parrot_compress::{Retention, SqliteTeeStore, TeeStore};
+    /// use parrot_host::{Retention, SqliteTeeStore, TeeStore};
     ///
     /// let elapsed_secs = Arc::new(AtomicU64::new(0));
     /// let clock = {
@@ -283,7 +283,7 @@ impl SqliteTeeStore {
     /// # Examples
     ///
     /// ```
-    /// use parrot_compress::{Retention, SqliteTeeStore};
+    /// use parrot_host::{Retention, SqliteTeeStore};
     ///
     /// let dir = tempfile::tempdir().unwrap();
     /// let store = SqliteTeeStore::open(dir.path().join("tee.sqlite"), Retention::default()).unwrap();
@@ -298,7 +298,7 @@ impl SqliteTeeStore {
     /// # Examples
     ///
     /// ```
-    /// use parrot_compress::{Retention, SqliteTeeStore};
+    /// use parrot_host::{Retention, SqliteTeeStore};
     ///
     /// let dir = tempfile::tempdir().unwrap();
     /// let retention = Retention { max_entries: Some(5), max_age: None };

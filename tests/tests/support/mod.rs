@@ -127,7 +127,7 @@ pub fn one_package_host(
     crate_name: &str,
     name: &str,
     entries: &str,
-) -> Result<(tempfile::TempDir, parrot_compress::Host), parrot_compress::BuildError> {
+) -> Result<(tempfile::TempDir, parrot_host::Host), parrot_host::BuildError> {
     let dir = tempfile::tempdir().expect("temp dir");
     let plugins = dir.path().join("plugins");
     package(
@@ -136,13 +136,11 @@ pub fn one_package_host(
         Some(crate_name),
         &plugin_manifest(crate_name, entries),
     );
-    let host = parrot_compress::Host::builder()
+    let host = parrot_host::Host::builder()
         .project(dir.path())
         .plugin_path(None)
         .plugin_dir(&plugins)
-        .tee_store(std::sync::Arc::new(
-            parrot_compress::MemoryTeeStore::default(),
-        ))
+        .tee_store(std::sync::Arc::new(parrot_host::MemoryTeeStore::default()))
         .build()?;
     Ok((dir, host))
 }

@@ -10,9 +10,9 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::{Parser, Subcommand, ValueEnum};
-use parrot_compress::manifest::SourceKind;
-use parrot_compress::mcp::Proxy;
-use parrot_compress::{
+use parrot_host::manifest::SourceKind;
+use parrot_host::mcp::Proxy;
+use parrot_host::{
     Call, Host, HostBuilder, Input, Level, MemoryTeeStore, Observer, Origin, Retention,
     SqliteTeeStore, TokenEvent, Tokenizer,
 };
@@ -218,7 +218,7 @@ fn builder(
     // A person who runs the command asked for the result: compress inline at any size.
     builder.inline_at_any_size(true);
     // With the kill switch on nothing runs, so the store is not even opened (or created).
-    let killed = std::env::var_os(parrot_compress::KILL_SWITCH_ENV).is_some_and(|v| v == "1");
+    let killed = std::env::var_os(parrot_host::KILL_SWITCH_ENV).is_some_and(|v| v == "1");
     if !cli.no_tee {
         if store && !killed {
             let path = cli
@@ -262,7 +262,7 @@ fn run(cli: &Cli) -> Result<(), Failure> {
     }
 }
 
-/// Relays between the client on stdin/stdout and `server`; see `parrot_compress::mcp`.
+/// Relays between the client on stdin/stdout and `server`; see `parrot_host::mcp`.
 fn mcp_proxy(cli: &Cli, server: &[OsString], report: bool) -> Result<(), Failure> {
     let Some((program, args)) = server.split_first() else {
         return Err(Failure::config(vec![
@@ -271,7 +271,7 @@ fn mcp_proxy(cli: &Cli, server: &[OsString], report: bool) -> Result<(), Failure
     };
     let mut command = std::process::Command::new(program);
     command.args(args);
-    let killed = std::env::var_os(parrot_compress::KILL_SWITCH_ENV).is_some_and(|v| v == "1");
+    let killed = std::env::var_os(parrot_host::KILL_SWITCH_ENV).is_some_and(|v| v == "1");
     // With the kill switch on, the proxy is a pure relay: no host is built, so not even a
     // broken manifest can stand between the client and its server.
     let (proxy, host) = if killed {
