@@ -21,7 +21,9 @@ pub use abi_stable::std_types::{RBox, ROption, RResult, RSlice, RStr, RString};
 use abi_stable::sabi_types::VersionStrings;
 use abi_stable::{StableAbi, declare_root_module_statics, package_version_strings, sabi_trait};
 
-use crate::{Codec, CodecError, ErrorKind, Level, Outcome, Params, Payload, PayloadKind};
+use crate::{
+    Codec, CodecError, CodecMeta, ErrorKind, Level, Outcome, Params, Payload, PayloadKind,
+};
 
 /// The symbol under which a plugin library exports its [`LibHeader`].
 ///
@@ -113,25 +115,6 @@ pub trait FfiCodec: Send + Sync {
 /// The owned trait object a library hands the host for each constructed codec.
 pub type FfiCodecBox = FfiCodec_TO<'static, RBox<()>>;
 
-/// One codec a library provides.
-#[repr(C)]
-#[derive(StableAbi, Debug, Clone, Copy)]
-pub struct CodecInfo {
-    pub name: RStr<'static>,
-    pub expands: bool,
-    pub text_output: bool,
-}
-
-impl CodecInfo {
-    pub const fn of<C: Codec>() -> CodecInfo {
-        CodecInfo {
-            name: RStr::from_str(C::NAME),
-            expands: C::EXPANDS,
-            text_output: C::TEXT_OUTPUT,
-        }
-    }
-}
-
 /// The root module of a codec plugin library.
 #[repr(C)]
 #[derive(StableAbi)]
@@ -141,8 +124,10 @@ pub struct PluginMod {
     /// `cfg!(panic = "unwind")` in the library: a library built with `panic = "abort"` cannot
     /// turn a panic into an error, so the host refuses it.
     pub unwinds: bool,
-    /// The codecs the library provides.
-    pub codecs: RSlice<'static, CodecInfo>,
+    /// The codecs the library provides, as their [`Codec`] impls declare them. Adding a field
+    /// to [`CodecMeta`] changes this layout: the host then refuses libraries built with the
+    /// other one, naming both interface versions.
+    pub codecs: RSlice<'static, CodecMeta>,
     /// Builds the codec named by the first argument from params given as a JSON object.
     #[sabi(last_prefix_field)]
     pub new_codec: extern "C" fn(RStr<'_>, RStr<'_>) -> RResult<FfiCodecBox, FfiError>,
@@ -186,8 +171,8 @@ pub fn new_codec<C: Codec>(params_json: RStr<'_>) -> Result<FfiCodecBox, CodecEr
 }
 
 /// The error for a codec name the library does not provide.
-pub fn unknown_codec(name: RStr<'_>, codecs: &[CodecInfo]) -> CodecError {
-    let known: Vec<&str> = codecs.iter().map(|info| info.name.as_str()).collect();
+pub fn unknown_codec(name: RStr<'_>, codecs: &[CodecMeta]) -> CodecError {
+    let known: Vec<&str> = codecs.iter().map(CodecMeta::name).collect();
     CodecError::new(
         ErrorKind::UnknownCodec,
         format!(
@@ -247,9 +232,10 @@ fn panic_message(payload: &(dyn Any + Send)) -> &str {
 
 /// Exports a library's codecs to the host.
 ///
-/// Writes the library's root module: the list of codecs, a constructor for each (behind a
-/// panic guard), and the flag saying whether panics unwind. Invoke it once, at the crate root
-/// of a `cdylib` crate, with every codec type the library provides.
+/// Writes the library's root module: the list of codecs (each one's [`CodecMeta`]), a
+/// constructor for each (behind a panic guard), and the flag saying whether panics unwind.
+/// Invoke it once, at the crate root of a `cdylib` crate, with every codec type the library
+/// provides.
 ///
 /// ```ignore
 /// parrot_codec_api::export_codecs!(LineDedup, AnsiStrip);
@@ -260,7 +246,7 @@ macro_rules! export_codecs {
         const _: () = {
             use $crate::__private as __p;
 
-            static CODECS: &[__p::CodecInfo] = &[$(__p::CodecInfo::of::<$codec>()),+];
+            const CODECS: &[$crate::CodecMeta] = &[$($crate::CodecMeta::of::<$codec>()),+];
 
             extern "C" fn new_codec(
                 name: __p::RStr<'_>,

@@ -44,7 +44,7 @@ fn shipped_plugins() -> (tempfile::TempDir, Host) {
 fn builtin_codecs_are_registered_without_any_plugin() {
     let project = tempfile::tempdir().unwrap();
     let host = host_with(project.path(), &[]).unwrap();
-    let names: Vec<&str> = host.registry().codecs().map(|c| c.name.as_str()).collect();
+    let names: Vec<&str> = host.registry().codecs().map(|c| c.meta.name()).collect();
     assert_eq!(names, ["columnar", "json_compact"]);
 }
 
@@ -82,7 +82,12 @@ fn two_plugins_load_side_by_side_and_each_returns_its_own_results() {
     let origins: Vec<(String, bool)> = host
         .registry()
         .codecs()
-        .map(|c| (c.name.clone(), matches!(c.origin, Origin::Plugin { .. })))
+        .map(|c| {
+            (
+                c.meta.name().to_owned(),
+                matches!(c.origin, Origin::Plugin { .. }),
+            )
+        })
         .collect();
     assert_eq!(
         origins,
