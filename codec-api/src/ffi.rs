@@ -202,6 +202,14 @@ pub fn install_panic_hook() {
     });
 }
 
+/// Stops the compilation of a library whose codec list [`CodecMeta::check_list`] refuses
+/// (evaluated in a const by [`crate::export_codecs!`]).
+pub const fn assert_exportable(codecs: &[CodecMeta]) {
+    if let Err(err) = CodecMeta::check_list(codecs) {
+        panic!("{}", err.summary());
+    }
+}
+
 /// Runs `f`, turning an error into an [`FfiError`] and a panic into a
 /// [`ErrorKind::Panicked`] error carrying the panic's message and location.
 pub fn guard<T>(f: impl FnOnce() -> Result<T, CodecError>) -> RResult<T, FfiError> {
@@ -240,6 +248,36 @@ fn panic_message(payload: &(dyn Any + Send)) -> &str {
 /// ```ignore
 /// parrot_codec_api::export_codecs!(LineDedup, AnsiStrip);
 /// ```
+///
+/// A codec list the host would refuse does not compile: an empty [`Codec::NAME`], or two
+/// codecs of the same name ([`CodecMeta::check_list`]).
+///
+/// ```compile_fail,E0080
+/// use parrot_codec_api::{Codec, CodecError, Level, Outcome, Params, Payload};
+///
+/// macro_rules! passthrough {
+///     ($ty:ident) => {
+///         struct $ty;
+///
+///         impl Codec for $ty {
+///             const NAME: &'static str = "twin";
+///
+///             fn new(_params: &mut Params) -> Result<Self, CodecError> {
+///                 Ok($ty)
+///             }
+///
+///             fn compress(&self, _: Payload<'_>, _: Level) -> Result<Outcome, CodecError> {
+///                 Ok(Outcome::Unchanged)
+///             }
+///         }
+///     };
+/// }
+/// passthrough!(Left);
+/// passthrough!(Right);
+///
+/// parrot_codec_api::export_codecs!(Left, Right); // two codecs named "twin"
+/// # fn main() {}
+/// ```
 #[macro_export]
 macro_rules! export_codecs {
     ($($codec:ty),+ $(,)?) => {
@@ -247,6 +285,7 @@ macro_rules! export_codecs {
             use $crate::__private as __p;
 
             const CODECS: &[$crate::CodecMeta] = &[$($crate::CodecMeta::of::<$codec>()),+];
+            const _: () = __p::assert_exportable(CODECS);
 
             extern "C" fn new_codec(
                 name: __p::RStr<'_>,

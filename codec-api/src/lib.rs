@@ -126,7 +126,7 @@ mod params;
 pub use codec::{Codec, DynCodec, Outcome, Payload, PayloadKind, build};
 pub use error::{CodecError, ErrorKind};
 pub use level::{Level, ParseLevelError};
-pub use meta::CodecMeta;
+pub use meta::{CodecListError, CodecMeta};
 pub use params::Params;
 
 /// The interface version this crate was compiled as: the `parrot-codec-api` package version.

@@ -5,7 +5,7 @@ mod support;
 use std::path::Path;
 use std::sync::Arc;
 
-use parrot_codec_api::ErrorKind;
+use parrot_codec_api::{CodecListError, ErrorKind};
 use parrot_host::{Error, Host, Level, LoadErrorKind, MatchKind, Origin, Outcome, Payload};
 use sha2::{Digest, Sha256};
 use support::{package, plugin_manifest, shipped_package};
@@ -267,6 +267,14 @@ fn every_bad_library_gives_one_clear_error_naming_the_file_and_manifest() {
             Some("parrot_plugin_fault_abort"),
             plugin_manifest("parrot_plugin_fault_abort", ""),
             LoadErrorKind::AbortsOnPanic,
+        ),
+        (
+            "twin-names",
+            Some("parrot_plugin_fault_names"),
+            plugin_manifest("parrot_plugin_fault_names", ""),
+            LoadErrorKind::InvalidCodecList {
+                reason: CodecListError::DuplicateName { name: "twin" },
+            },
         ),
     ];
     for (name, library, manifest, expected) in cases {
