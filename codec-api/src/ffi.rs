@@ -25,10 +25,23 @@ use crate::{
     Codec, CodecError, CodecMeta, ErrorKind, Level, Outcome, Params, Payload, PayloadKind,
 };
 
-/// The symbol under which a plugin library exports its [`LibHeader`].
+/// The symbol under which a plugin library exports its [`LibHeader`]: abi_stable's root-module
+/// loader name, which the host looks up.
 ///
-/// It is abi_stable's root-module loader name; a test pins the two together.
-pub const ROOT_MODULE_SYMBOL: &str = "_1as_0lib_1header_0root_bmodule_bloader";
+/// [`crate::export_codecs!`] exports under the same literal (both expand
+/// `__root_module_symbol!`: an attribute cannot read a const), and the test
+/// `root_module_symbol_is_abi_stables_loader_name` pins it to abi_stable's
+/// `ROOT_MODULE_LOADER_NAME`.
+pub const ROOT_MODULE_SYMBOL: &str = crate::__root_module_symbol!();
+
+/// The literal of [`ROOT_MODULE_SYMBOL`], for `export_name` in [`crate::export_codecs!`].
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __root_module_symbol {
+    () => {
+        "_1as_0lib_1header_0root_bmodule_bloader"
+    };
+}
 
 /// A [`CodecError`] as it crosses the boundary.
 #[repr(C)]
@@ -314,7 +327,7 @@ macro_rules! export_codecs {
                 __p::__call_root_module_loader(root_module)
             }
 
-            #[unsafe(export_name = "_1as_0lib_1header_0root_bmodule_bloader")]
+            #[unsafe(export_name = $crate::__root_module_symbol!())]
             static ROOT_MODULE_HEADER: __p::LibHeader = unsafe {
                 // SAFETY: `construct` returns the root module of type `PluginModRef` that
                 // `from_constructor` is instantiated with, as abi_stable requires.
