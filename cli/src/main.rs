@@ -527,7 +527,7 @@ fn check(host: &Host) {
     }
     println!("codecs:");
     for codec in host.registry().codecs() {
-        println!("  {:<20} {}", codec.name, codec.origin);
+        println!("  {:<20} {}", codec.meta.name(), codec.origin);
     }
     println!("entries:");
     let key_width = host
@@ -563,7 +563,7 @@ fn plugins(host: &Host) {
     let width = host
         .registry()
         .codecs()
-        .map(|c| c.name.len())
+        .map(|c| c.meta.name().len())
         .max()
         .unwrap_or(0)
         .max("codec".len());
@@ -578,7 +578,8 @@ fn plugins(host: &Host) {
         };
         println!(
             "{:<width$}  {:<9}  {origin}",
-            codec.name, codec.interface_version
+            codec.meta.name(),
+            codec.interface_version
         );
     }
 }

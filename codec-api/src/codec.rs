@@ -1,6 +1,6 @@
 use abi_stable::StableAbi;
 
-use crate::{CodecError, Level, Params};
+use crate::{CodecError, CodecMeta, Level, Params};
 
 /// Whether a payload is JSON text or plain text.
 ///
@@ -168,6 +168,12 @@ pub trait Codec: Sized + Send + Sync + 'static {
     /// takes the text as it is, and wraps it as a JSON string when it needs to add a pointer.
     const TEXT_OUTPUT: bool = false;
 
+    /// Whether an object member whose value is `null` counts as absent when the host compares
+    /// an expanded outcome with its input (CONTRACT §2.1): set by a codec whose lossless
+    /// outcomes drop such members, as `json_compact`'s null elision does. By default every
+    /// member counts.
+    const NULL_MEMBERS_ABSENT: bool = false;
+
     /// Builds the codec from its manifest entry's params.
     ///
     /// Read every param through `params`' getters: a key no getter asks for is rejected after
@@ -208,17 +214,26 @@ pub trait Codec: Sized + Send + Sync + 'static {
 /// An object-safe view of a [`Codec`], so that codecs of different types (built in, or behind
 /// a plugin boundary) can sit in one registry.
 ///
-/// Every [`Codec`] implements it.
+/// Every [`Codec`] implements it, with [`CodecMeta::of`] as its metadata.
 pub trait DynCodec: Send + Sync {
-    /// The codec's name.
-    fn name(&self) -> &str;
+    /// What the codec declares about itself.
+    fn meta(&self) -> CodecMeta;
 
-    /// Whether [`DynCodec::expand`] is implemented.
-    fn expands(&self) -> bool;
+    /// The codec's name (`self.meta().name()`).
+    fn name(&self) -> &str {
+        self.meta().name()
+    }
 
-    /// Whether the codec's output for a JSON payload is text rather than JSON (see
-    /// [`Codec::TEXT_OUTPUT`]).
-    fn text_output(&self) -> bool;
+    /// Whether [`DynCodec::expand`] is implemented (`self.meta().expands()`).
+    fn expands(&self) -> bool {
+        self.meta().expands()
+    }
+
+    /// Whether the codec's output for a JSON payload is text rather than JSON
+    /// (`self.meta().text_output()`, see [`Codec::TEXT_OUTPUT`]).
+    fn text_output(&self) -> bool {
+        self.meta().text_output()
+    }
 
     /// See [`Codec::compress`].
     ///
@@ -236,16 +251,8 @@ pub trait DynCodec: Send + Sync {
 }
 
 impl<C: Codec> DynCodec for C {
-    fn name(&self) -> &str {
-        C::NAME
-    }
-
-    fn expands(&self) -> bool {
-        C::EXPANDS
-    }
-
-    fn text_output(&self) -> bool {
-        C::TEXT_OUTPUT
+    fn meta(&self) -> CodecMeta {
+        CodecMeta::of::<C>()
     }
 
     fn compress(&self, payload: Payload<'_>, level: Level) -> Result<Outcome, CodecError> {

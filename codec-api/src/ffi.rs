@@ -21,12 +21,27 @@ pub use abi_stable::std_types::{RBox, ROption, RResult, RSlice, RStr, RString};
 use abi_stable::sabi_types::VersionStrings;
 use abi_stable::{StableAbi, declare_root_module_statics, package_version_strings, sabi_trait};
 
-use crate::{Codec, CodecError, ErrorKind, Level, Outcome, Params, Payload, PayloadKind};
+use crate::{
+    Codec, CodecError, CodecMeta, ErrorKind, Level, Outcome, Params, Payload, PayloadKind,
+};
 
-/// The symbol under which a plugin library exports its [`LibHeader`].
+/// The symbol under which a plugin library exports its [`LibHeader`]: abi_stable's root-module
+/// loader name, which the host looks up.
 ///
-/// It is abi_stable's root-module loader name; a test pins the two together.
-pub const ROOT_MODULE_SYMBOL: &str = "_1as_0lib_1header_0root_bmodule_bloader";
+/// [`crate::export_codecs!`] exports under the same literal (both expand
+/// `__root_module_symbol!`: an attribute cannot read a const), and the test
+/// `root_module_symbol_is_abi_stables_loader_name` pins it to abi_stable's
+/// `ROOT_MODULE_LOADER_NAME`.
+pub const ROOT_MODULE_SYMBOL: &str = crate::__root_module_symbol!();
+
+/// The literal of [`ROOT_MODULE_SYMBOL`], for `export_name` in [`crate::export_codecs!`].
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __root_module_symbol {
+    () => {
+        "_1as_0lib_1header_0root_bmodule_bloader"
+    };
+}
 
 /// A [`CodecError`] as it crosses the boundary.
 #[repr(C)]
@@ -113,25 +128,6 @@ pub trait FfiCodec: Send + Sync {
 /// The owned trait object a library hands the host for each constructed codec.
 pub type FfiCodecBox = FfiCodec_TO<'static, RBox<()>>;
 
-/// One codec a library provides.
-#[repr(C)]
-#[derive(StableAbi, Debug, Clone, Copy)]
-pub struct CodecInfo {
-    pub name: RStr<'static>,
-    pub expands: bool,
-    pub text_output: bool,
-}
-
-impl CodecInfo {
-    pub const fn of<C: Codec>() -> CodecInfo {
-        CodecInfo {
-            name: RStr::from_str(C::NAME),
-            expands: C::EXPANDS,
-            text_output: C::TEXT_OUTPUT,
-        }
-    }
-}
-
 /// The root module of a codec plugin library.
 #[repr(C)]
 #[derive(StableAbi)]
@@ -141,8 +137,10 @@ pub struct PluginMod {
     /// `cfg!(panic = "unwind")` in the library: a library built with `panic = "abort"` cannot
     /// turn a panic into an error, so the host refuses it.
     pub unwinds: bool,
-    /// The codecs the library provides.
-    pub codecs: RSlice<'static, CodecInfo>,
+    /// The codecs the library provides, as their [`Codec`] impls declare them. Adding a field
+    /// to [`CodecMeta`] changes this layout: the host then refuses libraries built with the
+    /// other one, naming both interface versions.
+    pub codecs: RSlice<'static, CodecMeta>,
     /// Builds the codec named by the first argument from params given as a JSON object.
     #[sabi(last_prefix_field)]
     pub new_codec: extern "C" fn(RStr<'_>, RStr<'_>) -> RResult<FfiCodecBox, FfiError>,
@@ -186,8 +184,8 @@ pub fn new_codec<C: Codec>(params_json: RStr<'_>) -> Result<FfiCodecBox, CodecEr
 }
 
 /// The error for a codec name the library does not provide.
-pub fn unknown_codec(name: RStr<'_>, codecs: &[CodecInfo]) -> CodecError {
-    let known: Vec<&str> = codecs.iter().map(|info| info.name.as_str()).collect();
+pub fn unknown_codec(name: RStr<'_>, codecs: &[CodecMeta]) -> CodecError {
+    let known: Vec<&str> = codecs.iter().map(CodecMeta::name).collect();
     CodecError::new(
         ErrorKind::UnknownCodec,
         format!(
@@ -215,6 +213,14 @@ pub fn install_panic_hook() {
             LAST_PANIC.with(|last| *last.borrow_mut() = Some(location));
         }));
     });
+}
+
+/// Stops the compilation of a library whose codec list [`CodecMeta::check_list`] refuses
+/// (evaluated in a const by [`crate::export_codecs!`]).
+pub const fn assert_exportable(codecs: &[CodecMeta]) {
+    if let Err(err) = CodecMeta::check_list(codecs) {
+        panic!("{}", err.summary());
+    }
 }
 
 /// Runs `f`, turning an error into an [`FfiError`] and a panic into a
@@ -247,12 +253,43 @@ fn panic_message(payload: &(dyn Any + Send)) -> &str {
 
 /// Exports a library's codecs to the host.
 ///
-/// Writes the library's root module: the list of codecs, a constructor for each (behind a
-/// panic guard), and the flag saying whether panics unwind. Invoke it once, at the crate root
-/// of a `cdylib` crate, with every codec type the library provides.
+/// Writes the library's root module: the list of codecs (each one's [`CodecMeta`]), a
+/// constructor for each (behind a panic guard), and the flag saying whether panics unwind.
+/// Invoke it once, at the crate root of a `cdylib` crate, with every codec type the library
+/// provides.
 ///
 /// ```ignore
 /// parrot_codec_api::export_codecs!(LineDedup, AnsiStrip);
+/// ```
+///
+/// A codec list the host would refuse does not compile: an empty [`Codec::NAME`], or two
+/// codecs of the same name ([`CodecMeta::check_list`]).
+///
+/// ```compile_fail,E0080
+/// use parrot_codec_api::{Codec, CodecError, Level, Outcome, Params, Payload};
+///
+/// macro_rules! passthrough {
+///     ($ty:ident) => {
+///         struct $ty;
+///
+///         impl Codec for $ty {
+///             const NAME: &'static str = "twin";
+///
+///             fn new(_params: &mut Params) -> Result<Self, CodecError> {
+///                 Ok($ty)
+///             }
+///
+///             fn compress(&self, _: Payload<'_>, _: Level) -> Result<Outcome, CodecError> {
+///                 Ok(Outcome::Unchanged)
+///             }
+///         }
+///     };
+/// }
+/// passthrough!(Left);
+/// passthrough!(Right);
+///
+/// parrot_codec_api::export_codecs!(Left, Right); // two codecs named "twin"
+/// # fn main() {}
 /// ```
 #[macro_export]
 macro_rules! export_codecs {
@@ -260,7 +297,8 @@ macro_rules! export_codecs {
         const _: () = {
             use $crate::__private as __p;
 
-            static CODECS: &[__p::CodecInfo] = &[$(__p::CodecInfo::of::<$codec>()),+];
+            const CODECS: &[$crate::CodecMeta] = &[$($crate::CodecMeta::of::<$codec>()),+];
+            const _: () = __p::assert_exportable(CODECS);
 
             extern "C" fn new_codec(
                 name: __p::RStr<'_>,
@@ -289,7 +327,7 @@ macro_rules! export_codecs {
                 __p::__call_root_module_loader(root_module)
             }
 
-            #[unsafe(export_name = "_1as_0lib_1header_0root_bmodule_bloader")]
+            #[unsafe(export_name = $crate::__root_module_symbol!())]
             static ROOT_MODULE_HEADER: __p::LibHeader = unsafe {
                 // SAFETY: `construct` returns the root module of type `PluginModRef` that
                 // `from_constructor` is instantiated with, as abi_stable requires.

@@ -103,6 +103,8 @@
 //! - A payload the codec cannot use is [`Outcome::Unchanged`], not an error.
 //! - Output for a JSON payload is JSON, unless the codec turns JSON into another text format
 //!   (TOON, CSV) and says so with [`Codec::TEXT_OUTPUT`].
+//! - Dropping object members whose value is `null` is lossless only for a codec that says so
+//!   with [`Codec::NULL_MEMBERS_ABSENT`].
 //! - Offer an inverse ([`Codec::EXPANDS`], [`Codec::expand`]) when outcomes are lossless: the
 //!   host uses it to verify them.
 //!
@@ -118,11 +120,13 @@
 mod codec;
 mod error;
 mod level;
+mod meta;
 mod params;
 
 pub use codec::{Codec, DynCodec, Outcome, Payload, PayloadKind, build};
 pub use error::{CodecError, ErrorKind};
 pub use level::{Level, ParseLevelError};
+pub use meta::{CodecListError, CodecMeta};
 pub use params::Params;
 
 /// The interface version this crate was compiled as: the `parrot-codec-api` package version.

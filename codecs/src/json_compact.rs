@@ -146,6 +146,8 @@ impl JsonCompact {
 impl Codec for JsonCompact {
     const NAME: &'static str = "json_compact";
     const EXPANDS: bool = true;
+    // Null-member elision is lossless by the contract (CONTRACT §2.1).
+    const NULL_MEMBERS_ABSENT: bool = true;
 
     fn new(params: &mut Params) -> Result<Self, CodecError> {
         Ok(JsonCompact {

@@ -24,7 +24,7 @@
 //! ```
 //! use parrot_codec_api::{Level, Outcome, Params, Payload};
 //!
-//! let names: Vec<&str> = parrot_codecs::builtins().iter().map(|b| b.name).collect();
+//! let names: Vec<&str> = parrot_codecs::builtins().iter().map(|b| b.meta.name()).collect();
 //! assert_eq!(names, ["columnar", "json_compact"]);
 //!
 //! let json_compact = parrot_codecs::builtins()[1];
@@ -37,7 +37,7 @@
 //! ```
 #![forbid(unsafe_code)]
 
-use parrot_codec_api::{Codec, CodecError, DynCodec, Outcome, Params};
+use parrot_codec_api::{Codec, CodecError, CodecMeta, DynCodec, Outcome, Params};
 
 mod clip;
 pub mod columnar;
@@ -68,13 +68,11 @@ impl Transformed {
     }
 }
 
-/// A built-in codec: its name and how to build it from params.
+/// A built-in codec: what it declares about itself and how to build it from params.
 #[derive(Debug)]
 pub struct Builtin {
-    /// The name manifests use.
-    pub name: &'static str,
-    /// Whether the codec offers its inverse.
-    pub expands: bool,
+    /// The codec's metadata, as its [`Codec`] impl declares it.
+    pub meta: CodecMeta,
     /// Builds the codec from a manifest entry's params, rejecting unknown keys.
     pub build: fn(Params) -> Result<Box<dyn DynCodec>, CodecError>,
 }
@@ -83,8 +81,7 @@ impl Builtin {
     /// The registration of codec `C`.
     pub const fn of<C: Codec>() -> Builtin {
         Builtin {
-            name: C::NAME,
-            expands: C::EXPANDS,
+            meta: CodecMeta::of::<C>(),
             build: build_boxed::<C>,
         }
     }
@@ -99,6 +96,6 @@ inventory::collect!(Builtin);
 /// Every registered built-in codec, sorted by name (inventory itself gives no order).
 pub fn builtins() -> Vec<&'static Builtin> {
     let mut all: Vec<&'static Builtin> = inventory::iter::<Builtin>.into_iter().collect();
-    all.sort_by_key(|builtin| builtin.name);
+    all.sort_by_key(|builtin| builtin.meta.name());
     all
 }

@@ -463,12 +463,7 @@ fn load_plugin(manifest: &Manifest, registry: &mut Registry, errors: &mut Vec<Er
         }
     };
     registry.add_library(library, manifest_path, errors);
-    let provided: Vec<&str> = library
-        .module
-        .codecs()
-        .iter()
-        .map(|c| c.name.as_str())
-        .collect();
+    let provided: Vec<&str> = library.module.codecs().iter().map(|c| c.name()).collect();
     for codec in &plugin.codecs {
         if !provided.contains(&codec.as_str()) {
             errors.push(Error::CodecNotProvided {

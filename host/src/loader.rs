@@ -14,6 +14,7 @@ use std::sync::{Mutex, OnceLock};
 
 use abi_stable::library::{LibraryError, RawLibrary, RootModuleError, abi_header_from_raw_library};
 use parrot_codec_api::__private::{INTERFACE_VERSION, PluginModRef};
+use parrot_codec_api::{CodecListError, CodecMeta};
 
 /// Why a plugin library could not be loaded.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -48,6 +49,11 @@ pub enum LoadErrorKind {
     },
     /// Built with `panic = "abort"`: a panicking codec would take the host down.
     AbortsOnPanic,
+    /// The library's list of codecs has a codec without a name, or one name twice.
+    InvalidCodecList {
+        /// The first problem in the list.
+        reason: CodecListError,
+    },
     /// The library's root module constructor failed or panicked.
     Constructor {
         /// What went wrong.
@@ -88,6 +94,11 @@ impl fmt::Display for LoadErrorKind {
             LoadErrorKind::AbortsOnPanic => f.write_str(
                 "built with panic = \"abort\": a panicking codec would abort the host; \
                  rebuild it with panic = \"unwind\"",
+            ),
+            LoadErrorKind::InvalidCodecList { reason } => write!(
+                f,
+                "invalid codec list: {reason}; every codec needs a name of its own \
+                 (parrot_codec_api::export_codecs! checks this when the library is compiled)"
             ),
             LoadErrorKind::Constructor { reason } => {
                 write!(
@@ -193,6 +204,8 @@ fn open(path: &Path) -> Result<Library, LoadErrorKind> {
     if !module.unwinds() {
         return Err(LoadErrorKind::AbortsOnPanic);
     }
+    CodecMeta::check_list(module.codecs().as_slice())
+        .map_err(|reason| LoadErrorKind::InvalidCodecList { reason })?;
     tracing::debug!(library = %path.display(), version = plugin_version, "loaded codec plugin");
     Ok(Library {
         path: Box::leak(path.to_path_buf().into_boxed_path()),
@@ -222,5 +235,32 @@ fn layout_summary(report: &str) -> String {
         "the root module's layout differs".to_owned()
     } else {
         errors.join("; ")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_invalid_codec_list_says_what_is_wrong_and_how_it_is_prevented() {
+        let cases = [
+            (
+                CodecListError::DuplicateName { name: "twin" },
+                "invalid codec list: two codecs are named \"twin\"; every codec needs a name of \
+                 its own (parrot_codec_api::export_codecs! checks this when the library is compiled)",
+            ),
+            (
+                CodecListError::EmptyName { index: 0 },
+                "invalid codec list: codec number 1 has an empty name; every codec needs a name of \
+                 its own (parrot_codec_api::export_codecs! checks this when the library is compiled)",
+            ),
+        ];
+        for (reason, message) in cases {
+            assert_eq!(
+                LoadErrorKind::InvalidCodecList { reason }.to_string(),
+                message
+            );
+        }
     }
 }

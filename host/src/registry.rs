@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use parrot_codec_api::__private::{FfiCodecBox, RStr};
 use parrot_codec_api::{
-    CodecError, DynCodec, ErrorKind, INTERFACE_VERSION, Level, Outcome, Params, Payload,
+    CodecError, CodecMeta, DynCodec, ErrorKind, INTERFACE_VERSION, Level, Outcome, Params, Payload,
 };
 use parrot_codecs::Builtin;
 use serde_json::{Map, Value};
@@ -42,19 +42,15 @@ impl fmt::Display for Origin {
     }
 }
 
-/// A registered codec: its name, where it comes from, and what it offers.
+/// A registered codec: what it declares about itself, and where it comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CodecInfo {
-    /// The name manifests use.
-    pub name: String,
+    /// Its name and flags, as its [`Codec`](parrot_codec_api::Codec) impl declares them.
+    pub meta: CodecMeta,
     /// Built in, or the library and package providing it.
     pub origin: Origin,
     /// The interface version the codec was compiled against.
     pub interface_version: String,
-    /// Whether the codec offers its inverse.
-    pub expands: bool,
-    /// Whether its output for a JSON payload is text rather than JSON.
-    pub text_output: bool,
 }
 
 #[derive(Clone, Copy)]
@@ -65,7 +61,7 @@ enum Provider {
 
 /// Every codec the host can build, by name.
 pub struct Registry {
-    codecs: BTreeMap<String, (CodecInfo, Provider)>,
+    codecs: BTreeMap<&'static str, (CodecInfo, Provider)>,
 }
 
 impl fmt::Debug for Registry {
@@ -83,13 +79,11 @@ impl Registry {
             .into_iter()
             .map(|builtin| {
                 let info = CodecInfo {
-                    name: builtin.name.to_owned(),
+                    meta: builtin.meta,
                     origin: Origin::Builtin,
                     interface_version: INTERFACE_VERSION.to_owned(),
-                    expands: builtin.expands,
-                    text_output: false,
                 };
-                (builtin.name.to_owned(), (info, Provider::Builtin(builtin)))
+                (builtin.meta.name(), (info, Provider::Builtin(builtin)))
             })
             .collect();
         Registry { codecs }
@@ -103,21 +97,19 @@ impl Registry {
         manifest: &Path,
         errors: &mut Vec<Error>,
     ) {
-        for codec in library.module.codecs().iter() {
-            let name = codec.name.as_str().to_owned();
+        for &meta in library.module.codecs().iter() {
+            let name = meta.name();
             let info = CodecInfo {
-                name: name.clone(),
+                meta,
                 origin: Origin::Plugin {
                     library: library.path.to_path_buf(),
                     manifest: manifest.to_path_buf(),
                 },
                 interface_version: library.interface_version.to_owned(),
-                expands: codec.expands,
-                text_output: codec.text_output,
             };
-            if let Some((existing, _)) = self.codecs.get(&name) {
+            if let Some((existing, _)) = self.codecs.get(name) {
                 errors.push(Error::DuplicateCodec {
-                    codec: name,
+                    codec: name.to_owned(),
                     first: existing.origin.to_string(),
                     second: info.origin.to_string(),
                 });
@@ -139,7 +131,7 @@ impl Registry {
 
     /// The registered names, comma-separated, for messages.
     pub(crate) fn names(&self) -> String {
-        self.codecs.keys().cloned().collect::<Vec<_>>().join(", ")
+        self.codecs.keys().copied().collect::<Vec<_>>().join(", ")
     }
 
     /// Builds codec `name` from params.
@@ -168,9 +160,7 @@ impl Registry {
                     .into_result()
                     .map_err(CodecError::from)?;
                 Ok(Arc::new(PluginCodec {
-                    name: info.name.clone(),
-                    expands: info.expands,
-                    text_output: info.text_output,
+                    meta: info.meta,
                     inner,
                 }))
             }
@@ -178,25 +168,15 @@ impl Registry {
     }
 }
 
-/// A codec behind the plugin boundary.
+/// A codec behind the plugin boundary, with the metadata its library declared for it.
 struct PluginCodec {
-    name: String,
-    expands: bool,
-    text_output: bool,
+    meta: CodecMeta,
     inner: FfiCodecBox,
 }
 
 impl DynCodec for PluginCodec {
-    fn name(&self) -> &str {
-        &self.name
-    }
-
-    fn expands(&self) -> bool {
-        self.expands
-    }
-
-    fn text_output(&self) -> bool {
-        self.text_output
+    fn meta(&self) -> CodecMeta {
+        self.meta
     }
 
     fn compress(&self, payload: Payload<'_>, level: Level) -> Result<Outcome, CodecError> {
@@ -223,9 +203,26 @@ mod tests {
     #[test]
     fn builtin_codecs_are_linked_and_registered() {
         let registry = Registry::with_builtins();
-        let names: Vec<&str> = registry.codecs().map(|c| c.name.as_str()).collect();
+        let names: Vec<&str> = registry.codecs().map(|c| c.meta.name()).collect();
         assert_eq!(names, ["columnar", "json_compact"]);
         assert!(registry.codecs().all(|c| c.origin == Origin::Builtin));
+    }
+
+    /// The registry carries each built-in's own metadata, flags included (it once hard-coded
+    /// `text_output`).
+    #[test]
+    fn builtin_metadata_is_what_each_codec_declares() {
+        let registry = Registry::with_builtins();
+        let meta = |name| registry.get(name).expect("registered").meta;
+        assert_eq!(
+            meta("json_compact"),
+            CodecMeta::of::<parrot_codecs::JsonCompact>()
+        );
+        assert_eq!(meta("columnar"), CodecMeta::of::<parrot_codecs::Columnar>());
+        assert!(meta("json_compact").null_members_absent());
+        assert!(!meta("columnar").null_members_absent());
+        let codec = registry.instantiate("json_compact", Map::new()).unwrap();
+        assert_eq!(codec.meta(), meta("json_compact"));
     }
 
     #[test]

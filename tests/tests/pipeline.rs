@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use parrot_host::{
     BreakerConfig, Budgets, Call, CallEvent, Host, Input, Level, MemoryTeeStore, Observer, Skip,
-    TokenCounter, TokenEvent, Tokenizer,
+    TokenCounter, TokenEvent, Tokenizer, Verification,
 };
 use serde_json::Value;
 use support::{package, plugin_manifest, shipped_package};
@@ -247,6 +247,26 @@ fn a_claimed_lossless_outcome_that_does_not_expand_back_is_treated_as_lossy() {
         .process(Call::new("fault_liar", Input::Text(&input)).level(Level::Minimal));
     assert_eq!(out.meta.skipped, Some(Skip::CodecError));
     assert_eq!(out.text(), Some(input.as_str()));
+}
+
+/// `json_compact` declares null members absent (`Codec::NULL_MEMBERS_ABSENT`): verifying its
+/// null elision through its inverse finds the input again, so the outcome stays lossless.
+#[test]
+fn verified_null_elision_of_json_compact_stays_lossless() {
+    let s = setup(true, |builder| {
+        builder.verification(Verification {
+            plugins: true,
+            builtins_every: 1,
+        });
+    });
+    let input = r#"{"id": 7, "note": null, "tags": ["a", null], "more": {"x": null}}"#;
+    let out = s
+        .host
+        .process(Call::new("lookup", Input::Text(input)).level(Level::Minimal));
+    assert_eq!(out.meta.codec.as_deref(), Some("json_compact"));
+    assert_eq!(out.meta.skipped, None, "{:?}", out.meta);
+    assert!(!out.meta.teed, "{:?}", out.meta);
+    assert_eq!(out.text(), Some(r#"{"id":7,"tags":["a",null],"more":{}}"#));
 }
 
 #[test]

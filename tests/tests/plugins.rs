@@ -5,7 +5,7 @@ mod support;
 use std::path::Path;
 use std::sync::Arc;
 
-use parrot_codec_api::ErrorKind;
+use parrot_codec_api::{CodecListError, ErrorKind};
 use parrot_host::{Error, Host, Level, LoadErrorKind, MatchKind, Origin, Outcome, Payload};
 use sha2::{Digest, Sha256};
 use support::{package, plugin_manifest, shipped_package};
@@ -44,7 +44,7 @@ fn shipped_plugins() -> (tempfile::TempDir, Host) {
 fn builtin_codecs_are_registered_without_any_plugin() {
     let project = tempfile::tempdir().unwrap();
     let host = host_with(project.path(), &[]).unwrap();
-    let names: Vec<&str> = host.registry().codecs().map(|c| c.name.as_str()).collect();
+    let names: Vec<&str> = host.registry().codecs().map(|c| c.meta.name()).collect();
     assert_eq!(names, ["columnar", "json_compact"]);
 }
 
@@ -82,7 +82,12 @@ fn two_plugins_load_side_by_side_and_each_returns_its_own_results() {
     let origins: Vec<(String, bool)> = host
         .registry()
         .codecs()
-        .map(|c| (c.name.clone(), matches!(c.origin, Origin::Plugin { .. })))
+        .map(|c| {
+            (
+                c.meta.name().to_owned(),
+                matches!(c.origin, Origin::Plugin { .. }),
+            )
+        })
         .collect();
     assert_eq!(
         origins,
@@ -262,6 +267,14 @@ fn every_bad_library_gives_one_clear_error_naming_the_file_and_manifest() {
             Some("parrot_plugin_fault_abort"),
             plugin_manifest("parrot_plugin_fault_abort", ""),
             LoadErrorKind::AbortsOnPanic,
+        ),
+        (
+            "twin-names",
+            Some("parrot_plugin_fault_names"),
+            plugin_manifest("parrot_plugin_fault_names", ""),
+            LoadErrorKind::InvalidCodecList {
+                reason: CodecListError::DuplicateName { name: "twin" },
+            },
         ),
     ];
     for (name, library, manifest, expected) in cases {
