@@ -26,14 +26,15 @@ use serde_json::Map;
 use sha2::{Digest, Sha256};
 
 use crate::budget::{BreakerConfig, Budgets, Clock, Router, SystemClock};
+use crate::call::{Call, Processed};
+#[cfg(feature = "tokio")]
+use crate::call::{Input, Meta, OwnedCall, OwnedInput, Skip};
 use crate::error::{BuildError, Error};
 use crate::loader;
 use crate::manifest::{self, CORE_MANIFEST, CORE_MANIFEST_NAME, Manifest, SourceKind};
 use crate::matcher::{self, MatchKind};
 use crate::observe::Observer;
-use crate::pipeline::{self, Call, Processed, Run, Stage, TeeKeys, Verification};
-#[cfg(feature = "tokio")]
-use crate::pipeline::{Input, Meta, OwnedCall, OwnedInput, Skip};
+use crate::pipeline::{self, Run, Stage, TeeKeys, Verification};
 use crate::registry::Registry;
 use crate::report::Report;
 use crate::tee::TeeStore;

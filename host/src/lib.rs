@@ -39,6 +39,7 @@
 extern crate parrot_codecs as _;
 
 mod budget;
+mod call;
 mod error;
 mod host;
 mod json_check;
@@ -56,6 +57,7 @@ mod tokens;
 pub use budget::{
     Admission, Breaker, BreakerConfig, Budgets, Clock, ManualClock, Route, Router, SystemClock,
 };
+pub use call::{Call, Input, Meta, OwnedCall, OwnedInput, Processed, Skip};
 pub use error::{BuildError, Error};
 pub use host::{
     Explanation, Host, HostBuilder, PLUGIN_PATH_ENV, Resolution, ResolvedEntry, SourceInfo,
@@ -64,9 +66,7 @@ pub use loader::LoadErrorKind;
 pub use matcher::MatchKind;
 pub use observe::{CallEvent, Observer, TokenEvent};
 pub use parrot_codec_api::{Level, Outcome, Payload, PayloadKind};
-pub use pipeline::{
-    Call, Input, KILL_SWITCH_ENV, Meta, OwnedCall, OwnedInput, Processed, Skip, Verification,
-};
+pub use pipeline::{KILL_SWITCH_ENV, Verification};
 pub use registry::{CodecInfo, Origin, Registry};
 pub use report::{Report, ReportSnapshot, Row};
 pub use tee::{MemoryTeeStore, Retention, SqliteTeeStore, TeeStore};

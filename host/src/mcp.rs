@@ -53,10 +53,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value, json};
 
+use crate::call::{Call, Input};
 use crate::error::Error;
 use crate::host::Host;
 use crate::json_check::{JsonCheck, check};
-use crate::pipeline::{Call, Input};
 
 /// The name of the proxy's recovery tool, as every `_tee` pointer's hint spells it.
 pub const RECOVERY_TOOL: &str = "wm_get_result";
