@@ -23,6 +23,17 @@ pub enum Input<'a> {
     Json(&'a Value),
 }
 
+impl<'a> Input<'a> {
+    /// The input's bytes as given (a JSON value's compact serialization).
+    pub(crate) fn bytes(self) -> Cow<'a, [u8]> {
+        match self {
+            Input::Text(text) => Cow::Borrowed(text.as_bytes()),
+            Input::Bytes(bytes) => Cow::Borrowed(bytes),
+            Input::Json(value) => Cow::Owned(value.to_string().into_bytes()),
+        }
+    }
+}
+
 /// One tool call to process.
 ///
 /// # Examples
@@ -271,6 +282,29 @@ pub struct Processed<'a> {
     pub meta: Meta,
     /// The call's number within this host (0 for kill-switch calls, which are not counted).
     pub call_id: u64,
+}
+
+impl<'a> Processed<'a> {
+    /// The input going out as it came, before the stage counted the call (call id 0): with
+    /// the kill switch on, or when the runtime shut down before an offloaded call ran.
+    pub(crate) fn passed_through(payload: Cow<'a, [u8]>, skip: Skip) -> Processed<'a> {
+        let size = payload.len();
+        Processed {
+            payload,
+            meta: Meta {
+                compressed: false,
+                codec: None,
+                level: Level::None,
+                size_before: size,
+                size_after: size,
+                duration_ms: 0.0,
+                teed: false,
+                tee_key: None,
+                skipped: Some(skip),
+            },
+            call_id: 0,
+        }
+    }
 }
 
 impl Processed<'_> {

@@ -17,28 +17,29 @@
 use std::collections::{HashMap, HashSet};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicU64;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use globset::GlobMatcher;
 use parrot_codec_api::{DynCodec, Level, Outcome, Payload};
 use serde_json::Map;
 use sha2::{Digest, Sha256};
 
-use crate::budget::{BreakerConfig, Budgets, Clock, Router, SystemClock};
+#[cfg(feature = "tokio")]
+use crate::budget::Router;
+use crate::budget::{BreakerConfig, Budgets, Clock, SystemClock};
 use crate::call::{Call, Processed};
 #[cfg(feature = "tokio")]
-use crate::call::{Input, Meta, OwnedCall, OwnedInput, Skip};
+use crate::call::{OwnedCall, OwnedInput, Skip};
 use crate::error::{BuildError, Error};
 use crate::loader;
 use crate::manifest::{self, CORE_MANIFEST, CORE_MANIFEST_NAME, Manifest, SourceKind};
 use crate::matcher::{self, MatchKind};
 use crate::observe::Observer;
-use crate::pipeline::{self, Run, Stage, TeeKeys, Verification};
+use crate::pipeline::{self, Run, Settings, Stage, Verification};
 use crate::registry::Registry;
 use crate::report::Report;
 use crate::tee::TeeStore;
-use crate::tokens::{TokenCounter, TokenWorker, Tokenizer};
+use crate::tokens::{TokenCounter, Tokenizer};
 
 /// The environment variable listing plugin source directories, `:`-separated.
 pub const PLUGIN_PATH_ENV: &str = "PARROT_PLUGIN_PATH";
@@ -300,29 +301,17 @@ impl HostBuilder {
             .tokenizer
             .clone()
             .unwrap_or_else(|| Arc::new(Tokenizer::default()));
-        let report = Arc::new(Report::new(tokenizer.name()));
-        let mut observers: Vec<Arc<dyn Observer>> = vec![report.clone()];
-        observers.extend(self.observers.iter().cloned());
-        let observers = Arc::new(observers);
-        Stage {
-            router: Router {
-                budgets: self.budgets.unwrap_or_default(),
-            },
-            breaker_config: self.breaker.unwrap_or_default(),
-            breakers: Mutex::default(),
+        let settings = Settings {
+            budgets: self.budgets.unwrap_or_default(),
+            breaker: self.breaker.unwrap_or_default(),
             clock: self.clock.clone().unwrap_or_else(|| Arc::new(SystemClock)),
-            tokens: TokenWorker::start(tokenizer, Arc::clone(&observers)),
-            observers,
-            report,
             kill_switch: self.kill_switch,
             inline_at_any_size: self.inline_at_any_size,
             tee_lossless: self.tee_lossless,
             max_result_chars: self.max_result_chars.unwrap_or(200_000),
             verification: self.verification.unwrap_or_default(),
-            calls: AtomicU64::new(0),
-            verify_counter: AtomicU64::new(0),
-            keys: Mutex::new(TeeKeys::new()),
-        }
+        };
+        Stage::new(settings, tokenizer, &self.observers)
     }
 
     /// The package folders, in precedence order, each once.
@@ -778,7 +767,7 @@ impl Host {
     /// ```
     #[cfg(feature = "tokio")]
     pub async fn process_async(self: &Arc<Self>, call: OwnedCall) -> Processed<'static> {
-        let budgets = self.stage.router.budgets;
+        let budgets = self.stage.budgets();
         let size = call.payload.len();
         // Only a payload under the size threshold is scanned for rows, on this thread.
         let big = size >= budgets.size_threshold_bytes
@@ -801,26 +790,8 @@ impl Host {
             Err(_) => {
                 // The runtime shut down before the blocking pool ran the call: nothing was
                 // compressed, so the input goes out.
-                let payload = match call.as_call().payload {
-                    Input::Text(text) => text.as_bytes().to_vec(),
-                    Input::Bytes(bytes) => bytes.to_vec(),
-                    Input::Json(value) => value.to_string().into_bytes(),
-                };
-                Processed {
-                    meta: Meta {
-                        compressed: false,
-                        codec: None,
-                        level: Level::None,
-                        size_before: payload.len(),
-                        size_after: payload.len(),
-                        duration_ms: 0.0,
-                        teed: false,
-                        tee_key: None,
-                        skipped: Some(Skip::BudgetPassthrough),
-                    },
-                    payload: std::borrow::Cow::Owned(payload),
-                    call_id: 0,
-                }
+                let payload = call.as_call().payload.bytes().into_owned();
+                Processed::passed_through(std::borrow::Cow::Owned(payload), Skip::BudgetPassthrough)
             }
         }
     }
@@ -850,12 +821,12 @@ impl Host {
 
     /// Waits until every processed call's tokens are counted and delivered to the observers.
     pub fn flush(&self) {
-        self.stage.tokens.flush();
+        self.stage.flush();
     }
 
     /// The live savings report (attached to every host).
     pub fn report(&self) -> &Report {
-        &self.stage.report
+        self.stage.report()
     }
 
     /// The exact original bytes stored under a tee key.
