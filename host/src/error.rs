@@ -201,6 +201,14 @@ pub enum Error {
         provided: String,
     },
 
+    /// The glob keys of all manifests, each valid, are too many or too large to compile
+    /// together.
+    #[error("the glob keys of the manifests cannot be compiled together: {source}")]
+    GlobSet {
+        /// globset's error.
+        source: globset::Error,
+    },
+
     /// A tee store already holds the key.
     #[error("tee store: key \"{key}\" is already taken")]
     TeeKeyExists {

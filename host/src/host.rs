@@ -14,12 +14,11 @@
 //! are not merged); a project or package entry with the key of a core entry logs a warning
 //! that it "shadows" it.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use globset::GlobMatcher;
 use parrot_codec_api::{DynCodec, Level, Outcome, Payload};
 use serde_json::Map;
 use sha2::{Digest, Sha256};
@@ -30,10 +29,10 @@ use crate::budget::{BreakerConfig, Budgets, Clock, SystemClock};
 use crate::call::{Call, Processed};
 #[cfg(feature = "tokio")]
 use crate::call::{OwnedCall, OwnedInput, Skip};
+use crate::entries::{EntryTable, MatchKind, Resolution, ResolvedEntry};
 use crate::error::{BuildError, Error};
 use crate::loader;
 use crate::manifest::{self, CORE_MANIFEST, CORE_MANIFEST_NAME, Manifest, SourceKind};
-use crate::matcher::{self, MatchKind};
 use crate::observe::Observer;
 use crate::pipeline::{self, Run, Settings, Stage, Verification};
 use crate::registry::Registry;
@@ -262,7 +261,7 @@ impl HostBuilder {
         for manifest in &manifests {
             load_plugin(manifest, &mut registry, &mut errors);
         }
-        let (entries, shadowed, warnings) = resolve_entries(&manifests, &registry, &mut errors);
+        let table = EntryTable::build(&manifests, &registry, &mut errors);
         if !errors.is_empty() {
             return Err(BuildError { errors });
         }
@@ -287,9 +286,7 @@ impl HostBuilder {
                 })
                 .collect(),
             registry,
-            entries,
-            shadowed,
-            warnings,
+            table,
             fallback,
             tee: self.tee.clone(),
             stage: self.stage(),
@@ -475,85 +472,6 @@ fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-type Resolved = (Vec<ResolvedEntry>, Vec<ResolvedEntry>, Vec<String>);
-
-/// Builds every entry's codec; the first source to declare a key wins it.
-fn resolve_entries(
-    manifests: &[Manifest],
-    registry: &Registry,
-    errors: &mut Vec<Error>,
-) -> Resolved {
-    let mut winners: Vec<ResolvedEntry> = Vec::new();
-    let mut shadowed = Vec::new();
-    let mut warnings = Vec::new();
-    let mut by_key: HashMap<String, usize> = HashMap::new();
-    for (order, manifest) in manifests.iter().enumerate() {
-        for entry in &manifest.entries {
-            let Some(info) = registry.get(&entry.codec) else {
-                errors.push(Error::UnknownCodec {
-                    file: manifest.name.clone(),
-                    line: entry.codec_line,
-                    entry: entry.key.clone(),
-                    codec: entry.codec.clone(),
-                    known: registry.names(),
-                });
-                continue;
-            };
-            let codec = match registry.instantiate(&entry.codec, entry.params.clone()) {
-                Ok(codec) => codec,
-                Err(source) => {
-                    errors.push(Error::CodecParams {
-                        file: manifest.name.clone(),
-                        line: entry.line_of_param(source.key()),
-                        entry: entry.key.clone(),
-                        codec: entry.codec.clone(),
-                        library: match &info.origin {
-                            crate::registry::Origin::Plugin { library, .. } => {
-                                Some(library.clone())
-                            }
-                            _ => None,
-                        },
-                        source: Box::new(source),
-                    });
-                    continue;
-                }
-            };
-            let resolved = ResolvedEntry {
-                key: entry.key.clone(),
-                source: manifest.name.clone(),
-                source_kind: manifest.kind,
-                source_order: order,
-                codec_name: entry.codec.clone(),
-                level: entry.level,
-                tee: entry.tee,
-                glob: matcher::is_glob(&entry.key)
-                    .then(|| matcher::compile(&entry.key).ok())
-                    .flatten(),
-                codec,
-            };
-            match by_key.get(&entry.key) {
-                Some(&winner) => {
-                    let winner = &winners[winner];
-                    if manifest.kind == SourceKind::Core {
-                        let warning = format!(
-                            "{}: entry \"{}\" shadows the entry \"{}\" of {}",
-                            winner.source, winner.key, entry.key, manifest.name
-                        );
-                        tracing::warn!("{warning}");
-                        warnings.push(warning);
-                    }
-                    shadowed.push(resolved);
-                }
-                None => {
-                    by_key.insert(entry.key.clone(), winners.len());
-                    winners.push(resolved);
-                }
-            }
-        }
-    }
-    (winners, shadowed, warnings)
-}
-
 /// A manifest the host read, in precedence order.
 #[derive(Debug, Clone)]
 pub struct SourceInfo {
@@ -565,61 +483,12 @@ pub struct SourceInfo {
     pub library: Option<PathBuf>,
 }
 
-/// An entry with its codec built.
-#[derive(Clone)]
-pub struct ResolvedEntry {
-    /// The tool name or pattern.
-    pub key: String,
-    /// The manifest that declared it.
-    pub source: String,
-    /// The kind of that manifest.
-    pub source_kind: SourceKind,
-    source_order: usize,
-    /// The codec's name.
-    pub codec_name: String,
-    /// The configured level.
-    pub level: Level,
-    /// The informational `tee` flag.
-    pub tee: bool,
-    glob: Option<GlobMatcher>,
-    codec: Arc<dyn DynCodec>,
-}
-
-impl ResolvedEntry {
-    /// The entry's codec, built from its params.
-    pub fn codec(&self) -> &dyn DynCodec {
-        &*self.codec
-    }
-}
-
-impl std::fmt::Debug for ResolvedEntry {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ResolvedEntry")
-            .field("key", &self.key)
-            .field("source", &self.source)
-            .field("codec", &self.codec_name)
-            .field("level", &self.level)
-            .finish_non_exhaustive()
-    }
-}
-
-/// Which entry applies to a tool, and how it matched.
-#[derive(Debug, Clone)]
-pub struct Resolution<'h> {
-    /// The entry, or `None` (`json_compact` at `minimal`).
-    pub entry: Option<&'h ResolvedEntry>,
-    /// How it matched.
-    pub kind: MatchKind,
-}
-
 /// A built host: manifests validated, plugins loaded, every entry's codec constructed.
 pub struct Host {
     project: PathBuf,
     manifests: Vec<SourceInfo>,
     registry: Registry,
-    entries: Vec<ResolvedEntry>,
-    shadowed: Vec<ResolvedEntry>,
-    warnings: Vec<String>,
+    table: EntryTable,
     fallback: Arc<dyn DynCodec>,
     tee: Option<Arc<dyn TeeStore>>,
     stage: Stage,
@@ -630,7 +499,7 @@ impl std::fmt::Debug for Host {
         f.debug_struct("Host")
             .field("project", &self.project)
             .field("sources", &self.manifests)
-            .field("entries", &self.entries)
+            .field("entries", &self.table.entries())
             .finish_non_exhaustive()
     }
 }
@@ -659,17 +528,17 @@ impl Host {
 
     /// The winning entries, in precedence order.
     pub fn entries(&self) -> &[ResolvedEntry] {
-        &self.entries
+        self.table.entries()
     }
 
     /// Entries that lost to an entry with the same key in a higher-precedence source.
     pub fn shadowed(&self) -> &[ResolvedEntry] {
-        &self.shadowed
+        self.table.shadowed()
     }
 
     /// Warnings found while building (shadowed core entries).
     pub fn warnings(&self) -> &[String] {
-        &self.warnings
+        self.table.warnings()
     }
 
     /// The codec used when no entry matches: `json_compact` with default params.
@@ -807,7 +676,7 @@ impl Host {
             ),
             None => (self.fallback_codec(), true),
         };
-        let level = self.effective_level(call.tool, call.status, call.level);
+        let level = self.level_of(&resolution, call.status, call.level);
         pipeline::process(Run {
             stage: &self.stage,
             tee: self.tee.as_deref(),
@@ -872,13 +741,20 @@ impl Host {
         status: &str,
         override_level: Option<Level>,
     ) -> Level {
+        self.level_of(&self.resolve(tool), status, override_level)
+    }
+
+    /// [`Host::effective_level`] for a tool already resolved.
+    fn level_of(
+        &self,
+        resolution: &Resolution<'_>,
+        status: &str,
+        override_level: Option<Level>,
+    ) -> Level {
         let level = match override_level {
             Some(level) => level,
             None if status != "success" => Level::None,
-            None => self
-                .resolve(tool)
-                .entry
-                .map_or(Level::Minimal, |entry| entry.level),
+            None => resolution.entry.map_or(Level::Minimal, |entry| entry.level),
         };
         self.cap(level)
     }
@@ -896,30 +772,7 @@ impl Host {
     /// to it — same key in a lower-precedence source, or a weaker match.
     pub fn explain(&self, tool: &str) -> Explanation<'_> {
         let resolution = self.resolve(tool);
-        let winner_key = resolution.entry.map(|e| e.key.as_str());
-        let shadowed = self
-            .shadowed
-            .iter()
-            .filter(|e| Some(e.key.as_str()) == winner_key)
-            .collect();
-        let outranked = self
-            .entries
-            .iter()
-            .filter(|e| Some(e.key.as_str()) != winner_key)
-            .filter_map(|e| {
-                let kind = if e.key == "*" {
-                    MatchKind::Wildcard
-                } else if let Some(glob) = &e.glob {
-                    if !glob.is_match(tool) {
-                        return None;
-                    }
-                    MatchKind::Glob
-                } else {
-                    return None;
-                };
-                Some((e, kind))
-            })
-            .collect();
+        let (shadowed, outranked) = self.table.lost_to(tool, &resolution);
         let (codec, level) = match resolution.entry {
             Some(entry) => (entry.codec_name.clone(), entry.level),
             None => (self.fallback.name().to_owned(), Level::Minimal),
@@ -939,42 +792,7 @@ impl Host {
     /// The entry that applies to `tool`: the exact key; else the matching glob with the
     /// longest pattern (ties: the earlier source, then the earlier entry); else `"*"`; else none.
     pub fn resolve(&self, tool: &str) -> Resolution<'_> {
-        if let Some(entry) = self
-            .entries
-            .iter()
-            .find(|e| e.key == tool && e.glob.is_none())
-        {
-            let kind = if entry.key == "*" {
-                MatchKind::Wildcard
-            } else {
-                MatchKind::Exact
-            };
-            return Resolution {
-                entry: Some(entry),
-                kind,
-            };
-        }
-        let glob = self
-            .entries
-            .iter()
-            .filter(|e| e.glob.as_ref().is_some_and(|g| g.is_match(tool)))
-            .min_by_key(|e| (std::cmp::Reverse(e.key.chars().count()), e.source_order));
-        if let Some(entry) = glob {
-            return Resolution {
-                entry: Some(entry),
-                kind: MatchKind::Glob,
-            };
-        }
-        match self.entries.iter().find(|e| e.key == "*") {
-            Some(entry) => Resolution {
-                entry: Some(entry),
-                kind: MatchKind::Wildcard,
-            },
-            None => Resolution {
-                entry: None,
-                kind: MatchKind::None,
-            },
-        }
+        self.table.resolve(tool)
     }
 }
 

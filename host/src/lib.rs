@@ -40,14 +40,15 @@ extern crate parrot_codecs as _;
 
 mod budget;
 mod call;
+mod entries;
 mod error;
 mod host;
 mod json_check;
 mod loader;
 pub mod manifest;
-mod matcher;
 pub mod mcp;
 mod observe;
+mod pattern;
 pub mod pipeline;
 mod registry;
 mod report;
@@ -58,12 +59,10 @@ pub use budget::{
     Admission, Breaker, BreakerConfig, Budgets, Clock, ManualClock, Route, Router, SystemClock,
 };
 pub use call::{Call, Input, Meta, OwnedCall, OwnedInput, Processed, Skip};
+pub use entries::{MatchKind, Resolution, ResolvedEntry};
 pub use error::{BuildError, Error};
-pub use host::{
-    Explanation, Host, HostBuilder, PLUGIN_PATH_ENV, Resolution, ResolvedEntry, SourceInfo,
-};
+pub use host::{Explanation, Host, HostBuilder, PLUGIN_PATH_ENV, SourceInfo};
 pub use loader::LoadErrorKind;
-pub use matcher::MatchKind;
 pub use observe::{CallEvent, Observer, TokenEvent};
 pub use parrot_codec_api::{Level, Outcome, Payload, PayloadKind};
 pub use pipeline::{KILL_SWITCH_ENV, Verification};

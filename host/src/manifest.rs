@@ -355,7 +355,7 @@ impl Ctx<'_> {
             return None;
         };
         let before = errors.len();
-        if let Err(message) = crate::matcher::check_pattern(key) {
+        if let Err(message) = crate::pattern::check_pattern(key) {
             errors.push(Error::InvalidPattern {
                 file: self.name.to_owned(),
                 line: entry_line,
