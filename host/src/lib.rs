@@ -39,9 +39,12 @@
 extern crate parrot_codecs as _;
 
 mod budget;
+mod builder;
 mod call;
+mod discovery;
 mod entries;
 mod error;
+mod explain;
 mod host;
 mod json_check;
 mod loader;
@@ -50,6 +53,7 @@ pub mod mcp;
 mod observe;
 mod pattern;
 pub mod pipeline;
+mod plugins;
 mod registry;
 mod report;
 mod tee;
@@ -58,10 +62,13 @@ mod tokens;
 pub use budget::{
     Admission, Breaker, BreakerConfig, Budgets, Clock, ManualClock, Route, Router, SystemClock,
 };
+pub use builder::HostBuilder;
 pub use call::{Call, Input, Meta, OwnedCall, OwnedInput, Processed, Skip};
+pub use discovery::{PLUGIN_PATH_ENV, SourceInfo};
 pub use entries::{MatchKind, Resolution, ResolvedEntry};
 pub use error::{BuildError, Error};
-pub use host::{Explanation, Host, HostBuilder, PLUGIN_PATH_ENV, SourceInfo};
+pub use explain::Explanation;
+pub use host::Host;
 pub use loader::LoadErrorKind;
 pub use observe::{CallEvent, Observer, TokenEvent};
 pub use parrot_codec_api::{Level, Outcome, Payload, PayloadKind};
