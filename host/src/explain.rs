@@ -5,7 +5,7 @@ use parrot_codec_api::Level;
 
 use crate::entries::{MatchKind, Resolution, ResolvedEntry};
 
-/// Why an entry applies to a tool: the answer of [`Host::explain`].
+/// Why an entry applies to a tool: the answer of [`crate::Host::explain`].
 #[derive(Debug)]
 pub struct Explanation<'h> {
     /// The tool asked about.
