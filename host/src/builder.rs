@@ -10,7 +10,7 @@ use serde_json::Map;
 use crate::budget::{BreakerConfig, Budgets, Clock, SystemClock};
 use crate::discovery::{self, PLUGIN_PATH_ENV, SourceInfo, absolute};
 use crate::entries::EntryTable;
-use crate::error::{BuildError, Error};
+use crate::error::{BuildError, Error, LoadError, ManifestError};
 use crate::host::Host;
 use crate::manifest::CORE_MANIFEST_NAME;
 use crate::observe::Observer;
@@ -208,11 +208,12 @@ impl HostBuilder {
     /// # Errors
     ///
     /// A [`BuildError`] listing every error found, each naming the file, entry and key (or the
-    /// library and the manifest that declared it).
+    /// library and the manifest that declared it, or the setting of [`HostBuilder::budgets`]
+    /// or [`HostBuilder::breaker`] that is out of its range).
     pub fn build(&self) -> Result<Host, BuildError> {
         let project = match &self.project {
             Some(dir) => absolute(dir),
-            None => std::env::current_dir().map_err(|source| Error::ReadSource {
+            None => std::env::current_dir().map_err(|source| LoadError::ReadSource {
                 dir: PathBuf::from("."),
                 source,
             })?,
@@ -227,12 +228,15 @@ impl HostBuilder {
         let mut registry = Registry::with_builtins();
         plugins::load_all(&manifests, &mut registry, &mut errors);
         let table = EntryTable::build(&manifests, &registry, &mut errors);
+        let budgets = self.budgets.unwrap_or_default().check();
+        let breaker = self.breaker.unwrap_or_default().check();
+        errors.extend(budgets.into_iter().chain(breaker).map(Error::from));
         if !errors.is_empty() {
             return Err(BuildError { errors });
         }
         let fallback = registry
             .instantiate("json_compact", Map::new())
-            .map_err(|source| Error::CodecParams {
+            .map_err(|source| ManifestError::CodecParams {
                 file: CORE_MANIFEST_NAME.to_owned(),
                 line: None,
                 entry: "<no entry>".to_owned(),
@@ -267,5 +271,45 @@ impl HostBuilder {
             verification: self.verification.unwrap_or_default(),
         };
         Stage::new(settings, tokenizer, &self.observers)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    #[test]
+    fn bad_settings_are_collected_with_the_manifests_errors() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join(".parrot")).unwrap();
+        std::fs::write(
+            dir.path().join(".parrot/compressors.toml"),
+            "[compressor.t]\ncodec = \"zstd\"\n",
+        )
+        .unwrap();
+        let err = Host::builder()
+            .project(dir.path())
+            .plugin_path(None)
+            .budgets(Budgets {
+                size_threshold_bytes: 0,
+                ..Budgets::default()
+            })
+            .breaker(BreakerConfig {
+                window_duration: Duration::ZERO,
+                ..BreakerConfig::default()
+            })
+            .build()
+            .unwrap_err();
+        let lines: Vec<String> = err.errors.iter().map(ToString::to_string).collect();
+        assert_eq!(lines.len(), 3, "{lines:#?}");
+        assert!(
+            lines[0]
+                .ends_with("entry \"t\": unknown codec \"zstd\" (known: columnar, json_compact)")
+        );
+        assert!(lines[1].starts_with("Budgets: key \"size_threshold_bytes\": 0 "));
+        assert!(lines[2].starts_with("BreakerConfig: key \"window_duration\": 0ns "));
+        assert!(matches!(err.errors[1], Error::Settings(_)));
     }
 }

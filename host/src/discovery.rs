@@ -16,7 +16,7 @@ use std::collections::HashSet;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
-use crate::error::Error;
+use crate::error::{Error, LoadError, ManifestError};
 use crate::manifest::{self, CORE_MANIFEST, CORE_MANIFEST_NAME, Manifest, SourceKind};
 
 /// The environment variable listing plugin source directories, `:`-separated.
@@ -57,7 +57,7 @@ pub(crate) fn manifests(
     let project_manifest = project.join(".parrot").join("compressors.toml");
     if let Some(text) = read_manifest(&project_manifest, errors) {
         let name = project_manifest.display().to_string();
-        manifests.extend(manifest::parse(
+        manifests.extend(parse(
             &name,
             Some(&project_manifest),
             SourceKind::Project,
@@ -69,7 +69,7 @@ pub(crate) fn manifests(
         let path = package.join("compressors.toml");
         if let Some(text) = read_manifest(&path, errors) {
             let name = path.display().to_string();
-            manifests.extend(manifest::parse(
+            manifests.extend(parse(
                 &name,
                 Some(&path),
                 SourceKind::Package,
@@ -78,7 +78,7 @@ pub(crate) fn manifests(
             ));
         }
     }
-    manifests.extend(manifest::parse(
+    manifests.extend(parse(
         CORE_MANIFEST_NAME,
         None,
         SourceKind::Core,
@@ -111,10 +111,16 @@ fn packages(
     for (dir, explicit) in sources {
         if !dir.is_dir() {
             if explicit {
-                errors.push(Error::ReadSource {
-                    source: std::io::Error::new(std::io::ErrorKind::NotFound, "no such directory"),
-                    dir,
-                });
+                errors.push(
+                    LoadError::ReadSource {
+                        source: std::io::Error::new(
+                            std::io::ErrorKind::NotFound,
+                            "no such directory",
+                        ),
+                        dir,
+                    }
+                    .into(),
+                );
             }
             continue;
         }
@@ -141,10 +147,13 @@ fn packages_in(dir: &Path, errors: &mut Vec<Error>) -> Vec<PathBuf> {
     let listing = match std::fs::read_dir(dir) {
         Ok(listing) => listing,
         Err(source) => {
-            errors.push(Error::ReadSource {
-                dir: dir.to_path_buf(),
-                source,
-            });
+            errors.push(
+                LoadError::ReadSource {
+                    dir: dir.to_path_buf(),
+                    source,
+                }
+                .into(),
+            );
             return Vec::new();
         }
     };
@@ -163,11 +172,28 @@ fn read_manifest(path: &Path, errors: &mut Vec<Error>) -> Option<String> {
         Ok(text) => Some(text),
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => None,
         Err(source) => {
-            errors.push(Error::ReadManifest {
-                file: path.to_path_buf(),
-                source,
-            });
+            errors.push(
+                ManifestError::Read {
+                    file: path.to_path_buf(),
+                    source,
+                }
+                .into(),
+            );
             None
         }
     }
+}
+
+/// [`manifest::parse`], its errors among the build's.
+fn parse(
+    name: &str,
+    path: Option<&Path>,
+    kind: SourceKind,
+    text: &str,
+    errors: &mut Vec<Error>,
+) -> Option<Manifest> {
+    let mut found = Vec::new();
+    let manifest = manifest::parse(name, path, kind, text, &mut found);
+    errors.extend(found.into_iter().map(Error::from));
+    manifest
 }

@@ -34,7 +34,7 @@ use std::sync::Arc;
 use globset::{GlobSet, GlobSetBuilder};
 use parrot_codec_api::{DynCodec, Level};
 
-use crate::error::Error;
+use crate::error::{Error, ManifestError};
 use crate::manifest::{Manifest, SourceKind};
 use crate::pattern;
 use crate::registry::{Origin, Registry};
@@ -145,29 +145,35 @@ impl EntryTable {
         for (order, manifest) in manifests.iter().enumerate() {
             for entry in &manifest.entries {
                 let Some(info) = registry.get(&entry.codec) else {
-                    errors.push(Error::UnknownCodec {
-                        file: manifest.name.clone(),
-                        line: entry.codec_line,
-                        entry: entry.key.clone(),
-                        codec: entry.codec.clone(),
-                        known: registry.names(),
-                    });
+                    errors.push(
+                        ManifestError::UnknownCodec {
+                            file: manifest.name.clone(),
+                            line: entry.codec_line,
+                            entry: entry.key.clone(),
+                            codec: entry.codec.clone(),
+                            known: registry.names(),
+                        }
+                        .into(),
+                    );
                     continue;
                 };
                 let codec = match registry.instantiate(&entry.codec, entry.params.clone()) {
                     Ok(codec) => codec,
                     Err(source) => {
-                        errors.push(Error::CodecParams {
-                            file: manifest.name.clone(),
-                            line: entry.line_of_param(source.key()),
-                            entry: entry.key.clone(),
-                            codec: entry.codec.clone(),
-                            library: match &info.origin {
-                                Origin::Plugin { library, .. } => Some(library.clone()),
-                                _ => None,
-                            },
-                            source: Box::new(source),
-                        });
+                        errors.push(
+                            ManifestError::CodecParams {
+                                file: manifest.name.clone(),
+                                line: entry.line_of_param(source.key()),
+                                entry: entry.key.clone(),
+                                codec: entry.codec.clone(),
+                                library: match &info.origin {
+                                    Origin::Plugin { library, .. } => Some(library.clone()),
+                                    _ => None,
+                                },
+                                source: Box::new(source),
+                            }
+                            .into(),
+                        );
                         continue;
                     }
                 };
@@ -231,7 +237,7 @@ impl EntryTable {
             }
         }
         let globs = builder.build().unwrap_or_else(|source| {
-            errors.push(Error::GlobSet { source });
+            errors.push(ManifestError::GlobSet { source }.into());
             GlobSet::empty()
         });
         EntryTable {
@@ -353,7 +359,11 @@ mod tests {
                     .split_whitespace()
                     .map(|key| format!("[compressor.\"{key}\"]\ncodec = \"json_compact\"\n"))
                     .collect();
-                crate::manifest::parse(name, None, SourceKind::Project, &text, &mut errors)
+                let mut found = Vec::new();
+                let manifest =
+                    crate::manifest::parse(name, None, SourceKind::Project, &text, &mut found);
+                assert!(found.is_empty(), "{found:?}");
+                manifest
             })
             .collect();
         let table = EntryTable::build(&manifests, &Registry::with_builtins(), &mut errors);

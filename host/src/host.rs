@@ -14,7 +14,7 @@ use crate::call::{Call, Processed};
 use crate::call::{OwnedCall, OwnedInput, Skip};
 use crate::discovery::SourceInfo;
 use crate::entries::{EntryTable, Resolution, ResolvedEntry};
-use crate::error::Error;
+use crate::error::{CompressError, TeeError};
 use crate::explain::Explanation;
 use crate::pipeline::{self, Run, Stage};
 use crate::registry::Registry;
@@ -104,7 +104,7 @@ impl Host {
     ///
     /// # Errors
     ///
-    /// [`Error::Codec`] naming the tool and the codec when the codec returns an error or
+    /// A [`CompressError`] naming the tool and the codec when the codec returns an error or
     /// panics (a plugin's panic is caught inside the plugin and arrives as an error).
     ///
     /// # Examples
@@ -123,14 +123,14 @@ impl Host {
         tool: &str,
         payload: Payload<'_>,
         level: Level,
-    ) -> Result<Outcome, Error> {
+    ) -> Result<Outcome, CompressError> {
         let codec = match self.resolve(tool).entry {
             Some(entry) => entry.codec(),
             None => self.fallback_codec(),
         };
         codec
             .compress(payload, level)
-            .map_err(|source| Error::Codec {
+            .map_err(|source| CompressError {
                 tool: tool.to_owned(),
                 codec: codec.name().to_owned(),
                 source: Box::new(source),
@@ -255,14 +255,12 @@ impl Host {
     ///
     /// # Errors
     ///
-    /// [`Error::TeeStore`] when no store is configured or the store fails.
-    pub fn recover(&self, key: &str) -> Result<Option<Vec<u8>>, Error> {
+    /// [`TeeError::NotConfigured`] when no store is configured; the store's error when it
+    /// fails.
+    pub fn recover(&self, key: &str) -> Result<Option<Vec<u8>>, TeeError> {
         match &self.tee {
             Some(tee) => tee.get(key),
-            None => Err(Error::TeeStore {
-                store: "none".to_owned(),
-                message: "no tee store is configured".to_owned(),
-            }),
+            None => Err(TeeError::NotConfigured),
         }
     }
 

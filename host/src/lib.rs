@@ -66,7 +66,10 @@ pub use builder::HostBuilder;
 pub use call::{Call, Input, Meta, OwnedCall, OwnedInput, Processed, Skip};
 pub use discovery::{PLUGIN_PATH_ENV, SourceInfo};
 pub use entries::{MatchKind, Resolution, ResolvedEntry};
-pub use error::{BuildError, Error};
+pub use error::{
+    BuildError, CompressError, Error, LoadError, ManifestError, McpError, SettingsError, TeeError,
+    TeeOpenError,
+};
 pub use explain::Explanation;
 pub use host::Host;
 pub use loader::LoadErrorKind;

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use sha2::{Digest, Sha256};
 
-use crate::error::Error;
+use crate::error::{Error, LoadError, ManifestError};
 use crate::loader;
 use crate::manifest::Manifest;
 use crate::registry::Registry;
@@ -25,10 +25,13 @@ fn load_plugin(manifest: &Manifest, registry: &mut Registry, errors: &mut Vec<Er
     let (Some(plugin), Some(manifest_path)) = (&manifest.plugin, &manifest.path) else {
         return;
     };
-    let load_error = |kind| Error::Load {
-        library: plugin.library.clone(),
-        manifest: manifest_path.clone(),
-        kind,
+    let load_error = |kind| -> Error {
+        LoadError::Library {
+            library: plugin.library.clone(),
+            manifest: manifest_path.clone(),
+            kind,
+        }
+        .into()
     };
     // The library must stay inside its package even through symlinks.
     if let (Ok(library), Some(Ok(package))) = (
@@ -36,12 +39,15 @@ fn load_plugin(manifest: &Manifest, registry: &mut Registry, errors: &mut Vec<Er
         manifest_path.parent().map(Path::canonicalize),
     ) && !library.starts_with(&package)
     {
-        errors.push(Error::LibraryOutsidePackage {
-            file: manifest.name.clone(),
-            line: plugin.line,
-            library: plugin.library.display().to_string(),
-            package,
-        });
+        errors.push(
+            ManifestError::LibraryOutsidePackage {
+                file: manifest.name.clone(),
+                line: plugin.line,
+                library: plugin.library.display().to_string(),
+                package,
+            }
+            .into(),
+        );
         return;
     }
     if let Some(expected) = &plugin.sha256 {
@@ -53,12 +59,15 @@ fn load_plugin(manifest: &Manifest, registry: &mut Registry, errors: &mut Vec<Er
             }
         };
         if &actual != expected {
-            errors.push(Error::DigestMismatch {
-                library: plugin.library.clone(),
-                manifest: manifest_path.clone(),
-                expected: expected.clone(),
-                actual,
-            });
+            errors.push(
+                LoadError::DigestMismatch {
+                    library: plugin.library.clone(),
+                    manifest: manifest_path.clone(),
+                    expected: expected.clone(),
+                    actual,
+                }
+                .into(),
+            );
             return;
         }
     }
@@ -78,12 +87,15 @@ fn load_plugin(manifest: &Manifest, registry: &mut Registry, errors: &mut Vec<Er
         .collect();
     for codec in &plugin.codecs {
         if !provided.contains(&codec.as_str()) {
-            errors.push(Error::CodecNotProvided {
-                library: library.path.to_path_buf(),
-                manifest: manifest_path.clone(),
-                codec: codec.clone(),
-                provided: provided.join(", "),
-            });
+            errors.push(
+                LoadError::CodecNotProvided {
+                    library: library.path.to_path_buf(),
+                    manifest: manifest_path.clone(),
+                    codec: codec.clone(),
+                    provided: provided.join(", "),
+                }
+                .into(),
+            );
         }
     }
 }

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::relay::{Relay, Routed};
-use crate::error::Error;
+use crate::error::McpError;
 use crate::host::Host;
 
 /// How long the server has to exit after the client closed the proxy's input, before the proxy
@@ -91,8 +91,8 @@ impl Proxy {
     ///
     /// # Errors
     ///
-    /// - [`Error::McpSpawn`] when the server cannot be started;
-    /// - [`Error::McpServerEnded`] when the server exits, is killed or closes its output while
+    /// - [`McpError::Spawn`] when the server cannot be started;
+    /// - [`McpError::ServerEnded`] when the server exits, is killed or closes its output while
     ///   the client is still connected (the proxy returns within a second of it).
     pub fn run(
         self,
@@ -100,20 +100,20 @@ impl Proxy {
         input: impl Read + Send + 'static,
         output: impl Write + Send + 'static,
         log: impl Write + Send + 'static,
-    ) -> Result<(), Error> {
+    ) -> Result<(), McpError> {
         let command = command_line(&server);
         let mut child = server
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
-            .map_err(|source| Error::McpSpawn {
+            .map_err(|source| McpError::Spawn {
                 command: command.clone(),
                 source,
             })?;
         let (Some(server_in), Some(server_out)) = (child.stdin.take(), child.stdout.take()) else {
             let _ = child.kill();
-            return Err(Error::McpSpawn {
+            return Err(McpError::Spawn {
                 command,
                 source: std::io::Error::other("no pipe to the server's stdin or stdout"),
             });
@@ -149,7 +149,7 @@ impl Proxy {
 }
 
 /// Waits for either side to end, and ends the session accordingly.
-fn supervise(child: &mut Child, ended: &mpsc::Receiver<Event>) -> Result<(), Error> {
+fn supervise(child: &mut Child, ended: &mpsc::Receiver<Event>) -> Result<(), McpError> {
     loop {
         match ended.recv_timeout(Duration::from_millis(100)) {
             Ok(Event::ClientGone) => {
@@ -178,7 +178,7 @@ fn supervise(child: &mut Child, ended: &mpsc::Receiver<Event>) -> Result<(), Err
                     if Instant::now() >= deadline {
                         let _ = child.kill();
                         let _ = child.wait();
-                        return Err(Error::McpServerEnded {
+                        return Err(McpError::ServerEnded {
                             how: "closed its output".to_owned(),
                             code: None,
                         });
@@ -215,23 +215,23 @@ fn wait_for(
     false
 }
 
-fn ended_with(status: ExitStatus) -> Error {
+fn ended_with(status: ExitStatus) -> McpError {
     #[cfg(unix)]
     {
         use std::os::unix::process::ExitStatusExt;
         if let Some(signal) = status.signal() {
-            return Error::McpServerEnded {
+            return McpError::ServerEnded {
                 how: format!("was killed by signal {signal}"),
                 code: None,
             };
         }
     }
     match status.code() {
-        Some(code) => Error::McpServerEnded {
+        Some(code) => McpError::ServerEnded {
             how: format!("exited with status {code}"),
             code: Some(code),
         },
-        None => Error::McpServerEnded {
+        None => McpError::ServerEnded {
             how: format!("ended ({status})"),
             code: None,
         },

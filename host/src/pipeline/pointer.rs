@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use serde_json::json;
 
 use super::Stage;
-use crate::error::Error;
+use crate::error::TeeError;
 use crate::json_check::TopLevel;
 use crate::tee::TeeStore;
 
@@ -67,7 +67,7 @@ impl Stage {
         tool: &str,
         original: &[u8],
         key: Option<String>,
-    ) -> Result<String, Error> {
+    ) -> Result<String, TeeError> {
         let mut key = match key {
             Some(key) => key,
             None => self.next_key(tool),
@@ -75,7 +75,7 @@ impl Stage {
         for _ in 0..8 {
             match tee.put(&key, original) {
                 Ok(()) => return Ok(key),
-                Err(Error::TeeKeyExists { .. }) => {
+                Err(TeeError::KeyExists { .. }) => {
                     let mut keys = self.keys.lock().unwrap_or_else(|p| p.into_inner());
                     keys.renew();
                     key = keys.next_key(tool);
@@ -83,7 +83,7 @@ impl Stage {
                 Err(err) => return Err(err),
             }
         }
-        Err(Error::TeeKeyExists { key })
+        Err(TeeError::KeyExists { key })
     }
 
     /// The next key for `tool`, without storing anything under it yet.
