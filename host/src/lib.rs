@@ -45,6 +45,7 @@ mod discovery;
 mod entries;
 mod error;
 mod explain;
+mod histogram;
 mod host;
 mod json_check;
 mod loader;
