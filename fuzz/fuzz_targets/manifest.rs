@@ -12,7 +12,7 @@ fuzz_target!(|data: &[u8]| {
     for kind in [SourceKind::Project, SourceKind::Package] {
         let (manifest, errors) = validate("fuzz.toml", kind, text);
         let (again, errors_again) = validate("fuzz.toml", kind, text);
-        let render = |errors: &[parrot_host::Error]| -> Vec<String> {
+        let render = |errors: &[parrot_host::ManifestError]| -> Vec<String> {
             errors.iter().map(ToString::to_string).collect()
         };
         assert_eq!(render(&errors), render(&errors_again), "not deterministic");

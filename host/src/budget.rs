@@ -17,6 +17,8 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use crate::error::SettingsError;
+
 /// A source of time, so that tests can drive the breaker without sleeping.
 pub trait Clock: Send + Sync {
     /// The current instant.
@@ -98,6 +100,38 @@ pub enum Route {
 /// the table): at 256 KB the p99 stays under 1.4 ms, about half the inline budget; a 1 MB
 /// payload at `minimal` takes 2–4 ms, within its budget; the executor's budget covers the p99
 /// of a 10 MB payload.
+///
+/// # Allowed values
+///
+/// [`crate::HostBuilder::build`] refuses, with a [`SettingsError`] naming the key and the
+/// value:
+///
+/// - a threshold of 0: every payload above `minimal` would leave the inline path (to the
+///   executor, or through uncompressed), whatever its size. Unlike `max_result_chars`, 0 does
+///   not mean "no limit" here: for that, use `usize::MAX`.
+///
+/// Any budget is allowed. A zero budget makes every call that takes measurable time over
+/// budget (a way to open a breaker on purpose); `Duration::MAX` is no budget at all.
+///
+/// # Examples
+///
+/// ```
+/// use parrot_host::{Budgets, Host};
+///
+/// let dir = std::env::temp_dir().join("parrot-doc-budgets");
+/// std::fs::create_dir_all(&dir).unwrap();
+/// let err = Host::builder()
+///     .project(&dir)
+///     .plugin_path(None)
+///     .budgets(Budgets { row_threshold: 0, ..Budgets::default() })
+///     .build()
+///     .unwrap_err();
+/// assert_eq!(
+///     err.to_string(),
+///     "Budgets: key \"row_threshold\": 0 would send every payload above minimal off the inline \
+///      path (expected at least 1; usize::MAX for no limit)"
+/// );
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Budgets {
     /// Payloads of this many bytes or more leave the inline path.
@@ -121,6 +155,28 @@ impl Default for Budgets {
             inline_budget: Duration::from_millis(3),
             executor_budget: Duration::from_millis(100),
         }
+    }
+}
+
+impl Budgets {
+    /// Every value [`Budgets`]' docs say is not allowed, one error each.
+    pub(crate) fn check(&self) -> Vec<SettingsError> {
+        let threshold = |key, value: usize| {
+            (value == 0).then(|| SettingsError::OutOfRange {
+                settings: "Budgets",
+                key,
+                value: value.to_string(),
+                problem: "would send every payload above minimal off the inline path",
+                expected: "at least 1; usize::MAX for no limit",
+            })
+        };
+        [
+            threshold("size_threshold_bytes", self.size_threshold_bytes),
+            threshold("row_threshold", self.row_threshold),
+        ]
+        .into_iter()
+        .flatten()
+        .collect()
     }
 }
 
@@ -162,6 +218,38 @@ impl Router {
 }
 
 /// The breaker's parameters.
+///
+/// # Allowed values
+///
+/// [`crate::HostBuilder::build`] refuses, with a [`SettingsError`] naming the key and the
+/// value:
+///
+/// - `window_calls` of 0 or a zero `window_duration`: every call would be a window of its own,
+///   so one slow call would count as a whole window over budget;
+/// - `windows_to_open` of 0: the breaker would open after any window, even one within budget;
+/// - a zero `cooldown`: the next call would probe at once, so an open breaker would skip
+///   nothing; a `cooldown` over [`BreakerConfig::MAX_COOLDOWN`] (365 days), which would push
+///   the breaker's reopening past what the clock can be sure to represent.
+///
+/// # Examples
+///
+/// ```
+/// use parrot_host::{BreakerConfig, Host};
+///
+/// let dir = std::env::temp_dir().join("parrot-doc-breaker");
+/// std::fs::create_dir_all(&dir).unwrap();
+/// let err = Host::builder()
+///     .project(&dir)
+///     .plugin_path(None)
+///     .breaker(BreakerConfig { windows_to_open: 0, ..BreakerConfig::default() })
+///     .build()
+///     .unwrap_err();
+/// assert_eq!(
+///     err.to_string(),
+///     "BreakerConfig: key \"windows_to_open\": 0 would open the breaker after any window, \
+///      even one within budget (expected at least 1)"
+/// );
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BreakerConfig {
     /// A window ends after this many calls…
@@ -182,6 +270,65 @@ impl Default for BreakerConfig {
             windows_to_open: 3,
             cooldown: Duration::from_secs(300),
         }
+    }
+}
+
+impl BreakerConfig {
+    /// The longest `cooldown` allowed.
+    pub const MAX_COOLDOWN: Duration = Duration::from_secs(365 * 24 * 60 * 60);
+
+    /// Every value [`BreakerConfig`]'s docs say is not allowed, one error each.
+    pub(crate) fn check(&self) -> Vec<SettingsError> {
+        let error = |key, value: String, problem, expected| SettingsError::OutOfRange {
+            settings: "BreakerConfig",
+            key,
+            value,
+            problem,
+            expected,
+        };
+        let one_call_windows = "would make every call a window of its own";
+        let mut errors = Vec::new();
+        if self.window_calls == 0 {
+            errors.push(error(
+                "window_calls",
+                "0".to_owned(),
+                one_call_windows,
+                "at least 1",
+            ));
+        }
+        if self.window_duration.is_zero() {
+            errors.push(error(
+                "window_duration",
+                format!("{:?}", self.window_duration),
+                one_call_windows,
+                "more than 0",
+            ));
+        }
+        if self.windows_to_open == 0 {
+            errors.push(error(
+                "windows_to_open",
+                "0".to_owned(),
+                "would open the breaker after any window, even one within budget",
+                "at least 1",
+            ));
+        }
+        let cooldown = "more than 0 and at most 365 days";
+        if self.cooldown.is_zero() {
+            errors.push(error(
+                "cooldown",
+                format!("{:?}", self.cooldown),
+                "would let the next call probe at once, so an open breaker skips nothing",
+                cooldown,
+            ));
+        } else if self.cooldown > BreakerConfig::MAX_COOLDOWN {
+            errors.push(error(
+                "cooldown",
+                format!("{:?}", self.cooldown),
+                "would push the breaker's reopening past what the clock can be sure to represent",
+                cooldown,
+            ));
+        }
+        errors
     }
 }
 
@@ -465,5 +612,140 @@ mod tests {
                 "minimal={minimal} bytes={bytes} rows={rows} offload={offload}"
             );
         }
+    }
+
+    fn messages(errors: Vec<SettingsError>) -> Vec<String> {
+        errors.iter().map(ToString::to_string).collect()
+    }
+
+    #[test]
+    fn the_defaults_are_allowed() {
+        assert!(Budgets::default().check().is_empty());
+        assert!(BreakerConfig::default().check().is_empty());
+    }
+
+    #[test]
+    fn zero_thresholds_are_refused_naming_the_key_and_what_no_limit_is() {
+        let cases = [
+            (
+                Budgets {
+                    size_threshold_bytes: 0,
+                    ..Budgets::default()
+                },
+                "Budgets: key \"size_threshold_bytes\": 0 would send every payload above minimal \
+                 off the inline path (expected at least 1; usize::MAX for no limit)",
+            ),
+            (
+                Budgets {
+                    row_threshold: 0,
+                    ..Budgets::default()
+                },
+                "Budgets: key \"row_threshold\": 0 would send every payload above minimal off \
+                 the inline path (expected at least 1; usize::MAX for no limit)",
+            ),
+        ];
+        for (budgets, expected) in cases {
+            assert_eq!(messages(budgets.check()), [expected]);
+        }
+    }
+
+    #[test]
+    fn zero_and_unlimited_budgets_are_allowed() {
+        let zero = Budgets {
+            minimal_budget: Duration::ZERO,
+            inline_budget: Duration::ZERO,
+            executor_budget: Duration::ZERO,
+            ..Budgets::default()
+        };
+        assert!(zero.check().is_empty());
+        let unlimited = Budgets {
+            size_threshold_bytes: usize::MAX,
+            row_threshold: usize::MAX,
+            minimal_budget: Duration::MAX,
+            inline_budget: Duration::MAX,
+            executor_budget: Duration::MAX,
+        };
+        assert!(unlimited.check().is_empty());
+    }
+
+    #[test]
+    fn meaningless_breaker_settings_are_refused_naming_the_key_and_the_value() {
+        let cases = [
+            (
+                BreakerConfig {
+                    window_calls: 0,
+                    ..config()
+                },
+                "BreakerConfig: key \"window_calls\": 0 would make every call a window of its own \
+                 (expected at least 1)",
+            ),
+            (
+                BreakerConfig {
+                    window_duration: Duration::ZERO,
+                    ..config()
+                },
+                "BreakerConfig: key \"window_duration\": 0ns would make every call a window of its \
+                 own (expected more than 0)",
+            ),
+            (
+                BreakerConfig {
+                    windows_to_open: 0,
+                    ..config()
+                },
+                "BreakerConfig: key \"windows_to_open\": 0 would open the breaker after any \
+                 window, even one within budget (expected at least 1)",
+            ),
+            (
+                BreakerConfig {
+                    cooldown: Duration::ZERO,
+                    ..config()
+                },
+                "BreakerConfig: key \"cooldown\": 0ns would let the next call probe at once, so an \
+                 open breaker skips nothing (expected more than 0 and at most 365 days)",
+            ),
+            (
+                BreakerConfig {
+                    cooldown: Duration::MAX,
+                    ..config()
+                },
+                "BreakerConfig: key \"cooldown\": 18446744073709551615.999999999s would push the \
+                 breaker's reopening past what the clock can be sure to represent (expected more \
+                 than 0 and at most 365 days)",
+            ),
+        ];
+        for (breaker, expected) in cases {
+            assert_eq!(messages(breaker.check()), [expected]);
+        }
+    }
+
+    #[test]
+    fn the_longest_cooldown_is_allowed_and_every_bad_key_is_reported() {
+        let longest = BreakerConfig {
+            cooldown: BreakerConfig::MAX_COOLDOWN,
+            ..config()
+        };
+        assert!(longest.check().is_empty());
+        let all_bad = BreakerConfig {
+            window_calls: 0,
+            window_duration: Duration::ZERO,
+            windows_to_open: 0,
+            cooldown: Duration::ZERO,
+        };
+        let keys: Vec<&str> = all_bad
+            .check()
+            .iter()
+            .map(|err| match err {
+                SettingsError::OutOfRange { key, .. } => *key,
+            })
+            .collect();
+        assert_eq!(
+            keys,
+            [
+                "window_calls",
+                "window_duration",
+                "windows_to_open",
+                "cooldown"
+            ]
+        );
     }
 }

@@ -1,3 +1,11 @@
+//! What can go wrong, by concern: a manifest ([`ManifestError`]), loading a plugin
+//! ([`LoadError`]), a builder setting ([`SettingsError`]), a tee store ([`TeeError`]), the MCP
+//! proxy ([`McpError`]), a codec called through [`crate::Host::compress`] ([`CompressError`]).
+//! [`Error`] is any of them; [`BuildError`] is every error one build found.
+//!
+//! Each message is one line naming what was wrong and where: the manifest file (and line when
+//! TOML gives one), the entry, the key, the codec, the library, the setting.
+
 use std::fmt;
 use std::path::PathBuf;
 
@@ -5,27 +13,39 @@ use parrot_codec_api::CodecError;
 
 use crate::loader::LoadErrorKind;
 
-/// Everything that can go wrong while building a [`crate::Host`] or using it.
-///
-/// Each message is one line naming what was wrong and where: the manifest file (and line when
-/// TOML gives one), the entry, the key, the codec, the library.
+/// Any error of the host, by concern.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
+    /// A manifest is unreadable or wrong.
+    #[error(transparent)]
+    Manifest(#[from] ManifestError),
+    /// A plugin source or library could not be used.
+    #[error(transparent)]
+    Load(#[from] LoadError),
+    /// A builder setting is out of its range.
+    #[error(transparent)]
+    Settings(#[from] SettingsError),
+    /// A tee store failed.
+    #[error(transparent)]
+    Tee(#[from] TeeError),
+    /// The MCP proxy's server could not be started or ended.
+    #[error(transparent)]
+    Mcp(#[from] McpError),
+    /// A codec call failed.
+    #[error(transparent)]
+    Compress(#[from] CompressError),
+}
+
+/// A manifest that cannot be read, or a key in it that is wrong.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ManifestError {
     /// A manifest exists but cannot be read.
     #[error("{file}: cannot read: {source}")]
-    ReadManifest {
+    Read {
         /// The manifest.
         file: PathBuf,
-        /// The I/O error.
-        source: std::io::Error,
-    },
-
-    /// A plugin source directory exists but cannot be listed.
-    #[error("{dir}: cannot list plugin source directory: {source}")]
-    ReadSource {
-        /// The directory.
-        dir: PathBuf,
         /// The I/O error.
         source: std::io::Error,
     },
@@ -99,6 +119,14 @@ pub enum Error {
         message: String,
     },
 
+    /// The glob keys of all manifests, each valid on its own, are too many or too large to
+    /// compile together.
+    #[error("the glob keys of the manifests cannot be compiled together: {source}")]
+    GlobSet {
+        /// globset's error.
+        source: globset::Error,
+    },
+
     /// An entry names a codec no source provides.
     #[error("{}: entry \"{entry}\": unknown codec \"{codec}\" (known: {known})", at(.file, *.line))]
     UnknownCodec {
@@ -140,7 +168,8 @@ pub enum Error {
         line: Option<usize>,
     },
 
-    /// `[plugin] library` points outside the package folder.
+    /// `[plugin] library` points outside the package folder (as written, or through a
+    /// symlink).
     #[error("{}: key \"library\": \"{library}\" leaves the package folder {}; the library must sit inside it", at(.file, *.line), .package.display())]
     LibraryOutsidePackage {
         /// The manifest.
@@ -152,10 +181,25 @@ pub enum Error {
         /// The package folder.
         package: PathBuf,
     },
+}
+
+/// A plugin source directory or a plugin library the host could not use.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum LoadError {
+    /// A plugin source directory cannot be listed (or, given explicitly, does not exist); or
+    /// the current directory, the default project, cannot be read.
+    #[error("{dir}: cannot list plugin source directory: {source}")]
+    ReadSource {
+        /// The directory.
+        dir: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
 
     /// A plugin library could not be loaded.
     #[error("{}: {kind} (declared by {})", .library.display(), .manifest.display())]
-    Load {
+    Library {
         /// The library path.
         library: PathBuf,
         /// The manifest that declared it.
@@ -200,57 +244,176 @@ pub enum Error {
         /// What the library provides.
         provided: String,
     },
+}
 
-    /// A tee store already holds the key.
+/// A builder setting whose value is meaningless; [`crate::Budgets`] and
+/// [`crate::BreakerConfig`] say which values are allowed and why.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SettingsError {
+    /// A setting is out of its allowed range.
+    #[error("{settings}: key \"{key}\": {value} {problem} (expected {expected})")]
+    OutOfRange {
+        /// The settings type: `Budgets` or `BreakerConfig`.
+        settings: &'static str,
+        /// The field.
+        key: &'static str,
+        /// The value given, as it reads in Rust (`0`, `0ns`).
+        value: String,
+        /// What the value would do.
+        problem: &'static str,
+        /// The values allowed.
+        expected: &'static str,
+    },
+}
+
+/// A tee store that failed to keep or return an original.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum TeeError {
+    /// The store already holds the key (a store never overwrites; the caller picks another).
     #[error("tee store: key \"{key}\" is already taken")]
-    TeeKeyExists {
+    KeyExists {
         /// The key.
         key: String,
     },
 
-    /// A tee store failed.
-    #[error("tee store {store}: {message}")]
-    TeeStore {
-        /// The store (its path, or "memory").
+    /// [`crate::Host::recover`] on a host built without a tee store.
+    #[error("tee store none: no tee store is configured")]
+    NotConfigured,
+
+    /// SQLite could not store an original: the file is read-only or full, another process held
+    /// the write lock past the busy timeout, the original is over SQLite's size limit, or a
+    /// page is damaged.
+    #[error("tee store {store}: cannot store key \"{key}\": {source}")]
+    Put {
+        /// The store (its file).
         store: String,
-        /// What failed.
-        message: String,
+        /// The key.
+        key: String,
+        /// SQLite's error.
+        source: rusqlite::Error,
     },
 
-    /// A tee store file cannot be opened: its directory cannot be created, it cannot be read, it
-    /// is not a SQLite database or is truncated, or it belongs to another application.
-    #[error("{}: cannot open as a tee store: {message}", .file.display())]
-    TeeStoreOpen {
+    /// SQLite could not read an original back (a damaged page, an I/O error).
+    #[error("tee store {store}: cannot read key \"{key}\": {source}")]
+    Get {
+        /// The store (its file).
+        store: String,
+        /// The key.
+        key: String,
+        /// SQLite's error.
+        source: rusqlite::Error,
+    },
+
+    /// A store file cannot be opened as a tee store.
+    #[error("{}: cannot open as a tee store: {source}", .file.display())]
+    Open {
         /// The store file.
         file: PathBuf,
         /// What is wrong with it.
-        message: String,
+        source: TeeOpenError,
     },
 
-    /// A codec call failed: it returned an error or panicked.
-    #[error("tool \"{tool}\": codec \"{codec}\": {source}")]
-    Codec {
-        /// The tool whose result was being compressed.
-        tool: String,
-        /// The codec.
-        codec: String,
-        /// The codec's error; [`parrot_codec_api::ErrorKind::Panicked`] for a panic.
-        source: Box<CodecError>,
+    /// A store of another kind (not one of this crate's) failed.
+    #[error("tee store {store}: {source}")]
+    Backend {
+        /// The store, as its [`crate::TeeStore::name`] says.
+        store: String,
+        /// The store's own error.
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+}
+
+/// Why a file cannot be opened as a tee store; [`TeeError::Open`] names the file.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum TeeOpenError {
+    /// The file's directory does not exist and cannot be created.
+    #[error("cannot create its directory {}: {source}", .dir.display())]
+    CreateDir {
+        /// The directory.
+        dir: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
     },
 
-    /// The MCP proxy cannot start its server.
+    /// The path exists but is not a regular file.
+    #[error("not a regular file")]
+    NotAFile,
+
+    /// The file exists but cannot be read.
+    #[error("cannot read: {source}")]
+    Unreadable {
+        /// The I/O error.
+        source: std::io::Error,
+    },
+
+    /// SQLite refused the file: not a database, truncated, or locked by another process past
+    /// the busy timeout.
+    #[error("{source}")]
+    Sqlite {
+        /// SQLite's error.
+        source: rusqlite::Error,
+    },
+
+    /// A tee store of a schema this build does not read.
+    #[error("a tee store of schema version {found}; this build reads version {supported}")]
+    SchemaVersion {
+        /// The file's schema version.
+        found: i32,
+        /// The version this build reads.
+        supported: i32,
+    },
+
+    /// An empty database that cannot be written, so the tee table cannot be created.
+    #[error("empty, and read-only: the tee table cannot be created")]
+    EmptyReadOnly,
+
+    /// A SQLite database of another application.
+    #[error(
+        "a SQLite database of another application (application_id {application_id:#x}, {objects} tables and indexes), not a tee store"
+    )]
+    ForeignDatabase {
+        /// The file's `application_id`.
+        application_id: i32,
+        /// How many tables and indexes it holds.
+        objects: i64,
+    },
+
+    /// The file cannot be switched to WAL mode, which sharing between processes needs.
+    #[error(
+        "journal mode is {journal_mode} and cannot be set to WAL, which several processes need to share the store"
+    )]
+    NotWal {
+        /// The journal mode it kept.
+        journal_mode: String,
+    },
+}
+
+impl From<rusqlite::Error> for TeeOpenError {
+    fn from(source: rusqlite::Error) -> TeeOpenError {
+        TeeOpenError::Sqlite { source }
+    }
+}
+
+/// The MCP proxy's server could not be started, or ended while the client was connected.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum McpError {
+    /// The proxy cannot start its server.
     #[error("cannot start the MCP server {command}: {source}")]
-    McpSpawn {
+    Spawn {
         /// The server's command line.
         command: String,
         /// The I/O error.
         source: std::io::Error,
     },
 
-    /// The MCP server ended while the client was still connected: it exited, was killed by a
+    /// The server ended while the client was still connected: it exited, was killed by a
     /// signal, or closed its output.
     #[error("MCP server {how}")]
-    McpServerEnded {
+    ServerEnded {
         /// How it ended: "exited with status 3", "was killed by signal 9", "closed its output".
         how: String,
         /// Its exit code, when it exited with one.
@@ -258,11 +421,26 @@ pub enum Error {
     },
 }
 
+/// A codec call through [`crate::Host::compress`] failed: the codec returned an error or
+/// panicked.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+#[error("tool \"{tool}\": codec \"{codec}\": {source}")]
+pub struct CompressError {
+    /// The tool whose result was being compressed.
+    pub tool: String,
+    /// The codec.
+    pub codec: String,
+    /// The codec's error; [`parrot_codec_api::ErrorKind::Panicked`] for a panic.
+    pub source: Box<CodecError>,
+}
+
 /// All the errors found while building a [`crate::Host`]: building does not stop at the first,
 /// so a person sees every mistake at once.
 #[derive(Debug)]
 pub struct BuildError {
-    /// The errors, in the order the sources were read.
+    /// The errors: the manifests' and the plugins', in the order the sources were read, then
+    /// the entries', then the builder's settings.
     pub errors: Vec<Error>,
 }
 
@@ -280,9 +458,11 @@ impl fmt::Display for BuildError {
 
 impl std::error::Error for BuildError {}
 
-impl From<Error> for BuildError {
-    fn from(err: Error) -> BuildError {
-        BuildError { errors: vec![err] }
+impl<E: Into<Error>> From<E> for BuildError {
+    fn from(err: E) -> BuildError {
+        BuildError {
+            errors: vec![err.into()],
+        }
     }
 }
 

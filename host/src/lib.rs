@@ -39,15 +39,22 @@
 extern crate parrot_codecs as _;
 
 mod budget;
+mod builder;
+mod call;
+mod discovery;
+mod entries;
 mod error;
+mod explain;
+mod histogram;
 mod host;
 mod json_check;
 mod loader;
 pub mod manifest;
-mod matcher;
 pub mod mcp;
 mod observe;
+mod pattern;
 pub mod pipeline;
+mod plugins;
 mod registry;
 mod report;
 mod tee;
@@ -56,17 +63,20 @@ mod tokens;
 pub use budget::{
     Admission, Breaker, BreakerConfig, Budgets, Clock, ManualClock, Route, Router, SystemClock,
 };
-pub use error::{BuildError, Error};
-pub use host::{
-    Explanation, Host, HostBuilder, PLUGIN_PATH_ENV, Resolution, ResolvedEntry, SourceInfo,
+pub use builder::HostBuilder;
+pub use call::{Call, Input, Meta, OwnedCall, OwnedInput, Processed, Skip};
+pub use discovery::{PLUGIN_PATH_ENV, SourceInfo};
+pub use entries::{MatchKind, Resolution, ResolvedEntry};
+pub use error::{
+    BuildError, CompressError, Error, LoadError, ManifestError, McpError, SettingsError, TeeError,
+    TeeOpenError,
 };
+pub use explain::Explanation;
+pub use host::Host;
 pub use loader::LoadErrorKind;
-pub use matcher::MatchKind;
 pub use observe::{CallEvent, Observer, TokenEvent};
 pub use parrot_codec_api::{Level, Outcome, Payload, PayloadKind};
-pub use pipeline::{
-    Call, Input, KILL_SWITCH_ENV, Meta, OwnedCall, OwnedInput, Processed, Skip, Verification,
-};
+pub use pipeline::{KILL_SWITCH_ENV, Verification};
 pub use registry::{CodecInfo, Origin, Registry};
 pub use report::{Report, ReportSnapshot, Row};
 pub use tee::{MemoryTeeStore, Retention, SqliteTeeStore, TeeStore};

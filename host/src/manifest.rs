@@ -25,7 +25,7 @@ use serde_json::{Map, Value as Json};
 use toml::de::DeTable;
 use toml::{Table, Value};
 
-use crate::error::Error;
+use crate::error::ManifestError;
 
 /// The name under which the manifest compiled into the host appears in messages.
 pub const CORE_MANIFEST_NAME: &str = "<core>";
@@ -129,7 +129,11 @@ impl Entry {
 ///     "m.toml:2: entry \"t\": key \"codec\": expected a codec name as a string, got the integer 1"
 /// );
 /// ```
-pub fn validate(name: &str, kind: SourceKind, text: &str) -> (Option<Manifest>, Vec<Error>) {
+pub fn validate(
+    name: &str,
+    kind: SourceKind,
+    text: &str,
+) -> (Option<Manifest>, Vec<ManifestError>) {
     let mut errors = Vec::new();
     let manifest = parse(name, None, kind, text, &mut errors);
     (manifest, errors)
@@ -144,13 +148,13 @@ pub(crate) fn parse(
     path: Option<&Path>,
     kind: SourceKind,
     text: &str,
-    errors: &mut Vec<Error>,
+    errors: &mut Vec<ManifestError>,
 ) -> Option<Manifest> {
     let lines = Lines::new(text);
     let table: Table = match toml::from_str(text) {
         Ok(table) => table,
         Err(err) => {
-            errors.push(Error::Syntax {
+            errors.push(ManifestError::Syntax {
                 file: name.to_owned(),
                 line: err.span().map(|span| lines.line(span.start)),
                 message: err.message().trim().to_owned(),
@@ -168,13 +172,15 @@ pub(crate) fn parse(
     let mut entries = Vec::new();
     for (key, value) in &table {
         match key.as_str() {
-            "plugin" if kind == SourceKind::Project => errors.push(Error::PluginInProject {
-                file: name.to_owned(),
-                line: ctx.line(&[key]),
-            }),
+            "plugin" if kind == SourceKind::Project => {
+                errors.push(ManifestError::PluginInProject {
+                    file: name.to_owned(),
+                    line: ctx.line(&[key]),
+                })
+            }
             "plugin" => plugin = ctx.plugin(value, path, errors),
             "compressor" => entries = ctx.entries(value, errors),
-            other => errors.push(Error::UnknownKey {
+            other => errors.push(ManifestError::UnknownKey {
                 file: name.to_owned(),
                 line: ctx.line(&[other]),
                 entry: None,
@@ -217,8 +223,14 @@ impl Ctx<'_> {
         span.map(|s| self.lines.line(s.start))
     }
 
-    fn invalid(&self, path: &[&str], entry: Option<&str>, key: &str, message: String) -> Error {
-        Error::InvalidValue {
+    fn invalid(
+        &self,
+        path: &[&str],
+        entry: Option<&str>,
+        key: &str,
+        message: String,
+    ) -> ManifestError {
+        ManifestError::InvalidValue {
             file: self.name.to_owned(),
             line: self.line(path),
             entry: entry.map(str::to_owned),
@@ -231,7 +243,7 @@ impl Ctx<'_> {
         &self,
         value: &Value,
         manifest: Option<&Path>,
-        errors: &mut Vec<Error>,
+        errors: &mut Vec<ManifestError>,
     ) -> Option<PluginDecl> {
         let Some(table) = value.as_table() else {
             errors.push(self.invalid(&["plugin"], None, "plugin", "must be a table".to_owned()));
@@ -281,7 +293,7 @@ impl Ctx<'_> {
                         "expected an array of codec names".to_owned(),
                     )),
                 },
-                other => errors.push(Error::UnknownKey {
+                other => errors.push(ManifestError::UnknownKey {
                     file: self.name.to_owned(),
                     line: self.line(&path),
                     entry: None,
@@ -295,7 +307,7 @@ impl Ctx<'_> {
             if table.contains_key("library") {
                 return None; // present but invalid: already reported
             }
-            errors.push(Error::MissingKey {
+            errors.push(ManifestError::MissingKey {
                 file: self.name.to_owned(),
                 line: self.line(&["plugin"]),
                 entry: None,
@@ -307,7 +319,7 @@ impl Ctx<'_> {
         let resolved = match resolve_library(package, &library) {
             Some(resolved) => resolved,
             None => {
-                errors.push(Error::LibraryOutsidePackage {
+                errors.push(ManifestError::LibraryOutsidePackage {
                     file: self.name.to_owned(),
                     line: self.line(&["plugin", "library"]),
                     library,
@@ -324,7 +336,7 @@ impl Ctx<'_> {
         })
     }
 
-    fn entries(&self, value: &Value, errors: &mut Vec<Error>) -> Vec<Entry> {
+    fn entries(&self, value: &Value, errors: &mut Vec<ManifestError>) -> Vec<Entry> {
         let Some(table) = value.as_table() else {
             errors.push(self.invalid(
                 &["compressor"],
@@ -340,10 +352,10 @@ impl Ctx<'_> {
             .collect()
     }
 
-    fn entry(&self, key: &str, value: &Value, errors: &mut Vec<Error>) -> Option<Entry> {
+    fn entry(&self, key: &str, value: &Value, errors: &mut Vec<ManifestError>) -> Option<Entry> {
         let entry_line = self.line(&["compressor", key]);
         let Some(table) = value.as_table() else {
-            errors.push(Error::InvalidPattern {
+            errors.push(ManifestError::InvalidPattern {
                 file: self.name.to_owned(),
                 line: entry_line,
                 entry: key.to_owned(),
@@ -355,8 +367,8 @@ impl Ctx<'_> {
             return None;
         };
         let before = errors.len();
-        if let Err(message) = crate::matcher::check_pattern(key) {
-            errors.push(Error::InvalidPattern {
+        if let Err(message) = crate::pattern::check_pattern(key) {
+            errors.push(ManifestError::InvalidPattern {
                 file: self.name.to_owned(),
                 line: entry_line,
                 entry: key.to_owned(),
@@ -415,7 +427,7 @@ impl Ctx<'_> {
                         format!("expected a table of the codec's params, got {}", kind(value)),
                     )),
                 },
-                other => errors.push(Error::UnknownKey {
+                other => errors.push(ManifestError::UnknownKey {
                     file: self.name.to_owned(),
                     line: self.line(&path),
                     entry: Some(key.to_owned()),
@@ -429,7 +441,7 @@ impl Ctx<'_> {
             if table.contains_key("codec") {
                 return None; // present but invalid: already reported
             }
-            errors.push(Error::MissingKey {
+            errors.push(ManifestError::MissingKey {
                 file: self.name.to_owned(),
                 line: entry_line,
                 entry: Some(key.to_owned()),

@@ -3,7 +3,7 @@
 //! Every hook has an empty default, so an observer implements only what it needs. The savings
 //! report ([`crate::Report`]) is an observer attached to every host.
 
-use crate::pipeline::Meta;
+use crate::call::Meta;
 
 /// A processed call, as observers see it (after compression ran, with the final figures).
 #[derive(Debug, Clone)]

@@ -13,7 +13,7 @@ use parrot_codec_api::{
 use parrot_codecs::Builtin;
 use serde_json::{Map, Value};
 
-use crate::error::Error;
+use crate::error::{Error, LoadError};
 use crate::loader::Library;
 
 /// Where a codec comes from.
@@ -108,11 +108,14 @@ impl Registry {
                 interface_version: library.interface_version.to_owned(),
             };
             if let Some((existing, _)) = self.codecs.get(name) {
-                errors.push(Error::DuplicateCodec {
-                    codec: name.to_owned(),
-                    first: existing.origin.to_string(),
-                    second: info.origin.to_string(),
-                });
+                errors.push(
+                    LoadError::DuplicateCodec {
+                        codec: name.to_owned(),
+                        first: existing.origin.to_string(),
+                        second: info.origin.to_string(),
+                    }
+                    .into(),
+                );
                 continue;
             }
             self.codecs.insert(name, (info, Provider::Plugin(library)));

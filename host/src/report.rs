@@ -2,7 +2,8 @@
 //!
 //! Tokens are counted with a real tokenizer (named in the report; other models' tokenizers
 //! differ), savings are signed (a call that grew counts as negative), and every saving sits next
-//! to the milliseconds it cost.
+//! to the milliseconds it cost. Memory is fixed per tool: counters, and a histogram of the
+//! durations (percentiles within 1%), not a list of calls.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -10,6 +11,7 @@ use std::sync::Mutex;
 
 use serde_json::{Value, json};
 
+use crate::histogram::Histogram;
 use crate::observe::{CallEvent, Observer, TokenEvent};
 
 #[derive(Debug, Default, Clone)]
@@ -21,7 +23,8 @@ struct Stats {
     tokens_before: u64,
     tokens_after: u64,
     tokens_counted: u64,
-    durations_ms: Vec<f64>,
+    /// Milliseconds per call: a fixed histogram, not every duration.
+    durations_ms: Histogram,
     skips: BTreeMap<String, u64>,
 }
 
@@ -32,7 +35,7 @@ impl Stats {
         self.compressed += u64::from(meta.compressed);
         self.bytes_before += meta.size_before as u64;
         self.bytes_after += meta.size_after as u64;
-        self.durations_ms.push(meta.duration_ms);
+        self.durations_ms.record(meta.duration_ms);
         if let Some(skip) = meta.skipped {
             *self.skips.entry(skip.as_str().to_owned()).or_default() += 1;
         }
@@ -45,8 +48,6 @@ impl Stats {
     }
 
     fn row(&self, tool: &str) -> Row {
-        let mut sorted = self.durations_ms.clone();
-        sorted.sort_by(f64::total_cmp);
         Row {
             tool: tool.to_owned(),
             calls: self.calls,
@@ -58,9 +59,9 @@ impl Stats {
             tokens_after: self.tokens_after,
             tokens_saved_pct: saved_pct(self.tokens_before, self.tokens_after),
             tokens_pending: self.calls.saturating_sub(self.tokens_counted),
-            ms_total: sorted.iter().sum(),
-            ms_p50: percentile(&sorted, 50.0),
-            ms_p99: percentile(&sorted, 99.0),
+            ms_total: self.durations_ms.sum(),
+            ms_p50: self.durations_ms.percentile(50.0),
+            ms_p99: self.durations_ms.percentile(99.0),
             skips: self.skips.clone(),
         }
     }
@@ -73,7 +74,7 @@ impl Stats {
         self.tokens_before += other.tokens_before;
         self.tokens_after += other.tokens_after;
         self.tokens_counted += other.tokens_counted;
-        self.durations_ms.extend_from_slice(&other.durations_ms);
+        self.durations_ms.merge(&other.durations_ms);
         for (reason, count) in &other.skips {
             *self.skips.entry(reason.clone()).or_default() += count;
         }
@@ -86,15 +87,6 @@ fn saved_pct(before: u64, after: u64) -> f64 {
         return 0.0;
     }
     (before as f64 - after as f64) / before as f64 * 100.0
-}
-
-/// Nearest-rank percentile of sorted values.
-fn percentile(sorted: &[f64], pct: f64) -> f64 {
-    if sorted.is_empty() {
-        return 0.0;
-    }
-    let rank = ((pct / 100.0) * sorted.len() as f64).ceil() as usize;
-    sorted[rank.clamp(1, sorted.len()) - 1]
 }
 
 /// One line of the report: a tool, or the session total.
@@ -122,9 +114,11 @@ pub struct Row {
     pub tokens_pending: u64,
     /// Milliseconds spent in the pipeline, in all.
     pub ms_total: f64,
-    /// Median milliseconds per call.
+    /// Median milliseconds per call (nearest rank), within 1% of the exact value: durations
+    /// are kept in a fixed histogram, so a long-running host's report does not grow.
     pub ms_p50: f64,
-    /// 99th-percentile milliseconds per call.
+    /// 99th-percentile milliseconds per call (nearest rank), within 1% like
+    /// [`Row::ms_p50`].
     pub ms_p99: f64,
     /// Skipped calls by reason.
     pub skips: BTreeMap<String, u64>,
@@ -335,15 +329,6 @@ impl Observer for Report {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn percentiles_use_the_nearest_rank() {
-        let values: Vec<f64> = (1..=100).map(f64::from).collect();
-        assert_eq!(percentile(&values, 50.0), 50.0);
-        assert_eq!(percentile(&values, 99.0), 99.0);
-        assert_eq!(percentile(&[7.0], 99.0), 7.0);
-        assert_eq!(percentile(&[], 50.0), 0.0);
-    }
 
     #[test]
     fn savings_are_signed() {

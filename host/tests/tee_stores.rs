@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::thread;
 
-use parrot_host::{Error, MemoryTeeStore, Retention, SqliteTeeStore, TeeStore};
+use parrot_host::{MemoryTeeStore, Retention, SqliteTeeStore, TeeError, TeeStore};
 use tempfile::TempDir;
 
 /// Each store under test, with the directory that must outlive it.
@@ -77,7 +77,7 @@ fn a_key_is_never_overwritten() {
         store.put("k", b"first").unwrap();
         let err = store.put("k", b"second").unwrap_err();
         assert!(
-            matches!(&err, Error::TeeKeyExists { key } if key == "k"),
+            matches!(&err, TeeError::KeyExists { key } if key == "k"),
             "{}: {err}",
             store.name()
         );
@@ -101,7 +101,7 @@ fn racing_puts_of_one_key_store_exactly_one() {
                         let original = vec![t; 1000];
                         match store.put("contested", &original) {
                             Ok(()) => Some(original),
-                            Err(Error::TeeKeyExists { .. }) => None,
+                            Err(TeeError::KeyExists { .. }) => None,
                             Err(err) => panic!("{err}"),
                         }
                     })

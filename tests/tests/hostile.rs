@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use parrot_host::{
-    BreakerConfig, Budgets, Call, Error, Host, Input, Level, MemoryTeeStore, Skip, TeeStore,
+    BreakerConfig, Budgets, Call, Host, Input, Level, MemoryTeeStore, Skip, TeeError, TeeStore,
 };
 use serde_json::Value;
 use support::{package, plugin_manifest};
@@ -224,14 +224,14 @@ fn drop_nulls(value: &mut Value) {
 struct BrokenStore;
 
 impl TeeStore for BrokenStore {
-    fn put(&self, _key: &str, _original: &[u8]) -> Result<(), Error> {
-        Err(Error::TeeStore {
+    fn put(&self, _key: &str, _original: &[u8]) -> Result<(), TeeError> {
+        Err(TeeError::Backend {
             store: "broken".to_owned(),
-            message: "disk I/O error".to_owned(),
+            source: "disk I/O error".into(),
         })
     }
 
-    fn get(&self, _key: &str) -> Result<Option<Vec<u8>>, Error> {
+    fn get(&self, _key: &str) -> Result<Option<Vec<u8>>, TeeError> {
         Ok(None)
     }
 }

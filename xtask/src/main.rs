@@ -8,6 +8,8 @@
 //!   tarballs checked against their recorded sha256) into `target/bench-corpus/`.
 //! - `bench`: fetches the corpus, runs every benchmark and rewrites `docs/BENCHMARKS.md`
 //!   (see [`bench`]).
+//! - `modules`: prints the graph of references between the host library's top-level modules
+//!   and fails, naming it, on a cycle (see [`modules`]).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -15,6 +17,7 @@ use std::process::Command;
 use anyhow::{Context, Result, bail};
 
 mod bench;
+mod modules;
 
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -22,8 +25,11 @@ fn main() -> Result<()> {
         Some("package-plugins") => package_plugins(),
         Some("bench-corpus") => bench::corpus(&workspace_root()).map(|_| ()),
         Some("bench") => bench::run(&workspace_root(), &args[1..]),
+        Some("modules") => modules::run(&workspace_root()),
         _ => {
-            eprintln!("usage: cargo xtask package-plugins | bench-corpus | bench [--quick]");
+            eprintln!(
+                "usage: cargo xtask package-plugins | bench-corpus | bench [--quick] | modules"
+            );
             std::process::exit(2);
         }
     }

@@ -4,7 +4,7 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use super::TeeStore;
-use crate::error::Error;
+use crate::error::TeeError;
 
 /// A bounded in-memory store: at most `max_retained` originals, the oldest evicted first.
 ///
@@ -74,12 +74,12 @@ impl Default for MemoryTeeStore {
 }
 
 impl TeeStore for MemoryTeeStore {
-    fn put(&self, key: &str, original: &[u8]) -> Result<(), Error> {
+    fn put(&self, key: &str, original: &[u8]) -> Result<(), TeeError> {
         // Copy outside the lock: a large original must not stall the other threads.
         let original: Arc<[u8]> = Arc::from(original);
         let mut retained = self.retained();
         if retained.by_key.contains_key(key) {
-            return Err(Error::TeeKeyExists {
+            return Err(TeeError::KeyExists {
                 key: key.to_owned(),
             });
         }
@@ -94,7 +94,7 @@ impl TeeStore for MemoryTeeStore {
         Ok(())
     }
 
-    fn get(&self, key: &str) -> Result<Option<Vec<u8>>, Error> {
+    fn get(&self, key: &str) -> Result<Option<Vec<u8>>, TeeError> {
         let found = self.retained().by_key.get(key).cloned();
         Ok(found.map(|original| original.to_vec()))
     }

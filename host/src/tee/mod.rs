@@ -11,7 +11,7 @@ mod sqlite;
 pub use memory::MemoryTeeStore;
 pub use sqlite::{Retention, SqliteTeeStore};
 
-use crate::error::Error;
+use crate::error::TeeError;
 
 /// Somewhere to keep originals by key.
 ///
@@ -34,16 +34,16 @@ pub trait TeeStore: Send + Sync {
     ///
     /// # Errors
     ///
-    /// [`Error::TeeKeyExists`] when the key is taken (the caller picks another), or
-    /// [`Error::TeeStore`] when the store fails.
-    fn put(&self, key: &str, original: &[u8]) -> Result<(), Error>;
+    /// [`TeeError::KeyExists`] when the key is taken (the caller picks another), or the
+    /// store's error when it fails ([`TeeError::Backend`] for a store of another crate).
+    fn put(&self, key: &str, original: &[u8]) -> Result<(), TeeError>;
 
     /// The original stored under `key`, if any.
     ///
     /// # Errors
     ///
-    /// [`Error::TeeStore`] when the store fails.
-    fn get(&self, key: &str) -> Result<Option<Vec<u8>>, Error>;
+    /// The store's error when it fails.
+    fn get(&self, key: &str) -> Result<Option<Vec<u8>>, TeeError>;
 
     /// What to call the store in messages: `memory`, or the path of the file. Defaults to the
     /// implementing type's name.

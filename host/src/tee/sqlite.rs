@@ -9,7 +9,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
 
 use super::TeeStore;
-use crate::error::Error;
+use crate::error::{TeeError, TeeOpenError};
 
 /// Written in the file header, so that a file of another application is refused rather than
 /// written to. The bytes spell "PRRT".
@@ -116,7 +116,7 @@ impl Default for Retention {
 /// # Keys
 ///
 /// A put never overwrites: the primary key refuses a second insert of a key atomically, in
-/// whichever process it comes from, and the put returns [`Error::TeeKeyExists`].
+/// whichever process it comes from, and the put returns [`TeeError::KeyExists`].
 ///
 /// # Retention
 ///
@@ -129,7 +129,7 @@ impl Default for Retention {
 /// # Several threads and processes
 ///
 /// The file is in WAL mode: readers never wait for the writer, and one writer at a time holds
-/// the lock, waited for up to 5 seconds ([`Error::TeeStore`] after that). Within a process, one
+/// the lock, waited for up to 5 seconds ([`TeeError::Put`] after that). Within a process, one
 /// connection is shared behind a mutex, so calls on one store run one at a time.
 ///
 /// # Durability
@@ -144,13 +144,14 @@ impl Default for Retention {
 /// # Limits
 ///
 /// An original longer than SQLite's limit of 1,000,000,000 bytes is refused with
-/// [`Error::TeeStore`].
+/// [`TeeError::Put`].
 ///
 /// # Damaged files
 ///
 /// Open refuses a file that is not a SQLite database (garbage), a truncated one, or one of
-/// another application, with [`Error::TeeStoreOpen`] naming the file. Damage inside pages that
-/// open does not read surfaces as [`Error::TeeStore`] from the get or put that reads them.
+/// another application, with [`TeeError::Open`] naming the file. Damage inside pages that
+/// open does not read surfaces as [`TeeError::Get`] or [`TeeError::Put`] from the get or put
+/// that reads them.
 ///
 /// # Examples
 ///
@@ -181,7 +182,7 @@ impl SqliteTeeStore {
     /// Opens the store at `path`, creating the file and its parent directories on first use.
     ///
     /// A file that the process may read but not write opens read-only: gets work, puts return
-    /// [`Error::TeeStore`].
+    /// [`TeeError::Put`].
     ///
     /// # Examples
     ///
@@ -200,10 +201,10 @@ impl SqliteTeeStore {
     ///
     /// # Errors
     ///
-    /// [`Error::TeeStoreOpen`], naming the file, when its directory cannot be created, it cannot
+    /// [`TeeError::Open`], naming the file, when its directory cannot be created, it cannot
     /// be read, it is not a SQLite database or is truncated, it belongs to another application,
     /// or another process holds it locked for longer than the busy timeout.
-    pub fn open(path: impl AsRef<Path>, retention: Retention) -> Result<SqliteTeeStore, Error> {
+    pub fn open(path: impl AsRef<Path>, retention: Retention) -> Result<SqliteTeeStore, TeeError> {
         SqliteTeeStore::open_with_clock(path, retention, SystemTime::now)
     }
 
@@ -243,11 +244,11 @@ impl SqliteTeeStore {
         path: impl AsRef<Path>,
         retention: Retention,
         clock: impl Fn() -> SystemTime + Send + Sync + 'static,
-    ) -> Result<SqliteTeeStore, Error> {
+    ) -> Result<SqliteTeeStore, TeeError> {
         let path = path.as_ref();
-        let fail = |message: String| Error::TeeStoreOpen {
+        let fail = |source: TeeOpenError| TeeError::Open {
             file: path.to_owned(),
-            message,
+            source,
         };
         check_file(path).map_err(fail)?;
         let mut connection = Connection::open_with_flags(
@@ -258,17 +259,12 @@ impl SqliteTeeStore {
                 | OpenFlags::SQLITE_OPEN_CREATE
                 | OpenFlags::SQLITE_OPEN_NO_MUTEX,
         )
-        .map_err(|err| fail(err.to_string()))?;
+        .map_err(|err| fail(err.into()))?;
         connection
             .busy_timeout(BUSY_TIMEOUT)
-            .map_err(|err| fail(err.to_string()))?;
+            .map_err(|err| fail(err.into()))?;
         let now = millis_since_epoch(clock());
-        prepare_with_retries(&mut connection, &retention, now).map_err(|failure| {
-            fail(match failure {
-                Prepare::Sqlite(err) => err.to_string(),
-                Prepare::Refused(message) => message,
-            })
-        })?;
+        prepare_with_retries(&mut connection, &retention, now).map_err(fail)?;
         Ok(SqliteTeeStore {
             path: path.to_owned(),
             name: path.display().to_string(),
@@ -316,17 +312,10 @@ impl SqliteTeeStore {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
     }
-
-    fn failure(&self, what: String, err: rusqlite::Error) -> Error {
-        Error::TeeStore {
-            store: self.name.clone(),
-            message: format!("{what}: {err}"),
-        }
-    }
 }
 
 impl TeeStore for SqliteTeeStore {
-    fn put(&self, key: &str, original: &[u8]) -> Result<(), Error> {
+    fn put(&self, key: &str, original: &[u8]) -> Result<(), TeeError> {
         let now = millis_since_epoch((self.clock)());
         let mut connection = self.connection();
         if !connection.is_autocommit() {
@@ -348,21 +337,29 @@ impl TeeStore for SqliteTeeStore {
         stored.map_err(|err| {
             if err.sqlite_extended_error_code() == Some(rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY)
             {
-                Error::TeeKeyExists {
+                TeeError::KeyExists {
                     key: key.to_owned(),
                 }
             } else {
-                self.failure(format!("cannot store key \"{key}\""), err)
+                TeeError::Put {
+                    store: self.name.clone(),
+                    key: key.to_owned(),
+                    source: err,
+                }
             }
         })
     }
 
-    fn get(&self, key: &str) -> Result<Option<Vec<u8>>, Error> {
+    fn get(&self, key: &str) -> Result<Option<Vec<u8>>, TeeError> {
         let connection = self.connection();
         connection
             .prepare_cached(SELECT)
             .and_then(|mut select| select.query_row([key], |row| row.get(0)).optional())
-            .map_err(|err| self.failure(format!("cannot read key \"{key}\""), err))
+            .map_err(|source| TeeError::Get {
+                store: self.name.clone(),
+                key: key.to_owned(),
+                source,
+            })
     }
 
     fn name(&self) -> String {
@@ -381,34 +378,23 @@ impl fmt::Debug for SqliteTeeStore {
 
 /// Creates the parent directory, and tells what is wrong with an existing path in words SQLite
 /// does not have ("unable to open database file" says neither why nor which).
-fn check_file(path: &Path) -> Result<(), String> {
+fn check_file(path: &Path) -> Result<(), TeeOpenError> {
     if let Some(parent) = path
         .parent()
         .filter(|parent| !parent.as_os_str().is_empty())
     {
-        std::fs::create_dir_all(parent)
-            .map_err(|err| format!("cannot create its directory {}: {err}", parent.display()))?;
+        std::fs::create_dir_all(parent).map_err(|source| TeeOpenError::CreateDir {
+            dir: parent.to_owned(),
+            source,
+        })?;
     }
     match std::fs::metadata(path) {
-        Ok(metadata) if !metadata.is_file() => Err("not a regular file".to_owned()),
+        Ok(metadata) if !metadata.is_file() => Err(TeeOpenError::NotAFile),
         Ok(_) => std::fs::File::open(path)
             .map(drop)
-            .map_err(|err| format!("cannot read: {err}")),
+            .map_err(|source| TeeOpenError::Unreadable { source }),
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        Err(err) => Err(format!("cannot read: {err}")),
-    }
-}
-
-/// Why preparing a freshly opened connection failed.
-enum Prepare {
-    Sqlite(rusqlite::Error),
-    /// The file is a database, but not one this build may use.
-    Refused(String),
-}
-
-impl From<rusqlite::Error> for Prepare {
-    fn from(err: rusqlite::Error) -> Prepare {
-        Prepare::Sqlite(err)
+        Err(source) => Err(TeeOpenError::Unreadable { source }),
     }
 }
 
@@ -419,11 +405,11 @@ fn prepare_with_retries(
     connection: &mut Connection,
     retention: &Retention,
     now: i64,
-) -> Result<(), Prepare> {
+) -> Result<(), TeeOpenError> {
     let started = Instant::now();
     loop {
         match prepare(connection, retention, now) {
-            Err(Prepare::Sqlite(err))
+            Err(TeeOpenError::Sqlite { source: err })
                 if matches!(
                     err.sqlite_error_code(),
                     Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
@@ -438,7 +424,11 @@ fn prepare_with_retries(
 
 /// Sets the connection up (WAL, synchronous), creates the schema in a new file, refuses a file
 /// that is not a tee store, and applies retention.
-fn prepare(connection: &mut Connection, retention: &Retention, now: i64) -> Result<(), Prepare> {
+fn prepare(
+    connection: &mut Connection,
+    retention: &Retention,
+    now: i64,
+) -> Result<(), TeeOpenError> {
     // The first statement to read the file: a garbage or truncated file fails here.
     let journal_mode: String =
         connection.pragma_update_and_check(None, "journal_mode", "wal", |row| row.get(0))?;
@@ -457,33 +447,27 @@ fn prepare(connection: &mut Connection, retention: &Retention, now: i64) -> Resu
         transaction.query_row("SELECT count(*) FROM sqlite_schema", [], |row| row.get(0))?;
     match (application_id, version) {
         (APPLICATION_ID, SCHEMA_VERSION) => {}
-        (APPLICATION_ID, other) => {
-            return Err(Prepare::Refused(format!(
-                "a tee store of schema version {other}; this build reads version {SCHEMA_VERSION}"
-            )));
+        (APPLICATION_ID, found) => {
+            return Err(TeeOpenError::SchemaVersion {
+                found,
+                supported: SCHEMA_VERSION,
+            });
         }
-        (0, 0) if objects == 0 && read_only => {
-            return Err(Prepare::Refused(
-                "empty, and read-only: the tee table cannot be created".to_owned(),
-            ));
-        }
+        (0, 0) if objects == 0 && read_only => return Err(TeeOpenError::EmptyReadOnly),
         (0, 0) if objects == 0 => {
             transaction.execute_batch(SCHEMA)?;
             transaction.pragma_update(None, "application_id", APPLICATION_ID)?;
             transaction.pragma_update(None, "user_version", SCHEMA_VERSION)?;
         }
         _ => {
-            return Err(Prepare::Refused(format!(
-                "a SQLite database of another application (application_id {application_id:#x}, \
-                 {objects} tables and indexes), not a tee store"
-            )));
+            return Err(TeeOpenError::ForeignDatabase {
+                application_id,
+                objects,
+            });
         }
     }
     if !journal_mode.eq_ignore_ascii_case("wal") {
-        return Err(Prepare::Refused(format!(
-            "journal mode is {journal_mode} and cannot be set to WAL, which several processes \
-             need to share the store"
-        )));
+        return Err(TeeOpenError::NotWal { journal_mode });
     }
     if !read_only {
         apply_retention(&transaction, retention, now)?;
@@ -518,4 +502,83 @@ fn millis_since_epoch(time: SystemTime) -> i64 {
     time.duration_since(UNIX_EPOCH).map_or(0, |since| {
         i64::try_from(since.as_millis()).unwrap_or(i64::MAX)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::error::Error as _;
+
+    use super::*;
+
+    #[test]
+    fn a_garbage_file_is_refused_with_sqlites_error_as_the_source() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("garbage");
+        std::fs::write(&file, b"not a database, not at all".repeat(200)).unwrap();
+        let err = SqliteTeeStore::open(&file, Retention::default()).unwrap_err();
+        let TeeError::Open { file: named, .. } = &err else {
+            panic!("expected an open error, got {err:?}");
+        };
+        assert_eq!(named, &file);
+        let cause = err.source().expect("the open error has a cause");
+        assert!(
+            matches!(
+                cause.downcast_ref::<TeeOpenError>(),
+                Some(TeeOpenError::Sqlite { .. })
+            ),
+            "{cause:?}"
+        );
+        assert!(cause.source().unwrap().is::<rusqlite::Error>());
+    }
+
+    #[test]
+    fn a_directory_that_cannot_be_created_keeps_the_io_error() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("file"), b"x").unwrap();
+        let err = SqliteTeeStore::open(dir.path().join("file/sub/tee.db"), Retention::default())
+            .unwrap_err();
+        let cause = err.source().unwrap();
+        assert!(
+            matches!(
+                cause.downcast_ref::<TeeOpenError>(),
+                Some(TeeOpenError::CreateDir { .. })
+            ),
+            "{cause:?}"
+        );
+        assert!(cause.source().unwrap().is::<std::io::Error>());
+        assert!(
+            err.to_string()
+                .contains(": cannot open as a tee store: cannot create its directory "),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_read_only_store_refuses_a_put_with_sqlites_error_as_the_source() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("tee.sqlite");
+        SqliteTeeStore::open(&file, Retention::default())
+            .unwrap()
+            .put("kept", b"1")
+            .unwrap();
+        let store = SqliteTeeStore::open(&file, Retention::default()).unwrap();
+        // A store whose connection cannot write: SQLite's query_only refuses every write.
+        store
+            .connection()
+            .pragma_update(None, "query_only", true)
+            .unwrap();
+        let err = store.put("new", b"2").unwrap_err();
+        assert!(
+            matches!(&err, TeeError::Put { key, .. } if key == "new"),
+            "{err:?}"
+        );
+        assert!(err.source().unwrap().is::<rusqlite::Error>());
+        assert!(
+            err.to_string().starts_with(&format!(
+                "tee store {}: cannot store key \"new\": ",
+                file.display()
+            )),
+            "{err}"
+        );
+    }
 }

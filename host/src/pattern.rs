@@ -1,32 +1,9 @@
-//! Which entry applies to a tool name: the exact key; else glob keys (`*`, `?`, `[…]`,
-//! case-sensitive), longest pattern first, ties in source order; else `"*"`; else none.
+//! Entry keys: a tool name, the wildcard `"*"`, or a glob pattern (`*`, `?`, `[…]`,
+//! case-sensitive, `/` not special). Which entry applies to a tool is the entry table's
+//! business (`entries.rs`); this module only says what a key is and compiles its glob, the
+//! same way for the manifest's check and for the table.
 
-use globset::{Glob, GlobBuilder, GlobMatcher};
-
-/// How an entry matched a tool name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum MatchKind {
-    /// The entry's key is the tool name.
-    Exact,
-    /// The entry's key is a glob pattern that matches the tool name.
-    Glob,
-    /// The `"*"` entry.
-    Wildcard,
-    /// No entry: `json_compact` at `minimal`.
-    None,
-}
-
-impl MatchKind {
-    /// The kind's name, as `explain` prints it.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            MatchKind::Exact => "exact",
-            MatchKind::Glob => "glob",
-            MatchKind::Wildcard => "wildcard",
-            MatchKind::None => "none",
-        }
-    }
-}
+use globset::{Glob, GlobBuilder};
 
 /// Whether a key is a glob pattern rather than a tool name.
 pub(crate) fn is_glob(key: &str) -> bool {
@@ -44,12 +21,12 @@ pub(crate) fn check_pattern(key: &str) -> Result<(), String> {
     Ok(())
 }
 
-pub(crate) fn compile(key: &str) -> Result<GlobMatcher, globset::Error> {
-    let glob: Glob = GlobBuilder::new(key)
+/// The glob of a key: case-sensitive, and `*` crosses `/` (tool names are not paths).
+pub(crate) fn compile(key: &str) -> Result<Glob, globset::Error> {
+    GlobBuilder::new(key)
         .case_insensitive(false)
         .literal_separator(false)
-        .build()?;
-    Ok(glob.compile_matcher())
+        .build()
 }
 
 #[cfg(test)]
@@ -77,7 +54,7 @@ mod tests {
 
     #[test]
     fn globs_are_case_sensitive() {
-        let m = compile("Shell_*").unwrap();
+        let m = compile("Shell_*").unwrap().compile_matcher();
         assert!(m.is_match("Shell_run"));
         assert!(!m.is_match("shell_run"));
     }

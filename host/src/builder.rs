@@ -1,0 +1,315 @@
+//! Building a host: the builder's settings, then discovery of the manifests, loading of the
+//! plugin libraries, and construction of every entry's codec, each error collected.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use serde_json::Map;
+
+use crate::budget::{BreakerConfig, Budgets, Clock, SystemClock};
+use crate::discovery::{self, PLUGIN_PATH_ENV, SourceInfo, absolute};
+use crate::entries::EntryTable;
+use crate::error::{BuildError, Error, LoadError, ManifestError};
+use crate::host::Host;
+use crate::manifest::CORE_MANIFEST_NAME;
+use crate::observe::Observer;
+use crate::pipeline::{Settings, Stage, Verification};
+use crate::plugins;
+use crate::registry::Registry;
+use crate::tee::TeeStore;
+use crate::tokens::{TokenCounter, Tokenizer};
+
+/// Builds a [`Host`]. Everything is validated in [`HostBuilder::build`]: nothing is left to
+/// fail at the first tool call.
+///
+/// # Sources
+///
+/// Manifests are read highest precedence first: the project's,
+/// `<project>/.parrot/compressors.toml`; the plugin packages, from the directories given to
+/// [`HostBuilder::plugin_dir`] in order, then `PARROT_PLUGIN_PATH`, then
+/// `<project>/.parrot/plugins` (a folder of packages is taken in name order); the core
+/// defaults compiled into the host. The first source to declare a key wins the whole entry
+/// (params are not merged); a project or package entry with the key of a core entry logs a
+/// warning that it shadows it.
+///
+/// # Examples
+///
+/// ```
+/// use parrot_host::Host;
+///
+/// let dir = std::env::temp_dir().join("parrot-doc-builder");
+/// std::fs::create_dir_all(&dir).unwrap();
+/// let host = Host::builder().project(&dir).plugin_path(None).build().unwrap();
+/// assert!(host.registry().get("json_compact").is_some());
+/// assert_eq!(host.resolve("anything").entry.unwrap().codec_name, "json_compact");
+/// ```
+#[derive(Clone, Default)]
+pub struct HostBuilder {
+    project: Option<PathBuf>,
+    plugin_dirs: Vec<PathBuf>,
+    plugin_path: Option<Option<OsString>>,
+    tee: Option<Arc<dyn TeeStore>>,
+    observers: Vec<Arc<dyn Observer>>,
+    tokenizer: Option<Arc<dyn TokenCounter>>,
+    budgets: Option<Budgets>,
+    breaker: Option<BreakerConfig>,
+    clock: Option<Arc<dyn Clock>>,
+    kill_switch: Option<bool>,
+    inline_at_any_size: bool,
+    tee_lossless: bool,
+    max_result_chars: Option<usize>,
+    verification: Option<Verification>,
+}
+
+impl std::fmt::Debug for HostBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HostBuilder")
+            .field("project", &self.project)
+            .field("plugin_dirs", &self.plugin_dirs)
+            .field("plugin_path", &self.plugin_path)
+            .field("tee", &self.tee.is_some())
+            .finish()
+    }
+}
+
+impl Host {
+    /// A builder with the defaults: the current directory as project, `PARROT_PLUGIN_PATH`
+    /// from the environment.
+    pub fn builder() -> HostBuilder {
+        HostBuilder::default()
+    }
+}
+
+impl HostBuilder {
+    /// The project root (default: the current directory). Its manifest is
+    /// `<project>/.parrot/compressors.toml`; its own plugin source `<project>/.parrot/plugins`.
+    pub fn project(&mut self, dir: impl Into<PathBuf>) -> &mut Self {
+        self.project = Some(dir.into());
+        self
+    }
+
+    /// Adds a plugin source directory, after those already added and ahead of
+    /// `PARROT_PLUGIN_PATH` and the project's own.
+    pub fn plugin_dir(&mut self, dir: impl Into<PathBuf>) -> &mut Self {
+        self.plugin_dirs.push(dir.into());
+        self
+    }
+
+    /// Replaces the value of `PARROT_PLUGIN_PATH` (read from the environment by default);
+    /// `None` ignores the variable.
+    pub fn plugin_path(&mut self, value: Option<OsString>) -> &mut Self {
+        self.plugin_path = Some(value);
+        self
+    }
+
+    /// The store that keeps the original of every lossy outcome. Without one (the default),
+    /// `normal` and `aggressive` are capped to `minimal`: nothing goes lossy without a way back.
+    pub fn tee_store(&mut self, store: Arc<dyn TeeStore>) -> &mut Self {
+        self.tee = Some(store);
+        self
+    }
+
+    /// Adds an observer of processed calls (the savings report is always attached).
+    pub fn observer(&mut self, observer: Arc<dyn Observer>) -> &mut Self {
+        self.observers.push(observer);
+        self
+    }
+
+    /// The tokenizer for token counts (default `o200k_base`).
+    pub fn tokenizer(&mut self, tokenizer: Arc<dyn TokenCounter>) -> &mut Self {
+        self.tokenizer = Some(tokenizer);
+        self
+    }
+
+    /// The router's thresholds and latency budgets.
+    pub fn budgets(&mut self, budgets: Budgets) -> &mut Self {
+        self.budgets = Some(budgets);
+        self
+    }
+
+    /// The circuit breaker's windows and cooldown.
+    pub fn breaker(&mut self, config: BreakerConfig) -> &mut Self {
+        self.breaker = Some(config);
+        self
+    }
+
+    /// The clock of the breaker and the budgets (default: the system clock).
+    pub fn clock(&mut self, clock: Arc<dyn Clock>) -> &mut Self {
+        self.clock = Some(clock);
+        self
+    }
+
+    /// Forces the kill switch on or off; by default each call reads
+    /// `PARROT_COMPRESSION_DISABLED` (`1` disables compression).
+    pub fn kill_switch(&mut self, on: Option<bool>) -> &mut Self {
+        self.kill_switch = on;
+        self
+    }
+
+    /// Compresses inline at any size instead of passing large payloads through (what the
+    /// command does: a person who runs it asked for the result).
+    pub fn inline_at_any_size(&mut self, yes: bool) -> &mut Self {
+        self.inline_at_any_size = yes;
+        self
+    }
+
+    /// Also keeps the original of every lossless outcome that changed the payload, with a
+    /// `_tee` pointer whose reason is `lossless` (default off: the contract tees lossy outcomes
+    /// only). For callers whose consumer may need the exact text back, not only an equal
+    /// value: an agent that read a JSON file through the MCP proxy and then edits it must
+    /// quote its bytes. Needs a tee store; the pointer counts for the no-gain rule.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use parrot_host::{Call, Host, Input, MemoryTeeStore};
+    ///
+    /// let dir = std::env::temp_dir().join("parrot-doc-tee-lossless");
+    /// std::fs::create_dir_all(&dir).unwrap();
+    /// let host = Host::builder()
+    ///     .project(&dir)
+    ///     .plugin_path(None)
+    ///     .tee_store(Arc::new(MemoryTeeStore::default()))
+    ///     .tee_lossless(true)
+    ///     .build()
+    ///     .unwrap();
+    /// let rows: Vec<String> = (0..60).map(|i| format!("  {{ \"id\": {i} }}")).collect();
+    /// let input = format!("[\n{}\n]", rows.join(",\n"));
+    /// let out = host.process(Call::new("read_file", Input::Text(&input)));
+    /// let key = out.meta.tee_key.clone().unwrap();
+    /// assert!(out.text().unwrap().ends_with(&format!(
+    ///     r#""_tee":{{"key":"{key}","reason":"lossless","hint":"use wm_get_result for the full payload"}}}}"#
+    /// )));
+    /// assert_eq!(host.recover(&key).unwrap().unwrap(), input.as_bytes());
+    /// ```
+    pub fn tee_lossless(&mut self, yes: bool) -> &mut Self {
+        self.tee_lossless = yes;
+        self
+    }
+
+    /// The last line of defense: final payloads over this many code points are cut (with a
+    /// tee store). Default 200,000; 0 disables.
+    pub fn max_result_chars(&mut self, max: usize) -> &mut Self {
+        self.max_result_chars = Some(max);
+        self
+    }
+
+    /// How outcomes claimed lossless are verified through the codec's inverse.
+    pub fn verification(&mut self, verification: Verification) -> &mut Self {
+        self.verification = Some(verification);
+        self
+    }
+
+    /// Discovers and validates every manifest, loads every plugin library, and builds every
+    /// entry's codec.
+    ///
+    /// # Errors
+    ///
+    /// A [`BuildError`] listing every error found, each naming the file, entry and key (or the
+    /// library and the manifest that declared it, or the setting of [`HostBuilder::budgets`]
+    /// or [`HostBuilder::breaker`] that is out of its range).
+    pub fn build(&self) -> Result<Host, BuildError> {
+        let project = match &self.project {
+            Some(dir) => absolute(dir),
+            None => std::env::current_dir().map_err(|source| LoadError::ReadSource {
+                dir: PathBuf::from("."),
+                source,
+            })?,
+        };
+        let mut errors = Vec::new();
+        let plugin_path = match &self.plugin_path {
+            Some(value) => value.clone(),
+            None => std::env::var_os(PLUGIN_PATH_ENV),
+        };
+        let manifests = discovery::manifests(&project, &self.plugin_dirs, plugin_path, &mut errors);
+
+        let mut registry = Registry::with_builtins();
+        plugins::load_all(&manifests, &mut registry, &mut errors);
+        let table = EntryTable::build(&manifests, &registry, &mut errors);
+        let budgets = self.budgets.unwrap_or_default().check();
+        let breaker = self.breaker.unwrap_or_default().check();
+        errors.extend(budgets.into_iter().chain(breaker).map(Error::from));
+        if !errors.is_empty() {
+            return Err(BuildError { errors });
+        }
+        let fallback = registry
+            .instantiate("json_compact", Map::new())
+            .map_err(|source| ManifestError::CodecParams {
+                file: CORE_MANIFEST_NAME.to_owned(),
+                line: None,
+                entry: "<no entry>".to_owned(),
+                codec: "json_compact".to_owned(),
+                library: None,
+                source: Box::new(source),
+            })?;
+        Ok(Host::new(
+            project,
+            manifests.into_iter().map(SourceInfo::of).collect(),
+            registry,
+            table,
+            fallback,
+            self.tee.clone(),
+            self.stage(),
+        ))
+    }
+
+    fn stage(&self) -> Stage {
+        let tokenizer: Arc<dyn TokenCounter> = self
+            .tokenizer
+            .clone()
+            .unwrap_or_else(|| Arc::new(Tokenizer::default()));
+        let settings = Settings {
+            budgets: self.budgets.unwrap_or_default(),
+            breaker: self.breaker.unwrap_or_default(),
+            clock: self.clock.clone().unwrap_or_else(|| Arc::new(SystemClock)),
+            kill_switch: self.kill_switch,
+            inline_at_any_size: self.inline_at_any_size,
+            tee_lossless: self.tee_lossless,
+            max_result_chars: self.max_result_chars.unwrap_or(200_000),
+            verification: self.verification.unwrap_or_default(),
+        };
+        Stage::new(settings, tokenizer, &self.observers)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    #[test]
+    fn bad_settings_are_collected_with_the_manifests_errors() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join(".parrot")).unwrap();
+        std::fs::write(
+            dir.path().join(".parrot/compressors.toml"),
+            "[compressor.t]\ncodec = \"zstd\"\n",
+        )
+        .unwrap();
+        let err = Host::builder()
+            .project(dir.path())
+            .plugin_path(None)
+            .budgets(Budgets {
+                size_threshold_bytes: 0,
+                ..Budgets::default()
+            })
+            .breaker(BreakerConfig {
+                window_duration: Duration::ZERO,
+                ..BreakerConfig::default()
+            })
+            .build()
+            .unwrap_err();
+        let lines: Vec<String> = err.errors.iter().map(ToString::to_string).collect();
+        assert_eq!(lines.len(), 3, "{lines:#?}");
+        assert!(
+            lines[0]
+                .ends_with("entry \"t\": unknown codec \"zstd\" (known: columnar, json_compact)")
+        );
+        assert!(lines[1].starts_with("Budgets: key \"size_threshold_bytes\": 0 "));
+        assert!(lines[2].starts_with("BreakerConfig: key \"window_duration\": 0ns "));
+        assert!(matches!(err.errors[1], Error::Settings(_)));
+    }
+}

@@ -1,0 +1,348 @@
+//! The call types every part of the host shares: what a caller hands the pipeline ([`Call`],
+//! [`Input`], and their owned forms for the async entry point), and what comes back
+//! ([`Processed`], its [`Meta`], and the [`Skip`] reason when the payload went out unchanged).
+//!
+//! They live apart from the engine so that the engine, the observers, the savings report and
+//! the token worker all depend on them and none of those depends on another through them.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use parrot_codec_api::Level;
+use serde_json::{Value, json};
+
+/// A tool result as given to the stage.
+#[derive(Debug, Clone, Copy)]
+pub enum Input<'a> {
+    /// Text (JSON or not).
+    Text(&'a str),
+    /// Raw bytes, possibly not UTF-8 (those pass through untouched).
+    Bytes(&'a [u8]),
+    /// A JSON value: its compact serialization (member order and number text kept) is the
+    /// input as given.
+    Json(&'a Value),
+}
+
+impl<'a> Input<'a> {
+    /// The input's bytes as given (a JSON value's compact serialization).
+    pub(crate) fn bytes(self) -> Cow<'a, [u8]> {
+        match self {
+            Input::Text(text) => Cow::Borrowed(text.as_bytes()),
+            Input::Bytes(bytes) => Cow::Borrowed(bytes),
+            Input::Json(value) => Cow::Owned(value.to_string().into_bytes()),
+        }
+    }
+}
+
+/// One tool call to process.
+///
+/// # Examples
+///
+/// ```
+/// use parrot_host::{Call, Input, Level};
+///
+/// let call = Call::new("sql_query", Input::Text("[]"))
+///     .status("success")
+///     .level(Level::Minimal);
+/// assert_eq!(call.tool, "sql_query");
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub struct Call<'a> {
+    /// The tool's name.
+    pub tool: &'a str,
+    /// The call's status; anything but `"success"` is never compressed.
+    pub status: &'a str,
+    /// The result.
+    pub payload: Input<'a>,
+    /// The result goes straight to the user, not to a model.
+    pub return_direct: bool,
+    /// The result's metadata already says `_compressed`.
+    pub already_compressed: bool,
+    /// A per-call level override.
+    pub level: Option<Level>,
+}
+
+impl<'a> Call<'a> {
+    /// A successful call with no override.
+    pub fn new(tool: &'a str, payload: Input<'a>) -> Call<'a> {
+        Call {
+            tool,
+            status: "success",
+            payload,
+            return_direct: false,
+            already_compressed: false,
+            level: None,
+        }
+    }
+
+    /// Sets the status.
+    pub fn status(mut self, status: &'a str) -> Call<'a> {
+        self.status = status;
+        self
+    }
+
+    /// Overrides the level for this call.
+    pub fn level(mut self, level: Level) -> Call<'a> {
+        self.level = Some(level);
+        self
+    }
+
+    /// Marks the result as going straight to the user.
+    pub fn return_direct(mut self, yes: bool) -> Call<'a> {
+        self.return_direct = yes;
+        self
+    }
+
+    /// Marks the result as already compressed.
+    pub fn already_compressed(mut self, yes: bool) -> Call<'a> {
+        self.already_compressed = yes;
+        self
+    }
+}
+
+/// An owned tool result, for the async entry point (the payload moves to another thread).
+#[derive(Debug, Clone)]
+pub enum OwnedInput {
+    /// Text (JSON or not).
+    Text(String),
+    /// Raw bytes, possibly not UTF-8.
+    Bytes(Vec<u8>),
+    /// A JSON value.
+    Json(Value),
+}
+
+impl OwnedInput {
+    /// The payload's size in bytes (for a JSON value, of its compact serialization).
+    #[cfg(feature = "tokio")]
+    pub(crate) fn len(&self) -> usize {
+        match self {
+            OwnedInput::Text(text) => text.len(),
+            OwnedInput::Bytes(bytes) => bytes.len(),
+            OwnedInput::Json(value) => value.to_string().len(),
+        }
+    }
+
+    pub(crate) fn as_input(&self) -> Input<'_> {
+        match self {
+            OwnedInput::Text(text) => Input::Text(text),
+            OwnedInput::Bytes(bytes) => Input::Bytes(bytes),
+            OwnedInput::Json(value) => Input::Json(value),
+        }
+    }
+}
+
+/// An owned [`Call`], for the async entry point.
+#[derive(Debug, Clone)]
+pub struct OwnedCall {
+    /// The tool's name.
+    pub tool: String,
+    /// The call's status.
+    pub status: String,
+    /// The result.
+    pub payload: OwnedInput,
+    /// The result goes straight to the user.
+    pub return_direct: bool,
+    /// The result was already compressed.
+    pub already_compressed: bool,
+    /// A per-call level override.
+    pub level: Option<Level>,
+}
+
+impl OwnedCall {
+    /// A successful call with no override.
+    pub fn new(tool: impl Into<String>, payload: OwnedInput) -> OwnedCall {
+        OwnedCall {
+            tool: tool.into(),
+            status: "success".to_owned(),
+            payload,
+            return_direct: false,
+            already_compressed: false,
+            level: None,
+        }
+    }
+
+    /// The borrowed view of this call.
+    pub fn as_call(&self) -> Call<'_> {
+        Call {
+            tool: &self.tool,
+            status: &self.status,
+            payload: self.payload.as_input(),
+            return_direct: self.return_direct,
+            already_compressed: self.already_compressed,
+            level: self.level,
+        }
+    }
+}
+
+/// Why a call's payload went out unchanged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Skip {
+    /// `PARROT_COMPRESSION_DISABLED=1`.
+    KillSwitch,
+    /// The result goes straight to the user.
+    ReturnDirect,
+    /// The result was already compressed.
+    AlreadyCompressed,
+    /// The effective level is `none` (for example an error status).
+    LevelNone,
+    /// The codec's breaker is open.
+    BreakerOpen,
+    /// Over the router's thresholds with no executor to run on.
+    BudgetPassthrough,
+    /// The codec failed, panicked, or broke its contract.
+    CodecError,
+    /// The outcome was lossy but the tee store failed.
+    TeeFailed,
+    /// The final payload would not be smaller than the input.
+    NoGain,
+    /// A payload the stage never changes: not UTF-8, empty, or JSON with a duplicate member
+    /// name (decision: not one of the contract's reasons, which do not cover these).
+    UnsupportedPayload,
+}
+
+impl Skip {
+    /// The reason as metadata spells it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Skip::KillSwitch => "kill_switch",
+            Skip::ReturnDirect => "return_direct",
+            Skip::AlreadyCompressed => "already_compressed",
+            Skip::LevelNone => "level_none",
+            Skip::BreakerOpen => "breaker_open",
+            Skip::BudgetPassthrough => "budget_passthrough",
+            Skip::CodecError => "codec_error",
+            Skip::TeeFailed => "tee_failed",
+            Skip::NoGain => "no_gain",
+            Skip::UnsupportedPayload => "unsupported_payload",
+        }
+    }
+}
+
+impl fmt::Display for Skip {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The metadata of one processed call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Meta {
+    /// `_compressed`: the output is a compressed payload.
+    pub compressed: bool,
+    /// `compression_codec`: the codec that applied (or would have).
+    pub codec: Option<String>,
+    /// `compression_level`: the effective level.
+    pub level: Level,
+    /// `result_size_bytes_original`: bytes of the input as given.
+    pub size_before: usize,
+    /// `result_size_bytes`: bytes of the final payload, pointer included.
+    pub size_after: usize,
+    /// `compression_duration_ms`.
+    pub duration_ms: f64,
+    /// `compression_teed`: the original was stored.
+    pub teed: bool,
+    /// `compression_tee_key`: where anything was stored (errors included).
+    pub tee_key: Option<String>,
+    /// `compression_skipped`: why the payload went out unchanged.
+    pub skipped: Option<Skip>,
+}
+
+impl Meta {
+    /// The metadata as a JSON object with the contract's member names. Token counts are added
+    /// by whoever waits for them (`tokens_before`, `tokens_after`).
+    pub fn to_json(&self) -> Value {
+        let mut map = serde_json::Map::new();
+        map.insert("_compressed".into(), json!(self.compressed));
+        map.insert("compression_codec".into(), json!(self.codec));
+        map.insert("compression_level".into(), json!(self.level.as_str()));
+        map.insert("result_size_bytes_original".into(), json!(self.size_before));
+        map.insert("result_size_bytes".into(), json!(self.size_after));
+        map.insert(
+            "compression_duration_ms".into(),
+            json!((self.duration_ms * 1000.0).round() / 1000.0),
+        );
+        map.insert("compression_teed".into(), json!(self.teed));
+        if let Some(key) = &self.tee_key {
+            map.insert("compression_tee_key".into(), json!(key));
+        }
+        if let Some(skip) = self.skipped {
+            map.insert("compression_skipped".into(), json!(skip.as_str()));
+        }
+        Value::Object(map)
+    }
+}
+
+/// The result of [`crate::Host::process`]: the payload the model sees and the metadata.
+#[derive(Debug, Clone)]
+pub struct Processed<'a> {
+    /// The payload the model sees (the input itself when nothing changed).
+    pub payload: Cow<'a, [u8]>,
+    /// The call's metadata.
+    pub meta: Meta,
+    /// The call's number within this host (0 for kill-switch calls, which are not counted).
+    pub call_id: u64,
+}
+
+impl<'a> Processed<'a> {
+    /// The input going out as it came, before the stage counted the call (call id 0): with
+    /// the kill switch on, or when the runtime shut down before an offloaded call ran.
+    pub(crate) fn passed_through(payload: Cow<'a, [u8]>, skip: Skip) -> Processed<'a> {
+        let size = payload.len();
+        Processed {
+            payload,
+            meta: Meta {
+                compressed: false,
+                codec: None,
+                level: Level::None,
+                size_before: size,
+                size_after: size,
+                duration_ms: 0.0,
+                teed: false,
+                tee_key: None,
+                skipped: Some(skip),
+            },
+            call_id: 0,
+        }
+    }
+}
+
+impl Processed<'_> {
+    /// The payload as text, when it is UTF-8 (it always is unless the input was not).
+    pub fn text(&self) -> Option<&str> {
+        std::str::from_utf8(&self.payload).ok()
+    }
+
+    /// The same result, owning its payload.
+    pub fn into_owned(self) -> Processed<'static> {
+        Processed {
+            payload: Cow::Owned(self.payload.into_owned()),
+            meta: self.meta,
+            call_id: self.call_id,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn meta_uses_the_contract_names() {
+        let meta = Meta {
+            compressed: true,
+            codec: Some("columnar".into()),
+            level: Level::Normal,
+            size_before: 100,
+            size_after: 40,
+            duration_ms: 0.1234,
+            teed: true,
+            tee_key: Some("__tee__:t:0000abcd:1".into()),
+            skipped: None,
+        };
+        assert_eq!(
+            meta.to_json().to_string(),
+            r#"{"_compressed":true,"compression_codec":"columnar","compression_level":"normal","result_size_bytes_original":100,"result_size_bytes":40,"compression_duration_ms":0.123,"compression_teed":true,"compression_tee_key":"__tee__:t:0000abcd:1"}"#
+        );
+    }
+}

@@ -1,0 +1,53 @@
+//! A stdio proxy between an MCP client (an agent) and any MCP server: every `tools/call` result
+//! the server sends goes through the pipeline before the client sees it, and the originals are
+//! offered back through a tool of the proxy's own, [`RECOVERY_TOOL`].
+//!
+//! The client starts the proxy instead of the server; the proxy starts the server as a child
+//! process (its stderr inherited) and relays MCP JSON-RPC, one message per line, both ways. A
+//! line the proxy does not change is relayed byte for byte, never re-serialized. It changes
+//! only:
+//!
+//! - a server's response to `tools/call`: each `text` content block that holds JSON is run
+//!   through [`crate::Host::process`] with the called tool's name, and the payload the model
+//!   should see replaces the block's text (a `_tee` pointer, when there is one, is inside that
+//!   text).
+//!   `structuredContent` stays valid against the tool's `outputSchema`: a top-level string
+//!   member equal to a compressed block's original text (the filesystem server's
+//!   `{"content": text}`) carries the compressed text; nothing else in it changes. Blocks that
+//!   are not text or do not hold JSON pass through. A result with `isError: true` is not
+//!   compressed: its text blocks are stored in the tee store (status `error`) and the message
+//!   goes out unchanged. Results of [`RECOVERY_TOOL`] are never compressed;
+//! - a server's response to `tools/list` (the first page, asked without a cursor): the
+//!   recovery tool is appended to `tools`;
+//! - a client's `tools/call` of [`RECOVERY_TOOL`]: answered by the proxy from the tee store,
+//!   with one text block holding the exact original text, or a tool error (`isError: true`)
+//!   naming the unknown key. The call never reaches the server, except as below.
+//!
+//! Decisions:
+//!
+//! - **A server with its own `wm_get_result`.** The proxy's tool takes its place in
+//!   `tools/list` (the pointers the proxy writes name it); a call whose key the proxy does not
+//!   hold is forwarded to the server, so the server's own pointers still resolve.
+//! - **Batches.** A JSON array from either side is handled element by element; a client batch
+//!   holding recovery calls is forwarded without them, and the proxy answers them in an array
+//!   of its own.
+//! - **Malformed lines** (not JSON, or JSON that is neither an object nor a batch array) are
+//!   relayed as they are, with a warning on the proxy's log naming the side, the line number
+//!   and the problem; the proxy never stops for them.
+//! - **No line-length limit**: a message is read whole, however long (a 50 MB file read is one
+//!   line); memory is the limit.
+//! - **Pending requests** are matched by id (numbers and strings are distinct ids); a
+//!   `notifications/cancelled` forgets the request, so a late answer to it is relayed as is.
+//!
+//! With the kill switch on ([`crate::KILL_SWITCH_ENV`]) use [`Proxy::relay`]: a pure relay,
+//! every line forwarded as is in both directions and no recovery tool listed, so the client
+//! receives exactly what the server sends.
+
+mod proxy;
+mod relay;
+
+pub use proxy::{Proxy, Side};
+pub use relay::{Relay, Routed};
+
+/// The name of the proxy's recovery tool, as every `_tee` pointer's hint spells it.
+pub const RECOVERY_TOOL: &str = "wm_get_result";

@@ -1,0 +1,242 @@
+//! The pipeline stage every tool result passes through: [`crate::Host::process`].
+//!
+//! The rules, in order; the first that decides the output wins. Each is one function (rule 1
+//! here, the others in `rules.rs`), in the order the README's "The library" section lists them:
+//!
+//! 1. kill switch (`PARROT_COMPRESSION_DISABLED=1`): the input goes out byte-identical and
+//!    nothing else runs — no store write, no event, no counting;
+//! 2. a status other than `success`: the payload goes out byte-identical, and is stored in the
+//!    tee store (reason `error`) so nothing is lost when the caller raises;
+//! 3. `return_direct`, `already_compressed`, effective level `none`: passthrough;
+//! 4. payloads the stage never changes (not UTF-8, empty, JSON with a duplicate member name):
+//!    passthrough, reason `unsupported_payload`; JSON nested deeper than the parser's limit is
+//!    treated as text;
+//! 5. the router, then the breaker: over the router's thresholds without an executor
+//!    (`budget_passthrough`), or the codec's breaker open (`breaker_open`): passthrough;
+//! 6. the codec runs (an error or panic: passthrough, `codec_error`; an unchanged outcome:
+//!    `no_gain`); a plugin's output for a JSON payload must be JSON unless the codec declares
+//!    text output (`codec_error`);
+//! 7. an outcome that claims to be lossless is verified through the codec's inverse when
+//!    verification is on (a mismatch makes it lossy); a lossy outcome at `minimal` is refused
+//!    (`codec_error`);
+//! 8. a lossy outcome stores the input before the output gets its `_tee` pointer (store failure:
+//!    the input goes out, `tee_failed`); so does a lossless one that changed the payload when
+//!    the host was built with `tee_lossless` (pointer reason `lossless`). The pointer counts
+//!    for rule 9, and nothing is stored for an outcome rule 9 discards;
+//! 9. no gain: a final payload not strictly smaller than the input is discarded (`no_gain`);
+//! 10. last line of defense: a final payload over `max_result_chars` code points is cut, with
+//!     the original stored under the call's key (only with a tee store).
+
+mod pointer;
+mod rules;
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use parrot_codec_api::DynCodec;
+use parrot_codec_api::Level;
+
+pub use pointer::TEE_HINT;
+
+use crate::budget::{Breaker, BreakerConfig, Budgets, Clock, Router};
+use crate::call::{Call, Meta, Processed, Skip};
+use crate::observe::{CallEvent, Observer};
+use crate::report::Report;
+use crate::tee::TeeStore;
+use crate::tokens::{Job, TokenCounter, TokenWorker};
+use pointer::TeeKeys;
+
+/// The environment variable of the kill switch.
+pub const KILL_SWITCH_ENV: &str = "PARROT_COMPRESSION_DISABLED";
+
+/// How outcomes that claim to be lossless are checked through the codec's inverse.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Verification {
+    /// Verify every lossless outcome of a plugin codec (default true).
+    pub plugins: bool,
+    /// Verify one lossless outcome in N of a built-in codec (0: never; default 0, since
+    /// property tests prove the built-ins).
+    pub builtins_every: u32,
+}
+
+impl Default for Verification {
+    fn default() -> Verification {
+        Verification {
+            plugins: true,
+            builtins_every: 0,
+        }
+    }
+}
+
+/// The stage's settings, as the host builder resolved them.
+pub(crate) struct Settings {
+    /// The router's thresholds and the latency budgets.
+    pub(crate) budgets: Budgets,
+    /// The breakers' windows and cooldown.
+    pub(crate) breaker: BreakerConfig,
+    /// The clock of the breakers and the budgets.
+    pub(crate) clock: Arc<dyn Clock>,
+    /// The kill switch forced on or off; `None` reads [`KILL_SWITCH_ENV`] per call.
+    pub(crate) kill_switch: Option<bool>,
+    /// Compress inline at any size (the command).
+    pub(crate) inline_at_any_size: bool,
+    /// Keep the original of lossless outcomes that changed the payload too.
+    pub(crate) tee_lossless: bool,
+    /// Rule 10's limit in code points (0: off).
+    pub(crate) max_result_chars: usize,
+    /// Rule 7's verification.
+    pub(crate) verification: Verification,
+}
+
+/// The stage's settings and state, owned by the host.
+pub(crate) struct Stage {
+    settings: Settings,
+    router: Router,
+    breakers: Mutex<HashMap<String, Arc<Breaker>>>,
+    observers: Arc<Vec<Arc<dyn Observer>>>,
+    report: Arc<Report>,
+    tokens: TokenWorker,
+    calls: AtomicU64,
+    verify_counter: AtomicU64,
+    keys: Mutex<TeeKeys>,
+}
+
+impl Stage {
+    /// A stage with `settings`, counting tokens with `tokenizer` for the savings report (always
+    /// the first observer) and `observers`.
+    pub(crate) fn new(
+        settings: Settings,
+        tokenizer: Arc<dyn TokenCounter>,
+        observers: &[Arc<dyn Observer>],
+    ) -> Stage {
+        let report = Arc::new(Report::new(tokenizer.name()));
+        let mut all: Vec<Arc<dyn Observer>> = vec![report.clone()];
+        all.extend(observers.iter().cloned());
+        let observers = Arc::new(all);
+        Stage {
+            router: Router {
+                budgets: settings.budgets,
+            },
+            settings,
+            breakers: Mutex::default(),
+            tokens: TokenWorker::start(tokenizer, Arc::clone(&observers)),
+            observers,
+            report,
+            calls: AtomicU64::new(0),
+            verify_counter: AtomicU64::new(0),
+            keys: Mutex::new(TeeKeys::new()),
+        }
+    }
+
+    /// The router's thresholds and the budgets.
+    #[cfg(feature = "tokio")]
+    pub(crate) fn budgets(&self) -> Budgets {
+        self.router.budgets
+    }
+
+    /// The live savings report.
+    pub(crate) fn report(&self) -> &Report {
+        &self.report
+    }
+
+    /// Waits until every processed call's tokens are delivered to the observers.
+    pub(crate) fn flush(&self) {
+        self.tokens.flush();
+    }
+
+    fn breaker(&self, codec: &str) -> Arc<Breaker> {
+        let mut breakers = self.breakers.lock().unwrap_or_else(|p| p.into_inner());
+        Arc::clone(
+            breakers
+                .entry(codec.to_owned())
+                .or_insert_with(|| Arc::new(Breaker::new(self.settings.breaker))),
+        )
+    }
+
+    /// Rule 1.
+    fn kill_switch_on(&self) -> bool {
+        self.settings
+            .kill_switch
+            .unwrap_or_else(|| std::env::var_os(KILL_SWITCH_ENV).is_some_and(|v| v == "1"))
+    }
+}
+
+/// The per-call context of one `process` run.
+pub(crate) struct Run<'h, 'a> {
+    pub(crate) stage: &'h Stage,
+    pub(crate) tee: Option<&'h dyn TeeStore>,
+    pub(crate) codec: &'h dyn DynCodec,
+    pub(crate) builtin: bool,
+    pub(crate) level: Level,
+    pub(crate) call: Call<'a>,
+    /// The call runs on an executor thread (the async entry point offloaded it).
+    pub(crate) offloaded: bool,
+}
+
+/// Runs the stage on one call.
+pub(crate) fn process<'a>(run: Run<'_, 'a>) -> Processed<'a> {
+    let stage = run.stage;
+    let call = run.call;
+    let input = call.payload.bytes();
+    if stage.kill_switch_on() {
+        return Processed::passed_through(input, Skip::KillSwitch);
+    }
+    let started = Instant::now();
+    let call_id = stage.calls.fetch_add(1, Ordering::Relaxed) + 1;
+    let mut meta = Meta {
+        compressed: false,
+        codec: Some(run.codec.name().to_owned()),
+        level: run.level,
+        size_before: input.len(),
+        size_after: input.len(),
+        duration_ms: 0.0,
+        teed: false,
+        tee_key: None,
+        skipped: None,
+    };
+
+    let output: Option<String> = rules::decide(&run, &input, &mut meta);
+
+    // The token worker gets its own copies: the caller keeps the input and the output. Text is
+    // copied as it is (it was checked as UTF-8 already); only a payload that is not UTF-8
+    // goes through the lossy conversion.
+    let text_of = |bytes: &[u8]| match std::str::from_utf8(bytes) {
+        Ok(text) => text.to_owned(),
+        Err(_) => String::from_utf8_lossy(bytes).into_owned(),
+    };
+    let after_copy = output.clone();
+    let payload = match output {
+        Some(text) => {
+            meta.compressed = true;
+            Cow::Owned(text.into_bytes())
+        }
+        None => input.clone(),
+    };
+    meta.size_after = payload.len();
+    meta.duration_ms = started.elapsed().as_secs_f64() * 1000.0;
+
+    let event = CallEvent {
+        call_id,
+        tool: call.tool.to_owned(),
+        meta: meta.clone(),
+    };
+    for observer in stage.observers.iter() {
+        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            observer.on_processed(&event);
+        }));
+    }
+    stage.tokens.submit(Job {
+        call_id,
+        tool: call.tool.to_owned(),
+        before: text_of(&input),
+        after: after_copy,
+    });
+    Processed {
+        payload,
+        meta,
+        call_id,
+    }
+}

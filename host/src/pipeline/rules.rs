@@ -1,0 +1,403 @@
+//! Rules 2 to 10 of the stage (rule 1, the kill switch, is [`super::process`]'s own), one
+//! function each, in the order they apply; see the module docs of [`super`] for the list.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use parrot_codec_api::{Level, Outcome, Payload, PayloadKind};
+
+use super::Run;
+use super::pointer::{attach_pointer, tee_pointer};
+use crate::budget::{Admission, Breaker, Route, Router};
+use crate::call::{Meta, Skip};
+use crate::json_check::{JsonCheck, TopLevel};
+
+/// Decides the call's output: `Some(new payload)` or `None` (the input goes out), filling in
+/// the metadata.
+pub(super) fn decide(run: &Run<'_, '_>, input: &[u8], meta: &mut Meta) -> Option<String> {
+    store_error_result(run, input, meta);
+    match compress(run, input, meta) {
+        Ok(output) => Some(output),
+        Err(skip) => {
+            meta.skipped = Some(skip);
+            None
+        }
+    }
+}
+
+/// Rules 3 to 10: the new payload, or why the input goes out.
+fn compress(run: &Run<'_, '_>, input: &[u8], meta: &mut Meta) -> Result<String, Skip> {
+    passthrough_flags(run)?;
+    let (kind, text) = supported(run, input)?;
+    let admitted = admit(run, text)?;
+    let produced = run_codec(run, kind, text, admitted)?;
+    let produced = verify(run, kind, text, produced)?;
+    let mut pointed = point(run, produced)?;
+    gain(&pointed, input)?;
+    let cut = must_cut(run, &pointed.payload);
+    store_original(run, input, &mut pointed, cut, meta)?;
+    Ok(if cut {
+        cut_payload(run, &pointed)
+    } else {
+        pointed.payload
+    })
+}
+
+/// Rule 2: a status other than `success` is stored (reason `error`), so nothing is lost when
+/// the caller raises; the payload then goes out by rule 3 (its level is `none`).
+fn store_error_result(run: &Run<'_, '_>, input: &[u8], meta: &mut Meta) {
+    let call = run.call;
+    if call.status == "success" {
+        return;
+    }
+    let Some(tee) = run.tee else {
+        return;
+    };
+    match run.stage.store(tee, call.tool, input, None) {
+        Ok(key) => {
+            meta.teed = true;
+            meta.tee_key = Some(key);
+        }
+        Err(err) => tracing::warn!(tool = call.tool, "storing an error payload failed: {err}"),
+    }
+}
+
+/// Rule 3: `return_direct`, `already_compressed`, and the effective level `none` pass through.
+fn passthrough_flags(run: &Run<'_, '_>) -> Result<(), Skip> {
+    if run.call.return_direct {
+        Err(Skip::ReturnDirect)
+    } else if run.call.already_compressed {
+        Err(Skip::AlreadyCompressed)
+    } else if run.level == Level::None {
+        Err(Skip::LevelNone)
+    } else {
+        Ok(())
+    }
+}
+
+/// Rule 4: the text a codec gets and its kind; payloads the stage never changes (not UTF-8,
+/// empty, JSON with a duplicate member name) pass through. JSON nested deeper than the
+/// parser's limit is text.
+fn supported<'i>(run: &Run<'_, '_>, input: &'i [u8]) -> Result<(PayloadKind, &'i str), Skip> {
+    classify(input).map_err(|why| {
+        tracing::debug!(tool = run.call.tool, "payload passes through: {why}");
+        Skip::UnsupportedPayload
+    })
+}
+
+fn classify(bytes: &[u8]) -> Result<(PayloadKind, &str), &'static str> {
+    let text = std::str::from_utf8(bytes).map_err(|_| "not UTF-8")?;
+    if text.is_empty() {
+        return Err("empty");
+    }
+    match crate::json_check::check(text) {
+        JsonCheck::Json => Ok((PayloadKind::Json, text)),
+        JsonCheck::DuplicateMember => Err("duplicate member name"),
+        JsonCheck::TooDeep | JsonCheck::NotJson => Ok((PayloadKind::Text, text)),
+    }
+}
+
+/// A codec call the budgets let through: the codec's breaker, what it admitted, and the
+/// budget the call must meet.
+struct Admitted {
+    breaker: Arc<Breaker>,
+    admission: Admission,
+    budget: Duration,
+}
+
+/// Rule 5: the router (over its thresholds without an executor: passthrough), then the
+/// codec's breaker (open: passthrough).
+fn admit(run: &Run<'_, '_>, text: &str) -> Result<Admitted, Skip> {
+    let stage = run.stage;
+    let minimal = run.level == Level::Minimal;
+    let route = if stage.settings.inline_at_any_size {
+        Route::Inline
+    } else {
+        stage.router.route(
+            minimal,
+            text.len(),
+            Router::estimate_rows(text),
+            run.offloaded,
+        )
+    };
+    if route == Route::Passthrough {
+        return Err(Skip::BudgetPassthrough);
+    }
+    let breaker = stage.breaker(run.codec.name());
+    let admission = breaker.admit(stage.settings.clock.now());
+    if admission == Admission::Open {
+        return Err(Skip::BreakerOpen);
+    }
+    Ok(Admitted {
+        breaker,
+        admission,
+        budget: stage.router.budget(minimal, route),
+    })
+}
+
+/// What a codec returned, once rule 6 accepted it.
+struct Produced {
+    payload: String,
+    lossy: bool,
+    /// The output's top-level shape, when it was read.
+    shape: Option<TopLevel>,
+    /// The codec declares text output for JSON input (TOON, CSV).
+    text_output: bool,
+}
+
+/// Rule 6: the codec runs, timed against its budget for the breaker. An error or a panic is
+/// `codec_error`; an unchanged outcome is `no_gain`; a plugin's output for a JSON payload must
+/// be JSON unless the codec declares text output (else `codec_error`).
+fn run_codec(
+    run: &Run<'_, '_>,
+    kind: PayloadKind,
+    text: &str,
+    admitted: Admitted,
+) -> Result<Produced, Skip> {
+    let (tool, codec, clock) = (run.call.tool, run.codec, &run.stage.settings.clock);
+    let started = clock.now();
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        codec.compress(Payload::new(text, kind), run.level)
+    }));
+    let elapsed = clock.now().saturating_duration_since(started);
+    admitted
+        .breaker
+        .record(clock.now(), admitted.admission, elapsed > admitted.budget);
+
+    let outcome = match result {
+        Ok(Ok(outcome)) => outcome,
+        Ok(Err(err)) => {
+            tracing::warn!(tool, codec = codec.name(), "codec failed: {err}");
+            return Err(Skip::CodecError);
+        }
+        Err(_) => {
+            tracing::warn!(tool, codec = codec.name(), "codec panicked");
+            return Err(Skip::CodecError);
+        }
+    };
+    let (payload, lossy) = match outcome {
+        Outcome::Unchanged => return Err(Skip::NoGain),
+        Outcome::Changed { payload, lossy } => (payload, lossy),
+    };
+    // A built-in's output is JSON by construction (property-tested and fuzzed), so its shape
+    // is read only when a pointer needs it.
+    let text_output = codec.text_output();
+    let mut shape = None;
+    if kind == PayloadKind::Json && !run.builtin && !text_output {
+        shape = crate::json_check::top_level(&payload);
+        if shape.is_none() {
+            tracing::warn!(
+                tool,
+                codec = codec.name(),
+                "codec returned invalid JSON for a JSON payload"
+            );
+            return Err(Skip::CodecError);
+        }
+    }
+    Ok(Produced {
+        payload,
+        lossy,
+        shape,
+        text_output,
+    })
+}
+
+/// Rule 7: an outcome claimed lossless is verified through the codec's inverse when
+/// verification is on for the codec (a mismatch makes it lossy); a lossy outcome at `minimal`
+/// is refused (`codec_error`).
+fn verify(
+    run: &Run<'_, '_>,
+    kind: PayloadKind,
+    text: &str,
+    mut produced: Produced,
+) -> Result<Produced, Skip> {
+    let (tool, codec) = (run.call.tool, run.codec.name());
+    if !produced.lossy && should_verify(run) && !expands_back(run, text, kind, &produced.payload) {
+        tracing::warn!(
+            tool,
+            codec,
+            "an outcome claimed lossless does not expand back to the input: treated as lossy"
+        );
+        produced.lossy = true;
+    }
+    if produced.lossy && !run.level.allows_loss() {
+        tracing::warn!(
+            tool,
+            codec,
+            "codec returned a lossy outcome at minimal: refused"
+        );
+        return Err(Skip::CodecError);
+    }
+    Ok(produced)
+}
+
+/// Plugin codecs: every lossless outcome (unless turned off); built-ins: one in N.
+fn should_verify(run: &Run<'_, '_>) -> bool {
+    if !run.codec.expands() {
+        return false;
+    }
+    let v = run.stage.settings.verification;
+    if run.builtin {
+        v.builtins_every > 0
+            && run
+                .stage
+                .verify_counter
+                .fetch_add(1, Ordering::Relaxed)
+                .is_multiple_of(u64::from(v.builtins_every))
+    } else {
+        v.plugins
+    }
+}
+
+fn expands_back(run: &Run<'_, '_>, input: &str, kind: PayloadKind, payload: &str) -> bool {
+    let expanded = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        run.codec.expand(payload)
+    })) {
+        Ok(Ok(expanded)) => expanded,
+        _ => return false,
+    };
+    match kind {
+        PayloadKind::Text => expanded == input,
+        PayloadKind::Json => {
+            crate::json_check::equivalent(input, &expanded, run.codec.meta().null_members_absent())
+        }
+    }
+}
+
+/// The output with its pointer (rule 8), before the original is stored.
+struct Pointed {
+    payload: String,
+    /// The codec's payload, kept apart only when a pointer may have to be rewritten.
+    unpointed: Option<String>,
+    /// The tentative key the pointer names.
+    key: Option<String>,
+    shape: Option<TopLevel>,
+    reason: &'static str,
+}
+
+/// Rule 8, first half: a lossy outcome gets its `_tee` pointer (without a tee store it cannot,
+/// and goes out as the input: `tee_failed`); so does a lossless one that changed the payload
+/// when the host was built with `tee_lossless` (reason `lossless`). The pointer names a
+/// tentative key: the no-gain rule counts it, and nothing is stored for an outcome that rule 9
+/// discards. The second half is [`store_original`].
+fn point(run: &Run<'_, '_>, produced: Produced) -> Result<Pointed, Skip> {
+    let Produced {
+        payload,
+        lossy,
+        mut shape,
+        text_output,
+    } = produced;
+    if lossy && run.tee.is_none() {
+        // Unreachable through the host (levels are capped without a store); kept as the
+        // runtime guard: nothing lossy goes out without a way back.
+        return Err(Skip::TeeFailed);
+    }
+    let keep = lossy || (run.stage.settings.tee_lossless && run.tee.is_some());
+    let reason = if lossy { "lossy" } else { "lossless" };
+    let Some(key) = keep.then(|| run.stage.next_key(run.call.tool)) else {
+        return Ok(Pointed {
+            payload,
+            unpointed: None,
+            key: None,
+            shape,
+            reason,
+        });
+    };
+    if shape.is_none() && !text_output {
+        shape = crate::json_check::top_level(&payload);
+    }
+    Ok(Pointed {
+        payload: attach_pointer(&payload, shape, &key, reason),
+        unpointed: Some(payload),
+        key: Some(key),
+        shape,
+        reason,
+    })
+}
+
+/// Rule 9: a final payload not strictly smaller than the input is discarded (`no_gain`).
+fn gain(pointed: &Pointed, input: &[u8]) -> Result<(), Skip> {
+    if pointed.payload.len() >= input.len() {
+        Err(Skip::NoGain)
+    } else {
+        Ok(())
+    }
+}
+
+/// Rule 10, first half: whether the final payload is over `max_result_chars` code points and
+/// will be cut (only with a tee store, which keeps the original).
+fn must_cut(run: &Run<'_, '_>, payload: &str) -> bool {
+    let max = run.stage.settings.max_result_chars;
+    let over = max > 0 && payload.chars().count() > max;
+    if over && run.tee.is_none() {
+        tracing::warn!(
+            tool = run.call.tool,
+            chars = payload.chars().count(),
+            max,
+            "payload over max_result_chars goes out uncut: no tee store to keep the original"
+        );
+    }
+    over && run.tee.is_some()
+}
+
+/// Rule 8, second half: the input is stored before the output goes out, under the pointer's
+/// key (or the call's key when only rule 10 needs it). A store failure sends the input out
+/// (`tee_failed`); a key another process took gives the call a fresh one, and the pointer is
+/// rewritten to name it.
+fn store_original(
+    run: &Run<'_, '_>,
+    input: &[u8],
+    pointed: &mut Pointed,
+    cut: bool,
+    meta: &mut Meta,
+) -> Result<(), Skip> {
+    let keep = pointed.key.is_some();
+    let (Some(tee), true) = (run.tee, keep || cut) else {
+        return Ok(());
+    };
+    match run
+        .stage
+        .store(tee, run.call.tool, input, pointed.key.clone())
+    {
+        Ok(stored) => {
+            if let (Some(unpointed), true) = (
+                &pointed.unpointed,
+                pointed.key.as_deref() != Some(stored.as_str()),
+            ) {
+                pointed.payload = attach_pointer(unpointed, pointed.shape, &stored, pointed.reason);
+            }
+            pointed.key = Some(stored);
+        }
+        Err(err) => {
+            tracing::warn!(
+                tool = run.call.tool,
+                "tee store failed, the original goes out: {err}"
+            );
+            return Err(Skip::TeeFailed);
+        }
+    }
+    meta.teed = true;
+    meta.tee_key = pointed.key.clone();
+    Ok(())
+}
+
+/// Rule 10, second half: the first `max_result_chars` code points, as a JSON string, with a
+/// pointer (reason `cut`) to the original.
+fn cut_payload(run: &Run<'_, '_>, pointed: &Pointed) -> String {
+    let max = run.stage.settings.max_result_chars;
+    let before = pointed.payload.chars().count();
+    let head: String = pointed.payload.chars().take(max).collect();
+    let pointer = tee_pointer(pointed.key.as_deref().unwrap_or_default(), "cut");
+    let cut = format!(
+        "{{\"result\":{},\"_tee\":{pointer}}}",
+        serde_json::to_string(&head).unwrap_or_default()
+    );
+    tracing::warn!(
+        tool = run.call.tool,
+        before,
+        after = max,
+        "payload over max_result_chars was cut (original in the tee store)"
+    );
+    cut
+}
