@@ -15,7 +15,9 @@ const BEL: char = '\u{7}';
 ///
 /// # Examples
 ///
-/// At `normal`, `"\x1b[1;31merror\x1b[0m: 10%\r50%\r100%\n"` becomes `"error: 100%\n"`.
+/// At `normal`, `"\x1b[1;31merror\x1b[0m: disk full\n"` becomes `"error: disk full\n"`, and
+/// `"build 10%\rbuild 50%\rbuild 100%\n"` becomes `"build 100%\n"`: a carriage return starts
+/// the line again, so everything before the last one on a line goes (the unit tests pin both).
 #[derive(Debug)]
 pub struct AnsiStrip {
     collapse_cr: bool,
@@ -125,6 +127,17 @@ mod tests {
             (false, "1%\r2%\r3%\n", None),
             (true, "plain text\n", None),
             (true, "\u{1b}[2K\u{1b}[1Gbuilding", Some("building")),
+            // The examples in the codec's documentation.
+            (
+                true,
+                "\u{1b}[1;31merror\u{1b}[0m: disk full\n",
+                Some("error: disk full\n"),
+            ),
+            (
+                true,
+                "build 10%\rbuild 50%\rbuild 100%\n",
+                Some("build 100%\n"),
+            ),
         ];
         for (collapse_cr, input, expected) in cases {
             let codec = AnsiStrip {
