@@ -507,7 +507,9 @@ mod tests {
 
     #[test]
     fn each_rule_is_found_on_the_call_that_breaks_it() {
-        let rows: Vec<(&str, Fake, &str, Option<(Rule, Level, PayloadKind)>)> = vec![
+        /// The rule broken, where: `None` when the codec keeps the contract.
+        type Found = Option<(Rule, Level, PayloadKind)>;
+        let rows: Vec<(&str, Fake, &str, Found)> = vec![
             (
                 "keeps the contract",
                 fake(compact, Some(inverse), false),
