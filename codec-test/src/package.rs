@@ -193,8 +193,9 @@ pub fn profile_dir() -> Result<PathBuf, Error> {
 }
 
 /// The built plugin library (`cdylib`) of the crate `crate_name` (with underscores,
-/// `parrot_plugin_toon`): the one `cargo build` put in the profile folder, else the one built as
-/// a dependency in its `deps` folder.
+/// `parrot_plugin_toon`): the one in the profile's `deps` folder, where cargo builds it (as a
+/// dependency of the running test, or by [`build_plugins`]), else the copy `cargo build` puts in
+/// the profile folder.
 ///
 /// # Errors
 ///
@@ -207,7 +208,7 @@ pub fn cdylib(crate_name: &str) -> Result<PathBuf, Error> {
         std::env::consts::DLL_SUFFIX
     );
     let profile = profile_dir()?;
-    let searched = vec![profile.join(&file), profile.join("deps").join(&file)];
+    let searched = vec![profile.join("deps").join(&file), profile.join(&file)];
     match searched.iter().find(|path| path.is_file()) {
         Some(path) => Ok(path.clone()),
         None => Err(Error::NotBuilt {

@@ -1,77 +1,64 @@
-//! Test support: builds the workspace's plugin libraries and the command once per test
-//! binary, and lays out plugin packages in temporary folders.
-#![allow(dead_code)]
+//! Test support: builds the workspace's plugin libraries and the command once per test run,
+//! and lays out plugin packages in temporary folders (with `parrot-codec-test`).
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::OnceLock;
+
+use parrot_codec_test::{Cargo, Package};
+
+/// The workspace's root folder.
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
 
 /// The target directory of this profile (`target/debug`), derived from the test executable.
 pub fn profile_dir() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
-    DIR.get_or_init(|| {
-        let exe = std::env::current_exe().expect("test executable path");
-        // target/<profile>/deps/<test binary>
-        exe.parent()
-            .and_then(Path::parent)
-            .expect("target/<profile> above the test binary")
-            .to_path_buf()
-    })
-}
-
-fn cargo() -> Command {
-    let mut cmd = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
-    cmd.current_dir(env!("CARGO_MANIFEST_DIR"));
-    let target = profile_dir().parent().expect("target dir");
-    cmd.env("CARGO_TARGET_DIR", target);
-    if profile_dir().file_name().is_some_and(|p| p == "release") {
-        cmd.arg("--release");
-    }
-    cmd
-}
-
-fn run(mut cmd: Command) {
-    let status = cmd.status().expect("cargo runs");
-    assert!(status.success(), "{cmd:?} failed: {status}");
+    DIR.get_or_init(|| parrot_codec_test::profile_dir().expect("target/<profile> above the test"))
 }
 
 /// Builds every library and binary of the workspace, and the `panic = "abort"` fixture, once.
 pub fn build_artifacts() {
     static BUILT: OnceLock<()> = OnceLock::new();
     BUILT.get_or_init(|| {
-        let mut build = cargo();
-        build.args(["build", "--workspace", "--lib", "--bins", "--quiet"]);
-        run(build);
+        // `--test integration` (this binary, already built) makes cargo resolve features as
+        // `cargo test` did, with dev-dependencies: without it the libraries' features differ
+        // (the host's `tokio`, syn's, regex-syntax's) and cargo builds most of the dependency
+        // tree a second time.
+        Cargo::build(workspace())
+            .args([
+                "--workspace",
+                "--lib",
+                "--bins",
+                "--test",
+                "integration",
+                "--quiet",
+            ])
+            .run_once()
+            .unwrap_or_else(|err| panic!("{err}"));
         // A profile cannot set `panic` per package: build this one fixture's cdylib with
         // panic=abort through rustc flags that apply to it alone.
-        let mut abort = cargo();
-        abort.args([
-            "rustc",
-            "--quiet",
-            "-p",
-            "parrot-plugin-fault-abort",
-            "--lib",
-            "--crate-type",
-            "cdylib",
-            "--",
-            "-C",
-            "panic=abort",
-        ]);
-        run(abort);
+        Cargo::new(workspace(), "rustc")
+            .args([
+                "--quiet",
+                "-p",
+                "parrot-plugin-fault-abort",
+                "--lib",
+                "--crate-type",
+                "cdylib",
+                "--",
+                "-C",
+                "panic=abort",
+            ])
+            .run_once()
+            .unwrap_or_else(|err| panic!("{err}"));
     });
 }
 
 /// The path of a built plugin library, by crate name (`parrot_plugin_line_dedup`).
 pub fn library(crate_name: &str) -> PathBuf {
     build_artifacts();
-    let file = format!(
-        "{}{crate_name}{}",
-        std::env::consts::DLL_PREFIX,
-        std::env::consts::DLL_SUFFIX
-    );
-    let path = profile_dir().join(file);
-    assert!(path.is_file(), "{} was not built", path.display());
-    path
+    parrot_codec_test::cdylib(crate_name).unwrap_or_else(|err| panic!("{err}"))
 }
 
 /// The `parrot-compress` binary.
@@ -84,23 +71,18 @@ pub fn binary() -> PathBuf {
 
 /// The source folder of a shipped plugin (`plugins/line-dedup`).
 pub fn plugin_source(dir: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../plugins")
-        .join(dir)
+    workspace().join("plugins").join(dir)
 }
 
 /// Lays out a package folder `parent/name` holding `manifest` as `compressors.toml` and, when
 /// given, a copy of the library `crate_name` under its usual file name.
 pub fn package(parent: &Path, name: &str, crate_name: Option<&str>, manifest: &str) -> PathBuf {
-    let dir = parent.join(name);
-    std::fs::create_dir_all(&dir).expect("package folder");
+    let mut package = Package::new(parent, name);
+    package.manifest(manifest);
     if let Some(crate_name) = crate_name {
-        let source = library(crate_name);
-        let target = dir.join(source.file_name().expect("library file name"));
-        std::fs::copy(&source, &target).expect("copy library");
+        package.library(library(crate_name));
     }
-    std::fs::write(dir.join("compressors.toml"), manifest).expect("write manifest");
-    dir
+    package.create().unwrap_or_else(|err| panic!("{err}"))
 }
 
 /// A shipped plugin's package (`plugins/<dir>`): its real `compressors.toml` and its library,
@@ -111,15 +93,14 @@ pub fn shipped_package(parent: &Path, dir: &str, crate_name: &str) -> PathBuf {
 
 /// [`shipped_package`], laid out under another folder name.
 pub fn shipped_package_as(parent: &Path, dir: &str, name: &str, crate_name: &str) -> PathBuf {
-    let manifest = std::fs::read_to_string(plugin_source(dir).join("compressors.toml"))
-        .expect("shipped manifest");
-    package(parent, name, Some(crate_name), &manifest)
+    Package::new(parent, name)
+        .library(library(crate_name))
+        .manifest_file(plugin_source(dir).join("compressors.toml"))
+        .create()
+        .unwrap_or_else(|err| panic!("{err}"))
 }
 
-/// A manifest declaring `crate_name`'s library, plus `rest`.
-pub fn plugin_manifest(crate_name: &str, rest: &str) -> String {
-    format!("[plugin]\nlibrary = \"{crate_name}\"\n{rest}")
-}
+pub use parrot_codec_test::plugin_manifest;
 
 /// A host with a memory tee store whose only plugin source is one package `plugins/<name>` in a
 /// fresh project: the library `crate_name`, declared with `entries` (manifest text).
