@@ -5,6 +5,7 @@
 //! `cargo test -p parrot-tests --test integration prune::`.
 
 mod cli;
+mod contract;
 mod hostile;
 mod manifests;
 mod mcp_proxy;
