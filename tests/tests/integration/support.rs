@@ -17,25 +17,39 @@ pub fn profile_dir() -> &'static Path {
     DIR.get_or_init(|| parrot_codec_test::profile_dir().expect("target/<profile> above the test"))
 }
 
-/// Builds every library and binary of the workspace, and the `panic = "abort"` fixture, once.
+/// The fixture plugin that must be built with `panic = "abort"`.
+const ABORT_FIXTURE: &str = "parrot_plugin_fault_abort";
+
+/// Builds every library of the workspace and the command, once.
 pub fn build_artifacts() {
     static BUILT: OnceLock<()> = OnceLock::new();
     BUILT.get_or_init(|| {
         // `--test integration` (this binary, already built) makes cargo resolve features as
-        // `cargo test` did, with dev-dependencies: without it the libraries' features differ
-        // (the host's `tokio`, syn's, regex-syntax's) and cargo builds most of the dependency
-        // tree a second time.
+        // `cargo test --workspace` did, with dev-dependencies: without it the libraries'
+        // features differ (the host's `tokio`, syn's, regex-syntax's) and cargo builds most of
+        // the dependency tree a second time.
         Cargo::build(workspace())
             .args([
                 "--workspace",
                 "--lib",
-                "--bins",
+                "--bin",
+                "parrot-compress",
                 "--test",
                 "integration",
                 "--quiet",
             ])
             .run_once()
             .unwrap_or_else(|err| panic!("{err}"));
+    });
+}
+
+/// Builds the `panic = "abort"` fixture's cdylib, once. Apart from [`build_artifacts`]: `cargo
+/// rustc` resolves the features of this one package, so it builds the plugin interface's
+/// dependencies again, and only the two tests that load this fixture wait for that.
+fn build_abort_fixture() {
+    static BUILT: OnceLock<()> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        build_artifacts();
         // A profile cannot set `panic` per package: build this one fixture's cdylib with
         // panic=abort through rustc flags that apply to it alone.
         Cargo::new(workspace(), "rustc")
@@ -57,7 +71,11 @@ pub fn build_artifacts() {
 
 /// The path of a built plugin library, by crate name (`parrot_plugin_line_dedup`).
 pub fn library(crate_name: &str) -> PathBuf {
-    build_artifacts();
+    if crate_name == ABORT_FIXTURE {
+        build_abort_fixture();
+    } else {
+        build_artifacts();
+    }
     parrot_codec_test::cdylib(crate_name).unwrap_or_else(|err| panic!("{err}"))
 }
 
