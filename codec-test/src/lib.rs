@@ -109,6 +109,11 @@
 //! "rlib"]`), cargo builds its library with the test and [`cdylib`] finds it without
 //! [`build_plugins`]. A build run from a test should resolve the same features as the test
 //! run, or it builds crates again: see [`Cargo`].
+//!
+//! One test binary links at most one plugin crate as an `rlib`: each plugin exports the same
+//! root-module symbol, so a second one fails to link. To check the codecs of several plugins in
+//! one binary, load their cdylibs through a host and check the codecs it hands out
+//! (`DynCodec`s, like any other).
 #![forbid(unsafe_code)]
 
 mod contract;
