@@ -108,6 +108,9 @@
 //! - Offer an inverse ([`Codec::EXPANDS`], [`Codec::expand`]) when outcomes are lossless: the
 //!   host uses it to verify them.
 //!
+//! Test your codec with `parrot-codec-test`, which checks these rules on any input and lays out
+//! plugin packages for tests that load your library through the host.
+//!
 //! # Versions
 //!
 //! The interface version is this crate's version. A host accepts a plugin built against the

@@ -1,10 +1,11 @@
 #![no_main]
-//! `tool_result_prune` on any text, as text and as JSON: no panic, the same bytes twice,
-//! nothing at `minimal`, lossy output never over the threshold, and a second pass a no-op.
+//! `tool_result_prune` on any text, as text and as JSON: the codec contract
+//! (`parrot-codec-test`), and beyond it nothing at `minimal`, lossy output never over the
+//! threshold, and a second pass a no-op.
 
 use libfuzzer_sys::fuzz_target;
 use parrot_codec_api::{Codec, Level, Outcome, Payload, PayloadKind};
-use parrot_codecs_fuzz::{build, split};
+use parrot_codecs_fuzz::{build, same_json, split};
 use parrot_plugin_tool_result_prune::ToolResultPrune;
 use unicode_segmentation::UnicodeSegmentation;
 
@@ -19,8 +20,9 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let codec: ToolResultPrune = build(PARAMS[usize::from(choice) % PARAMS.len()]);
+    parrot_codec_test::assert_contract(&codec, text);
     for kind in [PayloadKind::Text, PayloadKind::Json] {
-        if kind == PayloadKind::Json && parrot_codecs_fuzz::parse(text).is_none() {
+        if kind == PayloadKind::Json && !same_json(text, text, false) {
             continue;
         }
         assert_eq!(
@@ -53,10 +55,7 @@ fuzz_target!(|data: &[u8]| {
             };
             assert!(units <= threshold, "{payload:?}");
         } else {
-            assert!(
-                parrot_codecs_fuzz::parse(&payload).is_some(),
-                "not JSON: {payload:?}"
-            );
+            assert!(same_json(&payload, &payload, false), "not JSON: {payload:?}");
         }
         assert_eq!(
             codec

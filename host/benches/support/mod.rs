@@ -8,44 +8,23 @@ use std::path::{Path, PathBuf};
 
 use criterion::Criterion;
 use parrot_codec_api::{DynCodec, Level, Payload};
+use parrot_codec_test::{Package, plugin_manifest};
 use parrot_host::{Host, TokenCounter};
 
-/// The cdylib of `library` (e.g. `parrot_plugin_toon`) that cargo built next to this bench
-/// binary.
-pub fn cdylib(library: &str) -> PathBuf {
-    let deps = std::env::current_exe()
-        .expect("bench executable")
-        .parent()
-        .expect("deps folder")
-        .to_path_buf();
-    let file = format!(
-        "{}{library}{}",
-        std::env::consts::DLL_PREFIX,
-        std::env::consts::DLL_SUFFIX
-    );
-    [
-        deps.join(&file),
-        deps.parent().expect("profile folder").join(&file),
-    ]
-    .into_iter()
-    .find(|p| p.is_file())
-    .unwrap_or_else(|| panic!("the {library} cdylib is built with the benches"))
-}
-
-/// A plugin package in `dir/name/`: the library and a `compressors.toml` declaring `codec`,
-/// plus `entries` (manifest text). Returns the package folder.
+/// A plugin package in `dir/name/`: the cdylib of `library` that cargo built beside this bench
+/// binary and a `compressors.toml` declaring `codec`, plus `entries` (manifest text). Returns
+/// the package folder.
 pub fn package(dir: &Path, name: &str, library: &str, codec: &str, entries: &str) -> PathBuf {
-    let package = dir.join(name);
-    std::fs::create_dir_all(&package).expect("package folder");
-    let built = cdylib(library);
-    std::fs::copy(&built, package.join(built.file_name().expect("file name")))
-        .expect("copy library");
-    std::fs::write(
-        package.join("compressors.toml"),
-        format!("[plugin]\nlibrary = \"{library}\"\ncodecs = [\"{codec}\"]\n{entries}"),
-    )
-    .expect("manifest");
-    package
+    let built = parrot_codec_test::cdylib(library)
+        .unwrap_or_else(|err| panic!("{err} (the plugins are the benches' dev-dependencies)"));
+    Package::new(dir, name)
+        .library(built)
+        .manifest(plugin_manifest(
+            library,
+            &format!("codecs = [\"{codec}\"]\n{entries}"),
+        ))
+        .create()
+        .unwrap_or_else(|err| panic!("{err}"))
 }
 
 /// The three shippable JSON-and-text packages the construction and token benchmarks load.

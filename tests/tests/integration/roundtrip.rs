@@ -10,7 +10,7 @@
 //! Each property runs 256 cases by default; for the 10,000-case run:
 //!
 //! ```text
-//! PROPTEST_CASES=10000 cargo test -p parrot-codecs --release --test roundtrip
+//! PROPTEST_CASES=10000 cargo test -p parrot-tests --release --test integration roundtrip::
 //! ```
 
 use parrot_codec_api::{Codec, Level, Outcome, Params, Payload};

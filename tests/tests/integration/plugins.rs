@@ -1,14 +1,12 @@
 //! Loading real codec plugin libraries built from this workspace.
 
-mod support;
-
 use std::path::Path;
 use std::sync::Arc;
 
+use crate::support::{self, package, plugin_manifest, shipped_package};
 use parrot_codec_api::{CodecListError, ErrorKind};
 use parrot_host::{CompressError, Host, Level, LoadErrorKind, MatchKind, Origin, Outcome, Payload};
 use sha2::{Digest, Sha256};
-use support::{package, plugin_manifest, shipped_package};
 
 const LINE_DEDUP: &str = "parrot_plugin_line_dedup";
 const ANSI_STRIP: &str = "parrot_plugin_ansi_strip";

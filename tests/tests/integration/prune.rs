@@ -2,18 +2,16 @@
 //! through the host: its semantics, its param checks at host construction, its shipped manifest,
 //! and the tee pointer and recovery the host adds to its lossy outcomes.
 
-mod support;
-
 use std::path::Path;
 use std::process::Command;
 use std::sync::Arc;
 
+use crate::support::{self, shipped_package};
 use parrot_host::{
     Call, Host, Input, Level, MatchKind, MemoryTeeStore, Outcome, OwnedCall, OwnedInput, Payload,
     Processed,
 };
 use serde_json::Value;
-use support::shipped_package;
 
 const PRUNE: &str = "parrot_plugin_tool_result_prune";
 const MARKER: &str = "\n\n[... tool result middle pruned ...]\n\n";

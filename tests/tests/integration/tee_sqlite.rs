@@ -2,7 +2,7 @@
 //! are damaged, read-only or cannot grow.
 //!
 //! Tests that need another process run this test executable again, selecting the ignored test
-//! `child` with the variable `PARROT_TEE_CHILD` naming what the child does.
+//! `tee_sqlite::child` with the variable `PARROT_TEE_CHILD` naming what the child does.
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -322,7 +322,7 @@ fn run_child(mode: &str, file: &Path) -> Command {
     let mut command = Command::new(std::env::current_exe().unwrap());
     command
         .args([
-            "child",
+            "tee_sqlite::child",
             "--exact",
             "--ignored",
             "--nocapture",

@@ -2,16 +2,14 @@
 //! untouched, with the original recoverable, and the host neither panics nor hangs. Each test
 //! is one row of the catalogue in docs/RELIABILITY.md.
 
-mod support;
-
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::support::{self, package, plugin_manifest};
 use parrot_host::{
     BreakerConfig, Budgets, Call, Host, Input, Level, MemoryTeeStore, Skip, TeeError, TeeStore,
 };
 use serde_json::Value;
-use support::{package, plugin_manifest};
 
 const FAULTS: &str = "parrot_plugin_fault_codecs";
 

@@ -3,16 +3,14 @@
 //! decoder, token counts against the reference TOON encoder, the no-gain rule on payloads TOON
 //! handles badly, and the package beside `tool_result_prune` in one `replay`.
 
-mod support;
-
 use std::path::Path;
 use std::process::Command;
 
+use crate::support::{self, shipped_package};
 use parrot_host::{
     Call, Host, Input, Level, MatchKind, Outcome, Payload, Processed, Skip, TokenCounter, Tokenizer,
 };
 use serde_json::Value;
-use support::shipped_package;
 
 const TOON: &str = "parrot_plugin_toon";
 const PRUNE: &str = "parrot_plugin_tool_result_prune";

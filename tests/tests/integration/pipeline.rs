@@ -1,18 +1,16 @@
 //! The pipeline stage through real plugin codecs: levels, tee, skips, the no-gain rule, the
 //! last-resort cut, verification, observers and the report.
 
-mod support;
-
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use crate::support::{package, plugin_manifest, shipped_package};
 use parrot_host::{
     BreakerConfig, Budgets, Call, CallEvent, Host, Input, Level, MemoryTeeStore, Observer, Skip,
     TokenCounter, TokenEvent, Tokenizer, Verification,
 };
 use serde_json::Value;
-use support::{package, plugin_manifest, shipped_package};
 
 const FAULTS: &str = "parrot_plugin_fault_codecs";
 

@@ -1,14 +1,12 @@
 //! Manifests: the catalogue of bad configurations, and one named test per precedence and
 //! matching rule.
 
-mod support;
-
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
 
+use crate::support::{self, package, plugin_manifest, shipped_package, shipped_package_as};
 use parrot_host::{Host, Level, MatchKind, MemoryTeeStore};
-use support::{package, plugin_manifest, shipped_package, shipped_package_as};
 
 const LINE_DEDUP: &str = "parrot_plugin_line_dedup";
 

@@ -3,8 +3,6 @@
 //! filesystem server from the npm registry driven by the official SDK's client
 //! (`tests/mcp/client.mjs`; `npm ci` runs in `tests/mcp` once when its modules are missing).
 
-mod support;
-
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
@@ -13,6 +11,8 @@ use std::sync::mpsc::{self, Receiver};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+
+use crate::support;
 
 /// How long a test waits for any one line before it fails.
 const LINE_TIMEOUT: Duration = Duration::from_secs(20);

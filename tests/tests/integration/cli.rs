@@ -1,11 +1,9 @@
 //! The `parrot-compress` command: `check` and `plugins`, run as a user runs them.
 
-mod support;
-
 use std::path::Path;
 use std::process::{Command, Output};
 
-use support::{package, plugin_manifest, shipped_package};
+use crate::support::{self, package, plugin_manifest, shipped_package};
 
 fn run(project: &Path, args: &[&str]) -> Output {
     Command::new(support::binary())

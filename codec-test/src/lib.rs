@@ -1,0 +1,124 @@
+//! Test support for parrot-compress codec authors: the codec contract, checked on any input,
+//! and plugin packages laid out for tests that load a plugin through the host.
+//!
+//! Add it as a dev-dependency beside `parrot-codec-api`:
+//!
+//! ```toml
+//! [dev-dependencies]
+//! parrot-codec-test = "0.1"
+//! ```
+//!
+//! # Checking a codec
+//!
+//! The host relies on a few rules every codec keeps ([`Contract`] lists them): no panic, no
+//! error, the same output twice, an output strictly smaller than its input, loss only at a
+//! level that allows it, JSON out for JSON in (unless the codec declares text output), and an
+//! inverse that gives every lossless outcome's input back — byte for byte for text, as an equal
+//! JSON value for JSON. [`check`] holds a codec to them on one input at every level, as the
+//! payload kinds the host would give it; a broken rule is a [`Violation`] that says which rule,
+//! at which level, on which kind of payload and input.
+//!
+//! Run it over every input your tests have: real tool results, edge cases, fuzzer finds.
+//!
+//! ```
+//! use parrot_codec_api::{Codec, CodecError, Level, Outcome, Params, Payload};
+//! use parrot_codec_test::{Rule, check};
+//!
+//! /// Writes every run of four spaces as a tab (lossless: the text had no tab).
+//! struct Tabs {
+//!     /// Whether the inverse works: a codec that forgot to write it breaks the contract.
+//!     inverse: bool,
+//! }
+//!
+//! impl Codec for Tabs {
+//!     const NAME: &'static str = "tabs";
+//!     const EXPANDS: bool = true;
+//!
+//!     fn new(_: &mut Params) -> Result<Self, CodecError> {
+//!         Ok(Tabs { inverse: true })
+//!     }
+//!
+//!     fn compress(&self, payload: Payload<'_>, level: Level) -> Result<Outcome, CodecError> {
+//!         let text = payload.text();
+//!         if payload.is_json() || level == Level::None || text.contains('\t') {
+//!             return Ok(Outcome::Unchanged);
+//!         }
+//!         let out = text.replace("    ", "\t");
+//!         Ok(if out.len() < text.len() { Outcome::lossless(out) } else { Outcome::Unchanged })
+//!     }
+//!
+//!     fn expand(&self, payload: &str) -> Result<String, CodecError> {
+//!         Ok(if self.inverse { payload.replace('\t', "    ") } else { payload.to_owned() })
+//!     }
+//! }
+//!
+//! let input = "fn main() {\n        run();\n}";
+//! check(&Tabs { inverse: true }, input).unwrap();
+//! check(&Tabs { inverse: true }, r#"{"json": "passes    through"}"#).unwrap();
+//!
+//! let violation = check(&Tabs { inverse: false }, input).unwrap_err();
+//! assert!(matches!(violation.rule, Rule::ExpandsElsewhere { .. }));
+//! assert_eq!(violation.level, Level::Minimal);
+//! assert!(violation.to_string().starts_with(
+//!     "codec \"tabs\" at minimal on a text payload: a lossless outcome expands to something else"
+//! ));
+//! ```
+//!
+//! In a fuzz target, [`assert_contract`] panics with the violation's message, which the
+//! fuzzer reports:
+//!
+//! ```
+//! # use parrot_codec_api::{Params, build};
+//! # fn codec() -> parrot_codecs::Columnar { build(Params::empty()).unwrap() }
+//! // The body of `fuzz_target!(|data: &[u8]| { … })`:
+//! fn fuzz_one(data: &[u8]) {
+//!     if let Ok(text) = std::str::from_utf8(data) {
+//!         parrot_codec_test::assert_contract(&codec(), text);
+//!     }
+//! }
+//! # fuzz_one(br#"[{"a": 1}, {"a": 2}, {"a": 3}]"#);
+//! ```
+//!
+//! A codec that drops `null` members of JSON objects on purpose says so with
+//! [`Contract::nulls_absent`].
+//!
+//! # Loading your plugin in a test
+//!
+//! The check runs the codec in-process. To test what the host makes of your plugin — the
+//! manifest, the library loaded across its boundary — lay out a package folder from the
+//! library cargo built and point the host at it:
+//!
+//! ```no_run
+//! use parrot_codec_test::{Package, build_plugins, cdylib, plugin_manifest};
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! // Once per test process: `cargo build --workspace --lib` with the cargo running the tests.
+//! build_plugins(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))?;
+//! let project = tempfile::tempdir()?;
+//! let package = Package::new(project.path(), "shout")
+//!     .library(cdylib("parrot_plugin_shout")?)
+//!     .manifest(plugin_manifest("parrot_plugin_shout", "[compressor.\"t\"]\ncodec = \"shout\"\n"))
+//!     .create()?;
+//! // parrot_host::Host::builder().plugin_dir(&package)…
+//! # let _ = package;
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! When the plugin crate is a dev-dependency of the test's package (`crate-type = ["cdylib",
+//! "rlib"]`), cargo builds its library with the test and [`cdylib`] finds it without
+//! [`build_plugins`]. A build run from a test should resolve the same features as the test
+//! run, or it builds crates again: see [`Cargo`].
+//!
+//! One test binary links at most one plugin crate as an `rlib`: each plugin exports the same
+//! root-module symbol, so a second one fails to link. To check the codecs of several plugins in
+//! one binary, load their cdylibs through a host and check the codecs it hands out
+//! (`DynCodec`s, like any other).
+#![forbid(unsafe_code)]
+
+mod contract;
+mod json;
+mod package;
+
+pub use contract::{Contract, Rule, Violation, assert_contract, check};
+pub use package::{Cargo, Error, Package, build_plugins, cdylib, plugin_manifest, profile_dir};

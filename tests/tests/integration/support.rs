@@ -1,0 +1,145 @@
+//! Test support: builds the workspace's plugin libraries and the command once per test run,
+//! and lays out plugin packages in temporary folders (with `parrot-codec-test`).
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use parrot_codec_test::{Cargo, Package};
+
+/// The workspace's root folder.
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// The target directory of this profile (`target/debug`), derived from the test executable.
+pub fn profile_dir() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| parrot_codec_test::profile_dir().expect("target/<profile> above the test"))
+}
+
+/// The fixture plugin that must be built with `panic = "abort"`.
+const ABORT_FIXTURE: &str = "parrot_plugin_fault_abort";
+
+/// Builds every library of the workspace and the command, once.
+pub fn build_artifacts() {
+    static BUILT: OnceLock<()> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        // `--test integration` (this binary, already built) makes cargo resolve features as
+        // `cargo test --workspace` did, with dev-dependencies: without it the libraries'
+        // features differ (the host's `tokio`, syn's, regex-syntax's) and cargo builds most of
+        // the dependency tree a second time.
+        Cargo::build(workspace())
+            .args([
+                "--workspace",
+                "--lib",
+                "--bin",
+                "parrot-compress",
+                "--test",
+                "integration",
+                "--quiet",
+            ])
+            .run_once()
+            .unwrap_or_else(|err| panic!("{err}"));
+    });
+}
+
+/// Builds the `panic = "abort"` fixture's cdylib, once. Apart from [`build_artifacts`]: `cargo
+/// rustc` resolves the features of this one package, so it builds the plugin interface's
+/// dependencies again, and only the two tests that load this fixture wait for that.
+fn build_abort_fixture() {
+    static BUILT: OnceLock<()> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        build_artifacts();
+        // A profile cannot set `panic` per package: build this one fixture's cdylib with
+        // panic=abort through rustc flags that apply to it alone.
+        Cargo::new(workspace(), "rustc")
+            .args([
+                "--quiet",
+                "-p",
+                "parrot-plugin-fault-abort",
+                "--lib",
+                "--crate-type",
+                "cdylib",
+                "--",
+                "-C",
+                "panic=abort",
+            ])
+            .run_once()
+            .unwrap_or_else(|err| panic!("{err}"));
+    });
+}
+
+/// The path of a built plugin library, by crate name (`parrot_plugin_line_dedup`).
+pub fn library(crate_name: &str) -> PathBuf {
+    if crate_name == ABORT_FIXTURE {
+        build_abort_fixture();
+    } else {
+        build_artifacts();
+    }
+    parrot_codec_test::cdylib(crate_name).unwrap_or_else(|err| panic!("{err}"))
+}
+
+/// The `parrot-compress` binary.
+pub fn binary() -> PathBuf {
+    build_artifacts();
+    let path = profile_dir().join(format!("parrot-compress{}", std::env::consts::EXE_SUFFIX));
+    assert!(path.is_file(), "{} was not built", path.display());
+    path
+}
+
+/// The source folder of a shipped plugin (`plugins/line-dedup`).
+pub fn plugin_source(dir: &str) -> PathBuf {
+    workspace().join("plugins").join(dir)
+}
+
+/// Lays out a package folder `parent/name` holding `manifest` as `compressors.toml` and, when
+/// given, a copy of the library `crate_name` under its usual file name.
+pub fn package(parent: &Path, name: &str, crate_name: Option<&str>, manifest: &str) -> PathBuf {
+    let mut package = Package::new(parent, name);
+    package.manifest(manifest);
+    if let Some(crate_name) = crate_name {
+        package.library(library(crate_name));
+    }
+    package.create().unwrap_or_else(|err| panic!("{err}"))
+}
+
+/// A shipped plugin's package (`plugins/<dir>`): its real `compressors.toml` and its library,
+/// laid out as `parent/<dir>`.
+pub fn shipped_package(parent: &Path, dir: &str, crate_name: &str) -> PathBuf {
+    shipped_package_as(parent, dir, dir, crate_name)
+}
+
+/// [`shipped_package`], laid out under another folder name.
+pub fn shipped_package_as(parent: &Path, dir: &str, name: &str, crate_name: &str) -> PathBuf {
+    Package::new(parent, name)
+        .library(library(crate_name))
+        .manifest_file(plugin_source(dir).join("compressors.toml"))
+        .create()
+        .unwrap_or_else(|err| panic!("{err}"))
+}
+
+pub use parrot_codec_test::plugin_manifest;
+
+/// A host with a memory tee store whose only plugin source is one package `plugins/<name>` in a
+/// fresh project: the library `crate_name`, declared with `entries` (manifest text).
+pub fn one_package_host(
+    crate_name: &str,
+    name: &str,
+    entries: &str,
+) -> Result<(tempfile::TempDir, parrot_host::Host), parrot_host::BuildError> {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let plugins = dir.path().join("plugins");
+    package(
+        &plugins,
+        name,
+        Some(crate_name),
+        &plugin_manifest(crate_name, entries),
+    );
+    let host = parrot_host::Host::builder()
+        .project(dir.path())
+        .plugin_path(None)
+        .plugin_dir(&plugins)
+        .tee_store(std::sync::Arc::new(parrot_host::MemoryTeeStore::default()))
+        .build()?;
+    Ok((dir, host))
+}
