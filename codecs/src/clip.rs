@@ -9,7 +9,7 @@
 
 use parrot_codec_api::{CodecError, Params};
 
-use crate::json::RawStr;
+use parrot_json::RawStr;
 
 /// The smallest limit that leaves room for the marker (20 code points plus the digits of the
 /// count, at most 20) and something of the string.
@@ -144,7 +144,7 @@ impl Iterator for Units<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::json::Reader;
+    use parrot_json::Reader;
 
     fn clip(json_string: &str, limit: usize) -> (String, bool) {
         let raw = Reader::new(json_string).string().unwrap();
