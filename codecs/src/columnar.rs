@@ -73,7 +73,7 @@ use parrot_codec_api::{Codec, CodecError, Level, Outcome, Params, Payload};
 
 use crate::Transformed;
 use crate::clip;
-use parrot_json::{MAX_DEPTH, RawStr, Reader, Value};
+use parrot_json::{MAX_DEPTH, RawStr, Reader, Str, Value};
 
 /// The `columnar` codec: arrays of row objects become one table with the column names once.
 ///
@@ -815,7 +815,7 @@ fn expand(payload: &str) -> Result<String, CodecError> {
                 if i > 0 {
                     out.push(b',');
                 }
-                out.extend_from_slice(key.raw().as_bytes());
+                key.write(&mut out);
                 out.push(b':');
                 if key.is("rows") {
                     expand_table(member, &mut out).map_err(refuse)?;
@@ -852,10 +852,10 @@ fn expand_table(table: &Value<'_>, out: &mut Vec<u8>) -> Result<(), &'static str
     let names = names
         .iter()
         .map(|name| match name {
-            Value::String(name) => Ok(name.raw()),
+            Value::String(name) => Ok(name),
             _ => Err("a column name is not a string"),
         })
-        .collect::<Result<Vec<&str>, _>>()?;
+        .collect::<Result<Vec<&Str<'_>>, _>>()?;
     out.push(b'[');
     for (i, row) in rows.iter().enumerate() {
         if i > 0 {
@@ -868,16 +868,16 @@ fn expand_table(table: &Value<'_>, out: &mut Vec<u8>) -> Result<(), &'static str
             return Err("a row does not have one value per column");
         }
         out.push(b'{');
-        let members = names.iter().map(|name| name.as_bytes()).zip(cells).chain(
-            constants
-                .iter()
-                .map(|(name, value)| (name.raw().as_bytes(), value)),
-        );
+        let members = names
+            .iter()
+            .copied()
+            .zip(cells)
+            .chain(constants.iter().map(|(name, value)| (name, value)));
         for (j, (name, value)) in members.enumerate() {
             if j > 0 {
                 out.push(b',');
             }
-            out.extend_from_slice(name);
+            name.write(out);
             out.push(b':');
             value.write(out);
         }

@@ -437,7 +437,7 @@ fn expand_value(value: &Value<'_>, out: &mut Vec<u8>) -> Result<(), CodecError> 
                 if i > 0 {
                     out.push(b',');
                 }
-                out.extend_from_slice(key.raw().as_bytes());
+                key.write(out);
                 out.push(b':');
                 expand_value(member, out)?;
             }

@@ -270,7 +270,7 @@ impl<'a> Reader<'a> {
 
     /// Reads a string at the cursor (which must be at its opening quote): its text as written,
     /// escapes checked (a lone surrogate is refused: it has no UTF-8 form).
-    #[inline]
+    #[inline(always)]
     pub fn string(&mut self) -> Result<RawStr<'a>, Error> {
         let start = self.pos;
         if self.peek() != Some(b'"') {

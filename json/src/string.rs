@@ -177,20 +177,20 @@ pub fn decode_string(literal: &str) -> Result<Cow<'_, str>, Error> {
     }
 }
 
-/// A string of a [`crate::Value`]: its JSON text (quotes and escapes), borrowed from the text
-/// it was read from, or owned when a value was built ([`Str::new`]). Decoded on demand, like
-/// [`RawStr`].
+/// A string of a [`crate::Value`]: the text between its quotes as JSON writes it (escapes
+/// and all), borrowed from the text it was read from, or from the value a string was built
+/// from ([`Str::new`]) when that needs no escape. Decoded on demand, like [`RawStr`].
 ///
 /// `==` compares the text as written; [`Str::same_value`] compares values.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Str<'a> {
-    raw: Cow<'a, str>,
+    content: Cow<'a, str>,
     escaped: bool,
 }
 
 impl<'a> Str<'a> {
-    /// The string whose value is `value`, written with the escapes JSON requires
-    /// ([`write_string`]).
+    /// The string whose value is `value`, with the escapes JSON requires ([`write_string`]);
+    /// `value` itself, borrowed or owned, when it needs none.
     ///
     /// # Examples
     ///
@@ -198,29 +198,32 @@ impl<'a> Str<'a> {
     /// use parrot_json::Str;
     ///
     /// let string = Str::new("say \"hi\"\n");
-    /// assert_eq!(string.raw(), r#""say \"hi\"\n""#);
+    /// assert_eq!(string.content(), r#"say \"hi\"\n"#);
     /// assert_eq!(string.decoded(), "say \"hi\"\n");
+    /// assert!(!Str::new("plain").is_escaped());
     /// ```
-    pub fn new(value: &str) -> Str<'static> {
-        let mut raw = String::with_capacity(value.len() + 2);
-        write_string(value, &mut raw);
-        let escaped = raw.len() != value.len() + 2;
+    pub fn new(value: impl Into<Cow<'a, str>>) -> Str<'a> {
+        let value = value.into();
+        if string_stop(value.as_bytes(), 0) == value.len() {
+            return Str {
+                content: value,
+                escaped: false,
+            };
+        }
+        let mut quoted = String::with_capacity(value.len() + 8);
+        write_string(&value, &mut quoted);
+        quoted.pop();
+        quoted.remove(0);
         Str {
-            raw: Cow::Owned(raw),
-            escaped,
+            content: Cow::Owned(quoted),
+            escaped: true,
         }
     }
 
-    /// The string as a [`RawStr`] borrowed from this one.
+    /// The text between the quotes, escapes as written.
     #[inline]
-    pub fn as_raw(&self) -> RawStr<'_> {
-        RawStr::new(&self.raw, self.escaped)
-    }
-
-    /// The string as written, quotes included.
-    #[inline]
-    pub fn raw(&self) -> &str {
-        &self.raw
+    pub fn content(&self) -> &str {
+        &self.content
     }
 
     /// Whether the string contains any escape sequence.
@@ -232,19 +235,42 @@ impl<'a> Str<'a> {
     /// The string's value, decoded; borrowed when it has no escapes.
     #[inline]
     pub fn decoded(&self) -> Cow<'_, str> {
-        self.as_raw().decoded()
+        if self.escaped {
+            Cow::Owned(decode(&self.content))
+        } else {
+            Cow::Borrowed(&self.content)
+        }
+    }
+
+    /// The characters of the string's value, decoded one by one (nothing allocated).
+    pub fn chars(&self) -> Decoded<'_> {
+        Decoded {
+            rest: self.content.chars(),
+        }
     }
 
     /// Whether the decoded value is `name`.
     #[inline]
     pub fn is(&self, name: &str) -> bool {
-        self.as_raw().is(name)
+        if self.escaped {
+            self.chars().eq(name.chars())
+        } else {
+            *self.content == *name
+        }
     }
 
     /// Whether two strings have the same decoded value.
     #[inline]
     pub fn same_value(&self, other: &Str<'_>) -> bool {
-        self.as_raw().same_value(&other.as_raw())
+        *self.content == *other.content
+            || ((self.escaped || other.escaped) && self.chars().eq(other.chars()))
+    }
+
+    /// Writes the string as JSON, quotes included.
+    pub fn write<O: Output + ?Sized>(&self, out: &mut O) {
+        out.push_ascii(b'"');
+        out.push_str(&self.content);
+        out.push_ascii(b'"');
     }
 }
 
@@ -252,7 +278,7 @@ impl<'a> From<RawStr<'a>> for Str<'a> {
     #[inline]
     fn from(string: RawStr<'a>) -> Str<'a> {
         Str {
-            raw: Cow::Borrowed(string.raw),
+            content: Cow::Borrowed(string.content()),
             escaped: string.escaped,
         }
     }
@@ -450,7 +476,9 @@ mod tests {
             write_string(value, &mut bytes);
             assert_eq!(bytes, expected.as_bytes());
             let string = Str::new(value);
-            assert_eq!(string.raw(), expected);
+            let mut written = String::new();
+            string.write(&mut written);
+            assert_eq!(written, expected);
             assert_eq!(string.decoded(), value);
             assert_eq!(string.is_escaped(), expected.contains('\\'));
             assert_eq!(decode_string(expected).unwrap(), value);

@@ -152,7 +152,7 @@ impl<'a> Value<'a> {
             Value::Bool(true) => out.push_str("true"),
             Value::Bool(false) => out.push_str("false"),
             Value::Number(text) => out.push_str(text),
-            Value::String(string) => out.push_str(string.raw()),
+            Value::String(string) => string.write(out),
             Value::Array(items) => {
                 out.push_ascii(b'[');
                 for (i, item) in items.iter().enumerate() {
@@ -169,7 +169,7 @@ impl<'a> Value<'a> {
                     if i > 0 {
                         out.push_ascii(b',');
                     }
-                    out.push_str(key.raw());
+                    key.write(out);
                     out.push_ascii(b':');
                     value.write(out);
                 }
