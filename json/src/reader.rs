@@ -226,6 +226,14 @@ impl<'a> Reader<'a> {
         found
     }
 
+    /// Moves the cursor `len` bytes on, checking nothing: for a second pass over text this
+    /// reader checked once, where the caller knows what those bytes hold (a member name that
+    /// [`Reader::eat_str`] matched in every row).
+    #[inline]
+    pub fn skip(&mut self, len: usize) {
+        self.pos += len;
+    }
+
     /// After a member or an element: skips whitespace and consumes `,` (returns true, and
     /// skips the whitespace after it) or `close` (returns false).
     #[inline]
@@ -357,7 +365,7 @@ impl<'a> Reader<'a> {
     }
 
     /// Reads a number at the cursor, returning it exactly as written.
-    #[inline]
+    #[inline(always)]
     pub fn number(&mut self) -> Result<&'a str, Error> {
         let start = self.pos;
         if self.peek() == Some(b'-') {
@@ -401,7 +409,7 @@ impl<'a> Reader<'a> {
     }
 
     /// Reads `null`, `true` or `false` at the cursor.
-    #[inline]
+    #[inline(always)]
     pub fn literal(&mut self) -> Result<&'static str, Error> {
         let word = match self.peek() {
             Some(b'n') => "null",
