@@ -486,6 +486,32 @@ mod tests {
     }
 
     #[test]
+    fn strings_are_written_as_serde_json_writes_them() {
+        let mut values: Vec<String> = (0..0x80u8).map(|b| char::from(b).to_string()).collect();
+        values.extend(["é😀\u{2028}\u{feff}".to_owned(), String::new()]);
+        let mut state = 5u64;
+        for _ in 0..2000 {
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1);
+            let len = (state >> 60) as usize + 1;
+            let value: String = (0..len)
+                .map(|i| {
+                    char::from(
+                        ((state >> (i * 4)) & 0x3f) as u8 + if i % 3 == 0 { 0 } else { 0x20 },
+                    )
+                })
+                .collect();
+            values.push(value);
+        }
+        for value in values {
+            assert_eq!(
+                encode_string(&value),
+                serde_json::to_string(&value).unwrap(),
+                "{value:?}"
+            );
+        }
+    }
+
+    #[test]
     fn write_unescaped_keeps_only_the_required_escapes() {
         let cases = [
             (r#""plain""#, r#""plain""#),
