@@ -779,10 +779,7 @@ impl<'a> ColumnStats<'a> {
 
 /// The decoded value of a string written as JSON (checked by the reader).
 fn decoded_string(text: &str) -> Cow<'_, str> {
-    match Reader::new(text).string() {
-        Ok(string) => string.decoded(),
-        Err(_) => Cow::Borrowed(text),
-    }
+    parrot_json::decode_string(text).unwrap_or(Cow::Borrowed(text))
 }
 
 fn between_quotes(text: &str) -> &str {

@@ -137,7 +137,7 @@ pub use number::{cmp_numbers, is_number};
 pub use reader::{Error, MAX_DEPTH, Reader, string_stop};
 pub use span::{Member, Span, elements, members, value_span};
 pub use string::{
-    Decoded, RawStr, Str, decode_string, encode_string, write_string, write_unescaped,
+    Decoded, RawStr, Str, WrittenChars, decode_string, encode_string, write_string, write_unescaped,
 };
 pub use value::Value;
 pub use write::{Output, write_compact};

@@ -2,6 +2,7 @@
 //! escapes JSON requires.
 
 use std::borrow::Cow;
+use std::ops::Range;
 
 use crate::reader::{Error, Reader, string_stop};
 use crate::write::Output;
@@ -67,8 +68,26 @@ impl<'a> RawStr<'a> {
 
     /// The characters of the string's value, decoded one by one (nothing allocated).
     pub fn chars(&self) -> Decoded<'a> {
-        Decoded {
-            rest: self.content().chars(),
+        Decoded(self.written_chars())
+    }
+
+    /// The characters of the string as written, one by one: each one's byte range in
+    /// [`RawStr::content`] (a character, or the escape or surrogate pair of escapes that stands
+    /// for it) and the character it is.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use parrot_json::Reader;
+    ///
+    /// let string = Reader::new(r#""é\n\ud83d\ude00""#).string().unwrap();
+    /// let written: Vec<_> = string.written_chars().collect();
+    /// assert_eq!(written, [(0..2, 'é'), (2..4, '\n'), (4..16, '😀')]);
+    /// ```
+    pub fn written_chars(&self) -> WrittenChars<'a> {
+        WrittenChars {
+            content: self.content(),
+            pos: 0,
         }
     }
 
@@ -93,57 +112,76 @@ impl<'a> RawStr<'a> {
     }
 }
 
-/// The decoded characters of a [`RawStr`] ([`RawStr::chars`]).
+/// The decoded characters of a string ([`RawStr::chars`], [`Str::chars`]).
 #[derive(Debug, Clone)]
-pub struct Decoded<'a> {
-    rest: std::str::Chars<'a>,
-}
+pub struct Decoded<'a>(WrittenChars<'a>);
 
 impl Iterator for Decoded<'_> {
     type Item = char;
 
+    #[inline]
     fn next(&mut self) -> Option<char> {
-        let c = self.rest.next()?;
-        if c != '\\' {
-            return Some(c);
-        }
-        Some(match self.rest.next()? {
-            'b' => '\u{8}',
-            'f' => '\u{c}',
-            'n' => '\n',
-            'r' => '\r',
-            't' => '\t',
-            'u' => {
-                let high = hex4(&mut self.rest);
-                if (0xD800..0xDC00).contains(&high) {
-                    // The reader only lets a high surrogate through with its low half after it.
-                    self.rest.next();
-                    self.rest.next();
-                    let low = hex4(&mut self.rest);
-                    let code =
-                        0x10000 + ((high - 0xD800) << 10) + (low.wrapping_sub(0xDC00) & 0x3FF);
-                    char::from_u32(code).unwrap_or(char::REPLACEMENT_CHARACTER)
-                } else {
-                    char::from_u32(high).unwrap_or(char::REPLACEMENT_CHARACTER)
-                }
-            }
-            other => other,
-        })
+        self.0.next().map(|(_, c)| c)
     }
+}
 
-    fn size_hint(&self) -> (usize, Option<usize>) {
-        // An escape is at most 12 bytes for 1 character; a character at most 4 bytes.
-        let (low, high) = self.rest.size_hint();
-        (low.div_ceil(12), high)
+/// The characters of a string as written, with their byte ranges ([`RawStr::written_chars`]).
+#[derive(Debug, Clone)]
+pub struct WrittenChars<'a> {
+    content: &'a str,
+    pos: usize,
+}
+
+impl Iterator for WrittenChars<'_> {
+    type Item = (Range<usize>, char);
+
+    fn next(&mut self) -> Option<(Range<usize>, char)> {
+        let start = self.pos;
+        let mut chars = self.content.get(start..)?.chars();
+        let c = chars.next()?;
+        let (c, len) = if c != '\\' {
+            (c, c.len_utf8())
+        } else {
+            match chars.next() {
+                Some('b') => ('\u{8}', 2),
+                Some('f') => ('\u{c}', 2),
+                Some('n') => ('\n', 2),
+                Some('r') => ('\r', 2),
+                Some('t') => ('\t', 2),
+                Some('u') => {
+                    let high = hex4(&mut chars);
+                    if (0xD800..0xDC00).contains(&high) {
+                        // The reader only lets a high surrogate through with its low half
+                        // after it.
+                        chars.next();
+                        chars.next();
+                        let low = hex4(&mut chars);
+                        let code =
+                            0x10000 + ((high - 0xD800) << 10) + (low.wrapping_sub(0xDC00) & 0x3FF);
+                        (
+                            char::from_u32(code).unwrap_or(char::REPLACEMENT_CHARACTER),
+                            12,
+                        )
+                    } else {
+                        (
+                            char::from_u32(high).unwrap_or(char::REPLACEMENT_CHARACTER),
+                            6,
+                        )
+                    }
+                }
+                Some(other) => (other, 2),
+                None => return None,
+            }
+        };
+        self.pos = (start + len).min(self.content.len());
+        Some((start..self.pos, c))
     }
 }
 
 /// Decodes the escapes of a string's content (checked by the [`Reader`]).
 fn decode(content: &str) -> String {
     let mut out = String::with_capacity(content.len());
-    out.extend(Decoded {
-        rest: content.chars(),
-    });
+    out.extend(Decoded(WrittenChars { content, pos: 0 }));
     out
 }
 
@@ -244,9 +282,10 @@ impl<'a> Str<'a> {
 
     /// The characters of the string's value, decoded one by one (nothing allocated).
     pub fn chars(&self) -> Decoded<'_> {
-        Decoded {
-            rest: self.content.chars(),
-        }
+        Decoded(WrittenChars {
+            content: &self.content,
+            pos: 0,
+        })
     }
 
     /// Whether the decoded value is `name`.
