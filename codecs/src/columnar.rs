@@ -806,22 +806,18 @@ fn expand(payload: &str) -> Result<String, CodecError> {
     let mut out = Vec::with_capacity(payload.len().saturating_mul(3));
     match (&value, value.member("rows")) {
         (_, Some(Value::Array(_))) => expand_table(&value, &mut out).map_err(refuse)?,
-        (Value::Object(members), Some(Value::Object(_))) => {
-            out.push(b'{');
-            for (i, (key, member)) in members.iter().enumerate() {
-                if i > 0 {
-                    out.push(b',');
-                }
-                key.write(&mut out);
-                out.push(b':');
-                if key.is("rows") {
-                    expand_table(member, &mut out).map_err(refuse)?;
+        (Value::Object(members), Some(Value::Object(_))) => parrot_json::try_write_object(
+            members.iter().map(|(name, member)| (name, member)),
+            &mut out,
+            |name, member, out| {
+                if name.is("rows") {
+                    expand_table(member, out).map_err(refuse)
                 } else {
-                    member.write(&mut out);
+                    member.write(out);
+                    Ok(())
                 }
-            }
-            out.push(b'}');
-        }
+            },
+        )?,
         _ => return Err(refuse("not a table (no `rows` array or object)")),
     }
     crate::into_text(out).ok_or_else(|| refuse("invalid UTF-8"))
@@ -864,21 +860,12 @@ fn expand_table(table: &Value<'_>, out: &mut Vec<u8>) -> Result<(), &'static str
         if cells.len() != names.len() {
             return Err("a row does not have one value per column");
         }
-        out.push(b'{');
         let members = names
             .iter()
             .copied()
             .zip(cells)
             .chain(constants.iter().map(|(name, value)| (name, value)));
-        for (j, (name, value)) in members.enumerate() {
-            if j > 0 {
-                out.push(b',');
-            }
-            name.write(out);
-            out.push(b':');
-            value.write(out);
-        }
-        out.push(b'}');
+        parrot_json::write_object(members, out);
     }
     out.push(b']');
     Ok(())

@@ -431,18 +431,11 @@ fn expand(payload: &str) -> Result<String, CodecError> {
 
 fn expand_value(value: &Value<'_>, out: &mut Vec<u8>) -> Result<(), CodecError> {
     match value {
-        Value::Object(members) => {
-            out.push(b'{');
-            for (i, (key, member)) in members.iter().enumerate() {
-                if i > 0 {
-                    out.push(b',');
-                }
-                key.write(out);
-                out.push(b':');
-                expand_value(member, out)?;
-            }
-            out.push(b'}');
-        }
+        Value::Object(members) => parrot_json::try_write_object(
+            members.iter().map(|(name, member)| (name, member)),
+            out,
+            |_, member, out| expand_value(member, out),
+        )?,
         Value::Array(items) => {
             out.push(b'[');
             for (i, item) in items.iter().enumerate() {

@@ -16,8 +16,8 @@
 //! - [`Value`]: a tree borrowed from the text, for paths where a codec needs the whole value.
 //! - [`check`] and [`top_level`]: what the host asks of every payload and every output.
 //! - [`equivalent`], [`Value::equivalent`], [`scalar_eq`]: the contract's equality.
-//! - [`write_compact`], [`write_unescaped`], [`write_string`], [`Value::write`]: writers, into a
-//!   `String` or a `Vec<u8>` ([`Output`]).
+//! - [`write_compact`], [`write_unescaped`], [`write_string`], [`Value::write`],
+//!   [`write_object`]: writers, into a `String` or a `Vec<u8>` ([`Output`]).
 //! - [`value_span`], [`elements`], [`members`]: byte spans of values, for a codec that splices
 //!   a few new values into the text and keeps every other byte.
 //! - [`cmp_numbers`], [`is_number`]: numbers by value, exactly, and the number grammar.
@@ -139,5 +139,5 @@ pub use span::{Member, Span, elements, members, value_span};
 pub use string::{
     Decoded, RawStr, Str, WrittenChars, decode_string, encode_string, write_string, write_unescaped,
 };
-pub use value::Value;
+pub use value::{Value, try_write_object, write_object};
 pub use write::{Output, write_compact};

@@ -454,19 +454,41 @@ impl<'a> Reader<'a> {
         if depth >= MAX_DEPTH {
             return Err(Error::TooDeep);
         }
-        if self.peek() == Some(b'[') {
-            self.pos += 1;
-            if self.empty_container(b']') {
+        let array = self.peek() == Some(b'[');
+        self.pos += 1;
+        if array {
+            self.each_element(|reader| reader.skip_nested(depth + 1))
+        } else {
+            self.each_member(depth, |reader, _| reader.skip_nested(depth + 1))
+        }
+    }
+
+    /// Reads the elements of the array whose `[` the cursor is past, calling `element` with the
+    /// cursor at each one (it reads the element whole), through the closing `]`.
+    #[inline]
+    pub(crate) fn each_element<F>(&mut self, mut element: F) -> Result<(), Error>
+    where
+        F: FnMut(&mut Reader<'a>) -> Result<(), Error>,
+    {
+        if self.empty_container(b']') {
+            return Ok(());
+        }
+        loop {
+            element(self)?;
+            if !self.next_or_close(b']')? {
                 return Ok(());
             }
-            loop {
-                self.skip_nested(depth + 1)?;
-                if !self.next_or_close(b']')? {
-                    return Ok(());
-                }
-            }
         }
-        self.pos += 1;
+    }
+
+    /// Reads the members of the object (its container at `depth`) whose `{` the cursor is
+    /// past, calling `value` with each name and the cursor at its value (it reads the value
+    /// whole), through the closing `}`; then checks that no two names are the same.
+    #[inline]
+    pub(crate) fn each_member<F>(&mut self, depth: usize, mut value: F) -> Result<(), Error>
+    where
+        F: FnMut(&mut Reader<'a>, RawStr<'a>) -> Result<(), Error>,
+    {
         if self.empty_container(b'}') {
             return Ok(());
         }
@@ -476,7 +498,7 @@ impl<'a> Reader<'a> {
             self.names.push(name);
             self.expect(b':')?;
             self.skip_ws();
-            self.skip_nested(depth + 1)?;
+            value(self, name)?;
             if !self.next_or_close(b'}')? {
                 break;
             }
@@ -486,7 +508,7 @@ impl<'a> Reader<'a> {
 
     /// Checks the member names pushed since `base` (one object at `depth`) for duplicates,
     /// then forgets them.
-    pub(crate) fn check_names(&mut self, base: usize, depth: usize) -> Result<(), Error> {
+    fn check_names(&mut self, base: usize, depth: usize) -> Result<(), Error> {
         if !self
             .distinct
             .check(depth, self.names.get(base..).unwrap_or_default())

@@ -3,7 +3,6 @@
 
 use std::ops::Range;
 
-use crate::names::all_distinct;
 use crate::reader::{Error, Reader};
 use crate::string::RawStr;
 
@@ -61,23 +60,15 @@ pub fn value_span(text: &str) -> Result<Span, Error> {
 /// assert_eq!(elements, ["1", r#"{"a": "]"}"#]);
 /// ```
 pub fn elements(text: &str, start: usize) -> Result<Vec<Span>, Error> {
-    let mut reader = Reader::at(text, start);
-    if reader.peek() != Some(b'[') {
-        return Err(reader.error());
-    }
-    reader.bump();
+    let mut reader = opened(text, start, b'[')?;
     let mut elements = Vec::new();
-    if reader.empty_container(b']') {
-        return Ok(elements);
-    }
-    loop {
+    reader.each_element(|reader| {
         let at = reader.pos();
         reader.skip_value(1)?;
         elements.push(at..reader.pos());
-        if !reader.next_or_close(b']')? {
-            return Ok(elements);
-        }
-    }
+        Ok(())
+    })?;
+    Ok(elements)
 }
 
 /// The members of the object whose `{` is at byte `start` of `text`: each name, and the span
@@ -98,34 +89,28 @@ pub fn elements(text: &str, start: usize) -> Result<Vec<Span>, Error> {
 /// assert_eq!(&text[text_member.value.clone()], r#""hello""#);
 /// ```
 pub fn members(text: &str, start: usize) -> Result<Vec<Member<'_>>, Error> {
-    let mut reader = Reader::at(text, start);
-    if reader.peek() != Some(b'{') {
-        return Err(reader.error());
-    }
-    reader.bump();
+    let mut reader = opened(text, start, b'{')?;
     let mut members = Vec::new();
-    if reader.empty_container(b'}') {
-        return Ok(members);
-    }
-    loop {
-        let name = reader.string()?;
-        reader.expect(b':')?;
-        reader.skip_ws();
+    reader.each_member(0, |reader, name| {
         let at = reader.pos();
         reader.skip_value(1)?;
         members.push(Member {
             name,
             value: at..reader.pos(),
         });
-        if !reader.next_or_close(b'}')? {
-            break;
-        }
-    }
-    let names: Vec<RawStr<'_>> = members.iter().map(|member| member.name).collect();
-    if !all_distinct(&names) {
-        return Err(Error::DuplicateName);
-    }
+        Ok(())
+    })?;
     Ok(members)
+}
+
+/// A reader just past the `open` at byte `start` of `text`.
+fn opened(text: &str, start: usize, open: u8) -> Result<Reader<'_>, Error> {
+    let mut reader = Reader::at(text, start);
+    if reader.peek() != Some(open) {
+        return Err(reader.error());
+    }
+    reader.bump();
+    Ok(reader)
 }
 
 #[cfg(test)]

@@ -58,17 +58,15 @@ impl<'a> RawStr<'a> {
     }
 
     /// The string's value, decoded; borrowed when it has no escapes.
+    #[inline]
     pub fn decoded(&self) -> Cow<'a, str> {
-        if self.escaped {
-            Cow::Owned(decode(self.content()))
-        } else {
-            Cow::Borrowed(self.content())
-        }
+        self.text().decoded()
     }
 
     /// The characters of the string's value, decoded one by one (nothing allocated).
+    #[inline]
     pub fn chars(&self) -> Decoded<'a> {
-        Decoded(self.written_chars())
+        self.text().chars()
     }
 
     /// The characters of the string as written, one by one: each one's byte range in
@@ -84,35 +82,82 @@ impl<'a> RawStr<'a> {
     /// let written: Vec<_> = string.written_chars().collect();
     /// assert_eq!(written, [(0..2, 'é'), (2..4, '\n'), (4..16, '😀')]);
     /// ```
+    #[inline]
     pub fn written_chars(&self) -> WrittenChars<'a> {
-        WrittenChars {
-            content: self.content(),
-            pos: 0,
-        }
+        self.text().written_chars()
     }
 
     /// Whether the decoded value is `name`.
     #[inline]
     pub fn is(&self, name: &str) -> bool {
-        if self.escaped {
-            self.chars().eq(name.chars())
-        } else {
-            self.content() == name
-        }
+        self.text().is(name)
     }
 
     /// Whether two strings have the same decoded value.
     #[inline]
     pub fn same_value(&self, other: &RawStr<'_>) -> bool {
-        if !self.escaped && !other.escaped {
-            self.raw == other.raw
-        } else {
-            self.raw == other.raw || self.chars().eq(other.chars())
+        self.text().same_value(other.text())
+    }
+
+    #[inline]
+    fn text(&self) -> Text<'a> {
+        Text {
+            content: self.content(),
+            escaped: self.escaped,
         }
     }
 }
 
-/// The decoded characters of a string ([`RawStr::chars`], [`Str::chars`]).
+/// The text between a string's quotes and whether it holds an escape: what [`RawStr`] and
+/// [`Str`] decode and compare.
+#[derive(Clone, Copy)]
+struct Text<'a> {
+    content: &'a str,
+    escaped: bool,
+}
+
+impl<'a> Text<'a> {
+    #[inline]
+    fn decoded(self) -> Cow<'a, str> {
+        if self.escaped {
+            let mut value = String::with_capacity(self.content.len());
+            value.extend(self.chars());
+            Cow::Owned(value)
+        } else {
+            Cow::Borrowed(self.content)
+        }
+    }
+
+    #[inline]
+    fn chars(self) -> Decoded<'a> {
+        Decoded(self.written_chars())
+    }
+
+    #[inline]
+    fn written_chars(self) -> WrittenChars<'a> {
+        WrittenChars {
+            content: self.content,
+            pos: 0,
+        }
+    }
+
+    #[inline]
+    fn is(self, name: &str) -> bool {
+        if self.escaped {
+            self.chars().eq(name.chars())
+        } else {
+            self.content == name
+        }
+    }
+
+    #[inline]
+    fn same_value(self, other: Text<'_>) -> bool {
+        self.content == other.content
+            || ((self.escaped || other.escaped) && self.chars().eq(other.chars()))
+    }
+}
+
+/// The decoded characters of a string ([`RawStr::chars`]).
 #[derive(Debug, Clone)]
 pub struct Decoded<'a>(WrittenChars<'a>);
 
@@ -176,13 +221,6 @@ impl Iterator for WrittenChars<'_> {
         self.pos = (start + len).min(self.content.len());
         Some((start..self.pos, c))
     }
-}
-
-/// Decodes the escapes of a string's content (checked by the [`Reader`]).
-fn decode(content: &str) -> String {
-    let mut out = String::with_capacity(content.len());
-    out.extend(Decoded(WrittenChars { content, pos: 0 }));
-    out
 }
 
 fn hex4(chars: &mut std::str::Chars<'_>) -> u32 {
@@ -273,36 +311,27 @@ impl<'a> Str<'a> {
     /// The string's value, decoded; borrowed when it has no escapes.
     #[inline]
     pub fn decoded(&self) -> Cow<'_, str> {
-        if self.escaped {
-            Cow::Owned(decode(&self.content))
-        } else {
-            Cow::Borrowed(&self.content)
-        }
-    }
-
-    /// The characters of the string's value, decoded one by one (nothing allocated).
-    pub fn chars(&self) -> Decoded<'_> {
-        Decoded(WrittenChars {
-            content: &self.content,
-            pos: 0,
-        })
+        self.text().decoded()
     }
 
     /// Whether the decoded value is `name`.
     #[inline]
     pub fn is(&self, name: &str) -> bool {
-        if self.escaped {
-            self.chars().eq(name.chars())
-        } else {
-            *self.content == *name
-        }
+        self.text().is(name)
     }
 
     /// Whether two strings have the same decoded value.
     #[inline]
     pub fn same_value(&self, other: &Str<'_>) -> bool {
-        *self.content == *other.content
-            || ((self.escaped || other.escaped) && self.chars().eq(other.chars()))
+        self.text().same_value(other.text())
+    }
+
+    #[inline]
+    fn text(&self) -> Text<'_> {
+        Text {
+            content: &self.content,
+            escaped: self.escaped,
+        }
     }
 
     /// Writes the string as JSON, quotes included.

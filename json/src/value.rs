@@ -2,6 +2,7 @@
 
 use std::borrow::Cow;
 use std::collections::HashMap;
+use std::convert::Infallible;
 
 use crate::reader::{Error, MAX_DEPTH, Reader};
 use crate::string::Str;
@@ -100,31 +101,17 @@ impl<'a> Value<'a> {
         reader.bump();
         if array {
             let mut items = Vec::new();
-            if !reader.empty_container(b']') {
-                loop {
-                    items.push(Value::read(reader, depth + 1, max_depth)?);
-                    if !reader.next_or_close(b']')? {
-                        break;
-                    }
-                }
-            }
+            reader.each_element(|reader| {
+                items.push(Value::read(reader, depth + 1, max_depth)?);
+                Ok(())
+            })?;
             return Ok(Value::Array(items));
         }
         let mut members = Vec::new();
-        if !reader.empty_container(b'}') {
-            let base = reader.names.len();
-            loop {
-                let name = reader.string()?;
-                reader.names.push(name);
-                reader.expect(b':')?;
-                reader.skip_ws();
-                members.push((name.into(), Value::read(reader, depth + 1, max_depth)?));
-                if !reader.next_or_close(b'}')? {
-                    break;
-                }
-            }
-            reader.check_names(base, depth)?;
-        }
+        reader.each_member(depth, |reader, name| {
+            members.push((name.into(), Value::read(reader, depth + 1, max_depth)?));
+            Ok(())
+        })?;
         Ok(Value::Object(members))
     }
 
@@ -164,16 +151,7 @@ impl<'a> Value<'a> {
                 out.push_ascii(b']');
             }
             Value::Object(members) => {
-                out.push_ascii(b'{');
-                for (i, (key, value)) in members.iter().enumerate() {
-                    if i > 0 {
-                        out.push_ascii(b',');
-                    }
-                    key.write(out);
-                    out.push_ascii(b':');
-                    value.write(out);
-                }
-                out.push_ascii(b'}');
+                write_object(members.iter().map(|(name, value)| (name, value)), out)
             }
         }
     }
@@ -207,6 +185,69 @@ impl<'a> Value<'a> {
             _ => false,
         }
     }
+}
+
+/// Writes an object, `{"name":value,…}`, from its members' names and values, each value as
+/// [`Value::write`] writes it: for an object whose members come from several places.
+///
+/// # Examples
+///
+/// ```
+/// use parrot_json::{Str, Value, write_object};
+///
+/// let names = [Str::new("id"), Str::new("tags")];
+/// let values = [Value::Number("7".into()), Value::Array(Vec::new())];
+/// let mut out = String::new();
+/// write_object(names.iter().zip(&values), &mut out);
+/// assert_eq!(out, r#"{"id":7,"tags":[]}"#);
+/// ```
+pub fn write_object<'v, 'a: 'v, O: Output + ?Sized>(
+    members: impl IntoIterator<Item = (&'v Str<'a>, &'v Value<'a>)>,
+    out: &mut O,
+) {
+    let Ok(()) = try_write_object(members, out, |_, value, out| {
+        value.write(out);
+        Ok::<(), Infallible>(())
+    });
+}
+
+/// [`write_object`], each value written by `write_value` instead (given the member's name and
+/// value); the first error it returns stops the writing and is returned.
+///
+/// # Examples
+///
+/// ```
+/// use parrot_json::{Str, Value, try_write_object};
+///
+/// // Every number doubled; anything else refused.
+/// fn doubled(_: &Str<'_>, value: &Value<'_>, out: &mut String) -> Result<(), String> {
+///     let Value::Number(n) = value else { return Err(format!("not a number: {value:?}")) };
+///     let n: u64 = n.parse().map_err(|_| format!("not an integer: {n}"))?;
+///     out.push_str(&(2 * n).to_string());
+///     Ok(())
+/// }
+///
+/// let Value::Object(members) = Value::parse(r#"{"a": 1, "b": 20}"#).unwrap() else { panic!() };
+/// let mut out = String::new();
+/// try_write_object(members.iter().map(|(name, value)| (name, value)), &mut out, doubled).unwrap();
+/// assert_eq!(out, r#"{"a":2,"b":40}"#);
+/// ```
+pub fn try_write_object<'v, 'a: 'v, O: Output + ?Sized, E>(
+    members: impl IntoIterator<Item = (&'v Str<'a>, &'v Value<'a>)>,
+    out: &mut O,
+    mut write_value: impl FnMut(&'v Str<'a>, &'v Value<'a>, &mut O) -> Result<(), E>,
+) -> Result<(), E> {
+    out.push_ascii(b'{');
+    for (i, (name, value)) in members.into_iter().enumerate() {
+        if i > 0 {
+            out.push_ascii(b',');
+        }
+        name.write(out);
+        out.push_ascii(b':');
+        write_value(name, value, out)?;
+    }
+    out.push_ascii(b'}');
+    Ok(())
 }
 
 fn objects_equivalent(
