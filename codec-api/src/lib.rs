@@ -106,6 +106,15 @@
 //! - Offer an inverse ([`Codec::EXPANDS`], [`Codec::expand`]) when outcomes are lossless: the
 //!   host uses it to verify them.
 //!
+//! # Reading JSON exactly
+//!
+//! A codec of JSON payloads may depend on `parrot-json`, the reader the host and the built-in
+//! codecs use: it keeps every number and string as written (`1.0` stays `1.0`, a 30-digit id
+//! keeps its digits), accepts exactly the JSON the host hands a codec (nesting up to 512
+//! levels, no duplicate member names), and offers the contract's equality (CONTRACT §2.1) for
+//! testing an inverse. It is not part of the plugin interface: nothing of it crosses the
+//! boundary, and a plugin may use any version of it, or none.
+//!
 //! # Versions
 //!
 //! The interface version is this crate's version. A host accepts a plugin built against the
