@@ -111,6 +111,15 @@
 //! Test your codec with `parrot-codec-test`, which checks these rules on any input and lays out
 //! plugin packages for tests that load your library through the host.
 //!
+//! # Reading JSON exactly
+//!
+//! A codec of JSON payloads may depend on `parrot-json`, the reader the host and the built-in
+//! codecs use: it keeps every number and string as written (`1.0` stays `1.0`, a 30-digit id
+//! keeps its digits), accepts exactly the JSON the host hands a codec (nesting up to 512
+//! levels, no duplicate member names), and offers the contract's equality (CONTRACT §2.1) for
+//! testing an inverse. It is not part of the plugin interface: nothing of it crosses the
+//! boundary, and a plugin may use any version of it, or none.
+//!
 //! # Versions
 //!
 //! The interface version is this crate's version. A host accepts a plugin built against the

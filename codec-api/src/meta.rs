@@ -5,7 +5,7 @@ use std::fmt;
 use abi_stable::StableAbi;
 use abi_stable::std_types::RStr;
 
-use crate::Codec;
+use crate::{Codec, PayloadKind};
 
 /// What a codec declares about itself: its name and the promises the host relies on.
 ///
@@ -62,6 +62,40 @@ impl CodecMeta {
             expands: C::EXPANDS,
             text_output: C::TEXT_OUTPUT,
             null_members_absent: C::NULL_MEMBERS_ABSENT,
+        }
+    }
+
+    /// Whether `expanded`, what this codec's inverse gave for an outcome of `input`, is `input`
+    /// again as CONTRACT §2.1 counts it: the same text for a text payload; for a JSON payload
+    /// an equal value (numbers by their exact text, strings by their decoded value, members in
+    /// any order, and a member whose value is `null` counted as absent when the codec declares
+    /// [`Codec::NULL_MEMBERS_ABSENT`]). The host verifies lossless outcomes with it, and
+    /// `parrot-codec-test`'s contract check judges with it, so both judge alike.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use parrot_codec_api::{CodecMeta, PayloadKind};
+    /// # use parrot_codec_api::{Codec, CodecError, Level, Outcome, Params, Payload};
+    /// # struct Compact;
+    /// # impl Codec for Compact {
+    /// #     const NAME: &'static str = "compact";
+    /// #     fn new(_: &mut Params) -> Result<Self, CodecError> { Ok(Compact) }
+    /// #     fn compress(&self, _: Payload<'_>, _: Level) -> Result<Outcome, CodecError> {
+    /// #         Ok(Outcome::Unchanged)
+    /// #     }
+    /// # }
+    ///
+    /// let meta = CodecMeta::of::<Compact>();
+    /// assert!(meta.gives_back(PayloadKind::Json, r#"{"a": 1, "b": [2]}"#, r#"{"b":[2],"a":1}"#));
+    /// assert!(!meta.gives_back(PayloadKind::Json, r#"{"a": 1}"#, r#"{"a":1.0}"#));
+    /// assert!(!meta.gives_back(PayloadKind::Json, r#"{"a": 1, "b": null}"#, r#"{"a":1}"#));
+    /// assert!(!meta.gives_back(PayloadKind::Text, "a  b", "a b"));
+    /// ```
+    pub fn gives_back(&self, kind: PayloadKind, input: &str, expanded: &str) -> bool {
+        match kind {
+            PayloadKind::Text => input == expanded,
+            PayloadKind::Json => parrot_json::equivalent(input, expanded, self.null_members_absent),
         }
     }
 

@@ -26,8 +26,9 @@ const SHOWN_CHARS: usize = 300;
 /// 8. offers an inverse for a lossless outcome ([`DynCodec::expands`]), which gives the input
 ///    back: a text payload exactly, byte for byte; a JSON payload as an equal JSON value
 ///    (numbers by their exact text, so `1`, `1.0` and `1e0` differ; strings by their decoded
-///    value; members in any order; with [`Contract::nulls_absent`], a member whose value is
-///    `null` counts as absent);
+///    value; members in any order; a member whose value is `null` counts as absent when the
+///    codec declares it ([`CodecMeta::null_members_absent`]); the host's verification judges
+///    with the same [`CodecMeta::gives_back`]);
 /// 9. says `lossy` exactly: a lossy outcome that its inverse expands back to the input is a
 ///    lossless outcome mislabelled.
 ///
@@ -40,43 +41,27 @@ const SHOWN_CHARS: usize = 300;
 /// use parrot_codecs::JsonCompact;
 ///
 /// let codec: JsonCompact = build(Params::empty()).unwrap();
-/// // json_compact drops null members: it says so to the check.
-/// let contract = Contract::new(&codec).nulls_absent(true);
+/// // json_compact drops null members, and declares that it does.
+/// let contract = Contract::new(&codec);
 /// assert_eq!(contract.check(r#"{"a": 1, "b": null}"#), Ok(()));
 /// ```
 #[derive(Clone, Copy)]
 pub struct Contract<'c> {
     codec: &'c dyn DynCodec,
-    nulls_absent: bool,
 }
 
 impl fmt::Debug for Contract<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Contract")
             .field("codec", &self.codec.name())
-            .field("nulls_absent", &self.nulls_absent)
             .finish()
     }
 }
 
 impl<'c> Contract<'c> {
-    /// The contract of `codec`, with JSON outcomes compared exactly ([`Contract::nulls_absent`]
-    /// off).
+    /// The contract of `codec`, judged by what its metadata declares.
     pub fn new(codec: &'c dyn DynCodec) -> Contract<'c> {
-        Contract {
-            codec,
-            nulls_absent: false,
-        }
-    }
-
-    /// Whether the codec's lossless JSON outcomes may drop the members whose value is `null`
-    /// (as `json_compact`'s null elision does): with `true`, such a member counts as absent
-    /// when an expanded outcome is compared with its input.
-    pub fn nulls_absent(self, nulls_absent: bool) -> Contract<'c> {
-        Contract {
-            nulls_absent,
-            ..self
-        }
+        Contract { codec }
     }
 
     /// Checks the contract on `input` at every level, as a text payload and, when `input` is
@@ -202,10 +187,7 @@ impl<'c> Contract<'c> {
 
     /// Whether `expanded` gives `input` back, as the payload kind counts it.
     fn same(&self, input: &str, expanded: &str, kind: PayloadKind) -> bool {
-        match kind {
-            PayloadKind::Text => input == expanded,
-            PayloadKind::Json => crate::json::same(input, expanded, self.nulls_absent),
-        }
+        self.codec.meta().gives_back(kind, input, expanded)
     }
 }
 
@@ -376,20 +358,23 @@ mod tests {
         compress: Compress,
         expand: Option<Expand>,
         text_output: bool,
+        /// Declares that null members count as absent.
+        nulls_absent: bool,
         /// Every other call answers `Unchanged`.
         flaky: bool,
         calls: AtomicU64,
     }
 
     /// Metadata is declared only through a [`Codec`] impl: one marker type per flag pair.
-    struct Marker<const EXPANDS: bool, const TEXT_OUTPUT: bool>;
+    struct Marker<const EXPANDS: bool, const TEXT_OUTPUT: bool, const NULLS: bool>;
 
-    impl<const EXPANDS: bool, const TEXT_OUTPUT: bool> parrot_codec_api::Codec
-        for Marker<EXPANDS, TEXT_OUTPUT>
+    impl<const EXPANDS: bool, const TEXT_OUTPUT: bool, const NULLS: bool> parrot_codec_api::Codec
+        for Marker<EXPANDS, TEXT_OUTPUT, NULLS>
     {
         const NAME: &'static str = "fake";
         const EXPANDS: bool = EXPANDS;
         const TEXT_OUTPUT: bool = TEXT_OUTPUT;
+        const NULL_MEMBERS_ABSENT: bool = NULLS;
 
         fn new(_: &mut parrot_codec_api::Params) -> Result<Self, CodecError> {
             Ok(Marker)
@@ -402,11 +387,12 @@ mod tests {
 
     impl DynCodec for Fake {
         fn meta(&self) -> CodecMeta {
-            match (self.expand.is_some(), self.text_output) {
-                (false, false) => CodecMeta::of::<Marker<false, false>>(),
-                (false, true) => CodecMeta::of::<Marker<false, true>>(),
-                (true, false) => CodecMeta::of::<Marker<true, false>>(),
-                (true, true) => CodecMeta::of::<Marker<true, true>>(),
+            match (self.expand.is_some(), self.text_output, self.nulls_absent) {
+                (false, false, _) => CodecMeta::of::<Marker<false, false, false>>(),
+                (false, true, _) => CodecMeta::of::<Marker<false, true, false>>(),
+                (true, false, false) => CodecMeta::of::<Marker<true, false, false>>(),
+                (true, false, true) => CodecMeta::of::<Marker<true, false, true>>(),
+                (true, true, _) => CodecMeta::of::<Marker<true, true, false>>(),
             }
         }
 
@@ -427,6 +413,7 @@ mod tests {
             compress,
             expand,
             text_output,
+            nulls_absent: false,
             flaky: false,
             calls: AtomicU64::new(0),
         }
@@ -702,10 +689,11 @@ mod tests {
             check(&codec, input).map_err(|v| v.rule),
             Err(Rule::ExpandsElsewhere { .. })
         ));
-        assert_eq!(
-            Contract::new(&codec).nulls_absent(true).check(input),
-            Ok(())
-        );
+        let declared = Fake {
+            nulls_absent: true,
+            ..fake(drops_nulls, Some(back), false)
+        };
+        assert_eq!(Contract::new(&declared).check(input), Ok(()));
     }
 
     #[test]

@@ -79,8 +79,8 @@
 //! # fuzz_one(br#"[{"a": 1}, {"a": 2}, {"a": 3}]"#);
 //! ```
 //!
-//! A codec that drops `null` members of JSON objects on purpose says so with
-//! [`Contract::nulls_absent`].
+//! A codec that drops `null` members of JSON objects on purpose declares it
+//! (`Codec::NULL_MEMBERS_ABSENT`); the check, like the host, reads that from its metadata.
 //!
 //! # Loading your plugin in a test
 //!

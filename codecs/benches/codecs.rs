@@ -56,9 +56,7 @@ fn bench(c: &mut Criterion) {
         group.bench_function("scan", |b| {
             b.iter(|| serde_json::from_str::<serde::de::IgnoredAny>(black_box(&text)).is_ok())
         });
-        group.bench_function("check", |b| {
-            b.iter(|| parrot_codecs::inspect::check(black_box(&text)))
-        });
+        group.bench_function("check", |b| b.iter(|| parrot_json::check(black_box(&text))));
         group.bench_function("value", |b| {
             b.iter(|| {
                 let value: serde_json::Value =

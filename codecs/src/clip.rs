@@ -9,7 +9,7 @@
 
 use parrot_codec_api::{CodecError, Params};
 
-use crate::json::RawStr;
+use parrot_json::RawStr;
 
 /// The smallest limit that leaves room for the marker (20 code points plus the digits of the
 /// count, at most 20) and something of the string.
@@ -43,7 +43,7 @@ pub(crate) fn write_clipped(string: RawStr<'_>, limit: usize, out: &mut Vec<u8>)
         return false;
     }
     let total = if string.is_escaped() {
-        Units::new(content).count()
+        string.written_chars().count()
     } else {
         content.chars().count()
     };
@@ -56,12 +56,12 @@ pub(crate) fn write_clipped(string: RawStr<'_>, limit: usize, out: &mut Vec<u8>)
     let head = kept - tail;
     let mut head_end = 0;
     let mut tail_start = content.len();
-    for (index, (start, end)) in Units::new(content).enumerate() {
+    for (index, (range, _)) in string.written_chars().enumerate() {
         if index + 1 == head {
-            head_end = end;
+            head_end = range.end;
         }
         if index == total - tail {
-            tail_start = start;
+            tail_start = range.start;
             break;
         }
     }
@@ -96,55 +96,10 @@ fn decimal_digits(mut n: usize) -> usize {
     digits
 }
 
-/// The byte ranges of a string content's code points as written: a character, a two-character
-/// escape, a `\uXXXX` escape, or a surrogate pair of them.
-struct Units<'a> {
-    bytes: &'a [u8],
-    pos: usize,
-}
-
-impl<'a> Units<'a> {
-    fn new(content: &'a str) -> Units<'a> {
-        Units {
-            bytes: content.as_bytes(),
-            pos: 0,
-        }
-    }
-}
-
-impl Iterator for Units<'_> {
-    type Item = (usize, usize);
-
-    fn next(&mut self) -> Option<(usize, usize)> {
-        let start = self.pos;
-        let first = *self.bytes.get(start)?;
-        let len = match first {
-            b'\\' if self.bytes.get(start + 1) == Some(&b'u') => {
-                let high = self
-                    .bytes
-                    .get(start + 2..start + 6)
-                    .and_then(|hex| std::str::from_utf8(hex).ok())
-                    .and_then(|hex| u32::from_str_radix(hex, 16).ok());
-                match high {
-                    Some(0xD800..=0xDBFF) => 12,
-                    _ => 6,
-                }
-            }
-            b'\\' => 2,
-            0..0x80 => 1,
-            0xC0..0xE0 => 2,
-            0xE0..0xF0 => 3,
-            _ => 4,
-        };
-        self.pos = (start + len).min(self.bytes.len());
-        Some((start, self.pos))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::json::Reader;
+    use parrot_json::Reader;
 
     fn clip(json_string: &str, limit: usize) -> (String, bool) {
         let raw = Reader::new(json_string).string().unwrap();

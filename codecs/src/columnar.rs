@@ -73,7 +73,7 @@ use parrot_codec_api::{Codec, CodecError, Level, Outcome, Params, Payload};
 
 use crate::Transformed;
 use crate::clip;
-use crate::json::{self, MAX_DEPTH, RawStr, Reader, Reject, Value};
+use parrot_json::{MAX_DEPTH, RawStr, Reader, Str, Value};
 
 /// The `columnar` codec: arrays of row objects become one table with the column names once.
 ///
@@ -162,7 +162,7 @@ impl Columnar {
                 table.write_table(level.allows_loss(), clip, out)
             })
         };
-        let text = json::into_text(out)?;
+        let text = crate::into_text(out)?;
         Some(Transformed { text, lossy })
     }
 }
@@ -229,7 +229,7 @@ impl Shape<'_> {
         let write_member = |(key, value): &(RawStr<'_>, &str), out: &mut Vec<u8>| {
             out.extend_from_slice(key.raw().as_bytes());
             out.push(b':');
-            json::write_compact(value, out);
+            parrot_json::write_compact(value, out);
         };
         let (before, after) = members.split_at((*rows_at).min(members.len()));
         out.push(b'{');
@@ -293,7 +293,10 @@ enum Role {
 
 /// Reads a payload of an accepted shape: `Ok(None)` for any other shape, or (when
 /// `stop_on_nested`) at the first nested cell.
-fn read(text: &str, stop_on_nested: bool) -> Result<Option<(Shape<'_>, Table<'_>)>, Reject> {
+fn read(
+    text: &str,
+    stop_on_nested: bool,
+) -> Result<Option<(Shape<'_>, Table<'_>)>, parrot_json::Error> {
     let mut reader = Reader::new(text);
     reader.skip_ws();
     let found = match reader.peek() {
@@ -310,7 +313,7 @@ fn read(text: &str, stop_on_nested: bool) -> Result<Option<(Shape<'_>, Table<'_>
 fn read_query<'a>(
     reader: &mut Reader<'a>,
     stop_on_nested: bool,
-) -> Result<Option<(Shape<'a>, Table<'a>)>, Reject> {
+) -> Result<Option<(Shape<'a>, Table<'a>)>, parrot_json::Error> {
     reader.bump();
     let mut members = Vec::new();
     let mut rows = None;
@@ -335,8 +338,8 @@ fn read_query<'a>(
         }
     }
     let keys: Vec<RawStr<'a>> = members.iter().map(|(key, _)| *key).collect();
-    if !json::all_distinct(&keys) {
-        return Err(Reject::DuplicateKey);
+    if !parrot_json::all_distinct(&keys) {
+        return Err(parrot_json::Error::DuplicateName);
     }
     Ok(rows.map(|(rows_at, table)| (Shape::Query { members, rows_at }, table)))
 }
@@ -347,7 +350,7 @@ fn read_rows<'a>(
     reader: &mut Reader<'a>,
     depth: usize,
     stop_on_nested: bool,
-) -> Result<Option<Table<'a>>, Reject> {
+) -> Result<Option<Table<'a>>, parrot_json::Error> {
     reader.bump();
     let mut table = Table::default();
     if reader.empty_container(b']') {
@@ -386,7 +389,7 @@ impl<'a> Table<'a> {
         reader: &mut Reader<'a>,
         depth: usize,
         stop_on_nested: bool,
-    ) -> Result<bool, Reject> {
+    ) -> Result<bool, parrot_json::Error> {
         reader.bump();
         let row = self.row_ends.len();
         let row_start = self.cells.len();
@@ -427,7 +430,7 @@ impl<'a> Table<'a> {
                     return Err(reader.error());
                 };
                 if stats.last_row == row {
-                    return Err(Reject::DuplicateKey);
+                    return Err(parrot_json::Error::DuplicateName);
                 }
                 stats.last_row = row;
                 stats.present += 1;
@@ -436,7 +439,7 @@ impl<'a> Table<'a> {
                 }
                 if stats.present == 1 {
                     stats.first = value;
-                } else if stats.uniform && !json::scalar_eq(stats.first, value) {
+                } else if stats.uniform && !parrot_json::scalar_eq(stats.first, value) {
                     stats.uniform = false;
                 }
                 self.cells.push((column, value));
@@ -522,7 +525,7 @@ impl<'a> Table<'a> {
             if i > 0 {
                 out.push(b',');
             }
-            json::write_unescaped(column.name, out);
+            parrot_json::write_unescaped(column.name, out);
         }
         out.push(b']');
     }
@@ -540,7 +543,7 @@ impl<'a> Table<'a> {
             if i > 0 {
                 out.push(b',');
             }
-            json::write_unescaped(column.name, out);
+            parrot_json::write_unescaped(column.name, out);
             out.push(b':');
             clipped |= write_cell(column.first, clip, out);
         }
@@ -617,7 +620,7 @@ impl<'a> Table<'a> {
                 let name = self.columns.get(column).map_or("\"\"", |c| c.name.raw());
                 out.extend_from_slice(name.as_bytes());
                 out.push(b':');
-                json::write_compact(value, out);
+                parrot_json::write_compact(value, out);
             }
             out.push(b'}');
         }
@@ -657,7 +660,7 @@ impl<'a> Table<'a> {
             if i > 0 {
                 out.push(b',');
             }
-            json::write_unescaped(column.name, out);
+            parrot_json::write_unescaped(column.name, out);
             let nulls = rows - column.non_null;
             let distinct = stats.distinct.len();
             out.extend_from_slice(
@@ -703,7 +706,7 @@ fn write_cell(value: &str, clip: usize, out: &mut Vec<u8>) -> bool {
         && value.contains('\\')
         && let Ok(string) = Reader::new(value).string()
     {
-        json::write_unescaped(string, out);
+        parrot_json::write_unescaped(string, out);
         return false;
     }
     out.extend_from_slice(value.as_bytes());
@@ -776,10 +779,7 @@ impl<'a> ColumnStats<'a> {
 
 /// The decoded value of a string written as JSON (checked by the reader).
 fn decoded_string(text: &str) -> Cow<'_, str> {
-    match Reader::new(text).string() {
-        Ok(string) => string.decoded(),
-        Err(_) => Cow::Borrowed(text),
-    }
+    parrot_json::decode_string(text).unwrap_or(Cow::Borrowed(text))
 }
 
 fn between_quotes(text: &str) -> &str {
@@ -789,7 +789,7 @@ fn between_quotes(text: &str) -> &str {
 /// Orders two numbers by value, or two strings by code point.
 fn compare(kind: Kind, a: &str, b: &str) -> Ordering {
     match kind {
-        Kind::Number => json::cmp_numbers(a, b),
+        Kind::Number => parrot_json::cmp_numbers(a, b),
         // UTF-8 orders like code points: without escapes the contents compare as they are.
         _ if !a.contains('\\') && !b.contains('\\') => between_quotes(a).cmp(between_quotes(b)),
         _ => decoded_string(a).cmp(&decoded_string(b)),
@@ -801,29 +801,26 @@ fn refuse(why: &str) -> CodecError {
 }
 
 fn expand(payload: &str) -> Result<String, CodecError> {
-    let value = Value::parse(payload, MAX_DEPTH + 4).map_err(|err| refuse(&err.to_string()))?;
+    let value =
+        Value::parse_with_limit(payload, MAX_DEPTH + 4).map_err(|err| refuse(&err.to_string()))?;
     let mut out = Vec::with_capacity(payload.len().saturating_mul(3));
     match (&value, value.member("rows")) {
         (_, Some(Value::Array(_))) => expand_table(&value, &mut out).map_err(refuse)?,
-        (Value::Object(members), Some(Value::Object(_))) => {
-            out.push(b'{');
-            for (i, (key, member)) in members.iter().enumerate() {
-                if i > 0 {
-                    out.push(b',');
-                }
-                out.extend_from_slice(key.raw().as_bytes());
-                out.push(b':');
-                if key.is("rows") {
-                    expand_table(member, &mut out).map_err(refuse)?;
+        (Value::Object(members), Some(Value::Object(_))) => parrot_json::try_write_object(
+            members.iter().map(|(name, member)| (name, member)),
+            &mut out,
+            |name, member, out| {
+                if name.is("rows") {
+                    expand_table(member, out).map_err(refuse)
                 } else {
-                    member.write(&mut out);
+                    member.write(out);
+                    Ok(())
                 }
-            }
-            out.push(b'}');
-        }
+            },
+        )?,
         _ => return Err(refuse("not a table (no `rows` array or object)")),
     }
-    json::into_text(out).ok_or_else(|| refuse("invalid UTF-8"))
+    crate::into_text(out).ok_or_else(|| refuse("invalid UTF-8"))
 }
 
 /// Writes the rows of a `{"columns", "rows", "constants"}` table as an array of objects.
@@ -848,10 +845,10 @@ fn expand_table(table: &Value<'_>, out: &mut Vec<u8>) -> Result<(), &'static str
     let names = names
         .iter()
         .map(|name| match name {
-            Value::Scalar(text) if text.starts_with('"') => Ok(*text),
+            Value::String(name) => Ok(name),
             _ => Err("a column name is not a string"),
         })
-        .collect::<Result<Vec<&str>, _>>()?;
+        .collect::<Result<Vec<&Str<'_>>, _>>()?;
     out.push(b'[');
     for (i, row) in rows.iter().enumerate() {
         if i > 0 {
@@ -863,21 +860,12 @@ fn expand_table(table: &Value<'_>, out: &mut Vec<u8>) -> Result<(), &'static str
         if cells.len() != names.len() {
             return Err("a row does not have one value per column");
         }
-        out.push(b'{');
-        let members = names.iter().map(|name| name.as_bytes()).zip(cells).chain(
-            constants
-                .iter()
-                .map(|(name, value)| (name.raw().as_bytes(), value)),
-        );
-        for (j, (name, value)) in members.enumerate() {
-            if j > 0 {
-                out.push(b',');
-            }
-            out.extend_from_slice(name);
-            out.push(b':');
-            value.write(out);
-        }
-        out.push(b'}');
+        let members = names
+            .iter()
+            .copied()
+            .zip(cells)
+            .chain(constants.iter().map(|(name, value)| (name, value)));
+        parrot_json::write_object(members, out);
     }
     out.push(b']');
     Ok(())
@@ -1237,7 +1225,7 @@ mod tests {
                         [\"東京 😀\",\"/\",2]],\"constants\":{}}";
         let (out, lossy) = transform(&codec, &input, Level::Minimal).expect("a table");
         assert_eq!((out.as_str(), lossy), (expected, false));
-        assert!(crate::inspect::equivalent(
+        assert!(parrot_json::equivalent(
             &codec.expand(&out).unwrap(),
             &input,
             false

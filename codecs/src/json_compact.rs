@@ -66,7 +66,7 @@ use parrot_codec_api::{Codec, CodecError, Level, Outcome, Params, Payload};
 
 use crate::Transformed;
 use crate::clip;
-use crate::json::{self, DistinctNames, MAX_DEPTH, RawStr, Reader, Reject, Value};
+use parrot_json::{DistinctNames, MAX_DEPTH, RawStr, Reader, Value};
 
 /// The `json_compact` codec: compaction, null-member elision and run folding (lossless), plus
 /// long-string clipping at `normal` and long-array trimming at `aggressive`.
@@ -138,7 +138,7 @@ impl JsonCompact {
             return None;
         }
         let lossy = pass.clipped || pass.omitted || ambiguous;
-        let out = json::into_text(pass.out)?;
+        let out = crate::into_text(pass.out)?;
         (out != text).then_some(Transformed { text: out, lossy })
     }
 }
@@ -208,7 +208,7 @@ struct Pass<'a> {
 }
 
 impl<'a> Pass<'a> {
-    fn run(text: &'a str, settings: Settings) -> Result<Pass<'a>, Reject> {
+    fn run(text: &'a str, settings: Settings) -> Result<Pass<'a>, parrot_json::Error> {
         let mut pass = Pass {
             reader: Reader::new(text),
             out: Vec::with_capacity(text.len()),
@@ -229,17 +229,17 @@ impl<'a> Pass<'a> {
 
     /// Reads and writes one value; returns whether it is an object with exactly the members
     /// `_repeat` and `_value`.
-    fn value(&mut self, depth: usize) -> Result<bool, Reject> {
+    fn value(&mut self, depth: usize) -> Result<bool, parrot_json::Error> {
         match self.reader.peek() {
             Some(b'{') => {
                 if depth >= MAX_DEPTH {
-                    return Err(Reject::TooDeep);
+                    return Err(parrot_json::Error::TooDeep);
                 }
                 self.object(depth + 1)
             }
             Some(b'[') => {
                 if depth >= MAX_DEPTH {
-                    return Err(Reject::TooDeep);
+                    return Err(parrot_json::Error::TooDeep);
                 }
                 self.array(depth + 1)?;
                 Ok(false)
@@ -249,7 +249,7 @@ impl<'a> Pass<'a> {
                 // A string has at least as many bytes as code points: only a longer one may
                 // need clipping.
                 if self.settings.clip == 0 || string.content().len() <= self.settings.clip {
-                    json::write_unescaped(string, &mut self.out);
+                    parrot_json::write_unescaped(string, &mut self.out);
                 } else {
                     self.clipped |= clip::write_clipped(string, self.settings.clip, &mut self.out);
                 }
@@ -268,7 +268,7 @@ impl<'a> Pass<'a> {
         }
     }
 
-    fn object(&mut self, depth: usize) -> Result<bool, Reject> {
+    fn object(&mut self, depth: usize) -> Result<bool, parrot_json::Error> {
         self.reader.bump();
         self.out.push(b'{');
         if self.reader.empty_container(b'}') {
@@ -289,7 +289,7 @@ impl<'a> Pass<'a> {
                 if written > 0 {
                     self.out.push(b',');
                 }
-                json::write_unescaped(key, &mut self.out);
+                parrot_json::write_unescaped(key, &mut self.out);
                 self.out.push(b':');
                 self.value(depth)?;
                 if let Some(slot) = first_two.get_mut(written) {
@@ -310,18 +310,18 @@ impl<'a> Pass<'a> {
     }
 
     /// Checks the member names read since `base` for duplicates, then forgets them.
-    fn check_distinct(&mut self, base: usize, depth: usize) -> Result<(), Reject> {
+    fn check_distinct(&mut self, base: usize, depth: usize) -> Result<(), parrot_json::Error> {
         if !self
             .distinct
             .check(depth, self.keys.get(base..).unwrap_or_default())
         {
-            return Err(Reject::DuplicateKey);
+            return Err(parrot_json::Error::DuplicateName);
         }
         self.keys.truncate(base);
         Ok(())
     }
 
-    fn array(&mut self, depth: usize) -> Result<(), Reject> {
+    fn array(&mut self, depth: usize) -> Result<(), parrot_json::Error> {
         self.reader.bump();
         self.out.push(b'[');
         if self.reader.empty_container(b']') {
@@ -423,28 +423,21 @@ const MAX_EXPANDED_BYTES: usize = 1 << 30;
 
 fn expand(payload: &str) -> Result<String, CodecError> {
     // A run object nests one level below its array, so outputs nest up to twice as deep.
-    let value = Value::parse(payload, 2 * MAX_DEPTH + 2)
+    let value = Value::parse_with_limit(payload, 2 * MAX_DEPTH + 2)
         .map_err(|err| CodecError::invalid_input(format!("json_compact cannot expand: {err}")))?;
     let mut out = Vec::with_capacity(payload.len().saturating_mul(2));
     expand_value(&value, &mut out)?;
-    json::into_text(out).ok_or_else(|| CodecError::failed("json_compact expanded to invalid UTF-8"))
+    crate::into_text(out)
+        .ok_or_else(|| CodecError::failed("json_compact expanded to invalid UTF-8"))
 }
 
 fn expand_value(value: &Value<'_>, out: &mut Vec<u8>) -> Result<(), CodecError> {
     match value {
-        Value::Scalar(text) => out.extend_from_slice(text.as_bytes()),
-        Value::Object(members) => {
-            out.push(b'{');
-            for (i, (key, member)) in members.iter().enumerate() {
-                if i > 0 {
-                    out.push(b',');
-                }
-                out.extend_from_slice(key.raw().as_bytes());
-                out.push(b':');
-                expand_value(member, out)?;
-            }
-            out.push(b'}');
-        }
+        Value::Object(members) => parrot_json::try_write_object(
+            members.iter().map(|(name, member)| (name, member)),
+            out,
+            |_, member, out| expand_value(member, out),
+        )?,
         Value::Array(items) => {
             out.push(b'[');
             for (i, item) in items.iter().enumerate() {
@@ -474,6 +467,7 @@ fn expand_value(value: &Value<'_>, out: &mut Vec<u8>) -> Result<(), CodecError> 
             }
             out.push(b']');
         }
+        scalar => scalar.write(out),
     }
     Ok(())
 }
@@ -494,7 +488,7 @@ fn run_of<'v, 'a>(item: &'v Value<'a>) -> Result<Option<(usize, &'v Value<'a>)>,
         return Ok(None);
     };
     let count = match count {
-        Value::Scalar(text) => text.parse::<usize>().ok().filter(|&n| n >= 1),
+        Value::Number(text) => text.parse::<usize>().ok().filter(|&n| n >= 1),
         _ => None,
     };
     match count {

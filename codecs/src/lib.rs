@@ -7,9 +7,10 @@
 //!   table `{"columns", "rows", "constants"}` (lossless when the rows share their keys); a
 //!   structural summary at `aggressive`.
 //!
-//! Both read JSON without building a value tree: numbers and strings are copied exactly as
-//! written (so `1`, `1.0` and a 30-digit decimal stay what they are), member order is kept, and
-//! a codec costs about one validating scan of its input. Both offer their inverse
+//! Both read JSON with `parrot_json`'s validating reader, without building a value tree:
+//! numbers and strings are copied exactly as written (so `1`, `1.0` and a 30-digit decimal stay
+//! what they are), member order is kept, and a codec costs about one validating scan of its
+//! input. Both offer their inverse
 //! ([`parrot_codec_api::Codec::expand`]) for every lossless outcome, and never return an output
 //! that is not smaller than its input. The exact rules, level by level, are in each codec's
 //! module documentation ([`json_compact`], [`columnar`]) and in SPEC §2.
@@ -41,12 +42,16 @@ use parrot_codec_api::{Codec, CodecError, CodecMeta, DynCodec, Outcome, Params};
 
 mod clip;
 pub mod columnar;
-pub mod inspect;
-mod json;
 pub mod json_compact;
 
 pub use columnar::Columnar;
 pub use json_compact::JsonCompact;
+
+/// The text of what a codec wrote: always UTF-8, since every byte came from `&str` slices
+/// cut at character boundaries or from ASCII.
+pub(crate) fn into_text(out: Vec<u8>) -> Option<String> {
+    String::from_utf8(out).ok()
+}
 
 /// What a built-in codec's transform made of a payload, before the no-gain rule.
 pub(crate) struct Transformed {

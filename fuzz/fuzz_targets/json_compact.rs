@@ -19,5 +19,5 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let codec: JsonCompact = build(PARAMS[usize::from(choice) % PARAMS.len()]);
-    Contract::new(&codec).nulls_absent(true).assert(text);
+    Contract::new(&codec).assert(text);
 });

@@ -17,10 +17,8 @@ pub fn build<C: Codec>(params: &str) -> C {
         .expect("params the codec accepts")
 }
 
-/// Whether two JSON texts hold equal values as the host's verification counts them (numbers by
-/// their exact text, members in any order; with `nulls_absent`, a `null` member counts as
-/// absent); `false` when either is not JSON the host accepts. A text that is such JSON is
-/// equal to itself.
-pub fn same_json(a: &str, b: &str, nulls_absent: bool) -> bool {
-    parrot_codecs::inspect::equivalent(a, b, nulls_absent)
+/// Whether `text` is JSON the host hands a codec as a JSON payload (valid, no object with two
+/// members of one name, at most 512 levels deep).
+pub fn is_json(text: &str) -> bool {
+    parrot_json::check(text) == parrot_json::JsonCheck::Json
 }

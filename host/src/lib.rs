@@ -47,7 +47,6 @@ mod error;
 mod explain;
 mod histogram;
 mod host;
-mod json_check;
 mod loader;
 pub mod manifest;
 pub mod mcp;

@@ -363,7 +363,7 @@ fn render(report: &Path, quick: bool) -> Result<String> {
          - **Value**: a serde_json `Value` parse + `to_string` (features `arbitrary_precision` \
          and `preserve_order`), what a codec built on an owned tree pays at least.\n\n\
          Criterion medians; each cell is the time and its ratio to the scan. `check` is \
-         `inspect::check`, the validating pass with which the host classifies every payload \
+         `parrot_json::check`, the validating pass with which the host classifies every payload \
          before a codec sees it (JSON without duplicate member names, or not). `toon` is the \
          plugin's codec linked in-process (lossless, the same output at every level). Codec \
          parameters are the defaults.\n"

@@ -10,7 +10,7 @@ use serde_json::{Map, Value, json};
 use super::RECOVERY_TOOL;
 use crate::call::{Call, Input};
 use crate::host::Host;
-use crate::json_check::{JsonCheck, check};
+use parrot_json::{JsonCheck, check};
 
 /// What becomes of one line.
 #[derive(Debug, Default)]

@@ -9,8 +9,8 @@ use serde_json::json;
 
 use super::Stage;
 use crate::error::TeeError;
-use crate::json_check::TopLevel;
 use crate::tee::TeeStore;
+use parrot_json::TopLevel;
 
 /// The hint every tee pointer carries.
 pub const TEE_HINT: &str = "use wm_get_result for the full payload";

@@ -11,7 +11,7 @@ use super::Run;
 use super::pointer::{attach_pointer, tee_pointer};
 use crate::budget::{Admission, Breaker, Route, Router};
 use crate::call::{Meta, Skip};
-use crate::json_check::{JsonCheck, TopLevel};
+use parrot_json::{JsonCheck, TopLevel};
 
 /// Decides the call's output: `Some(new payload)` or `None` (the input goes out), filling in
 /// the metadata.
@@ -91,7 +91,7 @@ fn classify(bytes: &[u8]) -> Result<(PayloadKind, &str), &'static str> {
     if text.is_empty() {
         return Err("empty");
     }
-    match crate::json_check::check(text) {
+    match parrot_json::check(text) {
         JsonCheck::Json => Ok((PayloadKind::Json, text)),
         JsonCheck::DuplicateMember => Err("duplicate member name"),
         JsonCheck::TooDeep | JsonCheck::NotJson => Ok((PayloadKind::Text, text)),
@@ -185,7 +185,7 @@ fn run_codec(
     let text_output = codec.text_output();
     let mut shape = None;
     if kind == PayloadKind::Json && !run.builtin && !text_output {
-        shape = crate::json_check::top_level(&payload);
+        shape = parrot_json::top_level(&payload);
         if shape.is_none() {
             tracing::warn!(
                 tool,
@@ -257,12 +257,7 @@ fn expands_back(run: &Run<'_, '_>, input: &str, kind: PayloadKind, payload: &str
         Ok(Ok(expanded)) => expanded,
         _ => return false,
     };
-    match kind {
-        PayloadKind::Text => expanded == input,
-        PayloadKind::Json => {
-            crate::json_check::equivalent(input, &expanded, run.codec.meta().null_members_absent())
-        }
-    }
+    run.codec.meta().gives_back(kind, input, &expanded)
 }
 
 /// The output with its pointer (rule 8), before the original is stored.
@@ -305,7 +300,7 @@ fn point(run: &Run<'_, '_>, produced: Produced) -> Result<Pointed, Skip> {
         });
     };
     if shape.is_none() && !text_output {
-        shape = crate::json_check::top_level(&payload);
+        shape = parrot_json::top_level(&payload);
     }
     Ok(Pointed {
         payload: attach_pointer(&payload, shape, &key, reason),

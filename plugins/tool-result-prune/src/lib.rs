@@ -15,13 +15,15 @@
 //! passes through at `minimal`; any other JSON payload passes through.
 #![forbid(unsafe_code)]
 
-mod json;
 mod prune;
+mod shape;
 
 use parrot_codec_api::{Codec, CodecError, Level, Outcome, Params, Payload, PayloadKind};
 
-use crate::json::Shape;
+use parrot_json::Span;
+
 use crate::prune::{Budget, MARKER_UNITS, Unit};
+use crate::shape::{Block, Shape};
 
 /// The `tool_result_prune` codec.
 ///
@@ -99,16 +101,17 @@ impl Codec for ToolResultPrune {
 impl ToolResultPrune {
     /// The pruned payload, or `None` when it has no prunable text or is within the threshold.
     fn prune_json(&self, json: &str) -> Option<String> {
-        match json::shape(json)? {
+        match shape::shape(json)? {
             Shape::String(span) => {
-                let pruned = self.budget.prune_one(&json::decode(&json[span.clone()])?)?;
-                Some(splice(json, span, &json::encode(&pruned)?))
+                let text = parrot_json::decode_string(&json[span.clone()]).ok()?;
+                let pruned = self.budget.prune_one(&text)?;
+                Some(splice(json, span, &parrot_json::encode_string(&pruned)))
             }
             Shape::Blocks { blocks } => {
                 let texts = blocks
                     .iter()
                     .filter_map(|block| block.text.clone())
-                    .map(|span| json::decode(&json[span]))
+                    .map(|span| parrot_json::decode_string(&json[span]).ok())
                     .collect::<Option<Vec<_>>>()?;
                 let texts: Vec<&str> = texts.iter().map(AsRef::as_ref).collect();
                 let pruned = self.budget.prune(&texts)?;
@@ -121,7 +124,7 @@ impl ToolResultPrune {
 /// `json` with the blocks' texts replaced by their pruned texts (`None`: as it was), dropping
 /// the text blocks the cut emptied. Every other byte is copied as it was, and a block keeps the
 /// separator that preceded it.
-fn rebuild(json: &str, blocks: &[json::Block], pruned: Vec<Option<String>>) -> Option<String> {
+fn rebuild(json: &str, blocks: &[Block], pruned: Vec<Option<String>>) -> Option<String> {
     let mut pruned = pruned.into_iter();
     let mut out = String::with_capacity(json.len());
     out.push_str(&json[..blocks.first()?.span.start]);
@@ -141,7 +144,7 @@ fn rebuild(json: &str, blocks: &[json::Block], pruned: Vec<Option<String>>) -> O
         match (new_text, &block.text) {
             (Some(new_text), Some(text)) => {
                 out.push_str(&json[block.span.start..text.start]);
-                out.push_str(&json::encode(&new_text)?);
+                parrot_json::write_string(&new_text, &mut out);
                 out.push_str(&json[text.end..block.span.end]);
             }
             _ => out.push_str(&json[block.span.clone()]),
@@ -152,7 +155,7 @@ fn rebuild(json: &str, blocks: &[json::Block], pruned: Vec<Option<String>>) -> O
 }
 
 /// `json` with the bytes of `span` replaced by `with`.
-fn splice(json: &str, span: json::Span, with: &str) -> String {
+fn splice(json: &str, span: Span, with: &str) -> String {
     [&json[..span.start], with, &json[span.end..]].concat()
 }
 

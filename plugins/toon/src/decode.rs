@@ -12,9 +12,9 @@ use std::borrow::Cow;
 
 use toon_format::unescape_string;
 
-use crate::json::{MAX_DEPTH, Value};
+use parrot_json::{MAX_DEPTH, Str, Value, is_number};
 
-type Members<'a> = Vec<(Cow<'a, str>, Value<'a>)>;
+type Members<'a> = Vec<(Str<'a>, Value<'a>)>;
 
 const DELIMITER: u8 = b',';
 
@@ -136,7 +136,7 @@ impl<'t> Reader<'t> {
         &mut self,
         content: &'t str,
         nested: usize,
-    ) -> Result<(Cow<'t, str>, Value<'t>), DecodeError> {
+    ) -> Result<(Str<'t>, Value<'t>), DecodeError> {
         let (key, rest) = key(content)
             .map_err(|m| self.error(m))?
             .ok_or_else(|| self.error("expected a key"))?;
@@ -154,11 +154,15 @@ impl<'t> Reader<'t> {
         } else {
             return Err(self.error("expected ':' after the key"));
         };
-        Ok((key, value))
+        Ok((Str::new(key), value))
     }
 
     /// The array a header announces; `rest` is what follows the header's colon on its line,
     /// and rows or items are at `nested`.
+    ///
+    /// Arrays of arrays recurse through here and [`Reader::item`], so what the other forms
+    /// need lives in functions of their own: a frame of this one stays small, and nesting as
+    /// deep as the host allows fits in a thread's stack even unoptimized.
     fn array(
         &mut self,
         header: Header<'t>,
@@ -166,38 +170,11 @@ impl<'t> Reader<'t> {
         nested: usize,
     ) -> Result<Value<'t>, DecodeError> {
         if !rest.is_empty() {
-            let values = rest
-                .strip_prefix(' ')
-                .filter(|_| header.fields.is_none() && !header.keyed)
-                .ok_or_else(|| self.error("unexpected text after the header"))?;
-            let cells = cells(values)
-                .and_then(|cells| cells.into_iter().map(primitive).collect())
-                .map_err(|m| self.error(m))?;
-            return self.counted(header.len, cells).map(Value::Array);
+            return self.inline_array(header, rest);
         }
         match (header.fields, header.keyed) {
-            (Some(fields), false) => {
-                let mut rows = Vec::with_capacity(header.len);
-                for _ in 0..header.len {
-                    let line = self.next_at(nested, "a table row")?;
-                    rows.push(self.row(line, &fields)?);
-                }
-                Ok(Value::Array(rows))
-            }
-            (Some(fields), true) => {
-                let mut entries = Vec::with_capacity(header.len);
-                for _ in 0..header.len {
-                    let line = self.next_at(nested, "a keyed row")?;
-                    let (name, rest) = key(line)
-                        .map_err(|m| self.error(m))?
-                        .ok_or_else(|| self.error("expected a key"))?;
-                    let cells = rest
-                        .strip_prefix(": ")
-                        .ok_or_else(|| self.error("expected ': ' after the key"))?;
-                    entries.push((name, self.row(cells, &fields)?));
-                }
-                Ok(Value::Object(entries))
-            }
+            (Some(fields), false) => self.table(header.len, &fields, nested),
+            (Some(fields), true) => self.keyed_table(header.len, &fields, nested),
             (None, false) => {
                 let mut items = Vec::with_capacity(header.len);
                 for _ in 0..header.len {
@@ -207,6 +184,54 @@ impl<'t> Reader<'t> {
             }
             (None, true) => Err(self.error("a keyed header without fields")),
         }
+    }
+
+    /// `key[N]: a,b,c`: the values after the header.
+    fn inline_array(&self, header: Header<'t>, rest: &'t str) -> Result<Value<'t>, DecodeError> {
+        let values = rest
+            .strip_prefix(' ')
+            .filter(|_| header.fields.is_none() && !header.keyed)
+            .ok_or_else(|| self.error("unexpected text after the header"))?;
+        let cells = cells(values)
+            .and_then(|cells| cells.into_iter().map(primitive).collect())
+            .map_err(|m| self.error(m))?;
+        self.counted(header.len, cells).map(Value::Array)
+    }
+
+    /// `len` table rows at `nested`.
+    fn table(
+        &mut self,
+        len: usize,
+        fields: &[Field<'t>],
+        nested: usize,
+    ) -> Result<Value<'t>, DecodeError> {
+        let mut rows = Vec::with_capacity(len);
+        for _ in 0..len {
+            let line = self.next_at(nested, "a table row")?;
+            rows.push(self.row(line, fields)?);
+        }
+        Ok(Value::Array(rows))
+    }
+
+    /// `len` keyed rows (`name: cells`) at `nested`.
+    fn keyed_table(
+        &mut self,
+        len: usize,
+        fields: &[Field<'t>],
+        nested: usize,
+    ) -> Result<Value<'t>, DecodeError> {
+        let mut entries = Vec::with_capacity(len);
+        for _ in 0..len {
+            let line = self.next_at(nested, "a keyed row")?;
+            let (name, rest) = key(line)
+                .map_err(|m| self.error(m))?
+                .ok_or_else(|| self.error("expected a key"))?;
+            let cells = rest
+                .strip_prefix(": ")
+                .ok_or_else(|| self.error("expected ': ' after the key"))?;
+            entries.push((Str::new(name), self.row(cells, fields)?));
+        }
+        Ok(Value::Object(entries))
     }
 
     fn counted(&self, len: usize, values: Vec<Value<'t>>) -> Result<Vec<Value<'t>>, DecodeError> {
@@ -246,6 +271,12 @@ impl<'t> Reader<'t> {
             let (header, after) = header(rest).map_err(|m| self.error(m))?;
             return self.array(header, after, depth + 1);
         }
+        self.item_value(rest, depth)
+    }
+
+    /// A list item that is not an array: a primitive, or an object (kept out of
+    /// [`Reader::item`] for the size of its frame, as in [`Reader::array`]).
+    fn item_value(&mut self, rest: &'t str, depth: usize) -> Result<Value<'t>, DecodeError> {
         let is_member = key(rest)
             .map_err(|m| self.error(m))?
             .is_some_and(|(_, after)| after.starts_with([':', '[']));
@@ -354,7 +385,7 @@ fn object_from_cells<'t>(
             Some(children) => object_from_cells(children, cells)?,
             None => primitive(cells.next().ok_or("a missing cell")?)?,
         };
-        members.push((field.name.clone(), value));
+        members.push((Str::new(field.name.clone()), value));
     }
     Ok(Value::Object(members))
 }
@@ -410,73 +441,43 @@ fn unquote(quoted: &str) -> Result<Cow<'_, str>, String> {
     }
 }
 
-/// One primitive token: a quoted string, `true`, `false`, `null`, a number (its text kept),
-/// or else an unquoted string.
+/// One primitive token: a quoted string, `true`, `false`, `null`, a number (TOON's decoder
+/// reads numbers by JSON's grammar; the text is kept), or else an unquoted string.
 fn primitive(token: &str) -> Result<Value<'_>, String> {
     if token.starts_with('"') {
         let end = closing_quote(token)?;
         if end != token.len() - 1 {
             return Err(format!("text after a closing quote in {token:?}"));
         }
-        return unquote(token).map(Value::String);
+        return unquote(token).map(|value| Value::String(Str::new(value)));
     }
     Ok(match token {
         "true" => Value::Bool(true),
         "false" => Value::Bool(false),
         "null" => Value::Null,
         _ if is_number(token) => Value::Number(Cow::Borrowed(token)),
-        _ => Value::String(Cow::Borrowed(token)),
+        _ => Value::String(Str::new(token)),
     })
 }
 
-/// TOON's decoder grammar for numbers, which is JSON's:
-/// `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`.
-fn is_number(token: &str) -> bool {
-    let bytes = token.as_bytes();
-    let mut i = usize::from(bytes.first() == Some(&b'-'));
-    let digits = |i: &mut usize| {
-        let from = *i;
-        while bytes.get(*i).is_some_and(u8::is_ascii_digit) {
-            *i += 1;
-        }
-        *i - from
-    };
-    let int = i;
-    match digits(&mut i) {
-        0 => return false,
-        n if n > 1 && bytes[int] == b'0' => return false,
-        _ => {}
-    }
-    if bytes.get(i) == Some(&b'.') {
-        i += 1;
-        if digits(&mut i) == 0 {
-            return false;
-        }
-    }
-    if matches!(bytes.get(i), Some(b'e' | b'E')) {
-        i += 1;
-        if matches!(bytes.get(i), Some(b'+' | b'-')) {
-            i += 1;
-        }
-        if digits(&mut i) == 0 {
-            return false;
-        }
-    }
-    i == bytes.len()
-}
+/// How many levels a line may be indented.
+pub(crate) const MAX_INDENT: usize = 2 * MAX_DEPTH;
 
-/// Whether `raw` is a line [`decode`] accepts (not blank, an indent of whole levels).
+/// Whether `raw` is a line [`decode`] accepts (not blank, an indent of whole levels, at most
+/// [`MAX_INDENT`] of them).
 fn line_ok(raw: &str) -> bool {
     let content = raw.trim_start_matches(' ');
     let spaces = raw.len() - content.len();
-    // List items put an object's members two levels down, so a document of MAX_DEPTH nested
-    // values can be indented deeper than that.
-    !content.is_empty() && spaces.is_multiple_of(2) && spaces / 2 <= 4 * MAX_DEPTH
+    // The writer indents a line at most one level per level of nesting of its input (the unit
+    // tests check it on generated documents), so the TOON of any payload the host hands over
+    // (at most MAX_DEPTH levels) is read; the bound keeps this reader's recursion within a
+    // 2 MiB thread stack on documents it did not write.
+    !content.is_empty() && spaces.is_multiple_of(2) && spaces / 2 <= MAX_INDENT
 }
 
 /// The compact JSON of a document made of primitives, inline arrays, nested objects and tables
 /// of flat rows (hoisted or not): the JSON [`decode`] then [`crate::hoist::unhoist`] (with
-/// `hoist`) then [`crate::json::write`] give, written line by line without a tree. `None` for
+/// `hoist`) then [`Value::write`] give, written line by line without a tree. `None` for
 /// any other form and for anything malformed: the tree reader takes those, and names the error.
 pub(crate) fn expand(text: &str, hoist: bool) -> Option<String> {
     if !text.split('\n').all(line_ok) {
@@ -531,7 +532,7 @@ impl<'t, I: Iterator<Item = Line<'t>>> Stream<'t, I> {
     }
 
     fn primitive(&mut self, token: &str) -> Option<()> {
-        crate::json::write(&primitive(token).ok()?, &mut self.out);
+        primitive(token).ok()?.write(&mut self.out);
         Some(())
     }
 
@@ -569,7 +570,7 @@ impl<'t, I: Iterator<Item = Line<'t>>> Stream<'t, I> {
 
     fn member(&mut self, content: &'t str, nested: usize) -> Option<()> {
         let (key, rest) = key(content).ok()??;
-        crate::json::write_string(&key, &mut self.out);
+        parrot_json::write_string(&key, &mut self.out);
         self.out.push(':');
         if rest.starts_with('[') {
             let (header, rest) = header(rest).ok()?;
@@ -636,7 +637,7 @@ impl<'t, I: Iterator<Item = Line<'t>>> Stream<'t, I> {
                 if i > 0 {
                     self.out.push(',');
                 }
-                crate::json::write_string(&field.name, &mut self.out);
+                parrot_json::write_string(&field.name, &mut self.out);
                 self.out.push(':');
                 self.primitive(cell)?;
             }
@@ -660,9 +661,9 @@ impl<'t, I: Iterator<Item = Line<'t>>> Stream<'t, I> {
             let (name, rest) = key(content).ok()??;
             let token = rest.strip_prefix(": ").filter(|token| *token != "[]")?;
             constants.push(',');
-            crate::json::write_string(&name, &mut constants);
+            parrot_json::write_string(&name, &mut constants);
             constants.push(':');
-            crate::json::write(&primitive(token).ok()?, &mut constants);
+            primitive(token).ok()?.write(&mut constants);
         }
         let content = self.next_at(depth)?;
         let (name, rest) = key(content).ok()??;

@@ -18,17 +18,17 @@ use std::borrow::Cow;
 
 use toon_format::{escape_string, is_valid_unquoted_key};
 
-use crate::hoist;
-use crate::json::{MAX_DEPTH, Value, member};
+use parrot_json::{MAX_DEPTH, Value};
 
-type Members<'a> = Vec<(Cow<'a, str>, Value<'a>)>;
+use crate::hoist;
+use crate::{Members, member};
 
 const DELIMITER: char = ',';
 const INDENT: &str = "  ";
 
 /// A column of a table: a primitive leaf, or a group of nested columns (`user{name,id}`).
 struct Field<'v> {
-    name: &'v str,
+    name: Cow<'v, str>,
     children: Option<Vec<Field<'v>>>,
 }
 
@@ -42,7 +42,9 @@ pub(crate) fn encode(value: &Value<'_>, hoist: bool) -> String {
             None => writer.object(members, 0),
         },
         // On the first line a leading U+FEFF would be read as a byte-order mark.
-        Value::String(text) if text.starts_with('\u{feff}') => writer.out.push_str(&quote(text)),
+        Value::String(text) if text.decoded().starts_with('\u{feff}') => {
+            writer.out.push_str(&quote(&text.decoded()));
+        }
         primitive => writer.out.push_str(&primitive_text(primitive)),
     }
     writer.out
@@ -91,7 +93,7 @@ impl Writer {
 
     fn object(&mut self, members: &Members<'_>, depth: usize) {
         for (key, value) in members {
-            self.member(key, value, depth);
+            self.member(&key.decoded(), value, depth);
         }
     }
 
@@ -128,7 +130,7 @@ impl Writer {
             }
             return;
         }
-        if items.iter().all(Value::is_primitive) {
+        if items.iter().all(Value::is_scalar) {
             let content = inline(key, items);
             self.line(depth).push_str(&content);
             return;
@@ -179,7 +181,7 @@ impl Writer {
         if !self.hoist {
             return None;
         }
-        let columns: Vec<&str> = fields.iter().map(|field| field.name).collect();
+        let columns: Vec<&str> = fields.iter().map(|field| field.name.as_ref()).collect();
         hoist::split(rows, &columns)
     }
 
@@ -229,7 +231,7 @@ impl Writer {
             leaves.clear();
             collect_leaves(entry, fields, &mut leaves);
             let line = self.line(depth);
-            line.push_str(&encode_key(name));
+            line.push_str(&encode_key(&name.decoded()));
             line.push_str(": ");
             join(&leaves, line);
         }
@@ -238,7 +240,7 @@ impl Writer {
     /// One element of an array in list form.
     fn item(&mut self, value: &Value<'_>, depth: usize) {
         match value {
-            Value::Array(items) if items.iter().all(Value::is_primitive) => {
+            Value::Array(items) if items.iter().all(Value::is_scalar) => {
                 self.list_item(depth, &inline(None, items));
             }
             Value::Array(items) => {
@@ -260,21 +262,22 @@ impl Writer {
             self.line(depth).push('-');
             return;
         };
+        let first_key = first_key.decoded();
         if let Value::Array(items) = first
             && let Some((rows, fields)) = table(items)
         {
-            self.first_table(first_key, &rows, &fields, depth);
+            self.first_table(&first_key, &rows, &fields, depth);
         } else if let Value::Object(entries) = first
             && let Some(fields) = keyed_fields(entries)
         {
-            let header = header(entries.len(), Some(first_key), Some(&fields), true);
+            let header = header(entries.len(), Some(&first_key), Some(&fields), true);
             self.list_item(depth, &header);
             self.keyed_rows(entries, &fields, depth + 2);
         } else {
-            self.first_member(first_key, first, depth);
+            self.first_member(&first_key, first, depth);
         }
         for (key, value) in rest {
-            self.member(key, value, depth + 1);
+            self.member(&key.decoded(), value, depth + 1);
         }
     }
 
@@ -285,7 +288,7 @@ impl Writer {
             Value::Array(items) if items.is_empty() => {
                 self.list_item(depth, &format!("{}: []", encode_key(first_key)));
             }
-            Value::Array(items) if items.iter().all(Value::is_primitive) => {
+            Value::Array(items) if items.iter().all(Value::is_scalar) => {
                 let content = format!("{}{}", encode_key(first_key), inline(None, items));
                 self.list_item(depth, &content);
             }
@@ -381,7 +384,7 @@ fn field_list(fields: &[Field<'_>], out: &mut String) {
         if i > 0 {
             out.push(DELIMITER);
         }
-        out.push_str(&encode_key(field.name));
+        out.push_str(&encode_key(&field.name));
         if let Some(children) = &field.children {
             out.push('{');
             field_list(children, out);
@@ -392,8 +395,14 @@ fn field_list(fields: &[Field<'_>], out: &mut String) {
 
 fn primitive_text<'v>(value: &'v Value<'_>) -> Cow<'v, str> {
     match value {
-        Value::String(text) if needs_quoting(text) => Cow::Owned(quote(text)),
-        Value::String(text) => Cow::Borrowed(text),
+        Value::String(text) => {
+            let text = text.decoded();
+            if needs_quoting(&text) {
+                Cow::Owned(quote(&text))
+            } else {
+                text
+            }
+        }
         Value::Null => Cow::Borrowed("null"),
         Value::Bool(true) => Cow::Borrowed("true"),
         Value::Bool(false) => Cow::Borrowed("false"),
@@ -405,7 +414,7 @@ fn primitive_text<'v>(value: &'v Value<'_>) -> Cow<'v, str> {
 /// Appends [`primitive_text`] of `value` to `out`.
 fn push_primitive(value: &Value<'_>, out: &mut String) {
     match value {
-        Value::String(text) => push_string(text, out),
+        Value::String(text) => push_string(&text.decoded(), out),
         Value::Null => out.push_str("null"),
         Value::Bool(true) => out.push_str("true"),
         Value::Bool(false) => out.push_str("false"),
@@ -431,9 +440,9 @@ fn quote(text: &str) -> String {
 }
 
 /// `"text"`, escaped as `toon_format::escape_string` escapes it.
-pub(crate) fn push_quoted(text: &str, out: &mut String) {
+fn push_quoted(text: &str, out: &mut String) {
     out.push('"');
-    if crate::json::string_stop(text.as_bytes(), 0) < text.len() {
+    if parrot_json::string_stop(text.as_bytes(), 0) < text.len() {
         out.push_str(&escape_string(text));
     } else {
         out.push_str(text);
@@ -443,7 +452,7 @@ pub(crate) fn push_quoted(text: &str, out: &mut String) {
 
 /// Bytes that make a string need quotes wherever they stand (TOON §7.2): the C0 controls,
 /// `:`, `"`, `\`, brackets, braces, and the delimiter.
-pub(crate) const SPECIAL: [bool; 256] = {
+const SPECIAL: [bool; 256] = {
     let mut table = [false; 256];
     let mut b = 0;
     while b < 0x20 {
@@ -468,7 +477,7 @@ pub(crate) fn needs_quoting(text: &str) -> bool {
 
 /// What [`needs_quoting`] looks at besides the [`SPECIAL`] bytes: empty, padded, starting like
 /// a list item or a comment, or reading as a number or a keyword.
-pub(crate) fn needs_quoting_by_shape(text: &str) -> bool {
+fn needs_quoting_by_shape(text: &str) -> bool {
     let bytes = text.as_bytes();
     let (Some(&first), Some(&last)) = (bytes.first(), bytes.last()) else {
         return true;
@@ -527,7 +536,7 @@ fn primitive_arrays<'v, 'a>(items: &'v [Value<'a>]) -> Option<Vec<&'v [Value<'a>
     items
         .iter()
         .map(|item| match item {
-            Value::Array(inner) if inner.iter().all(Value::is_primitive) => Some(inner.as_slice()),
+            Value::Array(inner) if inner.iter().all(Value::is_scalar) => Some(inner.as_slice()),
             _ => None,
         })
         .collect()
@@ -574,17 +583,18 @@ fn fields_of<'v>(objects: &[&'v Members<'_>], depth: usize) -> Option<Vec<Field<
             || !first
                 .iter()
                 .enumerate()
-                .all(|(i, (key, _))| member(object, i, key).is_some())
+                .all(|(i, (key, _))| member(object, i, &key.decoded()).is_some())
         {
             return None;
         }
     }
     let mut fields = Vec::with_capacity(first.len());
     for (i, (name, _)) in first.iter().enumerate() {
-        let column = objects.iter().map(|object| member(object, i, name));
+        let name = name.decoded();
+        let column = objects.iter().map(|object| member(object, i, &name));
         if column
             .clone()
-            .all(|value| value.is_some_and(Value::is_primitive))
+            .all(|value| value.is_some_and(Value::is_scalar))
         {
             fields.push(Field {
                 name,
@@ -616,7 +626,7 @@ fn collect_leaves<'v, 'a>(
     out: &mut Vec<&'v Value<'a>>,
 ) {
     for (i, field) in fields.iter().enumerate() {
-        let Some(value) = member(row, i, field.name) else {
+        let Some(value) = member(row, i, &field.name) else {
             continue;
         };
         match (&field.children, value) {

@@ -29,24 +29,22 @@
 //! every constant member after its own. A payload that already contains an object of that
 //! shape is not encoded at all, so reading back is never ambiguous.
 
-use std::borrow::Cow;
+use parrot_json::{Str, Value};
 
-use crate::json::{Value, member};
+use crate::{Members, member};
 
 /// The member that holds the hoisted columns.
 pub(crate) const CONSTANTS: &str = "_constants";
 /// The member that holds the rows without them.
 pub(crate) const ROWS: &str = "_rows";
 
-type Members<'a> = Vec<(Cow<'a, str>, Value<'a>)>;
-
 /// Whether an object has the hoisted shape: `_constants` (an object), then `_rows` (an array
 /// of objects), and no other member.
-pub(crate) fn is_hoisted(members: &[(Cow<'_, str>, Value<'_>)]) -> bool {
+pub(crate) fn is_hoisted(members: &[(Str<'_>, Value<'_>)]) -> bool {
     match members {
         [(constants, Value::Object(_)), (rows, Value::Array(items))] => {
-            constants == CONSTANTS
-                && rows == ROWS
+            constants.is(CONSTANTS)
+                && rows.is(ROWS)
                 && items.iter().all(|item| matches!(item, Value::Object(_)))
         }
         _ => false,
@@ -77,8 +75,8 @@ pub(crate) fn split<'a>(rows: &[&Members<'a>], columns: &[&str]) -> Option<Value
         .filter_map(|(i, &name)| {
             let value = member(first, i, name)?;
             rest.iter()
-                .all(|row| member(row, i, name).is_some_and(|other| other.same(value)))
-                .then(|| (Cow::Owned(name.to_owned()), value.clone()))
+                .all(|row| member(row, i, name).is_some_and(|other| other.equivalent(value, false)))
+                .then(|| (Str::new(name.to_owned()), value.clone()))
         })
         .collect();
     if constants.is_empty() {
@@ -89,15 +87,15 @@ pub(crate) fn split<'a>(rows: &[&Members<'a>], columns: &[&str]) -> Option<Value
         .map(|row| {
             Value::Object(
                 row.iter()
-                    .filter(|(key, _)| !constants.iter().any(|(name, _)| name == key))
+                    .filter(|(key, _)| !constants.iter().any(|(name, _)| name.same_value(key)))
                     .cloned()
                     .collect(),
             )
         })
         .collect();
     Some(Value::Object(vec![
-        (Cow::Borrowed(CONSTANTS), Value::Object(constants)),
-        (Cow::Borrowed(ROWS), Value::Array(rows)),
+        (Str::new(CONSTANTS), Value::Object(constants)),
+        (Str::new(ROWS), Value::Array(rows)),
     ]))
 }
 
@@ -112,8 +110,8 @@ pub(crate) fn unhoist(value: Value<'_>) -> Value<'_> {
                     (constants_key, Value::Object(constants)),
                     (rows_key, Value::Array(rows)),
                 ],
-            ) if constants_key == CONSTANTS
-                && rows_key == ROWS
+            ) if constants_key.is(CONSTANTS)
+                && rows_key.is(ROWS)
                 && rows.iter().all(|row| matches!(row, Value::Object(_))) =>
             {
                 Value::Array(

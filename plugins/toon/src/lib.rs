@@ -27,25 +27,45 @@
 //! - everything else follows the reference layout (TOON spec 4.4, two-space indent, comma
 //!   delimiter), strings and keys quoted by `toon-format`'s own rules.
 //!
-//! The host requires a plugin's output for a JSON payload to be JSON, so the TOON document goes
-//! out as one JSON string. Payloads that are not a non-empty object or array, text payloads,
-//! and payloads whose TOON would not be strictly smaller than the input pass through.
+//! The codec declares text output ([`Codec::TEXT_OUTPUT`]): its output for a JSON payload is the
+//! TOON document itself, which the host takes as it is; only when the host adds a `_tee`
+//! pointer does it wrap the document, as a JSON string, in `{"result": …, "_tee": …}`. Payloads
+//! that are not a non-empty object or array, JSON nested deeper than the host's limit
+//! (`parrot_json::MAX_DEPTH`, 512 levels), text payloads, and payloads whose TOON would not be
+//! strictly smaller than the input pass through.
 //!
 //! Tables of flat rows (a root array of objects with the same members, or a root object of
 //! such arrays and primitives: most query results) are written without building a tree, in
 //! two passes over the input (`stream.rs`), and the inverse writes their JSON line by line;
-//! every other shape goes through a tree of the input. Both ways write the same bytes.
+//! every other shape goes through a tree of the input (`parrot_json::Value`). Both ways write
+//! the same bytes.
 #![forbid(unsafe_code)]
 
 mod decode;
 mod encode;
 mod hoist;
-mod json;
 mod stream;
 
 use parrot_codec_api::{Codec, CodecError, Level, Outcome, Params, Payload};
+use parrot_json::{Str, Value};
 
-use crate::json::Value;
+/// The members of an object of the tree, in order.
+type Members<'a> = Vec<(Str<'a>, Value<'a>)>;
+
+/// The member `name` (compared decoded) of an object's `members`, looked for first at `index`
+/// (the rows of a table usually share one member order, so this is one comparison per cell).
+fn member<'v, 'a>(
+    members: &'v [(Str<'a>, Value<'a>)],
+    index: usize,
+    name: &str,
+) -> Option<&'v Value<'a>> {
+    match members.get(index) {
+        Some((key, value)) if key.is(name) => Some(value),
+        _ => members
+            .iter()
+            .find_map(|(key, value)| key.is(name).then_some(value)),
+    }
+}
 
 /// The `toon` codec.
 ///
@@ -114,7 +134,7 @@ impl Codec for Toon {
                 Outcome::Unchanged
             });
         }
-        let Some(value) = json::parse(input) else {
+        let Ok(value) = Value::parse(input) else {
             return Ok(Outcome::Unchanged);
         };
         let container = match &value {
@@ -146,7 +166,7 @@ impl Codec for Toon {
             value
         };
         let mut out = String::with_capacity(toon.len() * 2);
-        json::write(&value, &mut out);
+        value.write(&mut out);
         Ok(out)
     }
 }
@@ -183,7 +203,7 @@ mod tests {
 
     /// The TOON written for `input` (no JSON-string wrapper), whether or not it is smaller.
     fn toon(input: &str, hoist: bool) -> String {
-        encode::encode(&json::parse(input).expect(input), hoist)
+        encode::encode(&Value::parse(input).expect(input), hoist)
     }
 
     /// Decodes `toon` with this crate's reader and puts hoisted tables back: compact JSON.
@@ -191,12 +211,27 @@ mod tests {
         let value = decode::decode(toon).unwrap_or_else(|err| panic!("{err} in\n{toon}"));
         let value = if hoist { hoist::unhoist(value) } else { value };
         let mut out = String::new();
-        json::write(&value, &mut out);
+        value.write(&mut out);
         out
     }
 
     fn same(a: &str, b: &str) -> bool {
-        json::parse(a).unwrap().same(&json::parse(b).unwrap())
+        parrot_json::equivalent(a, b, false)
+    }
+
+    /// How many containers deep `value` nests.
+    fn nesting(value: &Value<'_>) -> usize {
+        match value {
+            Value::Array(items) => 1 + items.iter().map(nesting).max().unwrap_or(0),
+            Value::Object(members) => {
+                1 + members
+                    .iter()
+                    .map(|(_, value)| nesting(value))
+                    .max()
+                    .unwrap_or(0)
+            }
+            _ => 0,
+        }
     }
 
     /// Every form of the reference layout, with canonical numbers.
@@ -436,6 +471,71 @@ mod tests {
     }
 
     #[test]
+    fn payloads_nested_512_deep_are_encoded_and_513_pass_through() {
+        // A table whose repeated keys pay for the indentation of the deep member's lines.
+        let rows: Vec<String> = (0..6000)
+            .map(|i| {
+                format!(
+                    r#"{{"identifier_number":{i},"description_text":"row {i}","category_name":"c{}"}}"#,
+                    i % 7
+                )
+            })
+            .collect();
+        // The root object, then `deep`'s chain: `depth` nested containers in all. Chains of
+        // objects, of arrays, and of list items (an array holding an object holding an array).
+        let chains: [(&str, &str, usize); 3] =
+            [(r#"{"a":"#, "}", 1), ("[", "]", 1), (r#"[{"a":"#, "}]", 2)];
+        for (open, close, levels) in chains {
+            let payload = |depth: usize| {
+                let links = (depth - 1) / levels;
+                let inner = if (depth - 1) % levels == 1 {
+                    "[1]"
+                } else {
+                    "1"
+                };
+                let chain = format!("{}{inner}{}", open.repeat(links), close.repeat(links));
+                format!(r#"{{"rows":[{}],"deep":{chain}}}"#, rows.join(","))
+            };
+            let (at_limit, over) = (payload(parrot_json::MAX_DEPTH), payload(513));
+            assert_eq!(parrot_json::check(&at_limit), parrot_json::JsonCheck::Json);
+            assert_eq!(parrot_json::check(&over), parrot_json::JsonCheck::TooDeep);
+            for hoist in [true, false] {
+                let codec = codec(hoist);
+                let out = codec
+                    .compress(Payload::json(&at_limit), Level::Minimal)
+                    .unwrap();
+                let document = out.payload().expect("encoded at 512 levels");
+                assert!(same(&codec.expand(document).unwrap(), &at_limit), "{open}");
+                let out = codec.compress(Payload::json(&over), Level::Minimal);
+                assert_eq!(out, Ok(Outcome::Unchanged), "{open}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_deepest_document_the_reader_takes_expands_without_overflow() {
+        let document = |levels: usize| {
+            let lines: Vec<String> = (0..levels)
+                .map(|depth| format!("{}a:", "  ".repeat(depth)))
+                .chain(std::iter::once(format!("{}a: 1", "  ".repeat(levels))))
+                .collect();
+            lines.join("\n")
+        };
+        let levels = decode::MAX_INDENT;
+        let json = codec(true).expand(&document(levels)).unwrap();
+        let nested = format!(
+            "{}1{}",
+            r#"{"a":"#.repeat(levels + 1),
+            "}".repeat(levels + 1)
+        );
+        assert_eq!(json, nested);
+        let err = codec(true).expand(&document(levels + 1)).unwrap_err();
+        // The last line, one level too deep.
+        let line = format!("TOON line {}:", levels + 2);
+        assert!(err.to_string().starts_with(&line), "{err}");
+    }
+
+    #[test]
     fn expand_refuses_what_it_did_not_write() {
         // Each document is written as a JSON string, for its escapes.
         let cases = [
@@ -458,7 +558,7 @@ mod tests {
             (r#""a b: 1""#, "TOON line 1: expected ':' after the key"),
         ];
         for (payload, expected) in cases {
-            let document = json::parse_string(payload).unwrap();
+            let document = parrot_json::decode_string(payload).unwrap();
             let err = codec(true).expand(&document).unwrap_err();
             assert!(err.to_string().contains(expected), "for {payload}: {err}");
         }
@@ -653,7 +753,7 @@ mod tests {
         let mut hoisted = 0;
         for _ in 0..5000 {
             let input = flat_table(&mut generator);
-            let tree = json::parse(&input).expect(&input);
+            let tree = Value::parse(&input).expect(&input);
             for hoist in [true, false] {
                 let streamed = stream::encode(&input, hoist);
                 let expected = encode::encode(&tree, hoist);
@@ -668,7 +768,7 @@ mod tests {
             let input = generator.value(3);
             for hoist in [true, false] {
                 if let Some(streamed) = stream::encode(&input, hoist) {
-                    let tree = json::parse(&input).expect(&input);
+                    let tree = Value::parse(&input).expect(&input);
                     assert_eq!(streamed, encode::encode(&tree, hoist), "for {input}");
                 }
             }
@@ -687,7 +787,7 @@ mod tests {
             wide.as_str(),
             "{ \"n\" : 1.0 , \"rows\" : [ {\"a\" :true ,\"b\": \"x\" } , {\"a\":true,\"b\":\"y\"} ,{\"a\":true,\"b\":\"z\"}]}",
         ] {
-            let tree = json::parse(input).expect(input);
+            let tree = Value::parse(input).expect(input);
             for hoist in [true, false] {
                 let expected = encode::encode(&tree, hoist);
                 assert_eq!(stream::encode(input, hoist), Some(expected), "for {input}");
@@ -695,7 +795,7 @@ mod tests {
         }
         let duplicate = wide.replace("\"c11\"", "\"c10\"");
         assert_eq!(stream::encode(&duplicate, true), None);
-        assert_eq!(json::parse(&duplicate), None);
+        assert!(Value::parse(&duplicate).is_err());
         for input in [
             "[{\"a\":1},]",
             "[{\"a\":01}]",
@@ -722,10 +822,10 @@ mod tests {
             } else {
                 generator.value(3)
             };
-            let Some(tree) = json::parse(&input) else {
+            let Ok(tree) = Value::parse(&input) else {
                 continue;
             };
-            if tree.is_primitive() {
+            if tree.is_scalar() {
                 continue;
             }
             for hoist in [true, false] {
@@ -751,7 +851,7 @@ mod tests {
                         .unwrap_or_else(|err| panic!("{err}: the tree refuses\n{mutated}"));
                     let value = if hoist { hoist::unhoist(value) } else { value };
                     let mut tree = String::new();
-                    json::write(&value, &mut tree);
+                    value.write(&mut tree);
                     assert_eq!(json, tree, "for\n{mutated}");
                 }
             }
@@ -770,10 +870,16 @@ mod tests {
             let input = generator.value(4);
             for hoist in [true, false] {
                 let codec = codec(hoist);
-                if let Some(value) = json::parse(&input)
+                if let Ok(value) = Value::parse(&input)
                     && matches!(value, Value::Array(_) | Value::Object(_))
                 {
                     let written = encode::encode(&value, hoist);
+                    // The reader's indentation bound rests on this.
+                    let indent = written
+                        .split('\n')
+                        .map(|line| (line.len() - line.trim_start_matches(' ').len()) / 2)
+                        .max();
+                    assert!(indent <= Some(nesting(&value)), "{input}\n{written}");
                     if !written.is_empty() {
                         toon_format::decode_strict::<serde_json::Value>(&written)
                             .unwrap_or_else(|err| panic!("{err}: {input}\n{written}"));

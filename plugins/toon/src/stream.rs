@@ -4,17 +4,18 @@
 //! It takes a root array of objects, or a root object whose members are primitives, empty
 //! arrays or such arrays, where the objects of an array have the same members in the same
 //! order as written, each a primitive, named without escapes. The first pass reads the JSON as
-//! [`json::parse`] would (refusing what it refuses) and notes, per column, whether its value is
-//! the same in every row so far; the second reads the rows again and writes them. Strings stay
-//! slices of the input unless they hold an escape.
+//! [`parrot_json::Value::parse`] would (refusing what it refuses) and notes, per column,
+//! whether its value is the same in every row so far; the second reads the rows again and
+//! writes them. Strings stay slices of the input unless they hold an escape.
 //!
 //! Anything else is left to the tree ([`crate::encode`]). For these shapes both write the same
 //! bytes, the tree's layout and its choice between the plain and the hoisted table; the unit
 //! tests compare the two on generated tables.
 
-use crate::encode::{SPECIAL, encode_key, needs_quoting_by_shape, push_quoted, push_string};
+use parrot_json::{RawStr, Reader};
+
+use crate::encode::{encode_key, push_string};
 use crate::hoist::{CONSTANTS, ROWS};
-use crate::json::{self, Reader};
 
 const INDENT: &str = "  ";
 
@@ -23,7 +24,7 @@ const INDENT: &str = "  ";
 pub(crate) fn encode(input: &str, hoist: bool) -> Option<String> {
     let mut reader = Reader::new(input);
     reader.skip_ws();
-    let start = reader.position();
+    let start = reader.pos();
     let root = if reader.eat(b'[') {
         Root::Table(table(&mut reader, start)?)
     } else if reader.eat(b'{') {
@@ -31,10 +32,7 @@ pub(crate) fn encode(input: &str, hoist: bool) -> Option<String> {
     } else {
         return None;
     };
-    reader.skip_ws();
-    if !reader.at_end() {
-        return None;
-    }
+    reader.finish().ok()?;
     // Only a document shorter than the input is used, so this never grows; pages not written
     // are never touched.
     let mut out = String::with_capacity(input.len());
@@ -47,7 +45,7 @@ pub(crate) fn encode(input: &str, hoist: bool) -> Option<String> {
                         line(&mut out, 0);
                         out.push_str(&encode_key(name));
                         out.push_str(": ");
-                        push_cell(cell, &mut out)?;
+                        push_cell(cell, &mut out);
                     }
                     Part::Empty => {
                         line(&mut out, 0);
@@ -55,7 +53,7 @@ pub(crate) fn encode(input: &str, hoist: bool) -> Option<String> {
                         out.push_str(": []");
                     }
                     Part::Table(table) => {
-                        write_table(input, table, Some(*name), hoist, &mut out)?;
+                        write_table(input, table, Some(name), hoist, &mut out)?;
                     }
                 }
             }
@@ -67,6 +65,7 @@ pub(crate) fn encode(input: &str, hoist: bool) -> Option<String> {
 
 enum Root<'a> {
     Table(Table<'a>),
+    /// The members, each name as written between its quotes (it has no escape).
     Object(Vec<(&'a str, Part<'a>)>),
 }
 
@@ -78,34 +77,27 @@ enum Part<'a> {
     Table(Table<'a>),
 }
 
-#[derive(Clone, Copy, PartialEq)]
-enum Kind {
+/// A primitive as written.
+#[derive(Clone, Copy)]
+enum Cell<'a> {
     Null,
     True,
     False,
-    Number,
-    String,
-}
-
-/// A primitive as written: a number's text, a string with its quotes.
-#[derive(Clone, Copy)]
-struct Cell<'a> {
-    kind: Kind,
-    raw: &'a str,
-    escaped: bool,
+    /// A number's text.
+    Number(&'a str),
+    String(RawStr<'a>),
 }
 
 impl Cell<'_> {
-    /// Equality as [`json::Value::same`] counts it.
+    /// Equality as the contract counts it: numbers by their text, strings by their value.
     fn same(&self, other: &Cell<'_>) -> bool {
-        if self.kind != other.kind {
-            return false;
-        }
-        match self.kind {
-            Kind::Number => self.raw == other.raw,
-            Kind::String if !self.escaped && !other.escaped => self.raw == other.raw,
-            Kind::String => json::decode_raw(self.raw) == json::decode_raw(other.raw),
-            Kind::Null | Kind::True | Kind::False => true,
+        match (self, other) {
+            (Cell::Null, Cell::Null) | (Cell::True, Cell::True) | (Cell::False, Cell::False) => {
+                true
+            }
+            (Cell::Number(a), Cell::Number(b)) => a == b,
+            (Cell::String(a), Cell::String(b)) => a.same_value(b),
+            _ => false,
         }
     }
 }
@@ -114,8 +106,8 @@ impl Cell<'_> {
 struct Table<'a> {
     /// Where the array starts in the input (its `[`).
     start: usize,
-    /// The column names as written, with their quotes.
-    names: Vec<&'a str>,
+    /// The column names, without escapes.
+    names: Vec<RawStr<'a>>,
     rows: usize,
     /// The first row's cells.
     first: Vec<Cell<'a>>,
@@ -124,33 +116,26 @@ struct Table<'a> {
 }
 
 /// A primitive, or `None` (an array, an object, or not JSON).
+#[inline(always)]
 fn cell<'a>(reader: &mut Reader<'a>) -> Option<Cell<'a>> {
     reader.skip_ws();
-    let (kind, raw, escaped) = match reader.peek()? {
-        b'"' => {
-            let (raw, escaped) = reader.raw_string()?;
-            (Kind::String, raw, escaped)
-        }
-        b'{' | b'[' => return None,
-        b't' | b'f' | b'n' => {
-            let word = reader.keyword()?;
-            let kind = match word {
-                "true" => Kind::True,
-                "false" => Kind::False,
-                _ => Kind::Null,
-            };
-            (kind, word, false)
-        }
-        _ => (Kind::Number, reader.number()?, false),
-    };
-    Some(Cell { kind, raw, escaped })
+    match reader.peek()? {
+        b'"' => reader.string().ok().map(Cell::String),
+        b'{' | b'[' => None,
+        b't' | b'f' | b'n' => match reader.literal().ok()? {
+            "null" => Some(Cell::Null),
+            "true" => Some(Cell::True),
+            _ => Some(Cell::False),
+        },
+        _ => reader.number().ok().map(Cell::Number),
+    }
 }
 
-/// A member name without escapes, with its quotes, and the `:` after it.
-fn name<'a>(reader: &mut Reader<'a>) -> Option<&'a str> {
+/// A member name without escapes, and the `:` after it.
+fn name<'a>(reader: &mut Reader<'a>) -> Option<RawStr<'a>> {
     reader.skip_ws();
-    let (raw, escaped) = reader.raw_string()?;
-    (!escaped && reader.eat(b':')).then_some(raw)
+    let name = reader.string().ok()?;
+    (!name.is_escaped() && reader.eat(b':')).then_some(name)
 }
 
 /// The first pass over a root object (after its `{`): its members, when each is a primitive,
@@ -163,7 +148,7 @@ fn object<'a>(reader: &mut Reader<'a>) -> Option<Vec<(&'a str, Part<'a>)>> {
     loop {
         let name = name(reader)?;
         reader.skip_ws();
-        let start = reader.position();
+        let start = reader.pos();
         let part = if !reader.eat(b'[') {
             Part::Primitive(cell(reader)?)
         } else if reader.eat(b']') {
@@ -179,13 +164,14 @@ fn object<'a>(reader: &mut Reader<'a>) -> Option<Vec<(&'a str, Part<'a>)>> {
             return None;
         }
     }
-    if !json::distinct(members.iter().map(|(name, _)| *name)) {
+    let names: Vec<RawStr<'a>> = members.iter().map(|(name, _)| *name).collect();
+    if !parrot_json::all_distinct(&names) {
         return None;
     }
     Some(
         members
             .into_iter()
-            .map(|(name, part)| (&name[1..name.len() - 1], part))
+            .map(|(name, part)| (name.content(), part))
             .collect(),
     )
 }
@@ -210,7 +196,7 @@ fn table<'a>(reader: &mut Reader<'a>, start: usize) -> Option<Table<'a>> {
             return None;
         }
     }
-    if !json::distinct(names.iter().copied()) {
+    if !parrot_json::all_distinct(&names) {
         return None;
     }
     let mut constant = vec![true; names.len()];
@@ -226,7 +212,7 @@ fn table<'a>(reader: &mut Reader<'a>, start: usize) -> Option<Table<'a>> {
             // The name as the first row wrote it: a whole string without escapes, so
             // matching its bytes reads it.
             reader.skip_ws();
-            if !reader.eat_str(expected) || !reader.eat(b':') {
+            if !reader.eat_str(expected.raw()) || !reader.eat(b':') {
                 return None;
             }
             let cell = cell(reader)?;
@@ -259,19 +245,21 @@ fn line(out: &mut String, depth: usize) {
 }
 
 /// Appends a cell as TOON writes the primitive.
-fn push_cell(cell: &Cell<'_>, out: &mut String) -> Option<()> {
-    match cell.kind {
-        Kind::String if cell.escaped => push_string(&json::decode_raw(cell.raw)?, out),
-        Kind::String => push_string(&cell.raw[1..cell.raw.len() - 1], out),
-        _ => out.push_str(cell.raw),
+fn push_cell(cell: &Cell<'_>, out: &mut String) {
+    match cell {
+        Cell::String(string) if !string.is_escaped() => push_string(string.content(), out),
+        Cell::String(string) => push_string(&string.decoded(), out),
+        Cell::Null => out.push_str("null"),
+        Cell::True => out.push_str("true"),
+        Cell::False => out.push_str("false"),
+        Cell::Number(text) => out.push_str(text),
     }
-    Some(())
 }
 
-fn cell_text(cell: &Cell<'_>) -> Option<String> {
+fn cell_text(cell: &Cell<'_>) -> String {
     let mut text = String::new();
-    push_cell(cell, &mut text)?;
-    Some(text)
+    push_cell(cell, &mut text);
+    text
 }
 
 /// `[N]{names}:` after the key, for the columns `keep` selects; `[N]:` when it selects none.
@@ -290,8 +278,7 @@ fn header(key: Option<&str>, table: &Table<'_>, keep: impl Fn(usize) -> bool) ->
             if n > 0 {
                 header.push(',');
             }
-            let name = table.names[i];
-            header.push_str(&encode_key(&name[1..name.len() - 1]));
+            header.push_str(&encode_key(table.names[i].content()));
         }
         header.push('}');
     }
@@ -326,11 +313,10 @@ fn write_table(
     out.push_str(CONSTANTS);
     out.push(':');
     for i in (0..columns).filter(|&i| table.constant[i]) {
-        let name = table.names[i];
         line(out, base + 1);
-        out.push_str(&encode_key(&name[1..name.len() - 1]));
+        out.push_str(&encode_key(table.names[i].content()));
         out.push_str(": ");
-        push_cell(&table.first[i], out)?;
+        push_cell(&table.first[i], out);
     }
     line(out, base);
     out.push_str(&header(Some(ROWS), table, |i| !table.constant[i]));
@@ -347,10 +333,9 @@ fn shorter_hoisted(table: &Table<'_>, key: Option<&str>) -> Option<bool> {
     let mut constant_cells = 0;
     let mut constant_lines = 0;
     for i in (0..columns).filter(|&i| table.constant[i]) {
-        let text = cell_text(&table.first[i])?.len();
-        let name = table.names[i];
+        let text = cell_text(&table.first[i]).len();
         constant_cells += text + 1;
-        constant_lines += encode_key(&name[1..name.len() - 1]).len() + text + 2;
+        constant_lines += encode_key(table.names[i].content()).len() + text + 2;
     }
     let base = usize::from(key.is_some());
     // Plain: header, then per row a newline, the indent and the cells.
@@ -383,9 +368,8 @@ fn write_rows(
     skip: &[bool],
     out: &mut String,
 ) -> Option<()> {
-    let bytes = input.as_bytes();
     let mut reader = Reader::at(input, table.start);
-    reader.skip(1);
+    reader.bump();
     let empty = skip.iter().all(|&s| s);
     for row in 0..table.rows {
         if row > 0 && !reader.eat(b',') {
@@ -403,34 +387,13 @@ fn write_rows(
             if i > 0 && !reader.eat(b',') {
                 return None;
             }
+            // The first pass matched the name's bytes in every row.
             reader.skip_ws();
-            reader.skip(name.len());
+            reader.skip(name.raw().len());
             if !reader.eat(b':') {
                 return None;
             }
-            reader.skip_ws();
-            if reader.peek() != Some(b'"') {
-                // A number or a keyword, which the first pass read: it runs to the next
-                // delimiter or space, and is written as it is.
-                let start = reader.position();
-                let len = bytes[start..]
-                    .iter()
-                    .position(|b| matches!(b, b',' | b'}' | b' ' | b'\t' | b'\n' | b'\r'))
-                    .unwrap_or(bytes.len() - start);
-                reader.skip(len);
-                if !skip[i] {
-                    if written > 0 {
-                        out.push(',');
-                    }
-                    out.push_str(input.get(start..start + len)?);
-                    written += 1;
-                }
-                continue;
-            }
-            // A string: read once, for its end and for what quoting needs to know.
-            let start = reader.position() + 1;
-            let (end, escaped, special) = string_end(bytes, start)?;
-            reader.skip(end + 1 - reader.position());
+            let cell = cell(&mut reader)?;
             if skip[i] {
                 continue;
             }
@@ -438,38 +401,11 @@ fn write_rows(
                 out.push(',');
             }
             written += 1;
-            let text = &input[start..end];
-            if escaped {
-                push_string(&json::decode_raw(&input[start - 1..=end])?, out);
-            } else if special || needs_quoting_by_shape(text) {
-                push_quoted(text, out);
-            } else {
-                out.push_str(text);
-            }
+            push_cell(&cell, out);
         }
         if !reader.eat(b'}') {
             return None;
         }
     }
     Some(())
-}
-
-/// The end of a string the first pass read, from `pos` just after its opening quote: the
-/// index of its closing quote, whether it holds an escape, and whether it holds a byte that
-/// TOON quotes a string for ([`SPECIAL`]).
-fn string_end(bytes: &[u8], mut pos: usize) -> Option<(usize, bool, bool)> {
-    let (mut escaped, mut special) = (false, false);
-    loop {
-        match *bytes.get(pos)? {
-            b'"' => return Some((pos, escaped, special)),
-            b'\\' => {
-                escaped = true;
-                pos += 2;
-            }
-            b => {
-                special |= SPECIAL[usize::from(b)];
-                pos += 1;
-            }
-        }
-    }
 }

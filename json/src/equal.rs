@@ -1,125 +1,44 @@
-//! Cheap facts about JSON text, from the same validating reader the codecs use: whether a text
-//! is JSON a codec may be given, and the top-level shape of a codec's output. The host uses
-//! them on every call, so they allocate nothing on the common path.
+//! The contract's equality over two texts, read side by side without building trees.
 
-use std::borrow::Cow;
-use std::collections::HashMap;
+use crate::names::DistinctNames;
+use crate::reader::{Error, MAX_DEPTH, Reader};
+use crate::string::RawStr;
+use crate::value::Value;
 
-use crate::json::{
-    DistinctNames, MAX_DEPTH, RawStr, Reader, Reject, Value, all_distinct, scalar_eq,
-};
-
-/// What a text is, read once.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum JsonCheck {
-    /// One valid JSON value, no object with two members of the same decoded name.
-    Json,
-    /// Valid JSON, but an object has two members of the same decoded name: keeping either
-    /// would lose the other.
-    DuplicateMember,
-    /// Nested deeper than the reader's limit (512 levels).
-    TooDeep,
-    /// Not JSON (including lone surrogate escapes, `NaN`, trailing text).
-    NotJson,
-}
-
-/// Reads `text` once and says what it is.
+/// Whether two scalars written as JSON (`null`, `true`, a number, a string: text one
+/// [`Reader::scalar`] returned) are equal as the contract counts it (CONTRACT §2.1): numbers by
+/// their exact text, strings by their decoded value.
 ///
 /// # Examples
 ///
 /// ```
-/// use parrot_codecs::inspect::{JsonCheck, check};
+/// use parrot_json::scalar_eq;
 ///
-/// assert_eq!(check(r#"{"a": [1, 2.50]}"#), JsonCheck::Json);
-/// assert_eq!(check(r#"{"a": 1, "\u0061": 2}"#), JsonCheck::DuplicateMember);
-/// assert_eq!(check("compiling 3 crates"), JsonCheck::NotJson);
+/// assert!(scalar_eq(r#""\u0041""#, r#""A""#));
+/// assert!(!scalar_eq("1", "1.0"));
+/// assert!(!scalar_eq("1", "true"));
 /// ```
-pub fn check(text: &str) -> JsonCheck {
-    let mut reader = Reader::new(text);
-    reader.skip_ws();
-    match reader.skip_value(0).and_then(|_| reader.finish()) {
-        Ok(()) => JsonCheck::Json,
-        Err(Reject::DuplicateKey) => JsonCheck::DuplicateMember,
-        Err(Reject::TooDeep) => JsonCheck::TooDeep,
-        Err(Reject::Syntax(_)) => JsonCheck::NotJson,
+#[inline]
+pub fn scalar_eq(a: &str, b: &str) -> bool {
+    if a == b {
+        return true;
     }
+    if !(a.starts_with('"') && b.starts_with('"')) || !(a.contains('\\') || b.contains('\\')) {
+        return false;
+    }
+    RawStr::new(a, true).same_value(&RawStr::new(b, true))
 }
 
-/// The top level of a JSON text.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TopLevel {
-    /// An object.
-    Object {
-        /// It has a top-level member named `_tee`.
-        has_tee: bool,
-        /// It has no member.
-        empty: bool,
-    },
-    /// Any other value.
-    Other,
-}
-
-/// The top-level shape of `text`, or `None` when `text` is not valid JSON (by [`check`]'s
-/// rules).
-///
-/// # Examples
-///
-/// ```
-/// use parrot_codecs::inspect::{TopLevel, top_level};
-///
-/// assert_eq!(
-///     top_level(r#"{"rows": [], "_tee": {}}"#),
-///     Some(TopLevel::Object { has_tee: true, empty: false })
-/// );
-/// assert_eq!(top_level("[1]"), Some(TopLevel::Other));
-/// assert_eq!(top_level("{"), None);
-/// ```
-pub fn top_level(text: &str) -> Option<TopLevel> {
-    let mut reader = Reader::new(text);
-    reader.skip_ws();
-    if reader.peek() != Some(b'{') {
-        reader.skip_value(0).ok()?;
-        reader.finish().ok()?;
-        return Some(TopLevel::Other);
-    }
-    reader.bump();
-    if reader.empty_container(b'}') {
-        reader.finish().ok()?;
-        return Some(TopLevel::Object {
-            has_tee: false,
-            empty: true,
-        });
-    }
-    let mut names = Vec::new();
-    loop {
-        names.push(reader.string().ok()?);
-        reader.expect(b':').ok()?;
-        reader.skip_ws();
-        reader.skip_value(1).ok()?;
-        if !reader.next_or_close(b'}').ok()? {
-            break;
-        }
-    }
-    reader.finish().ok()?;
-    if !all_distinct(&names) {
-        return None;
-    }
-    Some(TopLevel::Object {
-        has_tee: names.iter().any(|name| name.is("_tee")),
-        empty: false,
-    })
-}
-
-/// Whether two JSON texts hold equal values as the contract counts it (SPEC §2.1): numbers by
-/// their exact text (`1`, `1.0` and `true` differ), strings by their decoded value, members in
-/// any order; with `nulls_absent`, a member whose value is `null` counts as absent (what
+/// Whether two JSON texts hold equal values as the contract counts it (CONTRACT §2.1): numbers
+/// by their exact text (`1`, `1.0` and `true` differ), strings by their decoded value, members
+/// in any order; with `nulls_absent`, a member whose value is `null` counts as absent (what
 /// `json_compact`'s null elision relies on). Reads both texts without building owned values;
-/// `false` when either is not JSON.
+/// `false` when either is not JSON by [`crate::check`]'s rules.
 ///
 /// # Examples
 ///
 /// ```
-/// use parrot_codecs::inspect::equivalent;
+/// use parrot_json::equivalent;
 ///
 /// assert!(equivalent(r#"{"a":1,"b":"\u00e9"}"#, r#"{"b":"é","a":1}"#, false));
 /// assert!(!equivalent("[1]", "[1.0]", false));
@@ -157,7 +76,7 @@ impl<'a> Side<'a> {
         &mut self,
         more: &mut bool,
         nulls_absent: bool,
-    ) -> Result<Option<RawStr<'a>>, Reject> {
+    ) -> Result<Option<RawStr<'a>>, Error> {
         while *more {
             let name = self.reader.string()?;
             self.names.push(name);
@@ -184,14 +103,14 @@ fn same(
     b: &mut Side<'_>,
     depth: usize,
     nulls_absent: bool,
-) -> Result<bool, Reject> {
+) -> Result<bool, Error> {
     match (a.reader.scalar()?, b.reader.scalar()?) {
         (Some(x), Some(y)) => return Ok(scalar_eq(x, y)),
         (None, None) => {}
         _ => return Ok(false),
     }
     if depth >= MAX_DEPTH {
-        return Err(Reject::TooDeep);
+        return Err(Error::TooDeep);
     }
     let array = a.reader.peek() == Some(b'[');
     if array != (b.reader.peek() == Some(b'[')) {
@@ -230,7 +149,7 @@ fn same(
     b.reader = start_b;
     let tree_a = Value::read(&mut a.reader, depth, MAX_DEPTH)?;
     let tree_b = Value::read(&mut b.reader, depth, MAX_DEPTH)?;
-    Ok(values_equal(&tree_a, &tree_b, nulls_absent))
+    Ok(tree_a.equivalent(&tree_b, nulls_absent))
 }
 
 /// Two objects member by member, in order: `Some(equal)` when their (non-skipped) members have
@@ -240,7 +159,7 @@ fn objects_in_order(
     b: &mut Side<'_>,
     depth: usize,
     nulls_absent: bool,
-) -> Result<Option<bool>, Reject> {
+) -> Result<Option<bool>, Error> {
     let (base_a, base_b) = (a.names.len(), b.names.len());
     a.reader.bump();
     b.reader.bump();
@@ -269,86 +188,14 @@ fn objects_in_order(
             .distinct
             .check(depth, b.names.get(base_b..).unwrap_or_default())
     {
-        return Err(Reject::DuplicateKey);
+        return Err(Error::DuplicateName);
     }
     Ok(Some(true))
-}
-
-fn values_equal(a: &Value<'_>, b: &Value<'_>, nulls_absent: bool) -> bool {
-    match (a, b) {
-        (Value::Scalar(a), Value::Scalar(b)) => scalar_eq(a, b),
-        (Value::Array(a), Value::Array(b)) => {
-            a.len() == b.len()
-                && a.iter()
-                    .zip(b)
-                    .all(|(a, b)| values_equal(a, b, nulls_absent))
-        }
-        (Value::Object(a), Value::Object(b)) => {
-            let kept = |members: &'_ [(RawStr<'_>, Value<'_>)]| {
-                members
-                    .iter()
-                    .filter(|(_, value)| !(nulls_absent && matches!(value, Value::Scalar("null"))))
-                    .count()
-            };
-            if kept(a) != kept(b) {
-                return false;
-            }
-            // Names are unique within each object (the reader refuses duplicates). A small
-            // object (a row) is searched directly: no map to build for each one.
-            if b.len() <= 16 {
-                return a.iter().all(|(name, value)| {
-                    if nulls_absent && matches!(value, Value::Scalar("null")) {
-                        return true;
-                    }
-                    b.iter()
-                        .find(|(other, _)| other.same_value(name))
-                        .is_some_and(|(_, other)| values_equal(value, other, nulls_absent))
-                });
-            }
-            let by_name: HashMap<Cow<'_, str>, &Value<'_>, foldhash::fast::RandomState> = b
-                .iter()
-                .map(|(name, value)| (name.decoded(), value))
-                .collect();
-            a.iter().all(|(name, value)| {
-                if nulls_absent && matches!(value, Value::Scalar("null")) {
-                    return true;
-                }
-                by_name
-                    .get(&name.decoded())
-                    .is_some_and(|other| values_equal(value, other, nulls_absent))
-            })
-        }
-        _ => false,
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn texts_are_classified() {
-        let deep = format!("{}{}", "[".repeat(600), "]".repeat(600));
-        let fine = format!("{}{}", "[".repeat(200), "]".repeat(200));
-        let cases = [
-            (r#"{"a":1,"b":[1,2,{"c":null}]}"#, JsonCheck::Json),
-            ("  [1, 2]  ", JsonCheck::Json),
-            ("\"just a string\"", JsonCheck::Json),
-            ("12.50", JsonCheck::Json),
-            (fine.as_str(), JsonCheck::Json),
-            (r#"{"a":1,"a":2}"#, JsonCheck::DuplicateMember),
-            (r#"[{"x":{"k":1,"k":1}}]"#, JsonCheck::DuplicateMember),
-            (deep.as_str(), JsonCheck::TooDeep),
-            ("compiling 3 crates", JsonCheck::NotJson),
-            ("{\"a\":1} trailing", JsonCheck::NotJson),
-            ("NaN", JsonCheck::NotJson),
-            (r#"["\ud800"]"#, JsonCheck::NotJson),
-            ("", JsonCheck::NotJson),
-        ];
-        for (text, expected) in cases {
-            assert_eq!(check(text), expected, "for {text:.40}");
-        }
-    }
 
     #[test]
     fn equality_counts_number_text_and_ignores_member_order() {
@@ -424,44 +271,20 @@ mod tests {
     }
 
     #[test]
-    fn top_level_shapes() {
+    fn scalars_compare_by_text_and_decoded_value() {
         let cases = [
-            (
-                r#"{"a":1,"_tee":2}"#,
-                Some(TopLevel::Object {
-                    has_tee: true,
-                    empty: false,
-                }),
-            ),
-            (
-                r#"{"a":{"_tee":2}}"#,
-                Some(TopLevel::Object {
-                    has_tee: false,
-                    empty: false,
-                }),
-            ),
-            (
-                " {} ",
-                Some(TopLevel::Object {
-                    has_tee: false,
-                    empty: true,
-                }),
-            ),
-            (
-                r#"{"\u005ftee":1}"#,
-                Some(TopLevel::Object {
-                    has_tee: true,
-                    empty: false,
-                }),
-            ),
-            ("[1]", Some(TopLevel::Other)),
-            ("12.50", Some(TopLevel::Other)),
-            ("not json", None),
-            (r#"{"a":1,"a":1}"#, None),
-            (r#"{"a":1} x"#, None),
+            (r#""\u0041""#, r#""A""#, true),
+            (r#""A""#, r#""A""#, true),
+            (r#""\n""#, r#""\u000a""#, true),
+            (r#""A""#, r#""B""#, false),
+            ("1", "1.0", false),
+            ("1", "true", false),
+            ("null", "null", true),
+            (r#""1""#, "1", false),
         ];
-        for (text, expected) in cases {
-            assert_eq!(top_level(text), expected, "for {text}");
+        for (a, b, expected) in cases {
+            assert_eq!(scalar_eq(a, b), expected, "{a} vs {b}");
+            assert_eq!(scalar_eq(b, a), expected, "{b} vs {a}");
         }
     }
 }
