@@ -1,4 +1,4 @@
-//! Long-string clipping (SPEC §2.2, used by both codecs at `normal` and above).
+//! Long-string clipping (CONTRACT §2.2, used by both codecs at `normal` and above).
 //!
 //! A string longer than the limit (in code points of its decoded value) keeps its first and
 //! last code points around a marker that says how many were cut:

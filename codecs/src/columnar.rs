@@ -1,4 +1,4 @@
-//! The `columnar` codec (SPEC §2.3): row-oriented data as one table, columns named once.
+//! The `columnar` codec (CONTRACT §2.3): row-oriented data as one table, columns named once.
 //!
 //! # Inputs
 //!
@@ -25,7 +25,7 @@
 //! # The table
 //!
 //! `{"columns": [names], "rows": [[values]], "constants": {name: value}}`, columns in
-//! first-seen order. With more than one row, a column whose value is equal (SPEC §2.1: numbers
+//! first-seen order. With more than one row, a column whose value is equal (CONTRACT §2.1: numbers
 //! by their text, strings by their decoded value) in every row moves to `constants`. At `normal`
 //! and above a column that is null or absent in every row is dropped (lossy), a missing key
 //! becomes `null` (lossy), and cell strings longer than `max_field_chars` code points are
@@ -42,7 +42,7 @@
 //! first and last `sample_rows` rows, as in `rows`.
 //!
 //! An output that would not be smaller than its input is reported as
-//! [`Outcome::Unchanged`] (SPEC §2.1, no gain).
+//! [`Outcome::Unchanged`] (CONTRACT §2.1, no gain).
 //!
 //! # Examples
 //!
@@ -115,7 +115,7 @@ pub struct Columnar {
 }
 
 impl Columnar {
-    /// The transform of SPEC §2.3, before the no-gain rule: `None` when the payload passes
+    /// The transform of CONTRACT §2.3, before the no-gain rule: `None` when the payload passes
     /// through.
     fn transform(&self, text: &str, level: Level) -> Option<Transformed> {
         if level == Level::None {

@@ -1,4 +1,4 @@
-//! The `json_compact` codec (SPEC §2.2), the wildcard default: compact JSON, without null
+//! The `json_compact` codec (CONTRACT §2.2), the wildcard default: compact JSON, without null
 //! members, with runs of equal array elements folded.
 //!
 //! # What it does, by level
@@ -22,21 +22,21 @@
 //!
 //! Plain-text payloads, and JSON this codec refuses (a duplicate member name, nesting deeper
 //! than 512), pass through. An output that would not be smaller than its input is reported as
-//! [`Outcome::Unchanged`]: the host would discard it anyway (SPEC §2.1, no gain).
+//! [`Outcome::Unchanged`]: the host would discard it anyway (CONTRACT §2.1, no gain).
 //!
 //! # Decisions
 //!
-//! - Escapes JSON does not require are decoded (an extension of SPEC §2.2, step 1): the string
+//! - Escapes JSON does not require are decoded (as CONTRACT §2.2, step 1 says): the string
 //!   is the same value, and text escaped for ASCII-only transport — Python's `json.dumps`
 //!   writes every non-ASCII character as `\uXXXX` by default — costs several tokens per
 //!   character where the character itself costs about one. Long strings clipped at `normal`
 //!   keep their escapes as written.
 //! - Two elements are "equal" for dedup when their compacted text is byte-identical. That is
-//!   stricter than SPEC §2.1's equality (which ignores member order and escape spelling), so a
+//!   stricter than CONTRACT §2.1's equality (which ignores member order and escape spelling), so a
 //!   run is folded only when any reader would call it a run, and folding stays lossless.
 //! - The inverse reads every array element that is an object with exactly the members `_repeat`
 //!   and `_value` as a run. If the input, after null elision, has any object with exactly those
-//!   two members, dedup is off for the whole payload (SPEC §2.2). If such an object is an array
+//!   two members, dedup is off for the whole payload (CONTRACT §2.2). If such an object is an array
 //!   element, the inverse would misread even the un-deduplicated output, so the output is not
 //!   lossless: at `minimal` the payload passes through; at `normal` and above the outcome is
 //!   marked lossy (the host keeps the original).
@@ -107,7 +107,7 @@ pub struct JsonCompact {
 }
 
 impl JsonCompact {
-    /// The transform of SPEC §2.2, before the no-gain rule: `None` when the payload passes
+    /// The transform of CONTRACT §2.2, before the no-gain rule: `None` when the payload passes
     /// through (refused, not invertible at `minimal`, or already in its compact form).
     fn transform(&self, text: &str, level: Level) -> Option<Transformed> {
         let (clip, omit) = match level {
@@ -584,7 +584,7 @@ mod tests {
                     r#"[{"_repeat":2,"_value":1},2,{"_repeat":3,"_value":3},{"_repeat":2,"_value":null}]"#,
                 ),
             ),
-            // Equal by SPEC §2.1 but written differently: not folded (byte-exact dedup).
+            // Equal by CONTRACT §2.1 but written differently: not folded (byte-exact dedup).
             (
                 r#"[{"a":1,"b":2}, {"b":2,"a":1}]"#,
                 Some(r#"[{"a":1,"b":2},{"b":2,"a":1}]"#),
@@ -883,7 +883,7 @@ mod tests {
         );
     }
 
-    /// Equality as SPEC §2.1 counts it for this codec (null members are absent).
+    /// Equality as CONTRACT §2.1 counts it for this codec (null members are absent).
     fn assert_equal_json(expanded: &str, input: &str) {
         let parse = |text: &str| {
             let mut value: serde_json::Value = serde_json::from_str(text).unwrap();

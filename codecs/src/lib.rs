@@ -13,7 +13,7 @@
 //! input. Both offer their inverse
 //! ([`parrot_codec_api::Codec::expand`]) for every lossless outcome, and never return an output
 //! that is not smaller than its input. The exact rules, level by level, are in each codec's
-//! module documentation ([`json_compact`], [`columnar`]) and in SPEC §2.
+//! module documentation ([`json_compact`], [`columnar`]) and in CONTRACT §2.
 //!
 //! Each codec lives in its own module and registers itself with [`inventory`]
 //! (`inventory::submit! { Builtin::of::<TheCodec>() }`); the host lists them with [`builtins`].

@@ -132,7 +132,7 @@ fn content_blocks_keep_non_text_blocks_in_place_under_the_tee_pointer() {
     let input = blocks();
     let out = host.process(Call::new("t", Input::Text(&input)));
     assert_teed_and_recoverable(&host, &out, &input);
-    // A pruned array is wrapped: {"result": <payload>, "_tee": {...}} (SPEC §5).
+    // A pruned array is wrapped: {"result": <payload>, "_tee": {...}} (CONTRACT §5).
     assert_eq!(
         out.text().unwrap(),
         format!(r#"{{"result":{},{}}}"#, pruned_blocks(), pointer(&out))
@@ -336,7 +336,7 @@ fn build_log_through_a_glob_entry_is_pruned_teed_and_recovered_byte_exact() {
     let log = build_log();
     assert!(log.chars().count() > 8192);
     // 469 KB and 6,000 lines are over the router's inline budgets: a synchronous `process`
-    // passes such a payload through (SPEC §6), the async entry point runs it off the runtime.
+    // passes such a payload through (CONTRACT §6), the async entry point runs it off the runtime.
     let runtime = tokio::runtime::Builder::new_current_thread()
         .build()
         .unwrap();

@@ -1,4 +1,4 @@
-//! Property tests: every lossless outcome expands back to its input (SPEC §2.1), and every
+//! Property tests: every lossless outcome expands back to its input (CONTRACT §2.1), and every
 //! lossy one does not.
 //!
 //! The inputs are generated JSON texts with what breaks naive codecs: nulls in objects, rows

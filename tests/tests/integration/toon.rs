@@ -70,7 +70,7 @@ fn document(payload: &str) -> String {
     payload.to_owned()
 }
 
-/// Equality as the contract counts it (SPEC §2.1): numbers by their exact text, member order
+/// Equality as the contract counts it (CONTRACT §2.1): numbers by their exact text, member order
 /// ignored (serde_json with `arbitrary_precision` and `preserve_order`).
 fn exactly_equal(a: &str, b: &str) -> bool {
     serde_json::from_str::<Value>(a).unwrap() == serde_json::from_str::<Value>(b).unwrap()
