@@ -326,8 +326,14 @@ impl Cargo {
             .collect()
     }
 
-    fn run(&self) -> Result<(), String> {
-        let profile = profile_dir().map_err(|err| err.to_string())?;
+    /// The command [`Cargo::run_once`] runs, to run yourself: to read its output, or to run
+    /// it again.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::NoTargetFolder`] outside a cargo target folder.
+    pub fn command(&self) -> Result<Command, Error> {
+        let profile = profile_dir()?;
         let target = profile.parent().unwrap_or(&profile);
         let mut command = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
         command
@@ -345,6 +351,11 @@ impl Cargo {
             }
         }
         command.args(&self.args);
+        Ok(command)
+    }
+
+    fn run(&self) -> Result<(), String> {
+        let mut command = self.command().map_err(|err| err.to_string())?;
         let status = command
             .status()
             .map_err(|err| format!("cannot start cargo: {err}"))?;

@@ -2,6 +2,7 @@
 //! and lays out plugin packages in temporary folders (with `parrot-codec-test`).
 
 use std::path::{Path, PathBuf};
+use std::process::Command;
 use std::sync::OnceLock;
 
 use parrot_codec_test::{Cargo, Package};
@@ -20,53 +21,95 @@ pub fn profile_dir() -> &'static Path {
 /// The fixture plugin that must be built with `panic = "abort"`.
 const ABORT_FIXTURE: &str = "parrot_plugin_fault_abort";
 
+/// The nested build: every library of the workspace and the command. `--test integration`
+/// (this binary, already built) makes cargo resolve features as `cargo test --workspace` did,
+/// with dev-dependencies: without it the libraries' features differ (the host's `tokio`,
+/// syn's, regex-syntax's) and cargo builds most of the dependency tree a second time.
+fn workspace_build() -> Cargo {
+    let mut cargo = Cargo::build(workspace());
+    cargo.args([
+        "--workspace",
+        "--lib",
+        "--bin",
+        "parrot-compress",
+        "--test",
+        "integration",
+    ]);
+    cargo
+}
+
 /// Builds every library of the workspace and the command, once.
 pub fn build_artifacts() {
     static BUILT: OnceLock<()> = OnceLock::new();
     BUILT.get_or_init(|| {
-        // `--test integration` (this binary, already built) makes cargo resolve features as
-        // `cargo test --workspace` did, with dev-dependencies: without it the libraries'
-        // features differ (the host's `tokio`, syn's, regex-syntax's) and cargo builds most of
-        // the dependency tree a second time.
-        Cargo::build(workspace())
-            .args([
-                "--workspace",
-                "--lib",
-                "--bin",
-                "parrot-compress",
-                "--test",
-                "integration",
-                "--quiet",
-            ])
+        workspace_build()
+            .args(["--quiet"])
             .run_once()
             .unwrap_or_else(|err| panic!("{err}"));
     });
 }
 
-/// Builds the `panic = "abort"` fixture's cdylib, once. Apart from [`build_artifacts`]: `cargo
-/// rustc` resolves the features of this one package, so it builds the plugin interface's
-/// dependencies again, and only the two tests that load this fixture wait for that.
+/// Builds the `panic = "abort"` fixture's cdylib, once, with rustc directly: a profile cannot
+/// set `panic` per package, and `cargo rustc -p` would resolve the fixture's features alone
+/// and build the plugin interface's dependencies a second time (a minute of CPU). rustc links
+/// it against the plugin interface the workspace build made, with `-C panic=abort` for this
+/// one crate.
 fn build_abort_fixture() {
     static BUILT: OnceLock<()> = OnceLock::new();
     BUILT.get_or_init(|| {
         build_artifacts();
-        // A profile cannot set `panic` per package: build this one fixture's cdylib with
-        // panic=abort through rustc flags that apply to it alone.
-        Cargo::new(workspace(), "rustc")
-            .args([
-                "--quiet",
-                "-p",
-                "parrot-plugin-fault-abort",
-                "--lib",
-                "--crate-type",
-                "cdylib",
-                "--",
-                "-C",
-                "panic=abort",
-            ])
-            .run_once()
-            .unwrap_or_else(|err| panic!("{err}"));
+        let codec_api = built_rlib("parrot_codec_api");
+        let deps = profile_dir().join("deps");
+        let mut rustc = Command::new(rustc());
+        rustc
+            .args(["--crate-name", ABORT_FIXTURE, "--crate-type", "cdylib"])
+            // The workspace's edition.
+            .args(["--edition=2024", "-C", "panic=abort"])
+            .arg(workspace().join("plugins/fault-abort/src/lib.rs"))
+            .arg("-L")
+            .arg(format!("dependency={}", deps.display()))
+            .arg("--extern")
+            .arg(format!("parrot_codec_api={}", codec_api.display()))
+            .arg("--out-dir")
+            .arg(&deps);
+        let status = rustc
+            .status()
+            .unwrap_or_else(|err| panic!("{rustc:?}: {err}"));
+        assert!(status.success(), "{rustc:?} failed: {status}");
     });
+}
+
+/// The rustc beside the cargo that runs the tests (same toolchain), else the one on `PATH`.
+fn rustc() -> PathBuf {
+    std::env::var_os("CARGO")
+        .map(|cargo| {
+            PathBuf::from(cargo).with_file_name(format!("rustc{}", std::env::consts::EXE_SUFFIX))
+        })
+        .filter(|rustc| rustc.is_file())
+        .unwrap_or_else(|| PathBuf::from("rustc"))
+}
+
+/// The rlib of `crate_name` that the nested build made, as cargo reports it (the build is
+/// fresh by then: this only reads its artifacts).
+fn built_rlib(crate_name: &str) -> PathBuf {
+    let mut command = workspace_build()
+        .args(["--message-format=json-render-diagnostics"])
+        .command()
+        .unwrap_or_else(|err| panic!("{err}"));
+    let out = command
+        .output()
+        .unwrap_or_else(|err| panic!("{command:?}: {err}"));
+    assert!(out.status.success(), "{command:?} failed: {}", out.status);
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .filter(|message| {
+            message["reason"] == "compiler-artifact" && message["target"]["name"] == crate_name
+        })
+        .flat_map(|message| message["filenames"].as_array().cloned().unwrap_or_default())
+        .filter_map(|file| file.as_str().map(PathBuf::from))
+        .find(|file| file.extension().is_some_and(|ext| ext == "rlib"))
+        .unwrap_or_else(|| panic!("{command:?} reported no rlib of {crate_name}"))
 }
 
 /// The path of a built plugin library, by crate name (`parrot_plugin_line_dedup`).
