@@ -683,6 +683,27 @@ mod tests {
     }
 
     #[test]
+    fn the_cursor_moves_only_past_what_matches() {
+        let text = r#" {"id" : 1}, {"id":2}"#;
+        let mut reader = Reader::new(text);
+        assert!(!reader.eat(b'['));
+        assert_eq!(reader.pos(), 1, "whitespace skipped, nothing else");
+        assert!(reader.eat(b'{'));
+        assert!(!reader.eat_str(r#""ids""#));
+        assert!(reader.eat_str(r#""id""#));
+        assert!(reader.eat(b':'));
+        reader.skip_ws();
+        assert_eq!(reader.number(), Ok("1"));
+        let second = text.rfind('{').unwrap();
+        let mut again = Reader::at(text, second);
+        again.bump();
+        again.skip(r#""id""#.len());
+        assert!(again.eat(b':'));
+        assert_eq!(again.scalar(), Ok(Some("2")));
+        assert_eq!(again.finish(), Err(Error::Syntax(text.len() - 1)));
+    }
+
+    #[test]
     fn errors_name_the_byte_where_reading_stopped() {
         let cases = [
             ("[1,]", Error::Syntax(3)),
