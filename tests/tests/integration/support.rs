@@ -186,3 +186,16 @@ pub fn one_package_host(
         .build()?;
     Ok((dir, host))
 }
+
+/// `len` bytes that no compressor would guess, the same for the same seed.
+pub fn noise(seed: u64, len: usize) -> Vec<u8> {
+    let mut state = seed | 1;
+    (0..len)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 24) as u8
+        })
+        .collect()
+}

@@ -28,18 +28,11 @@ const UNLIMITED: Retention = Retention {
 /// The original stored under `key` by every test here: bytes that are not UTF-8, of a length
 /// from 100 bytes to 300 KB chosen by the key, so that the parent can check a child's puts.
 fn original_of(key: &str) -> Vec<u8> {
-    let mut state = key.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {
+    let seed = key.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {
         (hash ^ u64::from(byte)).wrapping_mul(0x100_0000_01b3)
     }) | 1;
-    let len = [100, 1_000, 4_096, 70_000, 300_000][(state % 5) as usize];
-    (0..len)
-        .map(|_| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state >> 24) as u8
-        })
-        .collect()
+    let len = [100, 1_000, 4_096, 70_000, 300_000][(seed % 5) as usize];
+    crate::support::noise(seed, len)
 }
 
 fn assert_recovers(store: &SqliteTeeStore, key: &str) {

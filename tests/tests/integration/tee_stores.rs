@@ -7,6 +7,8 @@ use std::thread;
 use parrot_host::{MemoryTeeStore, Retention, SqliteTeeStore, TeeError, TeeStore};
 use tempfile::TempDir;
 
+use crate::support::noise;
+
 /// Each store under test, with the directory that must outlive it.
 fn stores(max_entries: usize) -> Vec<(Arc<dyn TeeStore>, Option<TempDir>)> {
     let dir = tempfile::tempdir().unwrap();
@@ -19,19 +21,6 @@ fn stores(max_entries: usize) -> Vec<(Arc<dyn TeeStore>, Option<TempDir>)> {
         (Arc::new(MemoryTeeStore::new(max_entries)), None),
         (Arc::new(sqlite), Some(dir)),
     ]
-}
-
-/// `len` bytes that no compressor would guess, the same for the same seed.
-fn noise(seed: u64, len: usize) -> Vec<u8> {
-    let mut state = seed | 1;
-    (0..len)
-        .map(|_| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state >> 24) as u8
-        })
-        .collect()
 }
 
 #[test]
