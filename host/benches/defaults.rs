@@ -1,0 +1,244 @@
+//! What a new user gets with no configuration: the 24 results of the sample session and the 8
+//! files of `corpus/` (32 payloads), each through a host with no manifest of its own, no
+//! plugins and a memory tee store — the core defaults alone — and the o200k_base tokens of what
+//! the model sees, `_tee` pointer included.
+//!
+//! Each call keeps its session status (an error result passes through, as it must); the corpus
+//! files are successful results. Token counts are deterministic: the 8-hex random prefix of a
+//! tee key is replaced by `00000000` before counting.
+//!
+//! `cargo bench -p parrot-host --bench defaults`. Targets (issue 16): at least 80% of the tokens
+//! saved in total, at least 53% on the JSON payloads, and no JSON payload lossy (no `_tee`
+//! pointer of reason `lossy`).
+
+use std::fmt::Write as _;
+use std::path::Path;
+use std::sync::Arc;
+
+use parrot_host::{Call, Host, Input, MemoryTeeStore, TokenCounter as _, Tokenizer};
+use serde_json::Value;
+
+/// One payload of the 32.
+struct Item {
+    name: String,
+    tool: String,
+    status: String,
+    input: String,
+    json: bool,
+}
+
+fn items(root: &Path) -> Vec<Item> {
+    let session = std::fs::read_to_string(root.join("samples/session.jsonl")).expect("session");
+    let mut items = Vec::new();
+    for (n, line) in session.lines().enumerate() {
+        let call: Value = serde_json::from_str(line).expect("session line");
+        let (input, json) = match &call["result"] {
+            Value::String(text) => (
+                text.clone(),
+                parrot_json::check(text) == parrot_json::JsonCheck::Json,
+            ),
+            other => (other.to_string(), true),
+        };
+        items.push(Item {
+            name: format!("session #{}", n + 1),
+            tool: call["tool"].as_str().expect("tool").to_owned(),
+            status: call["status"].as_str().unwrap_or("success").to_owned(),
+            input,
+            json,
+        });
+    }
+    let mut files: Vec<_> = std::fs::read_dir(root.join("corpus"))
+        .expect("corpus")
+        .map(|entry| entry.expect("corpus entry").path())
+        .filter(|path| {
+            matches!(
+                path.extension().and_then(|e| e.to_str()),
+                Some("json" | "txt")
+            )
+        })
+        .collect();
+    files.sort();
+    for path in files {
+        let input = std::fs::read_to_string(&path).expect("corpus file");
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        let stem = path
+            .file_stem()
+            .unwrap()
+            .to_string_lossy()
+            .replace('-', "_");
+        items.push(Item {
+            json: parrot_json::check(&input) == parrot_json::JsonCheck::Json,
+            name: format!("corpus/{name}"),
+            tool: stem,
+            status: "success".to_owned(),
+            input,
+        });
+    }
+    items
+}
+
+/// The random part of a tee key, zeroed (same length) so that counts do not vary by run.
+fn steady(payload: &str) -> String {
+    let mut out = String::with_capacity(payload.len());
+    let mut rest = payload;
+    while let Some(at) = rest.find("__tee__:") {
+        out.push_str(&rest[..at]);
+        let key = &rest[at..];
+        // __tee__:<tool>:<8 hex>:<n>
+        let hex_start = key[8..].find(':').map(|i| 8 + i + 1);
+        match hex_start {
+            Some(start) if key.len() >= start + 8 => {
+                out.push_str(&key[..start]);
+                out.push_str("00000000");
+                rest = &key[start + 8..];
+            }
+            _ => {
+                out.push_str(&key[..8]);
+                rest = &key[8..];
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+fn thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+fn percent(before: usize, after: usize) -> f64 {
+    if before == 0 {
+        0.0
+    } else {
+        (1.0 - after as f64 / before as f64) * 100.0
+    }
+}
+
+fn main() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let project = tempfile::tempdir().expect("temp dir");
+    let host = Host::builder()
+        .project(project.path())
+        .plugin_path(None)
+        .tee_store(Arc::new(MemoryTeeStore::new(64)))
+        .build()
+        .expect("host with the core defaults");
+    let o200k = Tokenizer::O200k;
+
+    let mut table = String::from(
+        "`cargo bench -p parrot-host --bench defaults`. The 24 results of `samples/session.jsonl` \
+         and the 8 files of `corpus/`, each through a host built with no manifest of its own, no \
+         plugins and a memory tee store: the core defaults alone, what a new user gets. o200k_base \
+         tokens of what the model sees (`_tee` pointer included). Error results keep their \
+         status and pass through. *codec*: the codec that produced the payload (`-`: the input \
+         went out unchanged, with the reason); *lossy*: the original is in the tee store and \
+         the payload points at it.\n\n\
+         | payload | tool | kind | tokens in | tokens out | saved | codec | lossy |\n\
+         |---|---|---|---|---|---|---|---|\n",
+    );
+    let (mut total_in, mut total_out) = (0, 0);
+    let (mut json_in, mut json_out) = (0, 0);
+    let mut lossy_json = Vec::new();
+    let mut more_tokens = Vec::new();
+    for item in items(&root) {
+        let processed =
+            host.process(Call::new(&item.tool, Input::Text(&item.input)).status(&item.status));
+        let payload = processed.text().expect("UTF-8 payload");
+        let before = o200k.count(&item.input);
+        let after = o200k.count(&steady(payload));
+        let meta = &processed.meta;
+        let lossy = meta.compressed && meta.teed && payload.contains("\"reason\":\"lossy\"");
+        let codec = if meta.compressed {
+            meta.codec.clone().unwrap_or_default()
+        } else {
+            format!(
+                "- ({})",
+                meta.skipped.map(|s| s.to_string()).unwrap_or_default()
+            )
+        };
+        total_in += before;
+        total_out += after;
+        if item.json {
+            json_in += before;
+            json_out += after;
+            if lossy {
+                lossy_json.push(item.name.clone());
+            }
+        }
+        if after > before {
+            more_tokens.push(item.name.clone());
+        }
+        let _ = writeln!(
+            table,
+            "| {} | {} | {} | {} | {} | {:.1}% | {} | {} |",
+            item.name,
+            item.tool,
+            if item.json { "JSON" } else { "text" },
+            thousands(before),
+            thousands(after),
+            percent(before, after),
+            codec,
+            if lossy { "yes" } else { "" },
+        );
+    }
+    host.flush();
+    let _ = writeln!(
+        table,
+        "| **total** | | | {} | {} | {:.1}% | | |\n| **JSON payloads** | | | {} | {} | {:.1}% | | |",
+        thousands(total_in),
+        thousands(total_out),
+        percent(total_in, total_out),
+        thousands(json_in),
+        thousands(json_out),
+        percent(json_in, json_out),
+    );
+
+    let met = |ok: bool| if ok { "**met**" } else { "**missed**" };
+    let saved = percent(total_in, total_out);
+    let json_saved = percent(json_in, json_out);
+    let mut targets = String::new();
+    let _ = writeln!(
+        targets,
+        "- The default configuration saves ≥ 80% of o200k tokens on the 32 payloads: {}, {saved:.1}% \
+         ({} → {}).",
+        met(saved >= 80.0),
+        thousands(total_in),
+        thousands(total_out),
+    );
+    let _ = writeln!(
+        targets,
+        "- …and ≥ 53% on its JSON payloads, losslessly: {}, {json_saved:.1}%{}.",
+        met(json_saved >= 53.0 && lossy_json.is_empty()),
+        if lossy_json.is_empty() {
+            ", none lossy".to_owned()
+        } else {
+            format!(", lossy: {}", lossy_json.join(", "))
+        },
+    );
+    let _ = writeln!(
+        targets,
+        "- No payload of the 32 comes out with more tokens than it went in: {}{}.",
+        met(more_tokens.is_empty()),
+        if more_tokens.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", more_tokens.join(", "))
+        },
+    );
+
+    print!("{table}\n{targets}");
+    if let Some(dir) = std::env::var_os("PARROT_BENCH_REPORT") {
+        let dir = Path::new(&dir);
+        std::fs::create_dir_all(dir).expect("report dir");
+        std::fs::write(dir.join("defaults.md"), &table).expect("defaults.md");
+        std::fs::write(dir.join("targets-defaults.md"), &targets).expect("targets-defaults.md");
+    }
+}
