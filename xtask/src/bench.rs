@@ -344,12 +344,14 @@ fn render(report: &Path, quick: bool) -> Result<String> {
     writeln!(out, "Each target, and what this run measured against it.\n")?;
     out.push_str(&codec_rows.1);
     out.push_str(&boundary.1);
-    for name in ["construction", "memory", "tokens"] {
+    for name in ["defaults", "construction", "memory", "tokens"] {
         out.push_str(&fragment(report, &format!("targets-{name}.md")));
     }
     out.push('\n');
 
-    writeln!(out, "## Corpus\n")?;
+    writeln!(out, "## The default configuration on 32 payloads\n")?;
+    out.push_str(&fragment(report, "defaults.md"));
+    writeln!(out, "\n## Corpus\n")?;
     out.push_str(&fragment(report, "corpus.md"));
     writeln!(out, "\n## Tokens\n")?;
     out.push_str(&fragment(report, "tokens.md"));
