@@ -94,6 +94,7 @@ fn two_plugins_load_side_by_side_and_each_returns_its_own_results() {
             ("columnar".to_owned(), false),
             ("json_compact".to_owned(), false),
             ("line_dedup".to_owned(), true),
+            ("toon".to_owned(), false),
         ]
     );
 }
