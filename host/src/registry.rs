@@ -207,7 +207,7 @@ mod tests {
     fn builtin_codecs_are_linked_and_registered() {
         let registry = Registry::with_builtins();
         let names: Vec<&str> = registry.codecs().map(|c| c.meta.name()).collect();
-        assert_eq!(names, ["columnar", "json_compact"]);
+        assert_eq!(names, ["columnar", "json_compact", "toon"]);
         assert!(registry.codecs().all(|c| c.origin == Origin::Builtin));
     }
 
@@ -222,6 +222,9 @@ mod tests {
             CodecMeta::of::<parrot_codecs::JsonCompact>()
         );
         assert_eq!(meta("columnar"), CodecMeta::of::<parrot_codecs::Columnar>());
+        assert_eq!(meta("toon"), CodecMeta::of::<parrot_codecs::Toon>());
+        assert!(meta("toon").text_output() && meta("toon").expands());
+        assert!(!meta("columnar").text_output());
         assert!(meta("json_compact").null_members_absent());
         assert!(!meta("columnar").null_members_absent());
         let codec = registry.instantiate("json_compact", Map::new()).unwrap();
@@ -237,7 +240,7 @@ mod tests {
         assert_eq!(err.kind(), ErrorKind::UnknownCodec);
         assert_eq!(
             err.to_string(),
-            "unknown codec \"zstd\" (known: columnar, json_compact)"
+            "unknown codec \"zstd\" (known: columnar, json_compact, toon)"
         );
     }
 }

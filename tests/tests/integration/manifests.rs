@@ -126,7 +126,7 @@ fn catalogue() -> Vec<Bad> {
             packages: vec![],
             expected: |root| {
                 format!(
-                    "{}:2: entry \"t\": unknown codec \"zstd\" (known: columnar, json_compact)",
+                    "{}:2: entry \"t\": unknown codec \"zstd\" (known: columnar, json_compact, toon)",
                     project_manifest(root).display()
                 )
             },
