@@ -227,7 +227,11 @@ impl HostBuilder {
 
         let mut registry = Registry::with_builtins();
         plugins::load_all(&manifests, &mut registry, &mut errors);
-        let table = EntryTable::build(&manifests, &registry, &mut errors);
+        let tokenizer: Arc<dyn TokenCounter> = self
+            .tokenizer
+            .clone()
+            .unwrap_or_else(|| Arc::new(Tokenizer::default()));
+        let table = EntryTable::build(&manifests, &registry, &tokenizer, &mut errors);
         let budgets = self.budgets.unwrap_or_default().check();
         let breaker = self.breaker.unwrap_or_default().check();
         errors.extend(budgets.into_iter().chain(breaker).map(Error::from));
@@ -251,15 +255,11 @@ impl HostBuilder {
             table,
             fallback,
             self.tee.clone(),
-            self.stage(),
+            self.stage(tokenizer),
         ))
     }
 
-    fn stage(&self) -> Stage {
-        let tokenizer: Arc<dyn TokenCounter> = self
-            .tokenizer
-            .clone()
-            .unwrap_or_else(|| Arc::new(Tokenizer::default()));
+    fn stage(&self, tokenizer: Arc<dyn TokenCounter>) -> Stage {
         let settings = Settings {
             budgets: self.budgets.unwrap_or_default(),
             breaker: self.breaker.unwrap_or_default(),

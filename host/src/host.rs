@@ -220,14 +220,17 @@ impl Host {
 
     fn process_on<'a>(&self, call: Call<'a>, offloaded: bool) -> Processed<'a> {
         let resolution = self.resolve(call.tool);
-        let (codec, builtin) = match resolution.entry {
+        let (codec, builtin, auto) = match resolution.entry {
             Some(entry) => (
                 entry.codec(),
-                self.registry
-                    .get(&entry.codec_name)
-                    .is_some_and(|info| info.origin == crate::registry::Origin::Builtin),
+                entry.auto().is_some()
+                    || self
+                        .registry
+                        .get(&entry.codec_name)
+                        .is_some_and(|info| info.origin == crate::registry::Origin::Builtin),
+                entry.auto(),
             ),
-            None => (self.fallback_codec(), true),
+            None => (self.fallback_codec(), true, None),
         };
         let level = self.level_of(&resolution, call.status, call.level);
         pipeline::process(Run {
@@ -235,6 +238,7 @@ impl Host {
             tee: self.tee.as_deref(),
             codec,
             builtin,
+            auto,
             level,
             call,
             offloaded,

@@ -107,11 +107,17 @@ impl Registry {
                 },
                 interface_version: library.interface_version.to_owned(),
             };
-            if let Some((existing, _)) = self.codecs.get(name) {
+            // `auto` is the host's own routing codec: no library may take its name.
+            let first = match self.codecs.get(name) {
+                Some((existing, _)) => Some(existing.origin.to_string()),
+                None if name == crate::auto::NAME => Some(Origin::Builtin.to_string()),
+                None => None,
+            };
+            if let Some(first) = first {
                 errors.push(
                     LoadError::DuplicateCodec {
                         codec: name.to_owned(),
-                        first: existing.origin.to_string(),
+                        first,
                         second: info.origin.to_string(),
                     }
                     .into(),

@@ -41,6 +41,7 @@ use parrot_codec_api::Level;
 
 pub use pointer::TEE_HINT;
 
+use crate::auto::Auto;
 use crate::budget::{Breaker, BreakerConfig, Budgets, Clock, Router};
 use crate::call::{Call, Meta, Processed, Skip};
 use crate::observe::{CallEvent, Observer};
@@ -170,6 +171,8 @@ pub(crate) struct Run<'h, 'a> {
     pub(crate) tee: Option<&'h dyn TeeStore>,
     pub(crate) codec: &'h dyn DynCodec,
     pub(crate) builtin: bool,
+    /// The entry's codec is `auto`: it routes, and the winner's flags apply.
+    pub(crate) auto: Option<&'h Auto>,
     pub(crate) level: Level,
     pub(crate) call: Call<'a>,
     /// The call runs on an executor thread (the async entry point offloaded it).
@@ -196,6 +199,7 @@ pub(crate) fn process<'a>(run: Run<'_, 'a>) -> Processed<'a> {
         teed: false,
         tee_key: None,
         skipped: None,
+        route: None,
     };
 
     let output: Option<String> = rules::decide(&run, &input, &mut meta);

@@ -1,6 +1,7 @@
 //! Rules 2 to 10 of the stage (rule 1, the kill switch, is [`super::process`]'s own), one
 //! function each, in the order they apply; see the module docs of [`super`] for the list.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -8,6 +9,7 @@ use std::time::Duration;
 use parrot_codec_api::{Level, Outcome, Payload, PayloadKind};
 
 use super::Run;
+use crate::auto::{Decision, Part};
 use super::pointer::{attach_pointer, tee_pointer};
 use crate::budget::{Admission, Breaker, Route, Router};
 use crate::call::{Meta, Skip};
@@ -31,8 +33,8 @@ fn compress(run: &Run<'_, '_>, input: &[u8], meta: &mut Meta) -> Result<String, 
     passthrough_flags(run)?;
     let (kind, text) = supported(run, input)?;
     let admitted = admit(run, text)?;
-    let produced = run_codec(run, kind, text, admitted)?;
-    let produced = verify(run, kind, text, produced)?;
+    let produced = run_codec(run, kind, text, admitted, meta)?;
+    let produced = verify(run, produced)?;
     let mut pointed = point(run, produced)?;
     gain(&pointed, input)?;
     let cut = must_cut(run, &pointed.payload);
@@ -137,36 +139,46 @@ fn admit(run: &Run<'_, '_>, text: &str) -> Result<Admitted, Skip> {
 }
 
 /// What a codec returned, once rule 6 accepted it.
-struct Produced {
+struct Produced<'r> {
     payload: String,
     lossy: bool,
     /// The output's top-level shape, when it was read.
     shape: Option<TopLevel>,
-    /// The codec declares text output for JSON input (TOON, CSV).
+    /// The payload is text for a JSON input: the codec declares text output (TOON, CSV), or
+    /// `auto`'s winner does, or `auto` routed a JSON string's text.
     text_output: bool,
+    /// What rule 7 verifies: each part of the payload with the codec that produced it (one
+    /// part, the whole payload, unless `auto` routed an MCP result's blocks one by one).
+    parts: Vec<Part<'r>>,
 }
 
 /// Rule 6: the codec runs, timed against its budget for the breaker. An error or a panic is
 /// `codec_error`; an unchanged outcome is `no_gain`; a plugin's output for a JSON payload must
 /// be JSON unless the codec declares text output (else `codec_error`).
-fn run_codec(
-    run: &Run<'_, '_>,
+///
+/// For `auto`, the routing runs (every candidate it ran counts in the time) and the winner
+/// stands for the codec: the metadata names it and the route; its `text_output` and its
+/// origin apply, here and in rule 7.
+fn run_codec<'r>(
+    run: &'r Run<'_, '_>,
     kind: PayloadKind,
-    text: &str,
+    text: &'r str,
     admitted: Admitted,
-) -> Result<Produced, Skip> {
+    meta: &mut Meta,
+) -> Result<Produced<'r>, Skip> {
     let (tool, codec, clock) = (run.call.tool, run.codec, &run.stage.settings.clock);
     let started = clock.now();
-    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        codec.compress(Payload::new(text, kind), run.level)
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match run.auto {
+        Some(auto) => Ok(Ran::Routed(auto.route(text, kind, run.level))),
+        None => codec.compress(Payload::new(text, kind), run.level).map(Ran::Codec),
     }));
     let elapsed = clock.now().saturating_duration_since(started);
     admitted
         .breaker
         .record(clock.now(), admitted.admission, elapsed > admitted.budget);
 
-    let outcome = match result {
-        Ok(Ok(outcome)) => outcome,
+    let ran = match result {
+        Ok(Ok(ran)) => ran,
         Ok(Err(err)) => {
             tracing::warn!(tool, codec = codec.name(), "codec failed: {err}");
             return Err(Skip::CodecError);
@@ -176,20 +188,43 @@ fn run_codec(
             return Err(Skip::CodecError);
         }
     };
-    let (payload, lossy) = match outcome {
-        Outcome::Unchanged => return Err(Skip::NoGain),
-        Outcome::Changed { payload, lossy } => (payload, lossy),
+    let (payload, lossy, text_output, parts, builtin) = match ran {
+        Ran::Codec(Outcome::Unchanged) => return Err(Skip::NoGain),
+        Ran::Codec(Outcome::Changed { payload, lossy }) => {
+            let part = Part {
+                codec,
+                builtin: run.builtin,
+                kind,
+                input: Cow::Borrowed(text),
+                output: None,
+            };
+            (payload, lossy, codec.text_output(), vec![part], run.builtin)
+        }
+        Ran::Routed(decision) => {
+            meta.route = Some(decision.route);
+            let Some(routed) = decision.routed else {
+                return Err(Skip::NoGain);
+            };
+            meta.codec = Some(routed.codec);
+            let builtin = routed.parts.iter().all(|part| part.builtin);
+            (
+                routed.payload,
+                routed.lossy,
+                routed.text_output,
+                routed.parts,
+                builtin,
+            )
+        }
     };
     // A built-in's output is JSON by construction (property-tested and fuzzed), so its shape
     // is read only when a pointer needs it.
-    let text_output = codec.text_output();
     let mut shape = None;
-    if kind == PayloadKind::Json && !run.builtin && !text_output {
+    if kind == PayloadKind::Json && !builtin && !text_output {
         shape = parrot_json::top_level(&payload);
         if shape.is_none() {
             tracing::warn!(
                 tool,
-                codec = codec.name(),
+                codec = meta.codec.as_deref().unwrap_or_default(),
                 "codec returned invalid JSON for a JSON payload"
             );
             return Err(Skip::CodecError);
@@ -200,31 +235,40 @@ fn run_codec(
         lossy,
         shape,
         text_output,
+        parts,
     })
 }
 
-/// Rule 7: an outcome claimed lossless is verified through the codec's inverse when
-/// verification is on for the codec (a mismatch makes it lossy); a lossy outcome at `minimal`
-/// is refused (`codec_error`).
-fn verify(
-    run: &Run<'_, '_>,
-    kind: PayloadKind,
-    text: &str,
-    mut produced: Produced,
-) -> Result<Produced, Skip> {
-    let (tool, codec) = (run.call.tool, run.codec.name());
-    if !produced.lossy && should_verify(run) && !expands_back(run, text, kind, &produced.payload) {
-        tracing::warn!(
-            tool,
-            codec,
-            "an outcome claimed lossless does not expand back to the input: treated as lossy"
-        );
-        produced.lossy = true;
+/// What the codec call gave: a plain codec's outcome, or `auto`'s decision.
+enum Ran<'r> {
+    Codec(Outcome),
+    Routed(Decision<'r>),
+}
+
+/// Rule 7: an outcome claimed lossless is verified through the inverse of the codec that
+/// produced it (each part through its own, for `auto`) when verification is on for that codec
+/// (a mismatch makes it lossy); a lossy outcome at `minimal` is refused (`codec_error`).
+fn verify<'r>(run: &Run<'_, '_>, mut produced: Produced<'r>) -> Result<Produced<'r>, Skip> {
+    let tool = run.call.tool;
+    if !produced.lossy {
+        let payload = &produced.payload;
+        if let Some(part) = produced
+            .parts
+            .iter()
+            .find(|part| should_verify(run, part) && !expands_back(part, payload))
+        {
+            tracing::warn!(
+                tool,
+                codec = part.codec.name(),
+                "an outcome claimed lossless does not expand back to the input: treated as lossy"
+            );
+            produced.lossy = true;
+        }
     }
     if produced.lossy && !run.level.allows_loss() {
         tracing::warn!(
             tool,
-            codec,
+            codec = run.codec.name(),
             "codec returned a lossy outcome at minimal: refused"
         );
         return Err(Skip::CodecError);
@@ -233,12 +277,12 @@ fn verify(
 }
 
 /// Plugin codecs: every lossless outcome (unless turned off); built-ins: one in N.
-fn should_verify(run: &Run<'_, '_>) -> bool {
-    if !run.codec.expands() {
+fn should_verify(run: &Run<'_, '_>, part: &Part<'_>) -> bool {
+    if !part.codec.expands() {
         return false;
     }
     let v = run.stage.settings.verification;
-    if run.builtin {
+    if part.builtin {
         v.builtins_every > 0
             && run
                 .stage
@@ -250,14 +294,17 @@ fn should_verify(run: &Run<'_, '_>) -> bool {
     }
 }
 
-fn expands_back(run: &Run<'_, '_>, input: &str, kind: PayloadKind, payload: &str) -> bool {
+/// Whether the part's codec gives its input back from its output (`payload` when the part
+/// is the whole payload).
+fn expands_back(part: &Part<'_>, payload: &str) -> bool {
+    let output = part.output.as_deref().unwrap_or(payload);
     let expanded = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        run.codec.expand(payload)
+        part.codec.expand(output)
     })) {
         Ok(Ok(expanded)) => expanded,
         _ => return false,
     };
-    run.codec.meta().gives_back(kind, input, &expanded)
+    part.codec.meta().gives_back(part.kind, &part.input, &expanded)
 }
 
 /// The output with its pointer (rule 8), before the original is stored.
@@ -276,12 +323,13 @@ struct Pointed {
 /// when the host was built with `tee_lossless` (reason `lossless`). The pointer names a
 /// tentative key: the no-gain rule counts it, and nothing is stored for an outcome that rule 9
 /// discards. The second half is [`store_original`].
-fn point(run: &Run<'_, '_>, produced: Produced) -> Result<Pointed, Skip> {
+fn point(run: &Run<'_, '_>, produced: Produced<'_>) -> Result<Pointed, Skip> {
     let Produced {
         payload,
         lossy,
         mut shape,
         text_output,
+        ..
     } = produced;
     if lossy && run.tee.is_none() {
         // Unreachable through the host (levels are capped without a store); kept as the
