@@ -20,8 +20,7 @@ use std::time::Duration;
 
 use criterion::{Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
 use parrot_codec_api::{Codec, Level, Params, Payload};
-use parrot_codecs::{Columnar, JsonCompact};
-use parrot_plugin_toon::Toon;
+use parrot_codecs::{Columnar, JsonCompact, Toon};
 
 #[path = "../../benches/corpus.rs"]
 mod corpus;

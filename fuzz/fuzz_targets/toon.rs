@@ -6,8 +6,8 @@
 
 use libfuzzer_sys::fuzz_target;
 use parrot_codec_api::{Codec, Level, Payload};
+use parrot_codecs::Toon;
 use parrot_codecs_fuzz::{build, is_json, split};
-use parrot_plugin_toon::Toon;
 
 fuzz_target!(|data: &[u8]| {
     let Some((choice, text)) = split(data) else {

@@ -71,7 +71,7 @@ fn main() {
     let children = if quick { 5 } else { 21 };
     let mut table = String::from(
         "`cargo bench -p parrot-host --bench construction`. The packages: `line_dedup`, \
-         `toon`, `tool_result_prune` (their cdylibs as built by the benchmark, each in its own \
+         `tool_result_prune`, `ansi_strip` (their cdylibs as built by the benchmark, each in its own \
          folder with a `compressors.toml`); the core manifest is always there.\n\n\
          Cold (the first construction in a fresh process, timed inside the process around \
          `HostBuilder::build`; ",

@@ -5,11 +5,11 @@
 //! Two measures per call, both from just before the call until `Host::flush` returns (so the
 //! token worker's copies count):
 //! - heap: the peak of live bytes allocated through this process's global allocator above the
-//!   live bytes before the call (the payload itself is the caller's and is not counted). Memory
-//!   a plugin allocates with its own allocator is not seen here (the `toon` row);
+//!   live bytes before the call (the payload itself is the caller's and is not counted). Every
+//!   codec measured is a built-in, so all of its allocations are seen;
 //! - RSS: the kernel's high-water mark of resident memory (`VmHWM`, reset through
 //!   `/proc/self/clear_refs` before each call) above the resident memory before the call. It
-//!   sees the plugin's allocations too, but also pages the allocator keeps.
+//!   also counts pages the allocator keeps.
 //!
 //! `cargo bench -p parrot-host --bench memory`. Target: peak ≤ 4x the payload at 10 MB.
 
@@ -24,7 +24,6 @@ use parrot_host::{Call, Host, Input, MemoryTeeStore};
 
 #[path = "../../benches/corpus.rs"]
 mod corpus;
-mod support;
 
 /// The system allocator, counting live bytes and their peak.
 struct Counting;
@@ -112,20 +111,17 @@ fn host(dir: &Path) -> Host {
          [compressor.\"rows_toon\"]\ncodec = \"toon\"\n",
     )
     .expect("manifest");
-    let (name, library, codec) = support::PACKAGES[1];
-    let toon = support::package(dir, name, library, codec, "");
     Host::builder()
         .project(&project)
         .plugin_path(None)
-        .plugin_dir(&toon)
         .tee_store(Arc::new(MemoryTeeStore::new(4)))
         .inline_at_any_size(true)
         .build()
         .expect("host")
 }
 
-/// One case in this (fresh) process: a small call first, so that the tokenizer's tables and
-/// the plugin are loaded, then the measured call.
+/// One case in this (fresh) process: a small call first, so that the tokenizer's tables are
+/// loaded, then the measured call.
 fn measure(tool: &str, level: Level) {
     let payload = corpus::rows_payload(10_000_000);
     let dir = tempfile::tempdir().expect("temp dir");
@@ -169,12 +165,12 @@ fn main() {
         "`cargo bench -p parrot-host --bench memory`. One `process` call on the generated \
          10 MB rows, default configuration (memory tee store, default last-resort cut, o200k \
          counting on the background worker), each case in a fresh process after one small \
-         call (which loads the tokenizer's tables and the plugin), measured from just before \
-         the call until `flush` returns. **heap**: peak live bytes of the process's allocator \
-         above those before the call (the caller's payload not counted; a plugin's own \
-         allocations not seen). **RSS**: the kernel's resident high-water mark (`VmHWM`, reset \
-         through `/proc/self/clear_refs`) above the resident size before the call: everything, \
-         the plugin's allocations included.\n\n\
+         call (which loads the tokenizer's tables), measured from just before the call until \
+         `flush` returns; every codec is a built-in. **heap**: peak live bytes of the \
+         process's allocator above those before the call (the caller's payload not counted). \
+         **RSS**: the kernel's resident high-water mark (`VmHWM`, reset through \
+         `/proc/self/clear_refs`) above the resident size before the call, pages the \
+         allocator keeps included.\n\n\
          | codec | level | outcome | heap peak | × payload | RSS peak | × payload |\n\
          |---|---|---|---|---|---|---|\n",
     );

@@ -1,7 +1,5 @@
 //! The cost of the plugin boundary: `line_dedup` called in-process (linked as an rlib) against
-//! the same codec loaded from its cdylib through the host, on a 10 KB build log
-//! (`plugin_boundary_toon`: the same for `toon` on 10 KB rows; one plugin rlib per benchmark
-//! binary, since each exports the same library header symbol).
+//! the same codec loaded from its cdylib through the host, on a 10 KB build log.
 //!
 //! `cargo bench -p parrot-host --bench plugin_boundary`. Target: ≤ 5% at 10 KB.
 

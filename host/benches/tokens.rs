@@ -1,7 +1,7 @@
 //! The token table: o200k_base tokens of every corpus item as pretty JSON, compact JSON,
 //! reference TOON (the `toon-format` crate, default options) and our payloads — what the model
-//! sees, `_tee` pointer included — from `json_compact`, `columnar` and `toon` (the plugin,
-//! loaded from its cdylib) at `minimal` and `normal`.
+//! sees, `_tee` pointer included — from `json_compact`, `columnar` and `toon` (all three
+//! built-ins, no plugin loaded) at `minimal` and `normal`.
 //!
 //! Token counts are deterministic: the one random part of a payload, the 8-hex prefix of a tee
 //! key, is replaced by `00000000` before counting (same length; the pointer's tokens otherwise
@@ -41,12 +41,9 @@ fn main() {
         let _ = writeln!(manifest, "[compressor.\"{codec}\"]\ncodec = \"{codec}\"");
     }
     std::fs::write(project.join(".parrot/compressors.toml"), manifest).expect("manifest");
-    let (name, library, codec) = support::PACKAGES[1];
-    let toon_package = support::package(dir.path(), name, library, codec, "");
     let host = Host::builder()
         .project(&project)
         .plugin_path(None)
-        .plugin_dir(&toon_package)
         .tee_store(Arc::new(MemoryTeeStore::new(4)))
         .tokenizer(Arc::new(support::NoTokens))
         .inline_at_any_size(true)

@@ -365,7 +365,7 @@ fn render(report: &Path, quick: bool) -> Result<String> {
          Criterion medians; each cell is the time and its ratio to the scan. `check` is \
          `parrot_json::check`, the validating pass with which the host classifies every payload \
          before a codec sees it (JSON without duplicate member names, or not). `toon` is the \
-         plugin's codec linked in-process (lossless, the same output at every level). Codec \
+         built-in TOON codec (lossless, the same output at every level). Codec \
          parameters are the defaults.\n"
     )?;
     out.push_str(&codec_rows.0);

@@ -27,15 +27,15 @@ pub fn package(dir: &Path, name: &str, library: &str, codec: &str, entries: &str
         .unwrap_or_else(|err| panic!("{err}"))
 }
 
-/// The three shippable JSON-and-text packages the construction and token benchmarks load.
+/// The three shippable packages the construction benchmark loads.
 pub const PACKAGES: [(&str, &str, &str); 3] = [
     ("line-dedup", "parrot_plugin_line_dedup", "line_dedup"),
-    ("toon", "parrot_plugin_toon", "toon"),
     (
         "tool-result-prune",
         "parrot_plugin_tool_result_prune",
         "tool_result_prune",
     ),
+    ("ansi-strip", "parrot_plugin_ansi_strip", "ansi_strip"),
 ];
 
 /// Measures `in_process` against the codec of the same name loaded from its package.

@@ -8,18 +8,18 @@
 //! whether its value is the same in every row so far; the second reads the rows again and
 //! writes them. Strings stay slices of the input unless they hold an escape.
 //!
-//! Anything else is left to the tree ([`crate::encode`]). For these shapes both write the same
+//! Anything else is left to the tree ([`super::encode`]). For these shapes both write the same
 //! bytes, the tree's layout and its choice between the plain and the hoisted table; the unit
 //! tests compare the two on generated tables.
 
 use parrot_json::{RawStr, Reader};
 
-use crate::encode::{encode_key, push_string};
-use crate::hoist::{CONSTANTS, ROWS};
+use super::encode::{encode_key, push_string};
+use super::hoist::{CONSTANTS, ROWS};
 
 const INDENT: &str = "  ";
 
-/// The TOON document for `input`, as [`crate::encode::encode`] writes it for the tree of
+/// The TOON document for `input`, as [`super::encode::encode`] writes it for the tree of
 /// `input`; `None` when `input` is not one of the shapes above, or not JSON.
 pub(crate) fn encode(input: &str, hoist: bool) -> Option<String> {
     let mut reader = Reader::new(input);

@@ -1,4 +1,4 @@
-//! The TOON reader for what [`crate::encode`] writes: two-space indent, comma delimiter, every
+//! The TOON reader for what [`super::encode`] writes: two-space indent, comma delimiter, every
 //! form of the reference layout. Numbers keep the text they were written with.
 //!
 //! It is strict: a line at an unexpected depth, a count that does not match its header, a
@@ -476,7 +476,7 @@ fn line_ok(raw: &str) -> bool {
 }
 
 /// The compact JSON of a document made of primitives, inline arrays, nested objects and tables
-/// of flat rows (hoisted or not): the JSON [`decode`] then [`crate::hoist::unhoist`] (with
+/// of flat rows (hoisted or not): the JSON [`decode`] then [`super::hoist::unhoist`] (with
 /// `hoist`) then [`Value::write`] give, written line by line without a tree. `None` for
 /// any other form and for anything malformed: the tree reader takes those, and names the error.
 pub(crate) fn expand(text: &str, hoist: bool) -> Option<String> {
@@ -543,7 +543,7 @@ impl<'t, I: Iterator<Item = Line<'t>>> Stream<'t, I> {
             && line.depth == depth
             && key(line.content)
                 .ok()?
-                .is_some_and(|(name, _)| name == crate::hoist::CONSTANTS)
+                .is_some_and(|(name, _)| name == super::hoist::CONSTANTS)
         {
             return self.hoisted(depth);
         }
@@ -667,7 +667,7 @@ impl<'t, I: Iterator<Item = Line<'t>>> Stream<'t, I> {
         }
         let content = self.next_at(depth)?;
         let (name, rest) = key(content).ok()??;
-        if name != crate::hoist::ROWS {
+        if name != super::hoist::ROWS {
             return None;
         }
         let (header, rest) = header(rest).ok()?;

@@ -31,7 +31,7 @@
 
 use parrot_json::{Str, Value};
 
-use crate::{Members, member};
+use super::{Members, member};
 
 /// The member that holds the hoisted columns.
 pub(crate) const CONSTANTS: &str = "_constants";

@@ -5,14 +5,14 @@
 //!   integer). Every JSON number is a number under TOON's decoder grammar, so readers still
 //!   read it as one; the reference encoder would write its canonical form instead.
 //! - Wherever the reference writes a table, constant columns may be hoisted out of it
-//!   ([`crate::hoist`]); the hoisted form is written only when it is strictly shorter.
+//!   ([`super::hoist`]); the hoisted form is written only when it is strictly shorter.
 //!
 //! Strings and keys are quoted and escaped by `toon-format`'s own rules: its key check and its
 //! escaping, and for strings [`needs_quoting`], its check redone in one pass over the bytes
 //! (the unit tests hold the two to the same answers).
 //!
 //! This writer takes a tree of the whole input; tables of flat rows are written by
-//! [`crate::stream`] instead, without one, to the same bytes.
+//! [`super::stream`] instead, without one, to the same bytes.
 
 use std::borrow::Cow;
 
@@ -20,8 +20,8 @@ use toon_format::{escape_string, is_valid_unquoted_key};
 
 use parrot_json::{MAX_DEPTH, Value};
 
-use crate::hoist;
-use crate::{Members, member};
+use super::hoist;
+use super::{Members, member};
 
 const DELIMITER: char = ',';
 const INDENT: &str = "  ";
