@@ -72,15 +72,14 @@
 //! its tokens, fewest first, then those that did not; for example
 //! `rows: toon 1,946 < columnar 2,003 < json_compact 2,944 tokens`,
 //! `rows (sample of 64 rows): toon 1,210 < json_compact 1,804 tokens; toon ran on the whole`,
-//! `text: log (only candidate)`, `mcp: block 1: text: log (only candidate)`.
+//! `text: log, the only candidate to change it`,
+//! `mcp: block 1: text: log, the only candidate to change it (line_dedup unchanged)`.
 
 use std::borrow::Cow;
 use std::fmt::Write as _;
 use std::sync::Arc;
 
-use parrot_codec_api::{
-    Codec, CodecError, DynCodec, Level, Outcome, Params, Payload, PayloadKind,
-};
+use parrot_codec_api::{Codec, CodecError, DynCodec, Level, Outcome, Params, Payload, PayloadKind};
 use parrot_json::{JsonCheck, Reader, Span};
 use serde_json::{Map, Value};
 
@@ -97,7 +96,8 @@ const DEFAULT_TEXT: &[&str] = &["log"];
 const DEFAULT_SAMPLE_BYTES: usize = 64 * 1024;
 const DEFAULT_SAMPLE_ROWS: usize = 64;
 /// The keys of `auto`'s own params, for messages.
-const KEYS: &str = "lossy_json, object, rows, sample_bytes, sample_rows, text, or a table named after a candidate";
+const KEYS: &str =
+    "lossy_json, object, rows, sample_bytes, sample_rows, text, or a table named after a candidate";
 /// The bytes of a large output whose tokens stand for the whole (see the module docs).
 const ESTIMATE_BYTES: usize = 16 * 1024;
 /// How deep a JSON string holding JSON is unwrapped: once.
@@ -283,7 +283,11 @@ impl Auto {
         };
         let sample_bytes = positive(params, "sample_bytes", DEFAULT_SAMPLE_BYTES)?;
         let sample_rows = positive(params, "sample_rows", DEFAULT_SAMPLE_ROWS)?;
-        let is_candidate = |name: &str| lists.iter().any(|(_, names)| names.iter().any(|n| n == name));
+        let is_candidate = |name: &str| {
+            lists
+                .iter()
+                .any(|(_, names)| names.iter().any(|n| n == name))
+        };
         for (key, value) in params {
             if matches!(
                 key.as_str(),
@@ -376,7 +380,12 @@ impl Auto {
     }
 
     /// Routes one payload at `level` (see the module docs).
-    pub(crate) fn route<'a>(&'a self, text: &'a str, kind: PayloadKind, level: Level) -> Decision<'a> {
+    pub(crate) fn route<'a>(
+        &'a self,
+        text: &'a str,
+        kind: PayloadKind,
+        level: Level,
+    ) -> Decision<'a> {
         let mut route = String::new();
         let routed = match kind {
             PayloadKind::Text => self
@@ -444,7 +453,9 @@ impl Auto {
             Some(Json::String) => {
                 let decoded = parrot_json::decode_string(text.trim()).ok()?.into_owned();
                 let inner = match parrot_json::check(&decoded) {
-                    JsonCheck::Json if unwrapped < MAX_UNWRAP && !decoded.trim_start().starts_with('"') => {
+                    JsonCheck::Json
+                        if unwrapped < MAX_UNWRAP && !decoded.trim_start().starts_with('"') =>
+                    {
                         PayloadKind::Json
                     }
                     _ => PayloadKind::Text,
@@ -510,7 +521,13 @@ impl Auto {
         // Fewest tokens first; a stable sort keeps the earlier candidate first on a tie.
         let mut order: Vec<usize> = (0..ran.len()).filter(|&i| ran[i].result.is_ok()).collect();
         order.sort_by_key(|&i| ran[i].tokens.map_or(0, |t| t.count));
-        write_route(route, shape, sample.as_ref().map(|_| rows_sampled(&rows)), &ran, &order);
+        write_route(
+            route,
+            shape,
+            sample.as_ref().map(|_| rows_sampled(&rows)),
+            &ran,
+            &order,
+        );
         if let Some(_sample) = sample {
             // The sample's ranking decides; the winner runs on the whole payload.
             for &i in &order {
@@ -676,7 +693,11 @@ fn write_route(
         [] if ran.is_empty() => route.push_str("no candidate, passed through"),
         [] => route.push_str("no candidate changed it"),
         [only] if ran[*only].tokens.is_none() => {
-            let _ = write!(route, "{} (only candidate to change it)", ran[*only].candidate.name);
+            let _ = write!(
+                route,
+                "{}, the only candidate to change it",
+                ran[*only].candidate.name
+            );
         }
         _ => {
             let ranked: Vec<String> = order
@@ -852,7 +873,11 @@ fn names(key: &'static str, value: &Value) -> Result<Vec<String>, CodecError> {
         .collect()
 }
 
-fn positive(params: &Map<String, Value>, key: &'static str, default: usize) -> Result<usize, CodecError> {
+fn positive(
+    params: &Map<String, Value>,
+    key: &'static str,
+    default: usize,
+) -> Result<usize, CodecError> {
     match params.get(key) {
         None => Ok(default),
         Some(value) => value
@@ -892,12 +917,445 @@ impl Codec for Auto {
     }
 
     fn compress(&self, payload: Payload<'_>, level: Level) -> Result<Outcome, CodecError> {
-        Ok(match self.route(payload.text(), payload.kind(), level).routed {
-            Some(routed) => Outcome::Changed {
-                payload: routed.payload,
-                lossy: routed.lossy,
+        Ok(
+            match self.route(payload.text(), payload.kind(), level).routed {
+                Some(routed) => Outcome::Changed {
+                    payload: routed.payload,
+                    lossy: routed.lossy,
+                },
+                None => Outcome::Unchanged,
             },
-            None => Outcome::Unchanged,
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What `recognise` says, in words: the shape, with the rows' count and array for `rows`.
+    fn shape(text: &str) -> String {
+        match recognise(text, 3) {
+            Json::Rows(rows) => format!(
+                "rows {}{} in {}",
+                rows.first.len(),
+                if rows.more { "+" } else { "" },
+                &text[rows.array]
+            ),
+            Json::Object => "object".to_owned(),
+            Json::String => "string".to_owned(),
+            Json::Mcp(blocks) => {
+                let texts: Vec<&str> = blocks.iter().map(|b| &text[b.clone()]).collect();
+                format!("mcp {}", texts.join(" "))
+            }
+            Json::McpError => "mcp error".to_owned(),
+            Json::Scalar => "scalar".to_owned(),
+        }
+    }
+
+    #[test]
+    fn shapes_are_recognised() {
+        let cases: &[(&str, &str)] = &[
+            (r#"[{"a":1},{"a":2}]"#, r#"rows 2 in [{"a":1},{"a":2}]"#),
+            (" [ {\"a\":1} ] \n", r#"rows 1 in [ {"a":1} ]"#),
+            (
+                r#"[{"a":1},{"a":2},{"a":3},{"a":4}]"#,
+                r#"rows 3+ in [{"a":1},{"a":2},{"a":3},{"a":4}]"#,
+            ),
+            (
+                r#"{"driver":"pg","rows":[{"a":1},{"a":2}]}"#,
+                r#"rows 2 in [{"a":1},{"a":2}]"#,
+            ),
+            (
+                r#"{"total_count":2,"items":[{"id":1},{"id":2}]}"#,
+                r#"rows 2 in [{"id":1},{"id":2}]"#,
+            ),
+            (
+                r#"{"data":[{"x":"y"}],"next":null}"#,
+                r#"rows 1 in [{"x":"y"}]"#,
+            ),
+            // The largest member is not the array of objects.
+            (
+                r#"{"rows":[{"a":1}],"readme":"a long text, longer than the rows"}"#,
+                "object",
+            ),
+            // Rows are objects from the first element on.
+            (r#"[1,{"a":1}]"#, "object"),
+            (r#"[{"a":1},2]"#, "object"),
+            (
+                r#"[{"a":1},{"a":2},{"a":3},4]"#,
+                r#"rows 3+ in [{"a":1},{"a":2},{"a":3},4]"#,
+            ),
+            ("[]", "object"),
+            ("[1,2,3]", "object"),
+            (r#"{"a":{"b":[1]}}"#, "object"),
+            ("{}", "object"),
+            (r#""a string""#, "string"),
+            ("12.5", "scalar"),
+            ("true", "scalar"),
+            ("null", "scalar"),
+            (
+                r#"{"content":[{"type":"text","text":"hi"},{"type":"image","data":"x"},{"type":"text","text":"[1]"}]}"#,
+                r#"mcp "hi" "[1]""#,
+            ),
+            (
+                r#"{"content":[{"type":"text","text":"boom"}],"isError":true}"#,
+                "mcp error",
+            ),
+            (
+                r#"{"content":[{"type":"text","text":"ok"}],"isError":false}"#,
+                r#"mcp "ok""#,
+            ),
+            // No text block, or a block that is no content block: not MCP.
+            (
+                r#"{"content":[{"type":"image","data":"x"}]}"#,
+                r#"rows 1 in [{"type":"image","data":"x"}]"#,
+            ),
+            (
+                r#"{"content":[{"kind":"text"}]}"#,
+                r#"rows 1 in [{"kind":"text"}]"#,
+            ),
+            (r#"{"content":"text"}"#, "object"),
+        ];
+        for (input, expected) in cases {
+            assert_eq!(shape(input), *expected, "{input}");
+        }
+    }
+
+    #[test]
+    fn a_sample_is_the_first_rows_in_the_same_shape() {
+        let text = r#"{"driver":"pg","rows":[{"a":1}, {"a":2},{"a":3},{"a":4}],"n":4}"#;
+        let Json::Rows(rows) = recognise(text, 2) else {
+            panic!("rows");
+        };
+        assert_eq!(
+            sample_of(text, &rows),
+            r#"{"driver":"pg","rows":[{"a":1},{"a":2}],"n":4}"#
+        );
+        let text = r#" [{"a":1},{"a":2},{"a":3}] "#;
+        let Json::Rows(rows) = recognise(text, 1) else {
+            panic!("rows");
+        };
+        assert_eq!(sample_of(text, &rows), r#" [{"a":1}] "#);
+    }
+
+    fn counter() -> Arc<dyn TokenCounter> {
+        Arc::new(crate::Tokenizer::O200k)
+    }
+
+    fn auto(params: &str) -> Result<Auto, CodecError> {
+        let Value::Object(params) = serde_json::from_str(params).unwrap() else {
+            panic!("params must be an object");
+        };
+        Auto::build(&Registry::with_builtins(), &params, counter())
+    }
+
+    fn refused(params: &str) -> String {
+        let err = auto(params).err().expect("refused");
+        format!("{}: {}", err.key().unwrap_or("-"), err.message())
+    }
+
+    #[test]
+    fn bad_params_are_refused_naming_the_key() {
+        let known = Registry::with_builtins().names();
+        let cases: Vec<(&str, String)> = vec![
+            (
+                r#"{"rows": ["tooon"], "text": []}"#,
+                format!("rows: unknown codec \"tooon\" (known: {known})"),
+            ),
+            (
+                r#"{"object": ["auto"], "text": []}"#,
+                "object: \"auto\" cannot be its own candidate".to_owned(),
+            ),
+            (
+                r#"{"rows": "toon", "text": []}"#,
+                "rows: expected an array of codec names, got a string (\"toon\")".to_owned(),
+            ),
+            (
+                r#"{"rows": [1], "text": []}"#,
+                "rows: expected codec names, got a number (1)".to_owned(),
+            ),
+            (
+                r#"{"rows": ["toon", "toon"], "text": []}"#,
+                "rows: codec \"toon\" named twice".to_owned(),
+            ),
+            (
+                r#"{"text": [], "lossy_json": "yes"}"#,
+                "lossy_json: expected a boolean, got a string (\"yes\")".to_owned(),
+            ),
+            (
+                r#"{"text": [], "sample_rows": 0}"#,
+                "sample_rows: expected a positive integer, got a number (0)".to_owned(),
+            ),
+            (
+                r#"{"text": [], "row": ["toon"]}"#,
+                format!("row: unknown key ({KEYS})"),
+            ),
+            (
+                r#"{"rows": ["toon"], "text": [], "columnar": {"min_rows": 2}}"#,
+                "columnar: codec \"columnar\" is a candidate of no shape (rows, object, text)"
+                    .to_owned(),
+            ),
+            (
+                r#"{"text": [], "columnar": {"min_rows": 0}}"#,
+                "columnar.min_rows: expected a positive integer, got a number (0)".to_owned(),
+            ),
+            (
+                r#"{"text": [], "columnar": {"min_row": 2}}"#,
+                "columnar.min_row: unknown key; did you mean \"min_rows\"? (known: min_rows, heterogeneity_ratio, max_field_chars, sample_rows)".to_owned(),
+            ),
+        ];
+        for (params, expected) in cases {
+            assert_eq!(refused(params), expected, "{params}");
+        }
+    }
+
+    #[test]
+    fn a_payload_without_a_shape_passes_through() {
+        let auto = auto(r#"{"text": []}"#).unwrap();
+        for (text, kind) in [
+            ("12", PayloadKind::Json),
+            ("true", PayloadKind::Json),
+            (r#""OK""#, PayloadKind::Json),
+            ("plain text", PayloadKind::Text),
+            ("   ", PayloadKind::Text),
+            (
+                r#"{"content":[{"type":"text","text":"[1, 2]"}],"isError":true}"#,
+                PayloadKind::Json,
+            ),
+        ] {
+            let decision = auto.route(text, kind, Level::Normal);
+            assert!(decision.routed.is_none(), "{text}: {}", decision.route);
+            assert_eq!(
+                Codec::compress(&auto, Payload::new(text, kind), Level::Normal).unwrap(),
+                Outcome::Unchanged
+            );
+        }
+        let decision = auto.route("12", PayloadKind::Json, Level::Normal);
+        assert_eq!(decision.route, "no shape (a JSON scalar), passed through");
+        let error = r#"{"content":[{"type":"text","text":"[1, 2]"}],"isError":true}"#;
+        assert_eq!(
+            auto.route(error, PayloadKind::Json, Level::Normal).route,
+            "mcp: isError, passed through"
+        );
+    }
+
+    #[test]
+    fn the_fewest_tokens_win_and_the_route_says_so() {
+        let auto = auto(r#"{"rows": ["json_compact", "toon", "columnar"], "text": [], "columnar": {"min_rows": 2}}"#).unwrap();
+        let rows: Vec<String> = (0..9)
+            .map(|i| format!(r#"{{"id": {i}, "name": "label-{i}", "color": "ff0000"}}"#))
+            .collect();
+        let input = format!("[{}]", rows.join(", "));
+        let decision = auto.route(&input, PayloadKind::Json, Level::Normal);
+        let routed = decision.routed.expect("routed");
+        let gauge = Gauge::new(counter());
+        let mut counts: Vec<(usize, &str)> = ["json_compact", "toon", "columnar"]
+            .into_iter()
+            .map(|name| {
+                let c = Registry::with_builtins()
+                    .instantiate(
+                        name,
+                        serde_json::from_str(if name == "columnar" {
+                            r#"{"min_rows": 2}"#
+                        } else {
+                            "{}"
+                        })
+                        .unwrap(),
+                    )
+                    .unwrap();
+                let out = c.compress(Payload::json(&input), Level::Minimal).unwrap();
+                (gauge.tokens(out.payload().unwrap()).count, name)
+            })
+            .collect();
+        counts.sort_by_key(|&(n, _)| n);
+        assert_eq!(routed.codec, counts[0].1);
+        let expected: Vec<String> = counts
+            .iter()
+            .map(|(n, name)| format!("{name} {}", thousands(*n)))
+            .collect();
+        assert_eq!(
+            decision.route,
+            format!("rows: {} tokens", expected.join(" < "))
+        );
+        assert!(!routed.lossy);
+        assert_eq!(routed.parts.len(), 1);
+        assert!(routed.parts[0].output.is_none());
+    }
+
+    /// A candidate that turns any payload into `[0]`.
+    struct Zero<const N: u8>;
+
+    impl<const N: u8> Codec for Zero<N> {
+        const NAME: &'static str = if N == 0 { "zero_a" } else { "zero_b" };
+
+        fn new(_: &mut Params) -> Result<Self, CodecError> {
+            Ok(Zero)
+        }
+
+        fn compress(&self, _: Payload<'_>, _: Level) -> Result<Outcome, CodecError> {
+            Ok(Outcome::lossless("[0]"))
+        }
+    }
+
+    fn candidate(codec: Arc<dyn DynCodec>) -> Arc<Candidate> {
+        Arc::new(Candidate {
+            name: codec.name().to_owned(),
+            codec,
+            builtin: true,
         })
+    }
+
+    #[test]
+    fn a_tie_goes_to_the_earlier_candidate() {
+        let (a, b) = (
+            candidate(Arc::new(Zero::<0>)),
+            candidate(Arc::new(Zero::<1>)),
+        );
+        for (rows, winner) in [
+            (vec![a.clone(), b.clone()], "zero_a"),
+            (vec![b, a], "zero_b"),
+        ] {
+            let auto = Auto {
+                rows,
+                object: Vec::new(),
+                text: Vec::new(),
+                lossy_json: false,
+                sample_bytes: DEFAULT_SAMPLE_BYTES,
+                sample_rows: DEFAULT_SAMPLE_ROWS,
+                gauge: Gauge::new(counter()),
+            };
+            let decision = auto.route(r#"[{"a": 1}]"#, PayloadKind::Json, Level::Minimal);
+            assert_eq!(decision.routed.expect("routed").codec, winner);
+            assert!(
+                decision.route.starts_with(&format!("rows: {winner} 3 < ")),
+                "{}",
+                decision.route
+            );
+        }
+    }
+
+    #[test]
+    fn a_json_string_is_routed_as_its_text() {
+        let auto = auto(r#"{"text": [], "object": ["json_compact"]}"#).unwrap();
+        let inner = r#"{"a": 1, "b": null, "c": [1, 1, 1, 1, 1, 1], "d": null}"#;
+        let input = parrot_json::encode_string(inner);
+        let decision = auto.route(&input, PayloadKind::Json, Level::Normal);
+        let routed = decision.routed.expect("routed");
+        assert_eq!(routed.codec, "json_compact");
+        assert_eq!(routed.payload, r#"{"a":1,"c":[{"_repeat":6,"_value":1}]}"#);
+        assert_eq!(routed.parts[0].input, inner);
+        assert_eq!(routed.parts[0].kind, PayloadKind::Json);
+        assert_eq!(
+            routed.parts[0].output.as_deref(),
+            Some(routed.payload.as_str())
+        );
+    }
+
+    #[test]
+    fn mcp_blocks_are_routed_one_by_one_and_the_object_rebuilt() {
+        let auto = auto(r#"{"text": [], "object": ["json_compact"]}"#).unwrap();
+        let block = r#"{"a": 1, "b": null}"#;
+        let input = format!(
+            r#"{{"content": [{{"type": "text", "text": {}}}, {{"type": "text", "text": "plain"}}], "isError": false}}"#,
+            parrot_json::encode_string(block)
+        );
+        let decision = auto.route(&input, PayloadKind::Json, Level::Normal);
+        let routed = decision.routed.expect("routed");
+        assert_eq!(
+            routed.payload,
+            r#"{"content": [{"type": "text", "text": "{\"a\":1}"}, {"type": "text", "text": "plain"}], "isError": false}"#
+        );
+        assert_eq!(routed.codec, "json_compact");
+        assert!(!routed.text_output);
+        assert_eq!(routed.parts.len(), 1);
+        assert_eq!(routed.parts[0].input, block);
+        assert!(
+            decision
+                .route
+                .starts_with("mcp: block 1: object: json_compact"),
+            "{}",
+            decision.route
+        );
+    }
+
+    #[test]
+    fn json_candidates_run_at_minimal_unless_lossy_json() {
+        let long = "x".repeat(3000);
+        let input = format!(r#"{{"a": "{long}", "b": [1, 2]}}"#);
+        let lossless = auto(r#"{"text": [], "object": ["json_compact"]}"#).unwrap();
+        let routed = lossless
+            .route(&input, PayloadKind::Json, Level::Normal)
+            .routed
+            .expect("compacted");
+        assert!(!routed.lossy);
+        assert!(routed.payload.contains(&long));
+        let lossy =
+            auto(r#"{"text": [], "object": ["json_compact"], "lossy_json": true}"#).unwrap();
+        let routed = lossy
+            .route(&input, PayloadKind::Json, Level::Normal)
+            .routed
+            .expect("clipped");
+        assert!(routed.lossy);
+    }
+
+    #[test]
+    fn large_rows_are_chosen_on_a_sample_and_the_winner_runs_on_the_whole() {
+        let auto = auto(
+            r#"{"text": [], "sample_bytes": 1000, "sample_rows": 4, "columnar": {"min_rows": 2}}"#,
+        )
+        .unwrap();
+        let rows: Vec<String> = (0..200)
+            .map(|i| {
+                format!(
+                    r#"{{"id": {i}, "region": "south", "units": {}}}"#,
+                    i * 7 % 13
+                )
+            })
+            .collect();
+        let input = format!(r#"{{"driver": "pg", "rows": [{}]}}"#, rows.join(", "));
+        let decision = auto.route(&input, PayloadKind::Json, Level::Normal);
+        let routed = decision.routed.expect("routed");
+        assert!(
+            decision.route.starts_with("rows (sample of 4 rows): "),
+            "{}",
+            decision.route
+        );
+        assert!(
+            decision
+                .route
+                .ends_with(&format!("; {} ran on the whole", routed.codec)),
+            "{}",
+            decision.route
+        );
+        let winner = Registry::with_builtins()
+            .instantiate(
+                &routed.codec,
+                if routed.codec == "columnar" {
+                    serde_json::from_str(r#"{"min_rows": 2}"#).unwrap()
+                } else {
+                    Map::new()
+                },
+            )
+            .unwrap();
+        assert_eq!(
+            winner
+                .compress(Payload::json(&input), Level::Minimal)
+                .unwrap(),
+            Outcome::lossless(routed.payload)
+        );
+    }
+
+    #[test]
+    fn numbers_are_written_with_thousands_separators() {
+        let cases = [
+            (0, "0"),
+            (999, "999"),
+            (1000, "1,000"),
+            (1_946_000, "1,946,000"),
+        ];
+        for (n, text) in cases {
+            assert_eq!(thousands(n), text);
+        }
     }
 }

@@ -152,8 +152,7 @@ impl EntryTable {
         let mut shadowed = Vec::new();
         let mut warnings = Vec::new();
         let mut by_key: HashMap<String, usize> = HashMap::new();
-        let mut add = |resolved: ResolvedEntry, manifest: &Manifest| match by_key
-            .get(&resolved.key)
+        let mut add = |resolved: ResolvedEntry, manifest: &Manifest| match by_key.get(&resolved.key)
         {
             Some(&winner) => {
                 let winner = &entries[winner];
@@ -416,7 +415,12 @@ mod tests {
             })
             .collect();
         let counter: Arc<dyn TokenCounter> = Arc::new(crate::Tokenizer::O200k);
-        let table = EntryTable::build(&manifests, &Registry::with_builtins(), &counter, &mut errors);
+        let table = EntryTable::build(
+            &manifests,
+            &Registry::with_builtins(),
+            &counter,
+            &mut errors,
+        );
         assert!(errors.is_empty(), "{errors:?}");
         table
     }

@@ -9,8 +9,8 @@ use std::time::Duration;
 use parrot_codec_api::{Level, Outcome, Payload, PayloadKind};
 
 use super::Run;
-use crate::auto::{Decision, Part};
 use super::pointer::{attach_pointer, tee_pointer};
+use crate::auto::{Decision, Part};
 use crate::budget::{Admission, Breaker, Route, Router};
 use crate::call::{Meta, Skip};
 use parrot_json::{JsonCheck, TopLevel};
@@ -170,7 +170,9 @@ fn run_codec<'r>(
     let started = clock.now();
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match run.auto {
         Some(auto) => Ok(Ran::Routed(auto.route(text, kind, run.level))),
-        None => codec.compress(Payload::new(text, kind), run.level).map(Ran::Codec),
+        None => codec
+            .compress(Payload::new(text, kind), run.level)
+            .map(Ran::Codec),
     }));
     let elapsed = clock.now().saturating_duration_since(started);
     admitted
@@ -304,7 +306,9 @@ fn expands_back(part: &Part<'_>, payload: &str) -> bool {
         Ok(Ok(expanded)) => expanded,
         _ => return false,
     };
-    part.codec.meta().gives_back(part.kind, &part.input, &expanded)
+    part.codec
+        .meta()
+        .gives_back(part.kind, &part.input, &expanded)
 }
 
 /// The output with its pointer (rule 8), before the original is stored.
