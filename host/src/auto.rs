@@ -491,7 +491,7 @@ impl Auto {
             route.push_str("no shape (empty text), passed through");
             return None;
         }
-        let large = text.len() >= self.sample_bytes && candidates.len() > 1;
+        let large = text.len() >= self.sample_bytes;
         let sample = match (&rows, large) {
             (Some(rows), true) if rows.more => Some(sample_of(&text, rows)),
             _ => None,
@@ -505,30 +505,37 @@ impl Auto {
                 tokens: None,
             });
         }
-        let changed = ran.iter().filter(|r| r.result.is_ok()).count();
-        if changed > 1 {
+        // The input is the yardstick: an output must have fewer tokens than what it replaces.
+        let mut input = None;
+        if ran.iter().any(|r| r.result.is_ok()) {
             let estimate = large && sample.is_none();
+            let count = |text: &str| {
+                if estimate {
+                    self.estimate(text)
+                } else {
+                    self.gauge.tokens(text)
+                }
+            };
+            input = Some(count(on));
             for r in &mut ran {
                 if let Ok((output, _)) = &r.result {
-                    r.tokens = Some(if estimate {
-                        self.estimate(output)
-                    } else {
-                        self.gauge.tokens(output)
-                    });
+                    r.tokens = Some(count(output));
                 }
             }
         }
         // Fewest tokens first; a stable sort keeps the earlier candidate first on a tie.
         let mut order: Vec<usize> = (0..ran.len()).filter(|&i| ran[i].result.is_ok()).collect();
         order.sort_by_key(|&i| ran[i].tokens.map_or(0, |t| t.count));
-        write_route(
-            route,
-            shape,
-            sample.as_ref().map(|_| rows_sampled(&rows)),
-            &ran,
-            &order,
-        );
-        if let Some(_sample) = sample {
+        let sampled = sample.as_ref().map(|_| rows_sampled(&rows));
+        write_route(route, shape, sampled, &ran, &order, input);
+        let fewer = |i: &usize| {
+            let (Some(output), Some(input)) = (ran[*i].tokens, input) else {
+                return false;
+            };
+            output.count < input.count
+        };
+        order.retain(fewer);
+        if sample.is_some() {
             // The sample's ranking decides; the winner runs on the whole payload.
             for &i in &order {
                 let candidate = ran[i].candidate;
@@ -676,43 +683,46 @@ fn run(
     }
 }
 
-/// Appends the decision for one unit to `route`.
+/// Appends the decision for one unit to `route`: the candidates that changed it, fewest
+/// tokens first, against the input's tokens; then those out of the running.
 fn write_route(
     route: &mut String,
     shape: Shape,
     sampled: Option<usize>,
     ran: &[Ran<'_>],
     order: &[usize],
+    input: Option<Tokens>,
 ) {
     route.push_str(shape.as_str());
     if let Some(rows) = sampled {
         let _ = write!(route, " (sample of {rows} rows)");
     }
     route.push_str(": ");
-    match order {
-        [] if ran.is_empty() => route.push_str("no candidate, passed through"),
-        [] => route.push_str("no candidate changed it"),
-        [only] if ran[*only].tokens.is_none() => {
-            let _ = write!(
-                route,
-                "{}, the only candidate to change it",
-                ran[*only].candidate.name
-            );
-        }
-        _ => {
+    let tokens = |tokens: Tokens| {
+        let about = if tokens.exact { "" } else { "~" };
+        format!("{about}{}", thousands(tokens.count))
+    };
+    match (order, input) {
+        (_, _) if ran.is_empty() => route.push_str("no candidate, passed through"),
+        ([], _) | (_, None) => route.push_str("no candidate changed it"),
+        (_, Some(input)) => {
             let ranked: Vec<String> = order
                 .iter()
-                .map(|&i| {
-                    let tokens = ran[i].tokens.map_or(0, |t| t.count);
-                    let about = if ran[i].tokens.is_some_and(|t| !t.exact) {
-                        "~"
-                    } else {
-                        ""
-                    };
-                    format!("{} {about}{}", ran[i].candidate.name, thousands(tokens))
+                .filter_map(|&i| {
+                    let count = ran[i].tokens?;
+                    Some(format!("{} {}", ran[i].candidate.name, tokens(count)))
                 })
                 .collect();
-            let _ = write!(route, "{} tokens", ranked.join(" < "));
+            let _ = write!(
+                route,
+                "{} tokens (input {})",
+                ranked.join(" < "),
+                tokens(input)
+            );
+            let best = order.first().and_then(|&i| ran[i].tokens);
+            if best.is_some_and(|best| best.count >= input.count) {
+                route.push_str(", none fewer: passed through");
+            }
         }
     }
     let out: Vec<String> = ran
@@ -725,7 +735,7 @@ fn write_route(
         })
         .collect();
     if !out.is_empty() && !order.is_empty() {
-        let _ = write!(route, " ({})", out.join(", "));
+        let _ = write!(route, "; {}", out.join(", "));
     }
 }
 
@@ -1174,9 +1184,13 @@ mod tests {
             .iter()
             .map(|(n, name)| format!("{name} {}", thousands(*n)))
             .collect();
+        let input_tokens = thousands(gauge.tokens(&input).count);
         assert_eq!(
             decision.route,
-            format!("rows: {} tokens", expected.join(" < "))
+            format!(
+                "rows: {} tokens (input {input_tokens})",
+                expected.join(" < ")
+            )
         );
         assert!(!routed.lossy);
         assert_eq!(routed.parts.len(), 1);
@@ -1206,6 +1220,48 @@ mod tests {
         })
     }
 
+    /// A candidate whose output has more tokens than `[{"a": 1}]` (`auto` weighs tokens, not bytes).
+    struct Wordy;
+
+    impl Codec for Wordy {
+        const NAME: &'static str = "wordy";
+
+        fn new(_: &mut Params) -> Result<Self, CodecError> {
+            Ok(Wordy)
+        }
+
+        fn compress(&self, _: Payload<'_>, _: Level) -> Result<Outcome, CodecError> {
+            Ok(Outcome::lossless("⁂⁂⁂⁂⁂"))
+        }
+    }
+
+    fn only(rows: Vec<Arc<Candidate>>) -> Auto {
+        Auto {
+            rows,
+            object: Vec::new(),
+            text: Vec::new(),
+            lossy_json: false,
+            sample_bytes: DEFAULT_SAMPLE_BYTES,
+            sample_rows: DEFAULT_SAMPLE_ROWS,
+            gauge: Gauge::new(counter()),
+        }
+    }
+
+    #[test]
+    fn an_output_with_no_fewer_tokens_than_the_input_is_not_kept() {
+        let auto = only(vec![candidate(Arc::new(Wordy))]);
+        let input = r#"[{"a": 1}]"#;
+        let gauge = Gauge::new(counter());
+        let (wordy, before) = (gauge.tokens("⁂⁂⁂⁂⁂").count, gauge.tokens(input).count);
+        assert!(wordy >= before, "the made case holds: {wordy} >= {before}");
+        let decision = auto.route(input, PayloadKind::Json, Level::Minimal);
+        assert!(decision.routed.is_none());
+        assert_eq!(
+            decision.route,
+            format!("rows: wordy {wordy} tokens (input {before}), none fewer: passed through")
+        );
+    }
+
     #[test]
     fn a_tie_goes_to_the_earlier_candidate() {
         let (a, b) = (
@@ -1216,15 +1272,7 @@ mod tests {
             (vec![a.clone(), b.clone()], "zero_a"),
             (vec![b, a], "zero_b"),
         ] {
-            let auto = Auto {
-                rows,
-                object: Vec::new(),
-                text: Vec::new(),
-                lossy_json: false,
-                sample_bytes: DEFAULT_SAMPLE_BYTES,
-                sample_rows: DEFAULT_SAMPLE_ROWS,
-                gauge: Gauge::new(counter()),
-            };
+            let auto = only(rows);
             let decision = auto.route(r#"[{"a": 1}]"#, PayloadKind::Json, Level::Minimal);
             assert_eq!(decision.routed.expect("routed").codec, winner);
             assert!(

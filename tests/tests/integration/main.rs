@@ -4,6 +4,7 @@
 //! Each module is what was one test file; run one with its path, e.g.
 //! `cargo test -p parrot-tests --test integration prune::`.
 
+mod auto;
 mod cli;
 mod contract;
 mod hostile;
