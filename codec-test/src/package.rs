@@ -34,7 +34,7 @@ pub enum Error {
         searched.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(" and ")
     )]
     NotBuilt {
-        /// The crate's name, with underscores (`parrot_plugin_toon`).
+        /// The crate's name, with underscores (`parrot_plugin_line_dedup`).
         crate_name: String,
         /// The paths looked at.
         searched: Vec<PathBuf>,
@@ -193,7 +193,7 @@ pub fn profile_dir() -> Result<PathBuf, Error> {
 }
 
 /// The built plugin library (`cdylib`) of the crate `crate_name` (with underscores,
-/// `parrot_plugin_toon`): the one in the profile's `deps` folder, where cargo builds it (as a
+/// `parrot_plugin_line_dedup`): the one in the profile's `deps` folder, where cargo builds it (as a
 /// dependency of the running test, or by [`build_plugins`]), else the copy `cargo build` puts in
 /// the profile folder.
 ///

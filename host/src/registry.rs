@@ -228,6 +228,9 @@ mod tests {
             CodecMeta::of::<parrot_codecs::JsonCompact>()
         );
         assert_eq!(meta("columnar"), CodecMeta::of::<parrot_codecs::Columnar>());
+        assert_eq!(meta("toon"), CodecMeta::of::<parrot_codecs::Toon>());
+        assert!(meta("toon").text_output() && meta("toon").expands());
+        assert!(!meta("columnar").text_output());
         assert!(meta("json_compact").null_members_absent());
         assert!(!meta("columnar").null_members_absent());
         let codec = registry.instantiate("json_compact", Map::new()).unwrap();

@@ -1,5 +1,10 @@
-//! Test fixture: codecs that fail or misbehave in every way a codec can. Not shipped.
+//! Test fixture: codecs that fail or misbehave in every way a codec can, and one that behaves,
+//! [`CsvRows`], the plugin codec with text output. Not shipped.
 #![forbid(unsafe_code)]
+
+mod csv_rows;
+
+pub use csv_rows::CsvRows;
 
 use parrot_codec_api::{Codec, CodecError, Level, Outcome, Params, Payload};
 
@@ -137,5 +142,6 @@ parrot_codec_api::export_codecs!(
     FaultLiar,
     FaultGarbage,
     FaultBloat,
-    FaultSlow
+    FaultSlow,
+    CsvRows
 );

@@ -34,12 +34,12 @@ const CODECS: [(&str, &str, bool); 13] = [
         "{ min_rows = 2, max_field_chars = 41, sample_rows = 1 }",
         false,
     ),
+    ("toon", "{}", false),
+    ("toon", "{ hoist = false }", false),
     ("line_dedup", "{}", false),
     ("line_dedup", "{ min_run = 2 }", false),
     ("ansi_strip", "{}", false),
     ("ansi_strip", "{ collapse_cr = false }", false),
-    ("toon", "{}", false),
-    ("toon", "{ hoist = false }", false),
     ("tool_result_prune", "{}", false),
     (
         "tool_result_prune",
@@ -49,11 +49,10 @@ const CODECS: [(&str, &str, bool); 13] = [
 ];
 
 /// The shipped packages: their folder under `plugins/` and their library.
-const SHIPPED: [(&str, &str); 4] = [
+const SHIPPED: [(&str, &str); 3] = [
     ("ansi-strip", "parrot_plugin_ansi_strip"),
     ("line-dedup", "parrot_plugin_line_dedup"),
     ("tool-result-prune", "parrot_plugin_tool_result_prune"),
-    ("toon", "parrot_plugin_toon"),
 ];
 
 /// A host with every shipped package and one entry per row of [`CODECS`], the tool `row<i>`.

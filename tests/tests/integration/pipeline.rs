@@ -32,6 +32,7 @@ fn setup(tee: bool, configure: impl FnOnce(&mut parrot_host::HostBuilder)) -> Se
         "fault_liar",
         "fault_garbage",
         "fault_bloat",
+        "csv_rows",
     ]
     .iter()
     .map(|codec| format!("[compressor.\"{codec}\"]\ncodec = \"{codec}\"\nlevel = \"normal\"\n"))
@@ -76,6 +77,53 @@ fn colored(n: usize) -> String {
 fn tee_of(payload: &str) -> Value {
     let value: Value = serde_json::from_str(payload).expect("JSON with a pointer");
     value["_tee"].clone()
+}
+
+/// A plugin codec that declares text output (the fixture's `csv_rows`): the host takes its CSV
+/// for a JSON payload as it is (no `codec_error` for output that is not JSON), verifies it
+/// through the inverse across the boundary, and, when a pointer is attached, wraps it as a
+/// JSON string in `{"result": …, "_tee": …}` (CONTRACT §5).
+#[test]
+fn plugin_text_output_is_taken_as_is_and_wrapped_as_a_string_under_a_pointer() {
+    let input = format!(
+        "[{}]",
+        (0..20)
+            .map(|i| format!(r#"{{"id": {i}, "name": "user {i}", "score": {i}.50, "note": null}}"#))
+            .collect::<Vec<_>>()
+            .join(",\n ")
+    );
+    let csv = std::iter::once("id,name,score,note".to_owned())
+        .chain((0..20).map(|i| format!("{i},user {i},{i}.50,null")))
+        .collect::<Vec<_>>()
+        .join("\n");
+
+    let s = setup(true, |_| {});
+    let out = s.host.process(Call::new("csv_rows", Input::Text(&input)));
+    assert!(out.meta.compressed && !out.meta.teed, "{:?}", out.meta);
+    assert_eq!(out.meta.codec.as_deref(), Some("csv_rows"));
+    assert_eq!(out.text(), Some(csv.as_str()));
+    let codec = s.host.resolve("csv_rows").entry.expect("entry").codec();
+    assert!(codec.text_output());
+    parrot_codec_test::assert_contract(codec, &input);
+
+    let s = setup(true, |builder| {
+        builder.tee_lossless(true);
+    });
+    let out = s.host.process(Call::new("csv_rows", Input::Text(&input)));
+    assert!(out.meta.compressed && out.meta.teed, "{:?}", out.meta);
+    let wrapped: Value = serde_json::from_str(out.text().unwrap()).expect("the wrapper is JSON");
+    let members: Vec<&str> = wrapped
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(members, ["result", "_tee"]);
+    assert_eq!(wrapped["result"].as_str(), Some(csv.as_str()));
+    assert_eq!(wrapped["_tee"]["reason"], "lossless");
+    let key = wrapped["_tee"]["key"].as_str().unwrap();
+    assert_eq!(Some(key), out.meta.tee_key.as_deref());
+    assert_eq!(s.host.recover(key).unwrap().unwrap(), input.as_bytes());
 }
 
 #[test]

@@ -14,7 +14,7 @@
 //! ```
 
 use parrot_codec_api::{Codec, Level, Outcome, Params, Payload};
-use parrot_codecs::{Columnar, JsonCompact};
+use parrot_codecs::{Columnar, JsonCompact, Toon};
 use proptest::prelude::*;
 use serde_json::Value;
 
@@ -358,6 +358,11 @@ fn columnar(params: &str) -> Columnar {
     parrot_codec_api::build(Params::from_json(params).unwrap()).unwrap()
 }
 
+fn toon(hoist: bool) -> Toon {
+    parrot_codec_api::build(Params::from_json(&format!(r#"{{"hoist": {hoist}}}"#)).unwrap())
+        .unwrap()
+}
+
 proptest! {
     #[test]
     fn json_compact_round_trips(value in json(), seed in any::<u64>(), params in prop::sample::select(vec![
@@ -383,6 +388,18 @@ proptest! {
     }
 
     #[test]
+    fn toon_round_trips(value in json(), seed in any::<u64>(), hoist in any::<bool>()) {
+        let input = to_text(&value, seed);
+        check(&toon(hoist), &input, |a, b| parse(a) == parse(b));
+    }
+
+    #[test]
+    fn toon_on_rows_round_trips(value in table(), seed in any::<u64>(), hoist in any::<bool>()) {
+        let input = to_text(&value, seed);
+        check(&toon(hoist), &input, |a, b| parse(a) == parse(b));
+    }
+
+    #[test]
     fn json_compact_on_rows_round_trips(value in table(), seed in any::<u64>()) {
         let input = to_text(&value, seed);
         check(&json_compact("{}"), &input, |a, b| {
@@ -403,11 +420,13 @@ fn corpus_files_round_trip_at_every_level() {
     assert!(files.len() >= 5, "{files:?}");
     let compact = json_compact("{}");
     let table = columnar("{}");
+    let toon = toon(true);
     for path in files {
         let input = std::fs::read_to_string(&path).unwrap();
         check(&compact, &input, |a, b| {
             without_null_members(parse(a)) == without_null_members(parse(b))
         });
         check(&table, &input, |a, b| parse(a) == parse(b));
+        check(&toon, &input, |a, b| parse(a) == parse(b));
     }
 }

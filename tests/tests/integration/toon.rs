@@ -1,30 +1,48 @@
-//! The `toon` package (`plugins/toon`), loaded from its real cdylib through the host: lossless
-//! TOON of every corpus file, the hoisted constant columns read back by the reference TOON
-//! decoder, token counts against the reference TOON encoder, the no-gain rule on payloads TOON
-//! handles badly, and the package beside `tool_result_prune` in one `replay`.
+//! The built-in `toon` codec through the host, with no plugin loaded: lossless TOON of every
+//! corpus file, the hoisted constant columns read back by the reference TOON decoder, token
+//! counts against the reference TOON encoder, the no-gain rule on payloads TOON handles badly,
+//! and a `toon` entry beside the `tool_result_prune` plugin in one `replay`.
 
 use std::path::Path;
 use std::process::Command;
+use std::sync::Arc;
 
 use crate::support::{self, shipped_package};
 use parrot_host::{
-    Call, Host, Input, Level, MatchKind, Outcome, Payload, Processed, Skip, TokenCounter, Tokenizer,
+    Call, Host, Input, Level, MemoryTeeStore, Outcome, Payload, Processed, Skip, TokenCounter,
+    Tokenizer, Verification,
 };
 use serde_json::Value;
 
-const TOON: &str = "parrot_plugin_toon";
 const PRUNE: &str = "parrot_plugin_tool_result_prune";
 
-/// A host whose only package declares the tool `t` → `toon` at `level` with `params` (TOML
-/// lines), with a memory tee store.
+/// A host with no plugin whose project manifest declares the tool `t` → `toon` at `level` with
+/// `params` (TOML lines), with a memory tee store. Every lossless outcome of a built-in is
+/// verified through its inverse (by default one in none is), so a payload that does not
+/// expand back would be teed as lossy.
 fn host_with(
     level: &str,
     params: &str,
 ) -> Result<(tempfile::TempDir, Host), parrot_host::BuildError> {
-    let entry = format!(
-        "[compressor.\"t\"]\ncodec = \"toon\"\nlevel = \"{level}\"\n[compressor.\"t\".params]\n{params}\n"
-    );
-    support::one_package_host(TOON, "toon", &entry)
+    let dir = tempfile::tempdir().expect("temp dir");
+    std::fs::create_dir(dir.path().join(".parrot")).expect("project folder");
+    std::fs::write(
+        dir.path().join(".parrot/compressors.toml"),
+        format!(
+            "[compressor.\"t\"]\ncodec = \"toon\"\nlevel = \"{level}\"\n[compressor.\"t\".params]\n{params}\n"
+        ),
+    )
+    .expect("project manifest");
+    let host = Host::builder()
+        .project(dir.path())
+        .plugin_path(None)
+        .tee_store(Arc::new(MemoryTeeStore::default()))
+        .verification(Verification {
+            plugins: true,
+            builtins_every: 1,
+        })
+        .build()?;
+    Ok((dir, host))
 }
 
 fn host() -> (tempfile::TempDir, Host) {
@@ -77,14 +95,14 @@ fn exactly_equal(a: &str, b: &str) -> bool {
 }
 
 /// Runs `input` through the host's tool `t` and checks the outcome: lossless TOON that the
-/// plugin's own inverse, loaded through the host, expands back to exactly `input`.
+/// codec's own inverse, resolved through the host, expands back to exactly `input`.
 fn toon_of(host: &Host, input: &str) -> Processed<'static> {
     let out = host
         .process(Call::new("t", Input::Text(input)))
         .into_owned();
     assert!(out.meta.compressed, "{:?}", out.meta);
     assert_eq!(out.meta.codec.as_deref(), Some("toon"));
-    // Verified lossless by the host (it expands plugin outcomes): nothing was stored.
+    // Verified lossless by the host (it expands every outcome here): nothing was stored.
     assert!(
         !out.meta.teed && out.meta.tee_key.is_none(),
         "{:?}",
@@ -364,36 +382,9 @@ fn bad_params_fail_at_host_construction() {
 }
 
 #[test]
-fn shipped_manifest_declares_the_codec_and_activates_no_entry() {
+fn builtin_toon_and_tool_result_prune_plugin_are_listed_and_used_in_one_replay() {
     let dir = tempfile::tempdir().unwrap();
     let plugins = dir.path().join("plugins");
-    shipped_package(&plugins, "toon", TOON);
-    let host = Host::builder()
-        .project(dir.path())
-        .plugin_path(None)
-        .plugin_dir(&plugins)
-        .build()
-        .expect("the shipped package loads");
-    assert!(host.registry().get("toon").is_some());
-    let from_package: Vec<&str> = host
-        .entries()
-        .iter()
-        .filter(|entry| entry.codec_name == "toon")
-        .map(|entry| entry.key.as_str())
-        .collect();
-    assert!(from_package.is_empty(), "{from_package:?}");
-    for tool in ["github_list_repos", "sql_select_users", "anything"] {
-        let resolution = host.resolve(tool);
-        assert_eq!(resolution.kind, MatchKind::Wildcard, "{tool}");
-        assert_eq!(resolution.entry.unwrap().codec_name, "json_compact");
-    }
-}
-
-#[test]
-fn toon_and_tool_result_prune_are_listed_and_used_in_one_replay() {
-    let dir = tempfile::tempdir().unwrap();
-    let plugins = dir.path().join("plugins");
-    shipped_package(&plugins, "toon", TOON);
     shipped_package(&plugins, "tool-result-prune", PRUNE);
     let project = dir.path().join("project");
     std::fs::create_dir_all(project.join(".parrot")).unwrap();
@@ -435,15 +426,12 @@ fn toon_and_tool_result_prune_are_listed_and_used_in_one_replay() {
     };
 
     let listing = run(&["plugins"]);
-    for (codec, library) in [
-        ("toon", "libparrot_plugin_toon"),
-        ("tool_result_prune", PRUNE),
-    ] {
+    for (codec, origin) in [("toon", "built-in"), ("tool_result_prune", PRUNE)] {
         let line = listing
             .lines()
             .find(|line| line.starts_with(&format!("{codec} ")))
             .unwrap_or_else(|| panic!("{codec} is not listed:\n{listing}"));
-        assert!(line.contains(library), "{line}");
+        assert!(line.contains(origin), "{line}");
     }
 
     let report = run(&[

@@ -1,0 +1,313 @@
+//! `csv_rows`: the one well-behaved codec of this fixture, and one that declares text output
+//! ([`Codec::TEXT_OUTPUT`]): it keeps the host's handling of a plugin's text output (taken as it
+//! is, verified through the inverse, wrapped as a JSON string under a `_tee` pointer) under test
+//! across a real library boundary, now that no shipped plugin writes text for JSON.
+//!
+//! A JSON array of one or more objects that all have the same member names in the same order,
+//! every member a scalar, becomes CSV (RFC 4180 quoting, `\n` between records and none after
+//! the last): the names on the first record, then one record per object.
+//!
+//! - Numbers, `true`, `false` and `null` are written as their JSON text (`1.50` stays `1.50`).
+//! - A string is written bare when it is not empty, holds none of `,` `"` CR LF, and does not
+//!   read as a number or a literal; any other string is quoted, each `"` doubled. Names follow
+//!   the same rule.
+//! - Reading back, a quoted cell is a string; a bare cell is a number or a literal when it reads
+//!   as one, else a string. So the inverse gives back every value exactly.
+//!
+//! Lossless at every level. Text payloads, other JSON shapes, and tables whose CSV would not be
+//! strictly smaller pass through.
+//!
+//! ```text
+//! [{"id":1,"name":"ada","note":null},{"id":2,"name":"a, b","note":"7"}]
+//! id,name,note
+//! 1,ada,null
+//! 2,"a, b","7"
+//! ```
+
+use std::borrow::Cow;
+use std::collections::HashSet;
+
+use parrot_codec_api::{Codec, CodecError, Level, Outcome, Params, Payload};
+use parrot_json::Value;
+
+/// Writes arrays of flat objects as CSV; see the module documentation.
+pub struct CsvRows;
+
+impl Codec for CsvRows {
+    const NAME: &'static str = "csv_rows";
+    const EXPANDS: bool = true;
+    const TEXT_OUTPUT: bool = true;
+
+    fn new(_params: &mut Params) -> Result<Self, CodecError> {
+        Ok(CsvRows)
+    }
+
+    fn compress(&self, payload: Payload<'_>, level: Level) -> Result<Outcome, CodecError> {
+        if !payload.is_json() || level == Level::None {
+            return Ok(Outcome::Unchanged);
+        }
+        let input = payload.text();
+        Ok(match encode(input) {
+            Some(csv) if csv.len() < input.len() => Outcome::lossless(csv),
+            _ => Outcome::Unchanged,
+        })
+    }
+
+    fn expand(&self, payload: &str) -> Result<String, CodecError> {
+        decode(payload)
+    }
+}
+
+/// The CSV of `input`, when it is a table this codec takes.
+fn encode(input: &str) -> Option<String> {
+    let Ok(Value::Array(rows)) = Value::parse(input) else {
+        return None;
+    };
+    let Some(Value::Object(names)) = rows.first() else {
+        return None;
+    };
+    if names.is_empty() {
+        return None;
+    }
+    let mut out = String::with_capacity(input.len() / 2);
+    for (i, (name, _)) in names.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        push_string(&name.decoded(), &mut out);
+    }
+    for row in &rows {
+        let Value::Object(members) = row else {
+            return None;
+        };
+        if members.len() != names.len() {
+            return None;
+        }
+        out.push('\n');
+        for (i, ((name, value), (expected, _))) in members.iter().zip(names).enumerate() {
+            if !name.same_value(expected) {
+                return None;
+            }
+            if i > 0 {
+                out.push(',');
+            }
+            match value {
+                Value::Null => out.push_str("null"),
+                Value::Bool(true) => out.push_str("true"),
+                Value::Bool(false) => out.push_str("false"),
+                Value::Number(number) => out.push_str(number),
+                Value::String(text) => push_string(&text.decoded(), &mut out),
+                Value::Array(_) | Value::Object(_) => return None,
+            }
+        }
+    }
+    Some(out)
+}
+
+/// Whether a bare cell is a JSON number or literal rather than a string.
+fn reads_as_scalar(cell: &str) -> bool {
+    matches!(cell, "true" | "false" | "null") || parrot_json::is_number(cell)
+}
+
+/// A string cell: bare when nothing could misread it, else quoted.
+fn push_string(text: &str, out: &mut String) {
+    if !text.is_empty() && !text.contains([',', '"', '\r', '\n']) && !reads_as_scalar(text) {
+        out.push_str(text);
+    } else {
+        out.push('"');
+        out.push_str(&text.replace('"', "\"\""));
+        out.push('"');
+    }
+}
+
+/// One cell as read: its text (quotes removed, doubled quotes made single) and whether it was
+/// quoted.
+struct Cell<'a> {
+    text: Cow<'a, str>,
+    quoted: bool,
+}
+
+fn malformed(record: usize, what: &str) -> CodecError {
+    CodecError::invalid_input(format!("CSV record {record}: {what}"))
+}
+
+/// The records of `csv`, each a list of cells.
+fn records(csv: &str) -> Result<Vec<Vec<Cell<'_>>>, CodecError> {
+    let bytes = csv.as_bytes();
+    let (mut records, mut record) = (Vec::new(), Vec::new());
+    let mut pos = 0;
+    loop {
+        let number = records.len() + 1;
+        let cell = if bytes.get(pos) == Some(&b'"') {
+            let mut text = String::new();
+            let mut start = pos + 1;
+            loop {
+                let Some(quote) = csv[start..].find('"').map(|at| start + at) else {
+                    return Err(malformed(number, "a quoted cell is not closed"));
+                };
+                text.push_str(&csv[start..quote]);
+                if bytes.get(quote + 1) == Some(&b'"') {
+                    text.push('"');
+                    start = quote + 2;
+                } else {
+                    pos = quote + 1;
+                    break;
+                }
+            }
+            Cell {
+                text: Cow::Owned(text),
+                quoted: true,
+            }
+        } else {
+            let end = csv[pos..]
+                .find([',', '\n', '"', '\r'])
+                .map_or(csv.len(), |at| pos + at);
+            let text = &csv[pos..end];
+            pos = end;
+            Cell {
+                text: Cow::Borrowed(text),
+                quoted: false,
+            }
+        };
+        record.push(cell);
+        match bytes.get(pos) {
+            None => {
+                records.push(record);
+                return Ok(records);
+            }
+            Some(b',') => pos += 1,
+            Some(b'\n') => {
+                records.push(std::mem::take(&mut record));
+                pos += 1;
+            }
+            Some(b'"') => return Err(malformed(number, "a quote inside a bare cell")),
+            Some(b'\r') => return Err(malformed(number, "a carriage return outside quotes")),
+            Some(_) => return Err(malformed(number, "text after a quoted cell")),
+        }
+    }
+}
+
+/// The JSON array of objects that `csv` holds.
+fn decode(csv: &str) -> Result<String, CodecError> {
+    let records = records(csv)?;
+    let Some((names, rows)) = records.split_first().filter(|(_, rows)| !rows.is_empty()) else {
+        return Err(malformed(2, "no row under the names"));
+    };
+    let mut seen = HashSet::new();
+    if let Some(name) = names.iter().find(|name| !seen.insert(&name.text)) {
+        return Err(malformed(1, &format!("the name \"{}\" twice", name.text)));
+    }
+    let mut out = String::with_capacity(csv.len() * 2);
+    out.push('[');
+    for (at, row) in rows.iter().enumerate() {
+        if row.len() != names.len() {
+            return Err(malformed(
+                at + 2,
+                &format!("{} cells under {} names", row.len(), names.len()),
+            ));
+        }
+        if at > 0 {
+            out.push(',');
+        }
+        out.push('{');
+        for (i, (name, cell)) in names.iter().zip(row).enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            parrot_json::write_string(&name.text, &mut out);
+            out.push(':');
+            if !cell.quoted && reads_as_scalar(&cell.text) {
+                out.push_str(&cell.text);
+            } else {
+                parrot_json::write_string(&cell.text, &mut out);
+            }
+        }
+        out.push('}');
+    }
+    out.push(']');
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn compress(input: &str) -> Outcome {
+        CsvRows
+            .compress(Payload::json(input), Level::Minimal)
+            .unwrap()
+    }
+
+    /// One row per case: the JSON, and the CSV it becomes.
+    #[test]
+    fn tables_become_csv_and_expand_back_exactly() {
+        let cases = [
+            (
+                r#"[{"id":1,"name":"ada","note":null},{"id":2,"name":"a, b","note":"7"}]"#,
+                "id,name,note\n1,ada,null\n2,\"a, b\",\"7\"",
+            ),
+            (
+                r#"[ {"n": 1.50, "ok": true, "s": ""}, {"n": -0, "ok": false, "s": "say \"hi\""} ]"#,
+                "n,ok,s\n1.50,true,\"\"\n-0,false,\"say \"\"hi\"\"\"",
+            ),
+            (
+                r#"[{"a b":"line\none","null":"null","x":"\u0061"},{"a b":"tab\there","null":"True","x":"1e5x"}]"#,
+                "a b,\"null\",x\n\"line\none\",\"null\",a\ntab\there,True,1e5x",
+            ),
+            (
+                r#"[{"k,":123456789012345678901234567890},{"k,":1E5}]"#,
+                "\"k,\"\n123456789012345678901234567890\n1E5",
+            ),
+        ];
+        for (input, csv) in cases {
+            let out = compress(input);
+            assert_eq!(out, Outcome::lossless(csv), "for {input}");
+            let expanded = CsvRows.expand(csv).unwrap();
+            assert!(
+                parrot_json::equivalent(&expanded, input, false),
+                "{input} came back as {expanded}"
+            );
+        }
+    }
+
+    #[test]
+    fn other_payloads_pass_through() {
+        let cases = [
+            Payload::text_only("id,name\n1,ada"),
+            Payload::json("[]"),
+            Payload::json("[{}]"),
+            Payload::json(r#"{"id":1,"name":"a long enough name"}"#),
+            Payload::json(r#"[{"id":1,"tags":["a"]},{"id":2,"tags":[]}]"#),
+            Payload::json(r#"[{"id":1,"name":"ada"},{"name":"bob","id":2}]"#),
+            Payload::json(r#"[{"id":1,"name":"ada"},{"id":2}]"#),
+            Payload::json(r#"[{"id":1,"name":"ada"},3]"#),
+        ];
+        for payload in cases {
+            for level in Level::ALL {
+                let out = CsvRows.compress(payload, level).unwrap();
+                assert_eq!(out, Outcome::Unchanged, "for {payload:?} at {level:?}");
+            }
+        }
+    }
+
+    /// One row per case: CSV this codec never writes, and what the error says.
+    #[test]
+    fn expand_names_the_record_it_cannot_read() {
+        let cases = [
+            ("a,b\n1,\"x", "CSV record 2: a quoted cell is not closed"),
+            ("a,b\n1,x\"y", "CSV record 2: a quote inside a bare cell"),
+            ("a,b\n\"x\"y,1", "CSV record 2: text after a quoted cell"),
+            (
+                "a,b\r\n1,2",
+                "CSV record 1: a carriage return outside quotes",
+            ),
+            ("a,b\n1,2\n3", "CSV record 3: 1 cells under 2 names"),
+            ("a,a\n1,2", "CSV record 1: the name \"a\" twice"),
+            ("a,b", "CSV record 2: no row under the names"),
+        ];
+        for (csv, expected) in cases {
+            let err = CsvRows.expand(csv).unwrap_err();
+            assert!(err.to_string().contains(expected), "for {csv:?}: {err}");
+        }
+    }
+}
