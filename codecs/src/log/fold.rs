@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::fmt::Write as _;
 
 use super::Log;
-use super::patterns::{Block, Class, is_continuation};
+use super::patterns::{Block, Class, is_continuation, is_diagnostic_line};
 use super::template::{clean, estimate_tokens, template};
 
 /// No template: a failure line (never folded) or a line too long to template.
@@ -165,14 +165,14 @@ impl Log {
             // The first occurrence of each warning template, with its block's lines.
             if class[i] == Class::Warning && tmpl[i] != NONE {
                 let t = tmpl[i] as usize;
-                if is_continuation(lines.get(i)) {
+                if is_diagnostic_line(lines.get(i)) {
                     if warning_block {
                         raise(tier::WARNING);
                     }
                 } else if !seen_warning[t]
                     && i + 1 < n
                     && class[i + 1] == Class::Warning
-                    && is_continuation(lines.get(i + 1))
+                    && is_diagnostic_line(lines.get(i + 1))
                 {
                     // A warning with a block (rustc's `-->`, `|` lines) is kept whole once; a
                     // one-line warning's fold line says it all.
@@ -199,7 +199,7 @@ impl Log {
             if t == tier::WARNING {
                 while end < n
                     && tiers[end] == Some(tier::WARNING)
-                    && is_continuation(lines.get(end))
+                    && is_diagnostic_line(lines.get(end))
                 {
                     end += 1;
                 }
@@ -295,6 +295,10 @@ impl Log {
                         (!stop, stop)
                     }
                     Block::UntilBlank => (!blank, blank),
+                    Block::Diagnostic => {
+                        let more = is_diagnostic_line(line);
+                        (more, !more)
+                    }
                     Block::Continuation => {
                         let more = is_continuation(line);
                         (more, !more)

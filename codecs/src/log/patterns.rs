@@ -50,8 +50,12 @@ pub(crate) enum Then {
 pub(crate) enum Block {
     /// The line stands alone.
     None,
+    /// A compiler diagnostic's lines (see [`is_diagnostic_line`]): rustc's and gcc's `-->`,
+    /// `|`, `^`, `= note`, `::: ` lines and gutters (`12 |`). Any other line ends it, so an
+    /// indented status line (`   Compiling x`) after an error is not part of it.
+    Diagnostic,
     /// The continuation lines that follow (see [`is_continuation`]): indented lines, stack
-    /// frames, rustc's `-->`, `|` and `^` lines. A blank line or any other line ends it.
+    /// frames, and the diagnostic lines. A blank line or any other line ends it.
     Continuation,
     /// As [`Block::Continuation`], and the first other non-blank line belongs to the block too
     /// and ends it: the exception line closing a Python traceback, the message on the line
@@ -99,14 +103,14 @@ const fn fail_start(text: &'static str, block: Block) -> Pattern {
     row(text, At::AfterIndent, Then::Any, Class::Failure, block)
 }
 
-/// A warning anywhere in the line that heads a block of continuation lines.
+/// A warning anywhere in the line that heads a diagnostic.
 const fn warn(text: &'static str) -> Pattern {
     row(
         text,
         At::Anywhere,
         Then::Any,
         Class::Warning,
-        Block::Continuation,
+        Block::Diagnostic,
     )
 }
 
@@ -125,8 +129,8 @@ const fn summary(text: &'static str) -> Pattern {
 pub(crate) const TABLE: &[Pattern] = &[
     // cargo and rustc: diagnostics with their `-->`, `|` and `^^^` lines, failing tests'
     // sections, panics, the summary.
-    fail_block("error[E", Block::Continuation),
-    fail_block("error:", Block::Continuation),
+    fail_block("error[E", Block::Diagnostic),
+    fail_block("error:", Block::Diagnostic),
     row(
         "---- ",
         At::LineStart,
@@ -350,8 +354,8 @@ impl Matcher {
     }
 }
 
-/// Whether `line` continues the block above it: indented, a stack frame, or one of rustc's
-/// `-->`, `|`, `^`, `= note` lines (also with a line-number gutter, `12 |`).
+/// Whether `line` continues the block above it: indented, a stack frame, or a line of a
+/// compiler diagnostic ([`is_diagnostic_line`]).
 pub(crate) fn is_continuation(line: &str) -> bool {
     let bytes = line.as_bytes();
     let Some(&first) = bytes.first() else {
@@ -360,21 +364,17 @@ pub(crate) fn is_continuation(line: &str) -> bool {
     if first == b' ' || first == b'\t' {
         return bytes.iter().any(|b| !b.is_ascii_whitespace());
     }
-    const STARTS: [&str; 9] = [
-        "|",
-        "^",
-        "-->",
-        "= ",
-        "at ",
-        "Caused by:",
-        "...",
-        "note:",
-        "help:",
-    ];
+    is_diagnostic_line(line) || line.starts_with("at ") || line.starts_with("Caused by:")
+}
+
+/// Whether `line` is part of a compiler diagnostic: after its indentation, `-->`, `|`, `^`,
+/// `= `, `::: `, `...`, `note:`, `help:`, or a source line under a gutter (`12 |`).
+pub(crate) fn is_diagnostic_line(line: &str) -> bool {
+    let line = line.trim_start_matches([' ', '\t']);
+    const STARTS: [&str; 8] = ["-->", "|", "^", "= ", "::: ", "...", "note:", "help:"];
     if STARTS.iter().any(|start| line.starts_with(start)) {
         return true;
     }
-    // A source line under a gutter: `12 |` or `12|`.
-    let digits = bytes.iter().take_while(|b| b.is_ascii_digit()).count();
+    let digits = line.bytes().take_while(u8::is_ascii_digit).count();
     digits > 0 && line[digits..].trim_start_matches(' ').starts_with('|')
 }
