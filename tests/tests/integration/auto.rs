@@ -142,7 +142,7 @@ fn bad_params_are_one_line_errors_naming_file_entry_and_key() {
     let cases = [
         (
             "text = []\nrows = [\"tooon\"]",
-            "key \"rows\": unknown codec \"tooon\" (known: columnar, json_compact, toon)",
+            "key \"rows\": unknown codec \"tooon\" (known: columnar, json_compact, log, toon)",
         ),
         (
             "text = []\nobject = [\"auto\"]",

@@ -44,7 +44,7 @@ fn check_passes_and_summarises_loaded_plugins() {
     );
     assert!(stdout.contains("  3. <core> (core)"), "{stdout}");
     assert!(
-        stdout.ends_with("ok: 3 sources, 5 codecs, 4 entries (0 shadowed)\n"),
+        stdout.ends_with("ok: 3 sources, 6 codecs, 4 entries (0 shadowed)\n"),
         "{stdout}"
     );
 }
@@ -65,6 +65,7 @@ fn plugins_lists_each_codec_with_origin_and_interface_version() {
          columnar      {version:<9}  built-in\n\
          json_compact  {version:<9}  built-in\n\
          line_dedup    {version:<9}  {} (package {})\n\
+         log           {version:<9}  built-in\n\
          toon          {version:<9}  built-in\n",
         library.display(),
         pkg.join("compressors.toml").display()
@@ -159,7 +160,7 @@ fn check_exits_2_on_an_invalid_project_manifest() {
     assert_eq!(
         text(&out.stderr),
         format!(
-            "error: {}:2: entry \"t\": unknown codec \"zstd\" (known: auto, columnar, json_compact, toon)\n",
+            "error: {}:2: entry \"t\": unknown codec \"zstd\" (known: auto, columnar, json_compact, log, toon)\n",
             manifest.display()
         )
     );
@@ -494,7 +495,7 @@ fn check_reports_three_independent_mistakes_and_exits_2() {
                 "error: {m}:6: entry \"b\": unknown key \"levle\"; did you mean \"level\"? (expected: codec, level, tee, params)"
             ),
             format!(
-                "error: {m}:2: entry \"a\": unknown codec \"zstd\" (known: auto, columnar, json_compact, toon)"
+                "error: {m}:2: entry \"a\": unknown codec \"zstd\" (known: auto, columnar, json_compact, log, toon)"
             ),
             format!(
                 "error: {m}:10: entry \"c\": codec \"columnar\": param \"min_rows\": expected a positive integer, got a number (-1)"
