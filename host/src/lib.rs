@@ -45,6 +45,7 @@ mod discovery;
 mod entries;
 mod error;
 mod explain;
+mod gauge;
 mod histogram;
 mod host;
 mod loader;
