@@ -23,7 +23,9 @@
 //!    the input goes out, `tee_failed`); so does a lossless one that changed the payload when
 //!    the host was built with `tee_lossless` (pointer reason `lossless`). The pointer counts
 //!    for rule 9, and nothing is stored for an outcome rule 9 discards;
-//! 9. no gain: a final payload not strictly smaller than the input is discarded (`no_gain`);
+//! 9. no gain: a final payload not strictly smaller than the input in bytes, or holding more
+//!    tokens of the configured tokenizer, is discarded (`no_gain`); the tokens are the gauge's
+//!    (`crate::gauge`), counted only where the bytes cannot decide (CONTRACT §2.1);
 //! 10. last line of defense: a final payload over `max_result_chars` code points is cut, with
 //!     the original stored under the call's key (only with a tee store).
 
