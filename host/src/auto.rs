@@ -50,9 +50,11 @@
 //! # Choosing
 //!
 //! Every candidate that fits the shape runs; the changed output with the fewest tokens wins
-//! (on a tie, the earlier candidate). A candidate that leaves the payload unchanged, fails or
-//! panics is out of the running. When only one candidate changed the payload, nothing is
-//! counted. When none did, the payload passes through.
+//! (on a tie, the earlier candidate), provided it holds no more tokens than the input, as the
+//! stage's no-gain rule decides it (`crate::gauge`). A candidate that leaves the payload
+//! unchanged, fails or panics is out of the running. When no output qualifies, the payload
+//! passes through. Tokens are the host's tokenizer's (o200k by default); with a tokenizer that
+//! counts nothing, bytes stand for them.
 //!
 //! # Sampling
 //!
@@ -61,9 +63,8 @@
 //! - `rows`: the candidates run on a sample, the first `sample_rows` rows re-wrapped in the
 //!   same shape (the other members of a wrapping object kept), and the sample's winner alone
 //!   runs on the whole payload (if it leaves it unchanged, the next best does);
-//! - `object` and `text`: the candidates run in full and each output's tokens are estimated
-//!   from its first 16 KB (tokens per byte there, times its length); not exact, not counted
-//!   over megabytes.
+//! - `object` and `text`: the candidates run in full; their outputs' tokens are the gauge's
+//!   (exact up to 32 KB, above that estimated from evenly spaced windows, `crate::gauge`).
 //!
 //! # What it says
 //!
@@ -98,8 +99,6 @@ const DEFAULT_SAMPLE_ROWS: usize = 64;
 /// The keys of `auto`'s own params, for messages.
 const KEYS: &str =
     "lossy_json, object, rows, sample_bytes, sample_rows, text, or a table named after a candidate";
-/// The bytes of a large output whose tokens stand for the whole (see the module docs).
-const ESTIMATE_BYTES: usize = 16 * 1024;
 /// How deep a JSON string holding JSON is unwrapped: once.
 const MAX_UNWRAP: usize = 1;
 
@@ -140,6 +139,8 @@ pub struct Auto {
     sample_bytes: usize,
     sample_rows: usize,
     gauge: Gauge,
+    /// The tokenizer counts nothing (a no-op counter): bytes stand for tokens.
+    blind: bool,
 }
 
 impl std::fmt::Debug for Auto {
@@ -344,6 +345,7 @@ impl Auto {
             lossy_json,
             sample_bytes,
             sample_rows,
+            blind: counter.count("a text with tokens") == 0,
             gauge: Gauge::new(counter),
         })
     }
@@ -503,23 +505,18 @@ impl Auto {
                 candidate,
                 result: run(candidate, on, kind, level),
                 tokens: None,
+                fits: false,
             });
         }
-        // The input is the yardstick: an output must have fewer tokens than what it replaces.
+        // The input is the yardstick: an output must hold no more tokens than what it replaces
+        // (the stage's no-gain rule, decided the same way).
         let mut input = None;
         if ran.iter().any(|r| r.result.is_ok()) {
-            let estimate = large && sample.is_none();
-            let count = |text: &str| {
-                if estimate {
-                    self.estimate(text)
-                } else {
-                    self.gauge.tokens(text)
-                }
-            };
-            input = Some(count(on));
+            input = Some(self.count(on));
             for r in &mut ran {
                 if let Ok((output, _)) = &r.result {
-                    r.tokens = Some(count(output));
+                    r.tokens = Some(self.count(output));
+                    r.fits = self.gauge.no_more_tokens(on, output);
                 }
             }
         }
@@ -528,13 +525,7 @@ impl Auto {
         order.sort_by_key(|&i| ran[i].tokens.map_or(0, |t| t.count));
         let sampled = sample.as_ref().map(|_| rows_sampled(&rows));
         write_route(route, shape, sampled, &ran, &order, input);
-        let fewer = |i: &usize| {
-            let (Some(output), Some(input)) = (ran[*i].tokens, input) else {
-                return false;
-            };
-            output.count < input.count
-        };
-        order.retain(fewer);
+        order.retain(|&i| ran[i].fits);
         if sample.is_some() {
             // The sample's ranking decides; the winner runs on the whole payload.
             for &i in &order {
@@ -579,21 +570,16 @@ impl Auto {
         }
     }
 
-    /// The tokens of a large output, from the tokens per byte of its first [`ESTIMATE_BYTES`].
-    fn estimate(&self, output: &str) -> Tokens {
-        if output.len() <= ESTIMATE_BYTES {
-            return self.gauge.tokens(output);
+    /// The tokens of `text` (estimated by the gauge above its exact size); its bytes when the
+    /// tokenizer counts nothing (a no-op counter gives no evidence, as in the stage).
+    fn count(&self, text: &str) -> Tokens {
+        if self.blind {
+            return Tokens {
+                count: text.len(),
+                exact: false,
+            };
         }
-        let mut end = ESTIMATE_BYTES;
-        while !output.is_char_boundary(end) {
-            end -= 1;
-        }
-        let head = self.gauge.tokens(&output[..end]).count;
-        let count = (head as f64 * output.len() as f64 / end as f64).round() as usize;
-        Tokens {
-            count,
-            exact: false,
-        }
+        self.gauge.tokens(text)
     }
 
     /// Routes each text block of an MCP result and rebuilds the object.
@@ -657,6 +643,8 @@ struct Ran<'a> {
     candidate: &'a Candidate,
     result: Result<(String, bool), &'static str>,
     tokens: Option<Tokens>,
+    /// Its output holds no more tokens than the input.
+    fits: bool,
 }
 
 /// Runs one candidate, a panic or an error counting as no output.
@@ -719,8 +707,7 @@ fn write_route(
                 ranked.join(" < "),
                 tokens(input)
             );
-            let best = order.first().and_then(|&i| ran[i].tokens);
-            if best.is_some_and(|best| best.count >= input.count) {
+            if !order.iter().any(|&i| ran[i].fits) {
                 route.push_str(", none fewer: passed through");
             }
         }
@@ -1244,6 +1231,7 @@ mod tests {
             sample_bytes: DEFAULT_SAMPLE_BYTES,
             sample_rows: DEFAULT_SAMPLE_ROWS,
             gauge: Gauge::new(counter()),
+            blind: false,
         }
     }
 

@@ -57,6 +57,7 @@ pub struct HostBuilder {
     clock: Option<Arc<dyn Clock>>,
     kill_switch: Option<bool>,
     inline_at_any_size: bool,
+    report_tokens: Option<bool>,
     tee_lossless: bool,
     max_result_chars: Option<usize>,
     verification: Option<Verification>,
@@ -151,6 +152,15 @@ impl HostBuilder {
     /// command does: a person who runs it asked for the result).
     pub fn inline_at_any_size(&mut self, yes: bool) -> &mut Self {
         self.inline_at_any_size = yes;
+        self
+    }
+
+    /// Counts the savings report's tokens on the background worker (default on). Off, the
+    /// report's token figures stay 0 and observers get no token events, while the stage's
+    /// decisions (the no-gain rule, CONTRACT §2.1) still count with the tokenizer: for
+    /// benchmarks that measure the caller's cost alone.
+    pub fn report_tokens(&mut self, yes: bool) -> &mut Self {
+        self.report_tokens = Some(yes);
         self
     }
 
@@ -269,6 +279,7 @@ impl HostBuilder {
             tee_lossless: self.tee_lossless,
             max_result_chars: self.max_result_chars.unwrap_or(200_000),
             verification: self.verification.unwrap_or_default(),
+            report_tokens: self.report_tokens.unwrap_or(true),
         };
         Stage::new(settings, tokenizer, &self.observers)
     }

@@ -36,7 +36,7 @@ fn compress(run: &Run<'_, '_>, input: &[u8], meta: &mut Meta) -> Result<String, 
     let produced = run_codec(run, kind, text, admitted, meta)?;
     let produced = verify(run, produced)?;
     let mut pointed = point(run, produced)?;
-    gain(&pointed, input)?;
+    gain(run, text, &pointed)?;
     let cut = must_cut(run, &pointed.payload);
     store_original(run, input, &mut pointed, cut, meta)?;
     Ok(if cut {
@@ -363,12 +363,15 @@ fn point(run: &Run<'_, '_>, produced: Produced<'_>) -> Result<Pointed, Skip> {
     })
 }
 
-/// Rule 9: a final payload not strictly smaller than the input is discarded (`no_gain`).
-fn gain(pointed: &Pointed, input: &[u8]) -> Result<(), Skip> {
-    if pointed.payload.len() >= input.len() {
-        Err(Skip::NoGain)
-    } else {
+/// Rule 9: a final payload (its pointer included) that is not strictly smaller than the input
+/// in bytes, or that holds more tokens of the configured tokenizer, is discarded (`no_gain`).
+/// The tokens are the gauge's (CONTRACT §2.1): counted only where the bytes cannot decide.
+fn gain(run: &Run<'_, '_>, input: &str, pointed: &Pointed) -> Result<(), Skip> {
+    let payload = pointed.payload.as_str();
+    if payload.len() < input.len() && run.stage.gauge().no_more_tokens(input, payload) {
         Ok(())
+    } else {
+        Err(Skip::NoGain)
     }
 }
 

@@ -18,4 +18,5 @@ mod roundtrip;
 mod support;
 mod tee_sqlite;
 mod tee_stores;
+mod tokens;
 mod toon;
