@@ -33,7 +33,7 @@
 //! | `text` | `["log"]` | the candidates for `text` |
 //! | `lossy_json` | `false` | run the JSON candidates at the call's level rather than `minimal` |
 //! | `sample_bytes` | `65536` | payloads of this many bytes or more are routed on a sample |
-//! | `sample_rows` | `64` | the rows of that sample |
+//! | `sample_rows` | `32` | the rows of that sample |
 //! | *a candidate's name* | its defaults | a table: that candidate's own params |
 //!
 //! A list may be empty (that shape then passes through). A candidate that names no registered
@@ -81,7 +81,7 @@ use std::fmt::Write as _;
 use std::sync::Arc;
 
 use parrot_codec_api::{Codec, CodecError, DynCodec, Level, Outcome, Params, Payload, PayloadKind};
-use parrot_json::{JsonCheck, Reader, Span};
+use parrot_json::{JsonCheck, Member, Reader, Span};
 use serde_json::{Map, Value};
 
 use crate::gauge::{Gauge, Tokens};
@@ -95,7 +95,7 @@ const DEFAULT_ROWS: &[&str] = &["toon", "columnar", "json_compact"];
 const DEFAULT_OBJECT: &[&str] = &["json_compact", "toon"];
 const DEFAULT_TEXT: &[&str] = &["log"];
 const DEFAULT_SAMPLE_BYTES: usize = 64 * 1024;
-const DEFAULT_SAMPLE_ROWS: usize = 64;
+const DEFAULT_SAMPLE_ROWS: usize = 32;
 /// The keys of `auto`'s own params, for messages.
 const KEYS: &str =
     "lossy_json, object, rows, sample_bytes, sample_rows, text, or a table named after a candidate";
@@ -388,19 +388,31 @@ impl Auto {
         kind: PayloadKind,
         level: Level,
     ) -> Decision<'a> {
+        self.route_read(text, kind, None, level)
+    }
+
+    /// [`Auto::route`], given a JSON object's members when the caller read them already (the
+    /// stage's rule 4 does), so that the payload is not read again to find its shape.
+    pub(crate) fn route_read<'a>(
+        &'a self,
+        text: &'a str,
+        kind: PayloadKind,
+        members: Option<Vec<Member<'_>>>,
+        level: Level,
+    ) -> Decision<'a> {
         let mut route = String::new();
         let routed = match kind {
             PayloadKind::Text => self
-                .unit(Cow::Borrowed(text), PayloadKind::Text, level, 0, &mut route)
+                .unit(Cow::Borrowed(text), None, level, 0, &mut route)
                 .map(|won| self.whole(won, text)),
-            PayloadKind::Json => match recognise(text, self.sample_rows) {
+            PayloadKind::Json => match recognise_read(text, members, self.sample_rows) {
                 Json::Mcp(blocks) => self.mcp(text, &blocks, level, &mut route),
                 Json::McpError => {
                     route.push_str("mcp: isError, passed through");
                     None
                 }
-                _ => self
-                    .unit(Cow::Borrowed(text), PayloadKind::Json, level, 0, &mut route)
+                json => self
+                    .unit(Cow::Borrowed(text), Some(json), level, 0, &mut route)
                     .map(|won| self.whole(won, text)),
             },
         };
@@ -434,14 +446,14 @@ impl Auto {
     fn unit<'a>(
         &'a self,
         text: Cow<'a, str>,
-        kind: PayloadKind,
+        json: Option<Json>,
         level: Level,
         unwrapped: usize,
         route: &mut String,
     ) -> Option<Won<'a>> {
-        let json = match kind {
-            PayloadKind::Text => None,
-            PayloadKind::Json => Some(recognise(&text, self.sample_rows)),
+        let kind = match json {
+            None => PayloadKind::Text,
+            Some(_) => PayloadKind::Json,
         };
         match json {
             None => self.choose(Shape::Text, text, kind, level, None, route),
@@ -462,7 +474,9 @@ impl Auto {
                     }
                     _ => PayloadKind::Text,
                 };
-                let mut won = self.unit(Cow::Owned(decoded), inner, level, unwrapped + 1, route)?;
+                let json =
+                    (inner == PayloadKind::Json).then(|| recognise(&decoded, self.sample_rows));
+                let mut won = self.unit(Cow::Owned(decoded), json, level, unwrapped + 1, route)?;
                 // The decoded text goes out as itself, not as a JSON string.
                 won.text_output = won.text_output || inner == PayloadKind::Text;
                 Some(won)
@@ -601,12 +615,12 @@ impl Auto {
                 route.push_str("not a string, kept");
                 continue;
             };
-            let kind = match parrot_json::check(&decoded) {
-                JsonCheck::Json => PayloadKind::Json,
-                _ => PayloadKind::Text,
+            let json = match parrot_json::check(&decoded) {
+                JsonCheck::Json => Some(recognise(&decoded, self.sample_rows)),
+                _ => None,
             };
             let decoded = Cow::Owned(decoded.into_owned());
-            let Some(won) = self.unit(decoded, kind, level, 0, route) else {
+            let Some(won) = self.unit(decoded, json, level, 0, route) else {
                 continue;
             };
             out.push_str(&text[copied..span.start]);
@@ -763,7 +777,15 @@ fn sample_of(text: &str, rows: &RowsAt) -> String {
 
 /// Recognises a JSON payload's shape (the text is valid JSON: rule 4 checked it).
 fn recognise(text: &str, sample_rows: usize) -> Json {
+    recognise_read(text, None, sample_rows)
+}
+
+/// [`recognise`], with the members of a top-level object when they were read already.
+fn recognise_read(text: &str, members: Option<Vec<Member<'_>>>, sample_rows: usize) -> Json {
     let start = text.len() - text.trim_start().len();
+    if let Some(members) = members {
+        return object_of(text, &members, sample_rows);
+    }
     match text.as_bytes().get(start) {
         Some(b'[') => match rows_at(text, start..text.trim_end().len(), sample_rows) {
             Some(rows) => Json::Rows(rows),
@@ -777,9 +799,14 @@ fn recognise(text: &str, sample_rows: usize) -> Json {
 
 /// An object: MCP content blocks, rows under its largest member, or an object.
 fn object(text: &str, start: usize, sample_rows: usize) -> Json {
-    let Ok(members) = parrot_json::members(text, start) else {
-        return Json::Object;
-    };
+    match parrot_json::members(text, start) {
+        Ok(members) => object_of(text, &members, sample_rows),
+        Err(_) => Json::Object,
+    }
+}
+
+/// [`object`], given its members.
+fn object_of(text: &str, members: &[Member<'_>], sample_rows: usize) -> Json {
     if let Some(content) = members.iter().find(|m| m.name.is("content")) {
         if let Some(blocks) = mcp_blocks(text, content.value.start) {
             let error = members

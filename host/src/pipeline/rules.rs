@@ -13,7 +13,7 @@ use super::pointer::{attach_pointer, tee_pointer};
 use crate::auto::{Decision, Part};
 use crate::budget::{Admission, Breaker, Route, Router};
 use crate::call::{Meta, Skip};
-use parrot_json::{JsonCheck, TopLevel};
+use parrot_json::{JsonCheck, Member, TopLevel};
 
 /// Decides the call's output: `Some(new payload)` or `None` (the input goes out), filling in
 /// the metadata.
@@ -31,9 +31,9 @@ pub(super) fn decide(run: &Run<'_, '_>, input: &[u8], meta: &mut Meta) -> Option
 /// Rules 3 to 10: the new payload, or why the input goes out.
 fn compress(run: &Run<'_, '_>, input: &[u8], meta: &mut Meta) -> Result<String, Skip> {
     passthrough_flags(run)?;
-    let (kind, text) = supported(run, input)?;
+    let (kind, text, members) = supported(run, input)?;
     let admitted = admit(run, text)?;
-    let produced = run_codec(run, kind, text, admitted, meta)?;
+    let produced = run_codec(run, kind, text, members, admitted, meta)?;
     let produced = verify(run, produced)?;
     let mut pointed = point(run, produced)?;
     gain(run, text, &pointed)?;
@@ -81,22 +81,52 @@ fn passthrough_flags(run: &Run<'_, '_>) -> Result<(), Skip> {
 /// Rule 4: the text a codec gets and its kind; payloads the stage never changes (not UTF-8,
 /// empty, JSON with a duplicate member name) pass through. JSON nested deeper than the
 /// parser's limit is text.
-fn supported<'i>(run: &Run<'_, '_>, input: &'i [u8]) -> Result<(PayloadKind, &'i str), Skip> {
-    classify(input).map_err(|why| {
+///
+/// For `auto`, a JSON object is read member by member in this one validating pass (the same
+/// checks as `parrot_json::check`), and the members go to the routing: it then need not read
+/// the payload again to find its shape.
+fn supported<'i>(
+    run: &Run<'_, '_>,
+    input: &'i [u8],
+) -> Result<(PayloadKind, &'i str, Option<Vec<Member<'i>>>), Skip> {
+    classify(input, run.auto.is_some()).map_err(|why| {
         tracing::debug!(tool = run.call.tool, "payload passes through: {why}");
         Skip::UnsupportedPayload
     })
 }
 
-fn classify(bytes: &[u8]) -> Result<(PayloadKind, &str), &'static str> {
+/// The payload's kind, and with `members`, a JSON object's members.
+fn classify(
+    bytes: &[u8],
+    members: bool,
+) -> Result<(PayloadKind, &str, Option<Vec<Member<'_>>>), &'static str> {
     let text = std::str::from_utf8(bytes).map_err(|_| "not UTF-8")?;
     if text.is_empty() {
         return Err("empty");
     }
+    const WS: &[char] = &[' ', '\t', '\n', '\r'];
+    let body = text.trim_start_matches(WS);
+    if members && body.starts_with('{') {
+        let start = text.len() - body.len();
+        return match parrot_json::members(text, start) {
+            Ok(found) => {
+                let end = found.last().map_or(start + 1, |m| m.value.end);
+                let rest = text[end..].trim_start_matches(WS);
+                match rest.strip_prefix('}') {
+                    Some(after) if after.trim_start_matches(WS).is_empty() => {
+                        Ok((PayloadKind::Json, text, Some(found)))
+                    }
+                    _ => Ok((PayloadKind::Text, text, None)),
+                }
+            }
+            Err(parrot_json::Error::DuplicateName) => Err("duplicate member name"),
+            Err(_) => Ok((PayloadKind::Text, text, None)),
+        };
+    }
     match parrot_json::check(text) {
-        JsonCheck::Json => Ok((PayloadKind::Json, text)),
+        JsonCheck::Json => Ok((PayloadKind::Json, text, None)),
         JsonCheck::DuplicateMember => Err("duplicate member name"),
-        JsonCheck::TooDeep | JsonCheck::NotJson => Ok((PayloadKind::Text, text)),
+        JsonCheck::TooDeep | JsonCheck::NotJson => Ok((PayloadKind::Text, text, None)),
     }
 }
 
@@ -163,13 +193,14 @@ fn run_codec<'r>(
     run: &'r Run<'_, '_>,
     kind: PayloadKind,
     text: &'r str,
+    members: Option<Vec<Member<'r>>>,
     admitted: Admitted,
     meta: &mut Meta,
 ) -> Result<Produced<'r>, Skip> {
     let (tool, codec, clock) = (run.call.tool, run.codec, &run.stage.settings.clock);
     let started = clock.now();
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match run.auto {
-        Some(auto) => Ok(Ran::Routed(auto.route(text, kind, run.level))),
+        Some(auto) => Ok(Ran::Routed(auto.route_read(text, kind, members, run.level))),
         None => codec
             .compress(Payload::new(text, kind), run.level)
             .map(Ran::Codec),
