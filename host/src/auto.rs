@@ -749,7 +749,7 @@ fn thousands(n: usize) -> String {
     let digits = n.to_string();
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);
     for (i, digit) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(digit);
@@ -807,17 +807,16 @@ fn object(text: &str, start: usize, sample_rows: usize) -> Json {
 
 /// [`object`], given its members.
 fn object_of(text: &str, members: &[Member<'_>], sample_rows: usize) -> Json {
-    if let Some(content) = members.iter().find(|m| m.name.is("content")) {
-        if let Some(blocks) = mcp_blocks(text, content.value.start) {
-            let error = members
-                .iter()
-                .any(|m| m.name.is("isError") && &text[m.value.clone()] == "true");
-            return if error {
-                Json::McpError
-            } else {
-                Json::Mcp(blocks)
-            };
-        }
+    let content = members.iter().find(|m| m.name.is("content"));
+    if let Some(blocks) = content.and_then(|content| mcp_blocks(text, content.value.start)) {
+        let error = members
+            .iter()
+            .any(|m| m.name.is("isError") && &text[m.value.clone()] == "true");
+        return if error {
+            Json::McpError
+        } else {
+            Json::Mcp(blocks)
+        };
     }
     let largest = members.iter().max_by_key(|m| m.value.len());
     match largest {
@@ -1075,7 +1074,7 @@ mod tests {
     }
 
     fn refused(params: &str) -> String {
-        let err = auto(params).err().expect("refused");
+        let err = auto(params).expect_err("refused");
         format!("{}: {}", err.key().unwrap_or("-"), err.message())
     }
 
