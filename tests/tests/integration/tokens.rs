@@ -13,11 +13,10 @@ use parrot_host::{
 use serde_json::Value;
 
 /// The shipped plugin packages: folder under `plugins/`, and library.
-const PACKAGES: [(&str, &str); 4] = [
+const PACKAGES: [(&str, &str); 3] = [
     ("line-dedup", "parrot_plugin_line_dedup"),
     ("ansi-strip", "parrot_plugin_ansi_strip"),
     ("tool-result-prune", "parrot_plugin_tool_result_prune"),
-    ("toon", "parrot_plugin_toon"),
 ];
 
 const LEVELS: [Level; 3] = [Level::Minimal, Level::Normal, Level::Aggressive];
@@ -156,14 +155,22 @@ fn no_payload_of_the_corpus_or_the_session_comes_out_with_more_tokens_for_any_co
     assert!(compressed > checked / 5, "{compressed} of {checked}");
 }
 
-/// A host with `toon` on `"*"` at `minimal`, from its plugin package, with a memory tee store.
+/// A host with the built-in `toon` on `"*"` at `minimal`, with a memory tee store.
 fn toon_everywhere() -> (tempfile::TempDir, Host) {
-    support::one_package_host(
-        "parrot_plugin_toon",
-        "toon",
+    let dir = tempfile::tempdir().expect("temp dir");
+    std::fs::create_dir_all(dir.path().join(".parrot")).expect("project");
+    std::fs::write(
+        dir.path().join(".parrot/compressors.toml"),
         "[compressor.\"*\"]\ncodec = \"toon\"\nlevel = \"minimal\"\n",
     )
-    .expect("host builds")
+    .expect("manifest");
+    let host = Host::builder()
+        .project(dir.path())
+        .plugin_path(None)
+        .tee_store(Arc::new(MemoryTeeStore::default()))
+        .build()
+        .expect("host builds");
+    (dir, host)
 }
 
 fn compact(json: &str) -> String {
