@@ -42,7 +42,7 @@ use crate::tokens::{TokenCounter, Tokenizer};
 /// std::fs::create_dir_all(&dir).unwrap();
 /// let host = Host::builder().project(&dir).plugin_path(None).build().unwrap();
 /// assert!(host.registry().get("json_compact").is_some());
-/// assert_eq!(host.resolve("anything").entry.unwrap().codec_name, "json_compact");
+/// assert_eq!(host.resolve("anything").entry.unwrap().codec_name, "auto");
 /// ```
 #[derive(Clone, Default)]
 pub struct HostBuilder {

@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::support::{self, shipped_package};
+use crate::support::shipped_package;
 use parrot_host::{
     Call, Host, Input, Level, MemoryTeeStore, Outcome, Payload, Skip, TokenCounter, Tokenizer,
 };
