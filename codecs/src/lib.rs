@@ -9,15 +9,18 @@
 //! - [`Toon`] (`toon`): JSON as lossless TOON (Token-Oriented Object Notation), tables with their
 //!   constant columns hoisted above the rows; its output is the TOON document itself (text
 //!   output), and it acts from `minimal` up.
+//! - [`Log`] (`log`): build, test and command output (text); noise folded into templates with
+//!   counts, every failure line kept verbatim, every cut marked with exact counts (lossy, at
+//!   `normal` and above).
 //!
-//! They read JSON with `parrot_json`'s validating reader, without building a value tree:
-//! numbers and strings are copied exactly as written (so `1`, `1.0` and a 30-digit decimal stay
-//! what they are), member order is kept, and a codec costs about one validating scan of its
-//! input (`toon` builds a `parrot_json::Value` tree for what is not a table of flat rows). All
-//! offer their inverse
-//! ([`parrot_codec_api::Codec::expand`]) for every lossless outcome, and never return an output
-//! that is not smaller than its input. The exact rules, level by level, are in each codec's
-//! module documentation ([`json_compact`], [`columnar`], [`toon`]) and in CONTRACT §2.
+//! The JSON codecs read JSON with `parrot_json`'s validating reader, without building a value
+//! tree: numbers and strings are copied exactly as written (so `1`, `1.0` and a 30-digit
+//! decimal stay what they are), member order is kept, and a codec costs about one validating
+//! scan of its input (`toon` builds a `parrot_json::Value` tree for what is not a table of flat
+//! rows). They offer their inverse ([`parrot_codec_api::Codec::expand`]) for every lossless
+//! outcome. No codec returns an output that is not smaller than its input. The exact rules,
+//! level by level, are in each codec's module documentation ([`json_compact`], [`columnar`],
+//! [`toon`], [`log`]) and in CONTRACT §2.
 //!
 //! Each codec lives in its own module and registers itself with [`inventory`]
 //! (`inventory::submit! { Builtin::of::<TheCodec>() }`); the host lists them with [`builtins`].
@@ -30,7 +33,7 @@
 //! use parrot_codec_api::{Level, Outcome, Params, Payload};
 //!
 //! let names: Vec<&str> = parrot_codecs::builtins().iter().map(|b| b.meta.name()).collect();
-//! assert_eq!(names, ["columnar", "json_compact", "toon"]);
+//! assert_eq!(names, ["columnar", "json_compact", "log", "toon"]);
 //!
 //! let json_compact = parrot_codecs::builtins()[1];
 //! let codec = (json_compact.build)(Params::empty()).unwrap();
@@ -47,10 +50,12 @@ use parrot_codec_api::{Codec, CodecError, CodecMeta, DynCodec, Outcome, Params};
 mod clip;
 pub mod columnar;
 pub mod json_compact;
+pub mod log;
 pub mod toon;
 
 pub use columnar::Columnar;
 pub use json_compact::JsonCompact;
+pub use log::Log;
 pub use toon::Toon;
 
 /// The text of what a codec wrote: always UTF-8, since every byte came from `&str` slices

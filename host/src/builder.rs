@@ -42,7 +42,7 @@ use crate::tokens::{TokenCounter, Tokenizer};
 /// std::fs::create_dir_all(&dir).unwrap();
 /// let host = Host::builder().project(&dir).plugin_path(None).build().unwrap();
 /// assert!(host.registry().get("json_compact").is_some());
-/// assert_eq!(host.resolve("anything").entry.unwrap().codec_name, "json_compact");
+/// assert_eq!(host.resolve("anything").entry.unwrap().codec_name, "auto");
 /// ```
 #[derive(Clone, Default)]
 pub struct HostBuilder {
@@ -57,6 +57,7 @@ pub struct HostBuilder {
     clock: Option<Arc<dyn Clock>>,
     kill_switch: Option<bool>,
     inline_at_any_size: bool,
+    report_tokens: Option<bool>,
     tee_lossless: bool,
     max_result_chars: Option<usize>,
     verification: Option<Verification>,
@@ -154,6 +155,15 @@ impl HostBuilder {
         self
     }
 
+    /// Counts the savings report's tokens on the background worker (default on). Off, the
+    /// report's token figures stay 0 and observers get no token events, while the stage's
+    /// decisions (the no-gain rule, CONTRACT §2.1) still count with the tokenizer: for
+    /// benchmarks that measure the caller's cost alone.
+    pub fn report_tokens(&mut self, yes: bool) -> &mut Self {
+        self.report_tokens = Some(yes);
+        self
+    }
+
     /// Also keeps the original of every lossless outcome that changed the payload, with a
     /// `_tee` pointer whose reason is `lossless` (default off: the contract tees lossy outcomes
     /// only). For callers whose consumer may need the exact text back, not only an equal
@@ -227,7 +237,11 @@ impl HostBuilder {
 
         let mut registry = Registry::with_builtins();
         plugins::load_all(&manifests, &mut registry, &mut errors);
-        let table = EntryTable::build(&manifests, &registry, &mut errors);
+        let tokenizer: Arc<dyn TokenCounter> = self
+            .tokenizer
+            .clone()
+            .unwrap_or_else(|| Arc::new(Tokenizer::default()));
+        let table = EntryTable::build(&manifests, &registry, &tokenizer, &mut errors);
         let budgets = self.budgets.unwrap_or_default().check();
         let breaker = self.breaker.unwrap_or_default().check();
         errors.extend(budgets.into_iter().chain(breaker).map(Error::from));
@@ -251,15 +265,11 @@ impl HostBuilder {
             table,
             fallback,
             self.tee.clone(),
-            self.stage(),
+            self.stage(tokenizer),
         ))
     }
 
-    fn stage(&self) -> Stage {
-        let tokenizer: Arc<dyn TokenCounter> = self
-            .tokenizer
-            .clone()
-            .unwrap_or_else(|| Arc::new(Tokenizer::default()));
+    fn stage(&self, tokenizer: Arc<dyn TokenCounter>) -> Stage {
         let settings = Settings {
             budgets: self.budgets.unwrap_or_default(),
             breaker: self.breaker.unwrap_or_default(),
@@ -269,6 +279,7 @@ impl HostBuilder {
             tee_lossless: self.tee_lossless,
             max_result_chars: self.max_result_chars.unwrap_or(200_000),
             verification: self.verification.unwrap_or_default(),
+            report_tokens: self.report_tokens.unwrap_or(true),
         };
         Stage::new(settings, tokenizer, &self.observers)
     }
@@ -305,7 +316,7 @@ mod tests {
         let lines: Vec<String> = err.errors.iter().map(ToString::to_string).collect();
         assert_eq!(lines.len(), 3, "{lines:#?}");
         assert!(lines[0].ends_with(
-            "entry \"t\": unknown codec \"zstd\" (known: columnar, json_compact, toon)"
+            "entry \"t\": unknown codec \"zstd\" (known: auto, columnar, json_compact, log, toon)"
         ));
         assert!(lines[1].starts_with("Budgets: key \"size_threshold_bytes\": 0 "));
         assert!(lines[2].starts_with("BreakerConfig: key \"window_duration\": 0ns "));

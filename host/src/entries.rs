@@ -34,10 +34,12 @@ use std::sync::Arc;
 use globset::{GlobSet, GlobSetBuilder};
 use parrot_codec_api::{DynCodec, Level};
 
+use crate::auto::{self, Auto};
 use crate::error::{Error, ManifestError};
 use crate::manifest::{Manifest, SourceKind};
 use crate::pattern;
 use crate::registry::{Origin, Registry};
+use crate::tokens::TokenCounter;
 
 /// How an entry matched a tool name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -82,12 +84,19 @@ pub struct ResolvedEntry {
     /// The informational `tee` flag.
     pub tee: bool,
     codec: Arc<dyn DynCodec>,
+    /// The same codec when it is `auto`, which the stage routes through.
+    auto: Option<Arc<Auto>>,
 }
 
 impl ResolvedEntry {
     /// The entry's codec, built from its params.
     pub fn codec(&self) -> &dyn DynCodec {
         &*self.codec
+    }
+
+    /// The routing codec, when the entry's codec is `auto`.
+    pub(crate) fn auto(&self) -> Option<&Auto> {
+        self.auto.as_deref()
     }
 }
 
@@ -136,14 +145,69 @@ impl EntryTable {
     pub(crate) fn build(
         manifests: &[Manifest],
         registry: &Registry,
+        counter: &Arc<dyn TokenCounter>,
         errors: &mut Vec<Error>,
     ) -> EntryTable {
         let mut entries: Vec<ResolvedEntry> = Vec::new();
         let mut shadowed = Vec::new();
         let mut warnings = Vec::new();
         let mut by_key: HashMap<String, usize> = HashMap::new();
+        let mut add = |resolved: ResolvedEntry, manifest: &Manifest| match by_key.get(&resolved.key)
+        {
+            Some(&winner) => {
+                let winner = &entries[winner];
+                if manifest.kind == SourceKind::Core {
+                    let warning = format!(
+                        "{}: entry \"{}\" shadows the entry \"{}\" of {}",
+                        winner.source, winner.key, resolved.key, manifest.name
+                    );
+                    tracing::warn!("{warning}");
+                    warnings.push(warning);
+                }
+                shadowed.push(resolved);
+            }
+            None => {
+                by_key.insert(resolved.key.clone(), entries.len());
+                entries.push(resolved);
+            }
+        };
         for (order, manifest) in manifests.iter().enumerate() {
             for entry in &manifest.entries {
+                if entry.codec == auto::NAME {
+                    match Auto::build(registry, &entry.params, Arc::clone(counter)) {
+                        Ok(built) => {
+                            let built = Arc::new(built);
+                            let resolved = ResolvedEntry {
+                                key: entry.key.clone(),
+                                source: manifest.name.clone(),
+                                source_kind: manifest.kind,
+                                source_order: order,
+                                codec_name: entry.codec.clone(),
+                                level: entry.level,
+                                tee: entry.tee,
+                                codec: Arc::clone(&built) as Arc<dyn DynCodec>,
+                                auto: Some(built),
+                            };
+                            add(resolved, manifest);
+                        }
+                        Err(err) => {
+                            // The key's first segment: `columnar.min_rows` is in `columnar`.
+                            let key = err.key().unwrap_or("params");
+                            let line = entry.line_of_param(key.split('.').next());
+                            errors.push(
+                                ManifestError::InvalidValue {
+                                    file: manifest.name.clone(),
+                                    line,
+                                    entry: Some(entry.key.clone()),
+                                    key: key.to_owned(),
+                                    message: err.message().to_owned(),
+                                }
+                                .into(),
+                            );
+                        }
+                    }
+                    continue;
+                }
                 let Some(info) = registry.get(&entry.codec) else {
                     errors.push(
                         ManifestError::UnknownCodec {
@@ -151,7 +215,7 @@ impl EntryTable {
                             line: entry.codec_line,
                             entry: entry.key.clone(),
                             codec: entry.codec.clone(),
-                            known: registry.names(),
+                            known: format!("{}, {}", auto::NAME, registry.names()),
                         }
                         .into(),
                     );
@@ -186,25 +250,9 @@ impl EntryTable {
                     level: entry.level,
                     tee: entry.tee,
                     codec,
+                    auto: None,
                 };
-                match by_key.get(&entry.key) {
-                    Some(&winner) => {
-                        let winner = &entries[winner];
-                        if manifest.kind == SourceKind::Core {
-                            let warning = format!(
-                                "{}: entry \"{}\" shadows the entry \"{}\" of {}",
-                                winner.source, winner.key, entry.key, manifest.name
-                            );
-                            tracing::warn!("{warning}");
-                            warnings.push(warning);
-                        }
-                        shadowed.push(resolved);
-                    }
-                    None => {
-                        by_key.insert(entry.key.clone(), entries.len());
-                        entries.push(resolved);
-                    }
-                }
+                add(resolved, manifest);
             }
         }
         EntryTable::index(entries, shadowed, warnings, errors)
@@ -366,7 +414,13 @@ mod tests {
                 manifest
             })
             .collect();
-        let table = EntryTable::build(&manifests, &Registry::with_builtins(), &mut errors);
+        let counter: Arc<dyn TokenCounter> = Arc::new(crate::Tokenizer::O200k);
+        let table = EntryTable::build(
+            &manifests,
+            &Registry::with_builtins(),
+            &counter,
+            &mut errors,
+        );
         assert!(errors.is_empty(), "{errors:?}");
         table
     }

@@ -24,6 +24,9 @@ pub struct Explanation<'h> {
     pub shadowed: Vec<&'h ResolvedEntry>,
     /// Other entries that match the tool but lost to a stronger match.
     pub outranked: Vec<(&'h ResolvedEntry, MatchKind)>,
+    /// For the routing codec `auto`: its shapes and their candidates, one line each (empty
+    /// for other codecs).
+    pub routing: Vec<String>,
 }
 
 impl std::fmt::Display for Explanation<'_> {
@@ -47,6 +50,12 @@ impl std::fmt::Display for Explanation<'_> {
             ""
         };
         writeln!(f, "effective level: {}{note}", self.effective_level)?;
+        if !self.routing.is_empty() {
+            writeln!(f, "routes by shape, fewest tokens wins:")?;
+            for line in &self.routing {
+                writeln!(f, "  {line}")?;
+            }
+        }
         if self.shadowed.is_empty() && self.outranked.is_empty() {
             return writeln!(f, "lost to it:      nothing");
         }

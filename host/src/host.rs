@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use parrot_codec_api::{DynCodec, Level, Outcome, Payload};
 
+use crate::auto::Auto;
 #[cfg(feature = "tokio")]
 use crate::budget::Router;
 use crate::call::{Call, Processed};
@@ -220,14 +221,17 @@ impl Host {
 
     fn process_on<'a>(&self, call: Call<'a>, offloaded: bool) -> Processed<'a> {
         let resolution = self.resolve(call.tool);
-        let (codec, builtin) = match resolution.entry {
+        let (codec, builtin, auto) = match resolution.entry {
             Some(entry) => (
                 entry.codec(),
-                self.registry
-                    .get(&entry.codec_name)
-                    .is_some_and(|info| info.origin == crate::registry::Origin::Builtin),
+                entry.auto().is_some()
+                    || self
+                        .registry
+                        .get(&entry.codec_name)
+                        .is_some_and(|info| info.origin == crate::registry::Origin::Builtin),
+                entry.auto(),
             ),
-            None => (self.fallback_codec(), true),
+            None => (self.fallback_codec(), true, None),
         };
         let level = self.level_of(&resolution, call.status, call.level);
         pipeline::process(Run {
@@ -235,6 +239,7 @@ impl Host {
             tee: self.tee.as_deref(),
             codec,
             builtin,
+            auto,
             level,
             call,
             offloaded,
@@ -283,8 +288,8 @@ impl Host {
     /// std::fs::create_dir_all(&dir).unwrap();
     /// let host = Host::builder().project(&dir).plugin_path(None).build().unwrap();
     /// // The core entry says `normal`, but there is no tee store.
-    /// assert_eq!(host.effective_level("dq_execute_database_query", "success", None), Level::Minimal);
-    /// assert_eq!(host.effective_level("dq_execute_database_query", "error", None), Level::None);
+    /// assert_eq!(host.effective_level("sql_query", "success", None), Level::Minimal);
+    /// assert_eq!(host.effective_level("sql_query", "error", None), Level::None);
     /// ```
     pub fn effective_level(
         &self,
@@ -324,6 +329,11 @@ impl Host {
     pub fn explain(&self, tool: &str) -> Explanation<'_> {
         let resolution = self.resolve(tool);
         let (shadowed, outranked) = self.table.lost_to(tool, &resolution);
+        let routing = resolution
+            .entry
+            .and_then(ResolvedEntry::auto)
+            .map(Auto::describe)
+            .unwrap_or_default();
         let (codec, level) = match resolution.entry {
             Some(entry) => (entry.codec_name.clone(), entry.level),
             None => (self.fallback.name().to_owned(), Level::Minimal),
@@ -337,6 +347,7 @@ impl Host {
             level,
             shadowed,
             outranked,
+            routing,
         }
     }
 

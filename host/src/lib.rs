@@ -38,6 +38,7 @@
 // The built-in codecs register through inventory; referencing the crate keeps it linked.
 extern crate parrot_codecs as _;
 
+mod auto;
 mod budget;
 mod builder;
 mod call;
@@ -45,6 +46,7 @@ mod discovery;
 mod entries;
 mod error;
 mod explain;
+mod gauge;
 mod histogram;
 mod host;
 mod loader;

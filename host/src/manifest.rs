@@ -592,9 +592,13 @@ mod tests {
         )
         .expect("core manifest parses");
         let keys: Vec<&str> = core.entries.iter().map(|e| e.key.as_str()).collect();
-        assert_eq!(keys, ["*", "dq_execute_database_query"]);
-        assert_eq!(core.entries[1].level, Level::Normal);
-        assert_eq!(core.entries[1].params["min_rows"], Json::from(20));
+        assert_eq!(keys, ["*"]);
+        assert_eq!(core.entries[0].codec, "auto");
+        assert_eq!(core.entries[0].level, Level::Normal);
+        assert_eq!(
+            core.entries[0].params["columnar"]["min_rows"],
+            Json::from(2)
+        );
     }
 
     #[test]

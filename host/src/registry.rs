@@ -107,11 +107,17 @@ impl Registry {
                 },
                 interface_version: library.interface_version.to_owned(),
             };
-            if let Some((existing, _)) = self.codecs.get(name) {
+            // `auto` is the host's own routing codec: no library may take its name.
+            let first = match self.codecs.get(name) {
+                Some((existing, _)) => Some(existing.origin.to_string()),
+                None if name == crate::auto::NAME => Some(Origin::Builtin.to_string()),
+                None => None,
+            };
+            if let Some(first) = first {
                 errors.push(
                     LoadError::DuplicateCodec {
                         codec: name.to_owned(),
-                        first: existing.origin.to_string(),
+                        first,
                         second: info.origin.to_string(),
                     }
                     .into(),
@@ -207,7 +213,7 @@ mod tests {
     fn builtin_codecs_are_linked_and_registered() {
         let registry = Registry::with_builtins();
         let names: Vec<&str> = registry.codecs().map(|c| c.meta.name()).collect();
-        assert_eq!(names, ["columnar", "json_compact", "toon"]);
+        assert_eq!(names, ["columnar", "json_compact", "log", "toon"]);
         assert!(registry.codecs().all(|c| c.origin == Origin::Builtin));
     }
 
@@ -240,7 +246,7 @@ mod tests {
         assert_eq!(err.kind(), ErrorKind::UnknownCodec);
         assert_eq!(
             err.to_string(),
-            "unknown codec \"zstd\" (known: columnar, json_compact, toon)"
+            "unknown codec \"zstd\" (known: columnar, json_compact, log, toon)"
         );
     }
 }

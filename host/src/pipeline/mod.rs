@@ -23,7 +23,9 @@
 //!    the input goes out, `tee_failed`); so does a lossless one that changed the payload when
 //!    the host was built with `tee_lossless` (pointer reason `lossless`). The pointer counts
 //!    for rule 9, and nothing is stored for an outcome rule 9 discards;
-//! 9. no gain: a final payload not strictly smaller than the input is discarded (`no_gain`);
+//! 9. no gain: a final payload not strictly smaller than the input in bytes, or holding more
+//!    tokens of the configured tokenizer, is discarded (`no_gain`); the tokens are the gauge's
+//!    (`crate::gauge`), counted only where the bytes cannot decide (CONTRACT §2.1);
 //! 10. last line of defense: a final payload over `max_result_chars` code points is cut, with
 //!     the original stored under the call's key (only with a tee store).
 
@@ -41,8 +43,10 @@ use parrot_codec_api::Level;
 
 pub use pointer::TEE_HINT;
 
+use crate::auto::Auto;
 use crate::budget::{Breaker, BreakerConfig, Budgets, Clock, Router};
 use crate::call::{Call, Meta, Processed, Skip};
+use crate::gauge::Gauge;
 use crate::observe::{CallEvent, Observer};
 use crate::report::Report;
 use crate::tee::TeeStore;
@@ -89,6 +93,9 @@ pub(crate) struct Settings {
     pub(crate) max_result_chars: usize,
     /// Rule 7's verification.
     pub(crate) verification: Verification,
+    /// Count the savings report's tokens on the background worker (the decisions count with
+    /// the tokenizer either way).
+    pub(crate) report_tokens: bool,
 }
 
 /// The stage's settings and state, owned by the host.
@@ -99,14 +106,15 @@ pub(crate) struct Stage {
     observers: Arc<Vec<Arc<dyn Observer>>>,
     report: Arc<Report>,
     tokens: TokenWorker,
+    gauge: Gauge,
     calls: AtomicU64,
     verify_counter: AtomicU64,
     keys: Mutex<TeeKeys>,
 }
 
 impl Stage {
-    /// A stage with `settings`, counting tokens with `tokenizer` for the savings report (always
-    /// the first observer) and `observers`.
+    /// A stage with `settings`, counting tokens with `tokenizer` for its decisions (rule 9) and
+    /// for the savings report (always the first observer) and `observers`.
     pub(crate) fn new(
         settings: Settings,
         tokenizer: Arc<dyn TokenCounter>,
@@ -116,13 +124,20 @@ impl Stage {
         let mut all: Vec<Arc<dyn Observer>> = vec![report.clone()];
         all.extend(observers.iter().cloned());
         let observers = Arc::new(all);
+        let gauge = Gauge::new(Arc::clone(&tokenizer));
+        let tokens = if settings.report_tokens {
+            TokenWorker::start(tokenizer, Arc::clone(&observers))
+        } else {
+            TokenWorker::off()
+        };
         Stage {
             router: Router {
                 budgets: settings.budgets,
             },
             settings,
             breakers: Mutex::default(),
-            tokens: TokenWorker::start(tokenizer, Arc::clone(&observers)),
+            gauge,
+            tokens,
             observers,
             report,
             calls: AtomicU64::new(0),
@@ -135,6 +150,11 @@ impl Stage {
     #[cfg(feature = "tokio")]
     pub(crate) fn budgets(&self) -> Budgets {
         self.router.budgets
+    }
+
+    /// The token gauge of the stage's decisions, in the configured tokenizer.
+    pub(crate) fn gauge(&self) -> &Gauge {
+        &self.gauge
     }
 
     /// The live savings report.
@@ -170,6 +190,8 @@ pub(crate) struct Run<'h, 'a> {
     pub(crate) tee: Option<&'h dyn TeeStore>,
     pub(crate) codec: &'h dyn DynCodec,
     pub(crate) builtin: bool,
+    /// The entry's codec is `auto`: it routes, and the winner's flags apply.
+    pub(crate) auto: Option<&'h Auto>,
     pub(crate) level: Level,
     pub(crate) call: Call<'a>,
     /// The call runs on an executor thread (the async entry point offloaded it).
@@ -196,6 +218,7 @@ pub(crate) fn process<'a>(run: Run<'_, 'a>) -> Processed<'a> {
         teed: false,
         tee_key: None,
         skipped: None,
+        route: None,
     };
 
     let output: Option<String> = rules::decide(&run, &input, &mut meta);

@@ -1,6 +1,7 @@
 //! Rules 2 to 10 of the stage (rule 1, the kill switch, is [`super::process`]'s own), one
 //! function each, in the order they apply; see the module docs of [`super`] for the list.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -9,9 +10,10 @@ use parrot_codec_api::{Level, Outcome, Payload, PayloadKind};
 
 use super::Run;
 use super::pointer::{attach_pointer, tee_pointer};
+use crate::auto::{Decision, Part};
 use crate::budget::{Admission, Breaker, Route, Router};
 use crate::call::{Meta, Skip};
-use parrot_json::{JsonCheck, TopLevel};
+use parrot_json::{JsonCheck, Member, TopLevel};
 
 /// Decides the call's output: `Some(new payload)` or `None` (the input goes out), filling in
 /// the metadata.
@@ -29,12 +31,12 @@ pub(super) fn decide(run: &Run<'_, '_>, input: &[u8], meta: &mut Meta) -> Option
 /// Rules 3 to 10: the new payload, or why the input goes out.
 fn compress(run: &Run<'_, '_>, input: &[u8], meta: &mut Meta) -> Result<String, Skip> {
     passthrough_flags(run)?;
-    let (kind, text) = supported(run, input)?;
+    let (kind, text, members) = supported(run, input)?;
     let admitted = admit(run, text)?;
-    let produced = run_codec(run, kind, text, admitted)?;
-    let produced = verify(run, kind, text, produced)?;
+    let produced = run_codec(run, kind, text, members, admitted, meta)?;
+    let produced = verify(run, produced)?;
     let mut pointed = point(run, produced)?;
-    gain(&pointed, input)?;
+    gain(run, text, &pointed)?;
     let cut = must_cut(run, &pointed.payload);
     store_original(run, input, &mut pointed, cut, meta)?;
     Ok(if cut {
@@ -79,22 +81,52 @@ fn passthrough_flags(run: &Run<'_, '_>) -> Result<(), Skip> {
 /// Rule 4: the text a codec gets and its kind; payloads the stage never changes (not UTF-8,
 /// empty, JSON with a duplicate member name) pass through. JSON nested deeper than the
 /// parser's limit is text.
-fn supported<'i>(run: &Run<'_, '_>, input: &'i [u8]) -> Result<(PayloadKind, &'i str), Skip> {
-    classify(input).map_err(|why| {
+///
+/// For `auto`, a JSON object is read member by member in this one validating pass (the same
+/// checks as `parrot_json::check`), and the members go to the routing: it then need not read
+/// the payload again to find its shape.
+fn supported<'i>(
+    run: &Run<'_, '_>,
+    input: &'i [u8],
+) -> Result<(PayloadKind, &'i str, Option<Vec<Member<'i>>>), Skip> {
+    classify(input, run.auto.is_some()).map_err(|why| {
         tracing::debug!(tool = run.call.tool, "payload passes through: {why}");
         Skip::UnsupportedPayload
     })
 }
 
-fn classify(bytes: &[u8]) -> Result<(PayloadKind, &str), &'static str> {
+/// The payload's kind, and with `members`, a JSON object's members.
+fn classify(
+    bytes: &[u8],
+    members: bool,
+) -> Result<(PayloadKind, &str, Option<Vec<Member<'_>>>), &'static str> {
     let text = std::str::from_utf8(bytes).map_err(|_| "not UTF-8")?;
     if text.is_empty() {
         return Err("empty");
     }
+    const WS: &[char] = &[' ', '\t', '\n', '\r'];
+    let body = text.trim_start_matches(WS);
+    if members && body.starts_with('{') {
+        let start = text.len() - body.len();
+        return match parrot_json::members(text, start) {
+            Ok(found) => {
+                let end = found.last().map_or(start + 1, |m| m.value.end);
+                let rest = text[end..].trim_start_matches(WS);
+                match rest.strip_prefix('}') {
+                    Some(after) if after.trim_start_matches(WS).is_empty() => {
+                        Ok((PayloadKind::Json, text, Some(found)))
+                    }
+                    _ => Ok((PayloadKind::Text, text, None)),
+                }
+            }
+            Err(parrot_json::Error::DuplicateName) => Err("duplicate member name"),
+            Err(_) => Ok((PayloadKind::Text, text, None)),
+        };
+    }
     match parrot_json::check(text) {
-        JsonCheck::Json => Ok((PayloadKind::Json, text)),
+        JsonCheck::Json => Ok((PayloadKind::Json, text, None)),
         JsonCheck::DuplicateMember => Err("duplicate member name"),
-        JsonCheck::TooDeep | JsonCheck::NotJson => Ok((PayloadKind::Text, text)),
+        JsonCheck::TooDeep | JsonCheck::NotJson => Ok((PayloadKind::Text, text, None)),
     }
 }
 
@@ -137,36 +169,49 @@ fn admit(run: &Run<'_, '_>, text: &str) -> Result<Admitted, Skip> {
 }
 
 /// What a codec returned, once rule 6 accepted it.
-struct Produced {
+struct Produced<'r> {
     payload: String,
     lossy: bool,
     /// The output's top-level shape, when it was read.
     shape: Option<TopLevel>,
-    /// The codec declares text output for JSON input (TOON, CSV).
+    /// The payload is text for a JSON input: the codec declares text output (TOON, CSV), or
+    /// `auto`'s winner does, or `auto` routed a JSON string's text.
     text_output: bool,
+    /// What rule 7 verifies: each part of the payload with the codec that produced it (one
+    /// part, the whole payload, unless `auto` routed an MCP result's blocks one by one).
+    parts: Vec<Part<'r>>,
 }
 
 /// Rule 6: the codec runs, timed against its budget for the breaker. An error or a panic is
 /// `codec_error`; an unchanged outcome is `no_gain`; a plugin's output for a JSON payload must
 /// be JSON unless the codec declares text output (else `codec_error`).
-fn run_codec(
-    run: &Run<'_, '_>,
+///
+/// For `auto`, the routing runs (every candidate it ran counts in the time) and the winner
+/// stands for the codec: the metadata names it and the route; its `text_output` and its
+/// origin apply, here and in rule 7.
+fn run_codec<'r>(
+    run: &'r Run<'_, '_>,
     kind: PayloadKind,
-    text: &str,
+    text: &'r str,
+    members: Option<Vec<Member<'r>>>,
     admitted: Admitted,
-) -> Result<Produced, Skip> {
+    meta: &mut Meta,
+) -> Result<Produced<'r>, Skip> {
     let (tool, codec, clock) = (run.call.tool, run.codec, &run.stage.settings.clock);
     let started = clock.now();
-    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        codec.compress(Payload::new(text, kind), run.level)
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match run.auto {
+        Some(auto) => Ok(Ran::Routed(auto.route_read(text, kind, members, run.level))),
+        None => codec
+            .compress(Payload::new(text, kind), run.level)
+            .map(Ran::Codec),
     }));
     let elapsed = clock.now().saturating_duration_since(started);
     admitted
         .breaker
         .record(clock.now(), admitted.admission, elapsed > admitted.budget);
 
-    let outcome = match result {
-        Ok(Ok(outcome)) => outcome,
+    let ran = match result {
+        Ok(Ok(ran)) => ran,
         Ok(Err(err)) => {
             tracing::warn!(tool, codec = codec.name(), "codec failed: {err}");
             return Err(Skip::CodecError);
@@ -176,20 +221,43 @@ fn run_codec(
             return Err(Skip::CodecError);
         }
     };
-    let (payload, lossy) = match outcome {
-        Outcome::Unchanged => return Err(Skip::NoGain),
-        Outcome::Changed { payload, lossy } => (payload, lossy),
+    let (payload, lossy, text_output, parts, builtin) = match ran {
+        Ran::Codec(Outcome::Unchanged) => return Err(Skip::NoGain),
+        Ran::Codec(Outcome::Changed { payload, lossy }) => {
+            let part = Part {
+                codec,
+                builtin: run.builtin,
+                kind,
+                input: Cow::Borrowed(text),
+                output: None,
+            };
+            (payload, lossy, codec.text_output(), vec![part], run.builtin)
+        }
+        Ran::Routed(decision) => {
+            meta.route = Some(decision.route);
+            let Some(routed) = decision.routed else {
+                return Err(Skip::NoGain);
+            };
+            meta.codec = Some(routed.codec);
+            let builtin = routed.parts.iter().all(|part| part.builtin);
+            (
+                routed.payload,
+                routed.lossy,
+                routed.text_output,
+                routed.parts,
+                builtin,
+            )
+        }
     };
     // A built-in's output is JSON by construction (property-tested and fuzzed), so its shape
     // is read only when a pointer needs it.
-    let text_output = codec.text_output();
     let mut shape = None;
-    if kind == PayloadKind::Json && !run.builtin && !text_output {
+    if kind == PayloadKind::Json && !builtin && !text_output {
         shape = parrot_json::top_level(&payload);
         if shape.is_none() {
             tracing::warn!(
                 tool,
-                codec = codec.name(),
+                codec = meta.codec.as_deref().unwrap_or_default(),
                 "codec returned invalid JSON for a JSON payload"
             );
             return Err(Skip::CodecError);
@@ -200,31 +268,40 @@ fn run_codec(
         lossy,
         shape,
         text_output,
+        parts,
     })
 }
 
-/// Rule 7: an outcome claimed lossless is verified through the codec's inverse when
-/// verification is on for the codec (a mismatch makes it lossy); a lossy outcome at `minimal`
-/// is refused (`codec_error`).
-fn verify(
-    run: &Run<'_, '_>,
-    kind: PayloadKind,
-    text: &str,
-    mut produced: Produced,
-) -> Result<Produced, Skip> {
-    let (tool, codec) = (run.call.tool, run.codec.name());
-    if !produced.lossy && should_verify(run) && !expands_back(run, text, kind, &produced.payload) {
-        tracing::warn!(
-            tool,
-            codec,
-            "an outcome claimed lossless does not expand back to the input: treated as lossy"
-        );
-        produced.lossy = true;
+/// What the codec call gave: a plain codec's outcome, or `auto`'s decision.
+enum Ran<'r> {
+    Codec(Outcome),
+    Routed(Decision<'r>),
+}
+
+/// Rule 7: an outcome claimed lossless is verified through the inverse of the codec that
+/// produced it (each part through its own, for `auto`) when verification is on for that codec
+/// (a mismatch makes it lossy); a lossy outcome at `minimal` is refused (`codec_error`).
+fn verify<'r>(run: &Run<'_, '_>, mut produced: Produced<'r>) -> Result<Produced<'r>, Skip> {
+    let tool = run.call.tool;
+    if !produced.lossy {
+        let payload = &produced.payload;
+        if let Some(part) = produced
+            .parts
+            .iter()
+            .find(|part| should_verify(run, part) && !expands_back(part, payload))
+        {
+            tracing::warn!(
+                tool,
+                codec = part.codec.name(),
+                "an outcome claimed lossless does not expand back to the input: treated as lossy"
+            );
+            produced.lossy = true;
+        }
     }
     if produced.lossy && !run.level.allows_loss() {
         tracing::warn!(
             tool,
-            codec,
+            codec = run.codec.name(),
             "codec returned a lossy outcome at minimal: refused"
         );
         return Err(Skip::CodecError);
@@ -233,12 +310,12 @@ fn verify(
 }
 
 /// Plugin codecs: every lossless outcome (unless turned off); built-ins: one in N.
-fn should_verify(run: &Run<'_, '_>) -> bool {
-    if !run.codec.expands() {
+fn should_verify(run: &Run<'_, '_>, part: &Part<'_>) -> bool {
+    if !part.codec.expands() {
         return false;
     }
     let v = run.stage.settings.verification;
-    if run.builtin {
+    if part.builtin {
         v.builtins_every > 0
             && run
                 .stage
@@ -250,14 +327,19 @@ fn should_verify(run: &Run<'_, '_>) -> bool {
     }
 }
 
-fn expands_back(run: &Run<'_, '_>, input: &str, kind: PayloadKind, payload: &str) -> bool {
+/// Whether the part's codec gives its input back from its output (`payload` when the part
+/// is the whole payload).
+fn expands_back(part: &Part<'_>, payload: &str) -> bool {
+    let output = part.output.as_deref().unwrap_or(payload);
     let expanded = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        run.codec.expand(payload)
+        part.codec.expand(output)
     })) {
         Ok(Ok(expanded)) => expanded,
         _ => return false,
     };
-    run.codec.meta().gives_back(kind, input, &expanded)
+    part.codec
+        .meta()
+        .gives_back(part.kind, &part.input, &expanded)
 }
 
 /// The output with its pointer (rule 8), before the original is stored.
@@ -276,12 +358,13 @@ struct Pointed {
 /// when the host was built with `tee_lossless` (reason `lossless`). The pointer names a
 /// tentative key: the no-gain rule counts it, and nothing is stored for an outcome that rule 9
 /// discards. The second half is [`store_original`].
-fn point(run: &Run<'_, '_>, produced: Produced) -> Result<Pointed, Skip> {
+fn point(run: &Run<'_, '_>, produced: Produced<'_>) -> Result<Pointed, Skip> {
     let Produced {
         payload,
         lossy,
         mut shape,
         text_output,
+        ..
     } = produced;
     if lossy && run.tee.is_none() {
         // Unreachable through the host (levels are capped without a store); kept as the
@@ -311,12 +394,15 @@ fn point(run: &Run<'_, '_>, produced: Produced) -> Result<Pointed, Skip> {
     })
 }
 
-/// Rule 9: a final payload not strictly smaller than the input is discarded (`no_gain`).
-fn gain(pointed: &Pointed, input: &[u8]) -> Result<(), Skip> {
-    if pointed.payload.len() >= input.len() {
-        Err(Skip::NoGain)
-    } else {
+/// Rule 9: a final payload (its pointer included) that is not strictly smaller than the input
+/// in bytes, or that holds more tokens of the configured tokenizer, is discarded (`no_gain`).
+/// The tokens are the gauge's (CONTRACT §2.1): counted only where the bytes cannot decide.
+fn gain(run: &Run<'_, '_>, input: &str, pointed: &Pointed) -> Result<(), Skip> {
+    let payload = pointed.payload.as_str();
+    if payload.len() < input.len() && run.stage.gauge().no_more_tokens(input, payload) {
         Ok(())
+    } else {
+        Err(Skip::NoGain)
     }
 }
 

@@ -44,7 +44,7 @@ fn check_passes_and_summarises_loaded_plugins() {
     );
     assert!(stdout.contains("  3. <core> (core)"), "{stdout}");
     assert!(
-        stdout.ends_with("ok: 3 sources, 5 codecs, 5 entries (0 shadowed)\n"),
+        stdout.ends_with("ok: 3 sources, 6 codecs, 4 entries (0 shadowed)\n"),
         "{stdout}"
     );
 }
@@ -65,6 +65,7 @@ fn plugins_lists_each_codec_with_origin_and_interface_version() {
          columnar      {version:<9}  built-in\n\
          json_compact  {version:<9}  built-in\n\
          line_dedup    {version:<9}  {} (package {})\n\
+         log           {version:<9}  built-in\n\
          toon          {version:<9}  built-in\n",
         library.display(),
         pkg.join("compressors.toml").display()
@@ -159,7 +160,7 @@ fn check_exits_2_on_an_invalid_project_manifest() {
     assert_eq!(
         text(&out.stderr),
         format!(
-            "error: {}:2: entry \"t\": unknown codec \"zstd\" (known: columnar, json_compact, toon)\n",
+            "error: {}:2: entry \"t\": unknown codec \"zstd\" (known: auto, columnar, json_compact, log, toon)\n",
             manifest.display()
         )
     );
@@ -243,6 +244,7 @@ fn compress_meta_is_one_json_line_with_tokens() {
         "result_size_bytes",
         "compression_duration_ms",
         "compression_teed",
+        "compression_route",
         "tokens_before",
         "tokens_after",
     ] {
@@ -250,8 +252,16 @@ fn compress_meta_is_one_json_line_with_tokens() {
     }
     assert_eq!(meta["result_size_bytes_original"], input.len());
     assert_eq!(meta["result_size_bytes"], out.stdout.len());
-    assert_eq!(meta["compression_codec"], "json_compact");
-    assert_eq!(meta["compression_level"], "minimal");
+    // The default `auto` routes the payload by its shape (its largest member is an array of
+    // objects: rows) and names the winner, which the route ranks first.
+    let winner = meta["compression_codec"].as_str().unwrap();
+    let route = meta["compression_route"].as_str().unwrap();
+    assert!(route.starts_with(&format!("rows: {winner} ")), "{route}");
+    assert!(
+        ["toon", "columnar", "json_compact"].contains(&winner),
+        "{meta}"
+    );
+    assert_eq!(meta["compression_level"], "normal");
 }
 
 #[test]
@@ -485,7 +495,7 @@ fn check_reports_three_independent_mistakes_and_exits_2() {
                 "error: {m}:6: entry \"b\": unknown key \"levle\"; did you mean \"level\"? (expected: codec, level, tee, params)"
             ),
             format!(
-                "error: {m}:2: entry \"a\": unknown codec \"zstd\" (known: columnar, json_compact, toon)"
+                "error: {m}:2: entry \"a\": unknown codec \"zstd\" (known: auto, columnar, json_compact, log, toon)"
             ),
             format!(
                 "error: {m}:10: entry \"c\": codec \"columnar\": param \"min_rows\": expected a positive integer, got a number (-1)"
@@ -498,6 +508,12 @@ fn check_reports_three_independent_mistakes_and_exits_2() {
 #[test]
 fn the_query_result_compresses_to_a_table_with_a_pointer_and_recovers_exactly() {
     let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join(".parrot")).unwrap();
+    std::fs::write(
+        dir.path().join(".parrot/compressors.toml"),
+        "[compressor.\"dq_execute_database_query\"]\ncodec = \"columnar\"\nlevel = \"normal\"\n",
+    )
+    .unwrap();
     let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus/query-500x12.json");
     let out = Command::new(support::binary())
         .args(["--project", dir.path().to_str().unwrap()])

@@ -16,7 +16,7 @@ use crate::support::shipped_package;
 /// One row per codec and params: the codec's name, its params (a TOML inline table), and
 /// whether its metadata declares that `null` members count as absent (a codec-wide
 /// declaration: json_compact declares it even with `elide_nulls = false`).
-const CODECS: [(&str, &str, bool); 13] = [
+const CODECS: [(&str, &str, bool); 14] = [
     ("json_compact", "{}", true),
     (
         "json_compact",
@@ -36,6 +36,7 @@ const CODECS: [(&str, &str, bool); 13] = [
     ),
     ("toon", "{}", false),
     ("toon", "{ hoist = false }", false),
+    ("log", "{}", false),
     ("line_dedup", "{}", false),
     ("line_dedup", "{ min_run = 2 }", false),
     ("ansi_strip", "{}", false),

@@ -42,6 +42,10 @@ fn memory() -> Option<Arc<dyn TeeStore>> {
 /// The manifest of these tests: `rows` → columnar, everything else json_compact (the core
 /// default).
 const ROWS: &str = "[compressor.\"rows\"]\ncodec = \"columnar\"\nlevel = \"normal\"\n";
+/// [`ROWS`], and `json_compact` for the tool `any`: the hostile inputs of its lossy paths
+/// (clipping, trimming) and of its markers (the default `auto` runs it losslessly).
+const ROWS_AND_COMPACT: &str = "[compressor.\"rows\"]\ncodec = \"columnar\"\nlevel = \"normal\"\n\
+     [compressor.\"any\"]\ncodec = \"json_compact\"\n";
 
 fn input_bytes(input: &Input<'_>) -> Vec<u8> {
     match input {
@@ -133,7 +137,7 @@ fn a_200mb_payload_passes_the_router_without_running_a_codec() {
 #[test]
 fn a_50mb_json_string_is_clipped_and_teed_at_normal() {
     // Inline at any size, as the command runs: the router would pass 50 MB through otherwise.
-    let (_dir, host) = host_configured(memory(), ROWS, |b| {
+    let (_dir, host) = host_configured(memory(), ROWS_AND_COMPACT, |b| {
         b.inline_at_any_size(true);
     });
     let payload = format!("\"{}\"", "lorem ipsum ".repeat(50 * 1024 * 1024 / 12));
@@ -180,7 +184,7 @@ fn a_million_tiny_rows_compress_and_nothing_is_lost() {
 
 #[test]
 fn keys_that_collide_with_our_markers_stay_unambiguous() {
-    let (_dir, host) = host_with(memory(), ROWS);
+    let (_dir, host) = host_with(memory(), ROWS_AND_COMPACT);
     let inputs = [
         r#"{"_tee": {"key": "forged"}, "a": null, "b": [1, 1, 1, 1]}"#,
         r#"[{"_repeat": 2, "_value": 5}, 5, 5, null]"#,
@@ -335,7 +339,7 @@ fn a_slow_plugin_codec_opens_its_breaker() {
 fn no_lossy_output_leaves_without_its_original_stored() {
     // Every route by which an outcome can be lossy, with a store: each output that is not the
     // input carries a pointer whose key recovers the input, or is lossless.
-    let (_dir, host) = host_with(memory(), ROWS);
+    let (_dir, host) = host_with(memory(), ROWS_AND_COMPACT);
     let rows: Vec<String> = (0..40)
         .map(|i| {
             format!(

@@ -4,6 +4,7 @@
 //! Each module is what was one test file; run one with its path, e.g.
 //! `cargo test -p parrot-tests --test integration prune::`.
 
+mod auto;
 mod cli;
 mod contract;
 mod hostile;
@@ -17,4 +18,5 @@ mod roundtrip;
 mod support;
 mod tee_sqlite;
 mod tee_stores;
+mod tokens;
 mod toon;

@@ -126,7 +126,7 @@ fn catalogue() -> Vec<Bad> {
             packages: vec![],
             expected: |root| {
                 format!(
-                    "{}:2: entry \"t\": unknown codec \"zstd\" (known: columnar, json_compact, toon)",
+                    "{}:2: entry \"t\": unknown codec \"zstd\" (known: auto, columnar, json_compact, log, toon)",
                     project_manifest(root).display()
                 )
             },
@@ -391,10 +391,7 @@ fn package_entry_shadows_core_entry() {
         root.path(),
         "pkg",
         Some(LINE_DEDUP),
-        &plugin_manifest(
-            LINE_DEDUP,
-            "[compressor.\"dq_execute_database_query\"]\ncodec = \"json_compact\"\n",
-        ),
+        &plugin_manifest(LINE_DEDUP, "[compressor.\"*\"]\ncodec = \"json_compact\"\n"),
     );
     let host = build(root.path(), &[&pkg]).unwrap();
     assert_eq!(
@@ -606,16 +603,14 @@ fn error_status_means_level_none() {
 
 #[test]
 fn entry_level_applies_to_a_successful_call() {
-    let root = project(None);
+    let root = project(Some("[compressor.t]\ncodec = \"json_compact\"\n"));
     let host = build_with_tee(root.path(), &[]);
-    assert_eq!(
-        host.effective_level("dq_execute_database_query", "success", None),
-        Level::Normal
-    );
+    // The core `"*"` entry says `normal`; an entry without a level is `minimal`.
     assert_eq!(
         host.effective_level("other", "success", None),
-        Level::Minimal
+        Level::Normal
     );
+    assert_eq!(host.effective_level("t", "success", None), Level::Minimal);
 }
 
 #[test]
@@ -675,7 +670,7 @@ fn explain_names_the_longer_glob_and_lists_the_other_as_shadowed() {
              effective level: normal\n\
              lost to it:\n  \
              \"sql_*\" in {manifest} (shadowed: weaker glob match; json_compact/minimal)\n  \
-             \"*\" in <core> (shadowed: weaker wildcard match; json_compact/minimal)\n"
+             \"*\" in <core> (shadowed: weaker wildcard match; auto/normal)\n"
         )
     );
 }

@@ -308,7 +308,7 @@ fn shipped_manifest_routes_shell_log_and_search_tools_by_glob() {
         ("shell_cargo_build", "line_dedup", MatchKind::Glob),
         ("service_logs", "line_dedup", MatchKind::Glob),
         ("terminal_run", "ansi_strip", MatchKind::Glob),
-        ("github_search_issues", "json_compact", MatchKind::Wildcard),
+        ("github_search_issues", "auto", MatchKind::Wildcard),
     ];
     for (tool, codec, kind) in cases {
         let resolution = host.resolve(tool);

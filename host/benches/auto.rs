@@ -1,0 +1,193 @@
+//! What the routing codec `auto` costs.
+//!
+//! `cargo bench -p parrot-host --bench auto` prints two Markdown tables:
+//!
+//! 1. `process` on 1 MB of seeded query rows: the default `auto` (o200k tokens) against each
+//!    candidate as an entry's codec at `minimal`, interleaved call by call, each call's own
+//!    stage time (the token worker finishes between calls); the ratio against the candidate
+//!    `auto` picked (its bound is 1.3x) and against the fastest candidate;
+//! 2. `process` with the default configuration (no manifest, a memory tee store, o200k) on
+//!    payloads just under the router's inline thresholds (256 KB; 1,500 rows) and a 256 KB
+//!    build log, p50 and p99 against the inline budget at `normal`.
+
+use std::hint::black_box;
+use std::sync::Arc;
+use std::time::Duration;
+
+use parrot_host::{Budgets, Call, Host, Input, MemoryTeeStore};
+
+/// A seeded query result of about `bytes` bytes or `max_rows` rows, whichever comes first:
+/// `{"driver", "rows": [...]}` with a constant and an all-null column (as the calibration
+/// benchmark generates them).
+fn rows(bytes: usize, max_rows: usize) -> String {
+    let mut out = String::from("{\"driver\":\"pg\",\"rows\":[");
+    let mut i = 0u64;
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    while out.len() < bytes && (i as usize) < max_rows {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str(&format!(
+            "{{\"store_id\":\"S{:04}\",\"revenue\":{}.{:02},\"region\":\"south\",\"active\":{},\"notes\":null,\"units\":{}}}",
+            i % 10_000,
+            1000 + state % 9000,
+            state % 100,
+            state.is_multiple_of(3),
+            state % 500
+        ));
+        i += 1;
+    }
+    out.push_str("]}");
+    out
+}
+
+/// A host with the default configuration (no manifest of its own but the candidates' entries
+/// for the yardsticks), a memory tee store and o200k tokens.
+fn host() -> (tempfile::TempDir, Host) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join(".parrot")).unwrap();
+    std::fs::write(
+        dir.path().join(".parrot/compressors.toml"),
+        "[compressor.only_toon]\ncodec = \"toon\"\n\
+         [compressor.only_columnar]\ncodec = \"columnar\"\nparams = { min_rows = 2 }\n\
+         [compressor.only_json_compact]\ncodec = \"json_compact\"\n",
+    )
+    .unwrap();
+    let host = Host::builder()
+        .project(dir.path())
+        .plugin_path(None)
+        .tee_store(Arc::new(MemoryTeeStore::default()))
+        .inline_at_any_size(true)
+        .build()
+        .unwrap();
+    (dir, host)
+}
+
+/// The stage's own time for one call (the token worker is let finish before the next).
+fn timed(host: &Host, tool: &str, input: &str) -> (Duration, Option<String>) {
+    let out = host.process(Call::new(tool, Input::Text(input)));
+    assert!(out.meta.compressed, "{tool}: {:?}", out.meta);
+    let took = Duration::from_secs_f64(out.meta.duration_ms / 1000.0);
+    let codec = out.meta.codec.clone();
+    host.flush();
+    (took, codec)
+}
+
+fn median(mut times: Vec<Duration>) -> Duration {
+    times.sort();
+    times[times.len() / 2]
+}
+
+fn percentile(mut times: Vec<Duration>, pct: f64) -> Duration {
+    times.sort();
+    let i = ((times.len() as f64 * pct / 100.0).ceil() as usize).clamp(1, times.len()) - 1;
+    times[i]
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.2} ms", d.as_secs_f64() * 1000.0)
+}
+
+fn routing_against_candidates(host: &Host) {
+    let input = rows(1024 * 1024, usize::MAX);
+    let candidates = ["toon", "columnar", "json_compact"];
+    let picked = timed(host, "t", &input).1.expect("auto names its winner");
+    let rounds = 30;
+    let mut auto_times = Vec::new();
+    let mut times = vec![Vec::new(); candidates.len()];
+    for _ in 0..rounds {
+        auto_times.push(timed(host, "t", black_box(&input)).0);
+        for (i, name) in candidates.iter().enumerate() {
+            times[i].push(timed(host, &format!("only_{name}"), black_box(&input)).0);
+        }
+    }
+    let auto_median = median(auto_times);
+    let medians: Vec<Duration> = times.into_iter().map(median).collect();
+    let picked_median = medians[candidates.iter().position(|n| *n == picked).unwrap()];
+    let fastest = *medians.iter().min().unwrap();
+    println!(
+        "\n### process on {} KB of rows: auto against each candidate as the entry's codec \
+         (median of {rounds} interleaved rounds)\n",
+        input.len() / 1024
+    );
+    println!("| codec | median | auto / it |");
+    println!("|---|---|---|");
+    for (name, median) in candidates.iter().zip(&medians) {
+        let mark = if *name == picked { " (picked)" } else { "" };
+        println!(
+            "| {name}{mark} | {} | {:.2}x |",
+            ms(*median),
+            auto_median.as_secs_f64() / median.as_secs_f64()
+        );
+    }
+    println!("| auto | {} | |", ms(auto_median));
+    println!(
+        "\nauto / picked {picked}: {:.2}x (bound 1.3x); auto / fastest candidate: {:.2}x",
+        auto_median.as_secs_f64() / picked_median.as_secs_f64(),
+        auto_median.as_secs_f64() / fastest.as_secs_f64()
+    );
+}
+
+fn process_at_the_inline_thresholds(host: &Host) {
+    let budgets = Budgets::default();
+    let log = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus/build-log.txt"),
+    )
+    .unwrap();
+    let mut cut = budgets.size_threshold_bytes - 1;
+    while !log.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    let cases = [
+        (
+            "rows, just under 256 KB",
+            rows(budgets.size_threshold_bytes - 256, usize::MAX),
+        ),
+        (
+            "rows, 1,498 rows",
+            // The router counts `{`: the rows and the wrapping object.
+            rows(usize::MAX, budgets.row_threshold - 2),
+        ),
+        ("build log, just under 256 KB", log[..cut].to_owned()),
+    ];
+    println!(
+        "\n### process, default configuration, at the inline thresholds (budget {} at normal)\n",
+        ms(budgets.inline_budget)
+    );
+    println!("| payload | bytes | codec | p50 | p99 | p99 / budget |");
+    println!("|---|---|---|---|---|---|");
+    for (name, input) in &cases {
+        let calls = 60;
+        let mut times = Vec::new();
+        let mut codec = String::new();
+        for i in 0..calls + 5 {
+            let (took, winner) = timed(host, "t", input);
+            if i >= 5 {
+                times.push(took);
+            }
+            codec = winner.unwrap_or_default();
+        }
+        let p99 = percentile(times.clone(), 99.0);
+        println!(
+            "| {name} | {} | {codec} | {} | {} | {:.2} |",
+            input.len(),
+            ms(percentile(times, 50.0)),
+            ms(p99),
+            p99.as_secs_f64() / budgets.inline_budget.as_secs_f64()
+        );
+    }
+}
+
+fn main() {
+    // `cargo test --benches` runs this binary with `--bench` absent: a smoke run only.
+    let full = std::env::args().any(|arg| arg == "--bench");
+    if !full {
+        return;
+    }
+    let (_dir, host) = host();
+    routing_against_candidates(&host);
+    process_at_the_inline_thresholds(&host);
+}

@@ -1,0 +1,1423 @@
+//! The routing codec `auto`: per payload, it recognises the payload's shape and runs the
+//! candidate codecs that fit it, keeping the output with the fewest tokens of the host's
+//! tokenizer.
+//!
+//! Its candidates may be plugin codecs, so it is not built from params alone like other
+//! codecs: the entry table builds it from the registry (see [`Auto::build`]), and the stage
+//! knows it — the winner's flags apply to what it produced (its `text_output`, its inverse for
+//! verification, the verification policy of a built-in or a plugin).
+//!
+//! # Shapes
+//!
+//! Recognised from the JSON reader's spans, reading only what the decision needs:
+//!
+//! - `rows`: a top-level array whose elements are objects, or an object whose largest member
+//!   (by bytes as written) is such an array (`{"rows": […]}`, `{"items": […]}`,
+//!   `{"driver": …, "rows": […]}`). Only the first `sample_rows` elements are looked at;
+//! - `object`: any other JSON object or array (nested API responses, arrays of scalars);
+//! - `text`: a text payload (logs, command output). A JSON string payload is its decoded text;
+//!   when that text is itself JSON (not another string), that JSON is routed instead;
+//! - `mcp`: MCP content blocks, `{"content": [{"type": "text", "text": …}, …], …}`: each text
+//!   block's text is routed on its own as above, and the object is rebuilt with every other
+//!   byte as it was. A result with `"isError": true` passes through untouched: an error is
+//!   never compressed;
+//! - anything else (a number, `true`, an empty text): no shape; the payload passes through
+//!   exactly as before ([`Outcome::Unchanged`]).
+//!
+//! # Params
+//!
+//! | key | default | meaning |
+//! |---|---|---|
+//! | `rows` | `["toon", "columnar", "json_compact"]` | the candidates for `rows`, in order of preference |
+//! | `object` | `["json_compact", "toon"]` | the candidates for `object` |
+//! | `text` | `["log"]` | the candidates for `text` |
+//! | `lossy_json` | `false` | run the JSON candidates at the call's level rather than `minimal` |
+//! | `sample_bytes` | `65536` | payloads of this many bytes or more are routed on a sample |
+//! | `sample_rows` | `32` | the rows of that sample |
+//! | *a candidate's name* | its defaults | a table: that candidate's own params |
+//!
+//! A list may be empty (that shape then passes through). A candidate that names no registered
+//! codec, `auto` itself, a name given twice in one list, a table named after no candidate, or
+//! any other key is refused when the host is built, naming the key.
+//!
+//! # Levels
+//!
+//! The JSON candidates (`rows`, `object`) run at `minimal`, so a JSON payload is compressed
+//! losslessly at every level, unless `lossy_json = true`. The text candidates run at the
+//! call's level: a log codec is lossy and acts from `normal` (its original kept by the tee
+//! store).
+//!
+//! # Choosing
+//!
+//! Every candidate that fits the shape runs; the changed output with the fewest tokens wins
+//! (on a tie, the earlier candidate), provided it holds no more tokens than the input, as the
+//! stage's no-gain rule decides it (`crate::gauge`). A candidate that leaves the payload
+//! unchanged, fails or panics is out of the running. When no output qualifies, the payload
+//! passes through. Tokens are the host's tokenizer's (o200k by default); with a tokenizer that
+//! counts nothing, bytes stand for them.
+//!
+//! # Sampling
+//!
+//! A payload of `sample_bytes` or more is not compressed by every candidate in full:
+//!
+//! - `rows`: the candidates run on a sample, the first `sample_rows` rows re-wrapped in the
+//!   same shape (the other members of a wrapping object kept), and the sample's winner alone
+//!   runs on the whole payload (if it leaves it unchanged, the next best does);
+//! - `object` and `text`: the candidates run in full; their outputs' tokens are the gauge's
+//!   (exact up to 32 KB, above that estimated from evenly spaced windows, `crate::gauge`).
+//!
+//! # What it says
+//!
+//! The stage's metadata names the winner as `compression_codec` and the decision as
+//! `compression_route`, one line: the shape, then each candidate that changed the payload with
+//! its tokens, fewest first, then those that did not; for example
+//! `rows: toon 1,946 < columnar 2,003 < json_compact 2,944 tokens`,
+//! `rows (sample of 64 rows): toon 1,210 < json_compact 1,804 tokens; toon ran on the whole`,
+//! `text: log, the only candidate to change it`,
+//! `mcp: block 1: text: log, the only candidate to change it (line_dedup unchanged)`.
+
+use std::borrow::Cow;
+use std::fmt::Write as _;
+use std::sync::Arc;
+
+use parrot_codec_api::{Codec, CodecError, DynCodec, Level, Outcome, Params, Payload, PayloadKind};
+use parrot_json::{JsonCheck, Member, Reader, Span};
+use serde_json::{Map, Value};
+
+use crate::gauge::{Gauge, Tokens};
+use crate::registry::{Origin, Registry};
+use crate::tokens::TokenCounter;
+
+/// The routing codec's name in manifests.
+pub(crate) const NAME: &str = "auto";
+
+const DEFAULT_ROWS: &[&str] = &["toon", "columnar", "json_compact"];
+const DEFAULT_OBJECT: &[&str] = &["json_compact", "toon"];
+const DEFAULT_TEXT: &[&str] = &["log"];
+const DEFAULT_SAMPLE_BYTES: usize = 64 * 1024;
+const DEFAULT_SAMPLE_ROWS: usize = 32;
+/// The keys of `auto`'s own params, for messages.
+const KEYS: &str =
+    "lossy_json, object, rows, sample_bytes, sample_rows, text, or a table named after a candidate";
+/// How deep a JSON string holding JSON is unwrapped: once.
+const MAX_UNWRAP: usize = 1;
+
+/// A payload shape `auto` routes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Shape {
+    /// An array of objects, at the top level or as the largest member of an object.
+    Rows,
+    /// Any other JSON object or array.
+    Object,
+    /// Text.
+    Text,
+}
+
+impl Shape {
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            Shape::Rows => "rows",
+            Shape::Object => "object",
+            Shape::Text => "text",
+        }
+    }
+}
+
+/// One candidate codec, built with its params.
+struct Candidate {
+    name: String,
+    codec: Arc<dyn DynCodec>,
+    builtin: bool,
+}
+
+/// The routing codec (see the module docs).
+pub struct Auto {
+    rows: Vec<Arc<Candidate>>,
+    object: Vec<Arc<Candidate>>,
+    text: Vec<Arc<Candidate>>,
+    lossy_json: bool,
+    sample_bytes: usize,
+    sample_rows: usize,
+    gauge: Gauge,
+    /// The tokenizer counts nothing (a no-op counter): bytes stand for tokens.
+    blind: bool,
+}
+
+impl std::fmt::Debug for Auto {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Auto")
+            .field("candidates", &self.describe())
+            .finish_non_exhaustive()
+    }
+}
+
+/// A part of a routed payload that one candidate produced: what the stage verifies through
+/// that candidate's inverse.
+pub(crate) struct Part<'a> {
+    /// The candidate that produced it.
+    pub(crate) codec: &'a dyn DynCodec,
+    /// The candidate is built in (for the verification policy).
+    pub(crate) builtin: bool,
+    /// The kind of the part's input.
+    pub(crate) kind: PayloadKind,
+    /// The part's input (the payload itself, a JSON string's decoded text, a block's text).
+    pub(crate) input: Cow<'a, str>,
+    /// The candidate's output for it; `None` when it is the routed payload itself.
+    pub(crate) output: Option<String>,
+}
+
+/// What routing made of a payload that a candidate changed.
+pub(crate) struct Routed<'a> {
+    /// The new payload.
+    pub(crate) payload: String,
+    /// Some part is lossy.
+    pub(crate) lossy: bool,
+    /// The payload is text, not JSON (a text winner, or a JSON winner declaring text output).
+    pub(crate) text_output: bool,
+    /// The codec that produced the payload: the winner, or `auto` when the blocks of an MCP
+    /// result had different winners.
+    pub(crate) codec: String,
+    /// Each candidate's part, for verification.
+    pub(crate) parts: Vec<Part<'a>>,
+}
+
+/// The routing decision for one payload.
+pub(crate) struct Decision<'a> {
+    /// The routed payload, or `None`: the payload passes through.
+    pub(crate) routed: Option<Routed<'a>>,
+    /// The decision in one line (see the module docs).
+    pub(crate) route: String,
+}
+
+/// The winner of one unit (a whole payload, a decoded string, a block's text).
+struct Won<'a> {
+    candidate: &'a Candidate,
+    output: String,
+    lossy: bool,
+    kind: PayloadKind,
+    input: Cow<'a, str>,
+    /// The payload went out as text.
+    text_output: bool,
+}
+
+/// Where the rows of a `rows` payload lie.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct RowsAt {
+    /// The array, `[` to `]`.
+    array: Span,
+    /// The first rows' spans (at most `sample_rows`).
+    first: Vec<Span>,
+    /// Whether there are rows after those.
+    more: bool,
+}
+
+/// A recognised JSON payload.
+#[derive(Debug, PartialEq, Eq)]
+enum Json {
+    Rows(RowsAt),
+    Object,
+    /// A JSON string: its literal's span.
+    String,
+    /// MCP content blocks: the spans of the text blocks' `text` string literals.
+    Mcp(Vec<Span>),
+    /// An MCP result with `"isError": true`.
+    McpError,
+    /// A number, `true`, `false` or `null`.
+    Scalar,
+}
+
+impl Auto {
+    /// Builds `auto` from its entry's params, its candidates from `registry`.
+    ///
+    /// # Errors
+    ///
+    /// [`CodecError`] of kind `InvalidParams` naming the key: an unknown key, a value of the
+    /// wrong type, a candidate no source provides, `auto` as a candidate, a name twice in one
+    /// list, a table named after no candidate, or a candidate's own params refused (the key is
+    /// then `<candidate>.<param>`).
+    pub(crate) fn build(
+        registry: &Registry,
+        params: &Map<String, Value>,
+        counter: Arc<dyn TokenCounter>,
+    ) -> Result<Auto, CodecError> {
+        let mut lists: Vec<(&'static str, Vec<String>)> = Vec::new();
+        for (key, default) in [
+            ("rows", DEFAULT_ROWS),
+            ("object", DEFAULT_OBJECT),
+            ("text", DEFAULT_TEXT),
+        ] {
+            let names = match params.get(key) {
+                None => default.iter().map(|&name| name.to_owned()).collect(),
+                Some(value) => names(key, value)?,
+            };
+            for (i, name) in names.iter().enumerate() {
+                if name == NAME {
+                    return Err(CodecError::invalid_param(
+                        key,
+                        "\"auto\" cannot be its own candidate",
+                    ));
+                }
+                if registry.get(name).is_none() {
+                    return Err(CodecError::invalid_param(
+                        key,
+                        format!("unknown codec \"{name}\" (known: {})", registry.names()),
+                    ));
+                }
+                if names[..i].contains(name) {
+                    return Err(CodecError::invalid_param(
+                        key,
+                        format!("codec \"{name}\" named twice"),
+                    ));
+                }
+            }
+            lists.push((key, names));
+        }
+        let lossy_json = match params.get("lossy_json") {
+            None => false,
+            Some(Value::Bool(yes)) => *yes,
+            Some(other) => {
+                return Err(CodecError::invalid_param(
+                    "lossy_json",
+                    format!("expected a boolean, got {}", describe(other)),
+                ));
+            }
+        };
+        let sample_bytes = positive(params, "sample_bytes", DEFAULT_SAMPLE_BYTES)?;
+        let sample_rows = positive(params, "sample_rows", DEFAULT_SAMPLE_ROWS)?;
+        let is_candidate = |name: &str| {
+            lists
+                .iter()
+                .any(|(_, names)| names.iter().any(|n| n == name))
+        };
+        for (key, value) in params {
+            if matches!(
+                key.as_str(),
+                "rows" | "object" | "text" | "lossy_json" | "sample_bytes" | "sample_rows"
+            ) {
+                continue;
+            }
+            let message = match value {
+                Value::Object(_) if is_candidate(key) => continue,
+                Value::Object(_) if registry.get(key).is_some() => {
+                    format!("codec \"{key}\" is a candidate of no shape (rows, object, text)")
+                }
+                _ => format!("unknown key ({KEYS})"),
+            };
+            return Err(CodecError::invalid_param(key.clone(), message));
+        }
+
+        let mut built: Vec<Arc<Candidate>> = Vec::new();
+        let mut candidates = |names: &[String]| -> Result<Vec<Arc<Candidate>>, CodecError> {
+            names
+                .iter()
+                .map(|name| {
+                    if let Some(done) = built.iter().find(|c| &c.name == name) {
+                        return Ok(Arc::clone(done));
+                    }
+                    let own = match params.get(name) {
+                        Some(Value::Object(own)) => own.clone(),
+                        _ => Map::new(),
+                    };
+                    let codec = registry.instantiate(name, own).map_err(|err| {
+                        let key = match err.key() {
+                            Some(param) => format!("{name}.{param}"),
+                            None => name.clone(),
+                        };
+                        CodecError::invalid_param(key, err.message().to_owned())
+                    })?;
+                    let builtin = registry
+                        .get(name)
+                        .is_some_and(|info| info.origin == Origin::Builtin);
+                    let candidate = Arc::new(Candidate {
+                        name: name.clone(),
+                        codec,
+                        builtin,
+                    });
+                    built.push(Arc::clone(&candidate));
+                    Ok(candidate)
+                })
+                .collect()
+        };
+        Ok(Auto {
+            rows: candidates(&lists[0].1)?,
+            object: candidates(&lists[1].1)?,
+            text: candidates(&lists[2].1)?,
+            lossy_json,
+            sample_bytes,
+            sample_rows,
+            blind: counter.count("a text with tokens") == 0,
+            gauge: Gauge::new(counter),
+        })
+    }
+
+    /// The shapes and their candidates, one line each, as `explain` prints them.
+    pub(crate) fn describe(&self) -> Vec<String> {
+        let json_level = if self.lossy_json {
+            "at the call's level"
+        } else {
+            "at minimal, lossless"
+        };
+        let list = |candidates: &[Arc<Candidate>]| {
+            if candidates.is_empty() {
+                "none (passes through)".to_owned()
+            } else {
+                candidates
+                    .iter()
+                    .map(|c| c.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            }
+        };
+        vec![
+            format!("rows:   {} ({json_level})", list(&self.rows)),
+            format!("object: {} ({json_level})", list(&self.object)),
+            format!("text:   {} (at the call's level)", list(&self.text)),
+            "mcp:    each text block routed as above; isError results pass through".to_owned(),
+            format!(
+                "fewest tokens wins; from {} bytes on, rows are chosen on a sample of {} rows",
+                thousands(self.sample_bytes),
+                self.sample_rows
+            ),
+        ]
+    }
+
+    /// Routes one payload at `level` (see the module docs).
+    pub(crate) fn route<'a>(
+        &'a self,
+        text: &'a str,
+        kind: PayloadKind,
+        level: Level,
+    ) -> Decision<'a> {
+        self.route_read(text, kind, None, level)
+    }
+
+    /// [`Auto::route`], given a JSON object's members when the caller read them already (the
+    /// stage's rule 4 does), so that the payload is not read again to find its shape.
+    pub(crate) fn route_read<'a>(
+        &'a self,
+        text: &'a str,
+        kind: PayloadKind,
+        members: Option<Vec<Member<'_>>>,
+        level: Level,
+    ) -> Decision<'a> {
+        let mut route = String::new();
+        let routed = match kind {
+            PayloadKind::Text => self
+                .unit(Cow::Borrowed(text), None, level, 0, &mut route)
+                .map(|won| self.whole(won, text)),
+            PayloadKind::Json => match recognise_read(text, members, self.sample_rows) {
+                Json::Mcp(blocks) => self.mcp(text, &blocks, level, &mut route),
+                Json::McpError => {
+                    route.push_str("mcp: isError, passed through");
+                    None
+                }
+                json => self
+                    .unit(Cow::Borrowed(text), Some(json), level, 0, &mut route)
+                    .map(|won| self.whole(won, text)),
+            },
+        };
+        Decision { routed, route }
+    }
+
+    /// A unit's winner as the routed payload.
+    fn whole<'a>(&self, won: Won<'a>, text: &str) -> Routed<'a> {
+        let same = matches!(won.input, Cow::Borrowed(input) if std::ptr::eq(input, text));
+        let (payload, output) = if same {
+            (won.output, None)
+        } else {
+            (won.output.clone(), Some(won.output))
+        };
+        Routed {
+            payload,
+            lossy: won.lossy,
+            text_output: won.text_output,
+            codec: won.candidate.name.clone(),
+            parts: vec![Part {
+                codec: &*won.candidate.codec,
+                builtin: won.candidate.builtin,
+                kind: won.kind,
+                input: won.input,
+                output,
+            }],
+        }
+    }
+
+    /// Routes one unit: a payload, a JSON string's decoded text, or a block's text.
+    fn unit<'a>(
+        &'a self,
+        text: Cow<'a, str>,
+        json: Option<Json>,
+        level: Level,
+        unwrapped: usize,
+        route: &mut String,
+    ) -> Option<Won<'a>> {
+        let kind = match json {
+            None => PayloadKind::Text,
+            Some(_) => PayloadKind::Json,
+        };
+        match json {
+            None => self.choose(Shape::Text, text, kind, level, None, route),
+            Some(Json::Rows(rows)) => {
+                let rows = Some(rows);
+                self.choose(Shape::Rows, text, kind, level, rows, route)
+            }
+            Some(Json::Object | Json::Mcp(_) | Json::McpError) => {
+                self.choose(Shape::Object, text, kind, level, None, route)
+            }
+            Some(Json::String) => {
+                let decoded = parrot_json::decode_string(text.trim()).ok()?.into_owned();
+                let inner = match parrot_json::check(&decoded) {
+                    JsonCheck::Json
+                        if unwrapped < MAX_UNWRAP && !decoded.trim_start().starts_with('"') =>
+                    {
+                        PayloadKind::Json
+                    }
+                    _ => PayloadKind::Text,
+                };
+                let json =
+                    (inner == PayloadKind::Json).then(|| recognise(&decoded, self.sample_rows));
+                let mut won = self.unit(Cow::Owned(decoded), json, level, unwrapped + 1, route)?;
+                // The decoded text goes out as itself, not as a JSON string.
+                won.text_output = won.text_output || inner == PayloadKind::Text;
+                Some(won)
+            }
+            Some(Json::Scalar) => {
+                route.push_str("no shape (a JSON scalar), passed through");
+                None
+            }
+        }
+    }
+
+    /// Runs the candidates of `shape` on `text` and keeps the fewest tokens.
+    fn choose<'a>(
+        &'a self,
+        shape: Shape,
+        text: Cow<'a, str>,
+        kind: PayloadKind,
+        level: Level,
+        rows: Option<RowsAt>,
+        route: &mut String,
+    ) -> Option<Won<'a>> {
+        let (candidates, level) = match shape {
+            Shape::Rows => (&self.rows, self.json_level(level)),
+            Shape::Object => (&self.object, self.json_level(level)),
+            Shape::Text => (&self.text, level),
+        };
+        if text.trim().is_empty() {
+            route.push_str("no shape (empty text), passed through");
+            return None;
+        }
+        let large = text.len() >= self.sample_bytes;
+        let sample = match (&rows, large) {
+            (Some(rows), true) if rows.more => Some(sample_of(&text, rows)),
+            _ => None,
+        };
+        let on = sample.as_deref().unwrap_or(&text);
+        let mut ran: Vec<Ran<'_>> = Vec::with_capacity(candidates.len());
+        for candidate in candidates.iter() {
+            ran.push(Ran {
+                candidate,
+                result: run(candidate, on, kind, level),
+                tokens: None,
+                fits: false,
+            });
+        }
+        // The input is the yardstick: an output must hold no more tokens than what it replaces
+        // (the stage's no-gain rule, decided the same way).
+        let mut input = None;
+        if ran.iter().any(|r| r.result.is_ok()) {
+            input = Some(self.count(on));
+            for r in &mut ran {
+                if let Ok((output, _)) = &r.result {
+                    r.tokens = Some(self.count(output));
+                    r.fits = self.gauge.no_more_tokens(on, output);
+                }
+            }
+        }
+        // Fewest tokens first; a stable sort keeps the earlier candidate first on a tie.
+        let mut order: Vec<usize> = (0..ran.len()).filter(|&i| ran[i].result.is_ok()).collect();
+        order.sort_by_key(|&i| ran[i].tokens.map_or(0, |t| t.count));
+        let sampled = sample.as_ref().map(|_| rows_sampled(&rows));
+        write_route(route, shape, sampled, &ran, &order, input);
+        order.retain(|&i| ran[i].fits);
+        if sample.is_some() {
+            // The sample's ranking decides; the winner runs on the whole payload.
+            for &i in &order {
+                let candidate = ran[i].candidate;
+                if let Ok((output, lossy)) = run(candidate, &text, kind, level) {
+                    let _ = write!(route, "; {} ran on the whole", candidate.name);
+                    return Some(self.won(candidate, output, lossy, kind, text));
+                }
+                let _ = write!(route, "; {} left the whole unchanged", candidate.name);
+            }
+            return None;
+        }
+        let best = *order.first()?;
+        let r = ran.swap_remove(best);
+        let (output, lossy) = r.result.ok()?;
+        Some(self.won(r.candidate, output, lossy, kind, text))
+    }
+
+    fn won<'a>(
+        &self,
+        candidate: &'a Candidate,
+        output: String,
+        lossy: bool,
+        kind: PayloadKind,
+        input: Cow<'a, str>,
+    ) -> Won<'a> {
+        Won {
+            text_output: kind == PayloadKind::Text || candidate.codec.text_output(),
+            candidate,
+            output,
+            lossy,
+            kind,
+            input,
+        }
+    }
+
+    fn json_level(&self, level: Level) -> Level {
+        if self.lossy_json || level == Level::None {
+            level
+        } else {
+            Level::Minimal
+        }
+    }
+
+    /// The tokens of `text` (estimated by the gauge above its exact size); its bytes when the
+    /// tokenizer counts nothing (a no-op counter gives no evidence, as in the stage).
+    fn count(&self, text: &str) -> Tokens {
+        if self.blind {
+            return Tokens {
+                count: text.len(),
+                exact: false,
+            };
+        }
+        self.gauge.tokens(text)
+    }
+
+    /// Routes each text block of an MCP result and rebuilds the object.
+    fn mcp<'a>(
+        &'a self,
+        text: &'a str,
+        blocks: &[Span],
+        level: Level,
+        route: &mut String,
+    ) -> Option<Routed<'a>> {
+        route.push_str("mcp:");
+        let mut out = String::with_capacity(text.len());
+        let mut copied = 0;
+        let mut parts = Vec::new();
+        let mut lossy = false;
+        for (n, span) in blocks.iter().enumerate() {
+            let _ = write!(route, "{} block {}: ", if n == 0 { "" } else { ";" }, n + 1);
+            let Ok(decoded) = parrot_json::decode_string(&text[span.clone()]) else {
+                route.push_str("not a string, kept");
+                continue;
+            };
+            let json = match parrot_json::check(&decoded) {
+                JsonCheck::Json => Some(recognise(&decoded, self.sample_rows)),
+                _ => None,
+            };
+            let decoded = Cow::Owned(decoded.into_owned());
+            let Some(won) = self.unit(decoded, json, level, 0, route) else {
+                continue;
+            };
+            out.push_str(&text[copied..span.start]);
+            out.push_str(&parrot_json::encode_string(&won.output));
+            copied = span.end;
+            lossy |= won.lossy;
+            parts.push(Part {
+                codec: &*won.candidate.codec,
+                builtin: won.candidate.builtin,
+                kind: won.kind,
+                input: won.input,
+                output: Some(won.output),
+            });
+        }
+        let first = parts.first()?;
+        let codec = if parts.iter().all(|p| p.codec.name() == first.codec.name()) {
+            first.codec.name().to_owned()
+        } else {
+            NAME.to_owned()
+        };
+        out.push_str(&text[copied..]);
+        Some(Routed {
+            payload: out,
+            lossy,
+            text_output: false,
+            codec,
+            parts,
+        })
+    }
+}
+
+/// One candidate's run: its output and lossy flag, or why it is out of the running.
+struct Ran<'a> {
+    candidate: &'a Candidate,
+    result: Result<(String, bool), &'static str>,
+    tokens: Option<Tokens>,
+    /// Its output holds no more tokens than the input.
+    fits: bool,
+}
+
+/// Runs one candidate, a panic or an error counting as no output.
+fn run(
+    candidate: &Candidate,
+    text: &str,
+    kind: PayloadKind,
+    level: Level,
+) -> Result<(String, bool), &'static str> {
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        candidate.codec.compress(Payload::new(text, kind), level)
+    }));
+    match result {
+        Ok(Ok(Outcome::Changed { payload, lossy })) => Ok((payload, lossy)),
+        Ok(Ok(Outcome::Unchanged)) => Err("unchanged"),
+        Ok(Err(err)) => {
+            tracing::debug!(candidate = candidate.name, "auto: candidate failed: {err}");
+            Err("failed")
+        }
+        Err(_) => {
+            tracing::warn!(candidate = candidate.name, "auto: candidate panicked");
+            Err("panicked")
+        }
+    }
+}
+
+/// Appends the decision for one unit to `route`: the candidates that changed it, fewest
+/// tokens first, against the input's tokens; then those out of the running.
+fn write_route(
+    route: &mut String,
+    shape: Shape,
+    sampled: Option<usize>,
+    ran: &[Ran<'_>],
+    order: &[usize],
+    input: Option<Tokens>,
+) {
+    route.push_str(shape.as_str());
+    if let Some(rows) = sampled {
+        let _ = write!(route, " (sample of {rows} rows)");
+    }
+    route.push_str(": ");
+    let tokens = |tokens: Tokens| {
+        let about = if tokens.exact { "" } else { "~" };
+        format!("{about}{}", thousands(tokens.count))
+    };
+    match (order, input) {
+        (_, _) if ran.is_empty() => route.push_str("no candidate, passed through"),
+        ([], _) | (_, None) => route.push_str("no candidate changed it"),
+        (_, Some(input)) => {
+            let ranked: Vec<String> = order
+                .iter()
+                .filter_map(|&i| {
+                    let count = ran[i].tokens?;
+                    Some(format!("{} {}", ran[i].candidate.name, tokens(count)))
+                })
+                .collect();
+            let _ = write!(
+                route,
+                "{} tokens (input {})",
+                ranked.join(" < "),
+                tokens(input)
+            );
+            if !order.iter().any(|&i| ran[i].fits) {
+                route.push_str(", none fewer: passed through");
+            }
+        }
+    }
+    let out: Vec<String> = ran
+        .iter()
+        .filter_map(|r| {
+            r.result
+                .as_ref()
+                .err()
+                .map(|why| format!("{} {why}", r.candidate.name))
+        })
+        .collect();
+    if !out.is_empty() && !order.is_empty() {
+        let _ = write!(route, "; {}", out.join(", "));
+    }
+}
+
+fn rows_sampled(rows: &Option<RowsAt>) -> usize {
+    rows.as_ref().map_or(0, |rows| rows.first.len())
+}
+
+/// `n` with a comma every three digits.
+fn thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, digit) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(digit);
+    }
+    out
+}
+
+/// The first rows of `text`, re-wrapped in the same shape (valid JSON).
+fn sample_of(text: &str, rows: &RowsAt) -> String {
+    let mut out = String::with_capacity(
+        rows.first.iter().map(|s| s.len() + 1).sum::<usize>() + text.len() - rows.array.len(),
+    );
+    out.push_str(&text[..rows.array.start]);
+    out.push('[');
+    for (i, span) in rows.first.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str(&text[span.clone()]);
+    }
+    out.push(']');
+    out.push_str(&text[rows.array.end..]);
+    out
+}
+
+/// Recognises a JSON payload's shape (the text is valid JSON: rule 4 checked it).
+fn recognise(text: &str, sample_rows: usize) -> Json {
+    recognise_read(text, None, sample_rows)
+}
+
+/// [`recognise`], with the members of a top-level object when they were read already.
+fn recognise_read(text: &str, members: Option<Vec<Member<'_>>>, sample_rows: usize) -> Json {
+    let start = text.len() - text.trim_start().len();
+    if let Some(members) = members {
+        return object_of(text, &members, sample_rows);
+    }
+    match text.as_bytes().get(start) {
+        Some(b'[') => match rows_at(text, start..text.trim_end().len(), sample_rows) {
+            Some(rows) => Json::Rows(rows),
+            None => Json::Object,
+        },
+        Some(b'{') => object(text, start, sample_rows),
+        Some(b'"') => Json::String,
+        _ => Json::Scalar,
+    }
+}
+
+/// An object: MCP content blocks, rows under its largest member, or an object.
+fn object(text: &str, start: usize, sample_rows: usize) -> Json {
+    match parrot_json::members(text, start) {
+        Ok(members) => object_of(text, &members, sample_rows),
+        Err(_) => Json::Object,
+    }
+}
+
+/// [`object`], given its members.
+fn object_of(text: &str, members: &[Member<'_>], sample_rows: usize) -> Json {
+    let content = members.iter().find(|m| m.name.is("content"));
+    if let Some(blocks) = content.and_then(|content| mcp_blocks(text, content.value.start)) {
+        let error = members
+            .iter()
+            .any(|m| m.name.is("isError") && &text[m.value.clone()] == "true");
+        return if error {
+            Json::McpError
+        } else {
+            Json::Mcp(blocks)
+        };
+    }
+    let largest = members.iter().max_by_key(|m| m.value.len());
+    match largest {
+        Some(m) if text.as_bytes()[m.value.start] == b'[' => {
+            match rows_at(text, m.value.clone(), sample_rows) {
+                Some(rows) => Json::Rows(rows),
+                None => Json::Object,
+            }
+        }
+        _ => Json::Object,
+    }
+}
+
+/// The `text` literals of an MCP `content` array's text blocks, when the array at `start`
+/// holds content blocks only (objects with a string `type`) and at least one text block.
+fn mcp_blocks(text: &str, start: usize) -> Option<Vec<Span>> {
+    let elements = parrot_json::elements(text, start).ok()?;
+    let mut texts = Vec::new();
+    for element in elements {
+        let members = parrot_json::members(text, element.start).ok()?;
+        let kind = members.iter().find(|m| m.name.is("type"))?;
+        let kind = &text[kind.value.clone()];
+        if !kind.starts_with('"') {
+            return None;
+        }
+        if kind == "\"text\"" {
+            let literal = members.iter().find(|m| m.name.is("text"))?;
+            if !text[literal.value.clone()].starts_with('"') {
+                return None;
+            }
+            texts.push(literal.value.clone());
+        }
+    }
+    (!texts.is_empty()).then_some(texts)
+}
+
+/// The array `text[array]` as rows: its first `sample_rows` elements must be objects (an
+/// empty array is not rows). Only those elements are read.
+fn rows_at(text: &str, array: Span, sample_rows: usize) -> Option<RowsAt> {
+    let mut reader = Reader::at(text, array.start);
+    reader.expect(b'[').ok()?;
+    if reader.empty_container(b']') {
+        return None;
+    }
+    let mut first = Vec::new();
+    loop {
+        if reader.peek() != Some(b'{') {
+            return None;
+        }
+        let at = reader.pos();
+        reader.skip_value(1).ok()?;
+        first.push(at..reader.pos());
+        let more = reader.next_or_close(b']').ok()?;
+        if !more || first.len() == sample_rows {
+            return Some(RowsAt { array, first, more });
+        }
+    }
+}
+
+/// A list of codec names.
+fn names(key: &'static str, value: &Value) -> Result<Vec<String>, CodecError> {
+    let Value::Array(items) = value else {
+        return Err(CodecError::invalid_param(
+            key,
+            format!("expected an array of codec names, got {}", describe(value)),
+        ));
+    };
+    items
+        .iter()
+        .map(|item| match item {
+            Value::String(name) => Ok(name.clone()),
+            other => Err(CodecError::invalid_param(
+                key,
+                format!("expected codec names, got {}", describe(other)),
+            )),
+        })
+        .collect()
+}
+
+fn positive(
+    params: &Map<String, Value>,
+    key: &'static str,
+    default: usize,
+) -> Result<usize, CodecError> {
+    match params.get(key) {
+        None => Ok(default),
+        Some(value) => value
+            .as_u64()
+            .filter(|&n| n > 0)
+            .and_then(|n| usize::try_from(n).ok())
+            .ok_or_else(|| {
+                CodecError::invalid_param(
+                    key,
+                    format!("expected a positive integer, got {}", describe(value)),
+                )
+            }),
+    }
+}
+
+fn describe(value: &Value) -> String {
+    match value {
+        Value::Null => "null".to_owned(),
+        Value::Bool(_) => format!("a boolean ({value})"),
+        Value::Number(_) => format!("a number ({value})"),
+        Value::String(_) => format!("a string ({value})"),
+        Value::Array(_) => "an array".to_owned(),
+        Value::Object(_) => "a table".to_owned(),
+    }
+}
+
+/// `auto` as a codec, for what calls a codec directly ([`crate::Host::compress`]): the routed
+/// payload, without the stage's verification. It is never built from params alone.
+impl Codec for Auto {
+    const NAME: &'static str = NAME;
+    const TEXT_OUTPUT: bool = true;
+
+    fn new(_params: &mut Params) -> Result<Self, CodecError> {
+        Err(CodecError::invalid_params(
+            "\"auto\" is built by the host from the registered codecs",
+        ))
+    }
+
+    fn compress(&self, payload: Payload<'_>, level: Level) -> Result<Outcome, CodecError> {
+        Ok(
+            match self.route(payload.text(), payload.kind(), level).routed {
+                Some(routed) => Outcome::Changed {
+                    payload: routed.payload,
+                    lossy: routed.lossy,
+                },
+                None => Outcome::Unchanged,
+            },
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What `recognise` says, in words: the shape, with the rows' count and array for `rows`.
+    fn shape(text: &str) -> String {
+        match recognise(text, 3) {
+            Json::Rows(rows) => format!(
+                "rows {}{} in {}",
+                rows.first.len(),
+                if rows.more { "+" } else { "" },
+                &text[rows.array]
+            ),
+            Json::Object => "object".to_owned(),
+            Json::String => "string".to_owned(),
+            Json::Mcp(blocks) => {
+                let texts: Vec<&str> = blocks.iter().map(|b| &text[b.clone()]).collect();
+                format!("mcp {}", texts.join(" "))
+            }
+            Json::McpError => "mcp error".to_owned(),
+            Json::Scalar => "scalar".to_owned(),
+        }
+    }
+
+    #[test]
+    fn shapes_are_recognised() {
+        let cases: &[(&str, &str)] = &[
+            (r#"[{"a":1},{"a":2}]"#, r#"rows 2 in [{"a":1},{"a":2}]"#),
+            (" [ {\"a\":1} ] \n", r#"rows 1 in [ {"a":1} ]"#),
+            (
+                r#"[{"a":1},{"a":2},{"a":3},{"a":4}]"#,
+                r#"rows 3+ in [{"a":1},{"a":2},{"a":3},{"a":4}]"#,
+            ),
+            (
+                r#"{"driver":"pg","rows":[{"a":1},{"a":2}]}"#,
+                r#"rows 2 in [{"a":1},{"a":2}]"#,
+            ),
+            (
+                r#"{"total_count":2,"items":[{"id":1},{"id":2}]}"#,
+                r#"rows 2 in [{"id":1},{"id":2}]"#,
+            ),
+            (
+                r#"{"data":[{"x":"y"}],"next":null}"#,
+                r#"rows 1 in [{"x":"y"}]"#,
+            ),
+            // The largest member is not the array of objects.
+            (
+                r#"{"rows":[{"a":1}],"readme":"a long text, longer than the rows"}"#,
+                "object",
+            ),
+            // Rows are objects from the first element on.
+            (r#"[1,{"a":1}]"#, "object"),
+            (r#"[{"a":1},2]"#, "object"),
+            (
+                r#"[{"a":1},{"a":2},{"a":3},4]"#,
+                r#"rows 3+ in [{"a":1},{"a":2},{"a":3},4]"#,
+            ),
+            ("[]", "object"),
+            ("[1,2,3]", "object"),
+            (r#"{"a":{"b":[1]}}"#, "object"),
+            ("{}", "object"),
+            (r#""a string""#, "string"),
+            ("12.5", "scalar"),
+            ("true", "scalar"),
+            ("null", "scalar"),
+            (
+                r#"{"content":[{"type":"text","text":"hi"},{"type":"image","data":"x"},{"type":"text","text":"[1]"}]}"#,
+                r#"mcp "hi" "[1]""#,
+            ),
+            (
+                r#"{"content":[{"type":"text","text":"boom"}],"isError":true}"#,
+                "mcp error",
+            ),
+            (
+                r#"{"content":[{"type":"text","text":"ok"}],"isError":false}"#,
+                r#"mcp "ok""#,
+            ),
+            // No text block, or a block that is no content block: not MCP.
+            (
+                r#"{"content":[{"type":"image","data":"x"}]}"#,
+                r#"rows 1 in [{"type":"image","data":"x"}]"#,
+            ),
+            (
+                r#"{"content":[{"kind":"text"}]}"#,
+                r#"rows 1 in [{"kind":"text"}]"#,
+            ),
+            (r#"{"content":"text"}"#, "object"),
+        ];
+        for (input, expected) in cases {
+            assert_eq!(shape(input), *expected, "{input}");
+        }
+    }
+
+    #[test]
+    fn a_sample_is_the_first_rows_in_the_same_shape() {
+        let text = r#"{"driver":"pg","rows":[{"a":1}, {"a":2},{"a":3},{"a":4}],"n":4}"#;
+        let Json::Rows(rows) = recognise(text, 2) else {
+            panic!("rows");
+        };
+        assert_eq!(
+            sample_of(text, &rows),
+            r#"{"driver":"pg","rows":[{"a":1},{"a":2}],"n":4}"#
+        );
+        let text = r#" [{"a":1},{"a":2},{"a":3}] "#;
+        let Json::Rows(rows) = recognise(text, 1) else {
+            panic!("rows");
+        };
+        assert_eq!(sample_of(text, &rows), r#" [{"a":1}] "#);
+    }
+
+    fn counter() -> Arc<dyn TokenCounter> {
+        Arc::new(crate::Tokenizer::O200k)
+    }
+
+    fn auto(params: &str) -> Result<Auto, CodecError> {
+        let Value::Object(params) = serde_json::from_str(params).unwrap() else {
+            panic!("params must be an object");
+        };
+        Auto::build(&Registry::with_builtins(), &params, counter())
+    }
+
+    fn refused(params: &str) -> String {
+        let err = auto(params).expect_err("refused");
+        format!("{}: {}", err.key().unwrap_or("-"), err.message())
+    }
+
+    #[test]
+    fn bad_params_are_refused_naming_the_key() {
+        let known = Registry::with_builtins().names();
+        let cases: Vec<(&str, String)> = vec![
+            (
+                r#"{"rows": ["tooon"], "text": []}"#,
+                format!("rows: unknown codec \"tooon\" (known: {known})"),
+            ),
+            (
+                r#"{"object": ["auto"], "text": []}"#,
+                "object: \"auto\" cannot be its own candidate".to_owned(),
+            ),
+            (
+                r#"{"rows": "toon", "text": []}"#,
+                "rows: expected an array of codec names, got a string (\"toon\")".to_owned(),
+            ),
+            (
+                r#"{"rows": [1], "text": []}"#,
+                "rows: expected codec names, got a number (1)".to_owned(),
+            ),
+            (
+                r#"{"rows": ["toon", "toon"], "text": []}"#,
+                "rows: codec \"toon\" named twice".to_owned(),
+            ),
+            (
+                r#"{"text": [], "lossy_json": "yes"}"#,
+                "lossy_json: expected a boolean, got a string (\"yes\")".to_owned(),
+            ),
+            (
+                r#"{"text": [], "sample_rows": 0}"#,
+                "sample_rows: expected a positive integer, got a number (0)".to_owned(),
+            ),
+            (
+                r#"{"text": [], "row": ["toon"]}"#,
+                format!("row: unknown key ({KEYS})"),
+            ),
+            (
+                r#"{"rows": ["toon"], "text": [], "columnar": {"min_rows": 2}}"#,
+                "columnar: codec \"columnar\" is a candidate of no shape (rows, object, text)"
+                    .to_owned(),
+            ),
+            (
+                r#"{"text": [], "columnar": {"min_rows": 0}}"#,
+                "columnar.min_rows: expected a positive integer, got a number (0)".to_owned(),
+            ),
+            (
+                r#"{"text": [], "columnar": {"min_row": 2}}"#,
+                "columnar.min_row: unknown key; did you mean \"min_rows\"? (known: min_rows, heterogeneity_ratio, max_field_chars, sample_rows)".to_owned(),
+            ),
+        ];
+        for (params, expected) in cases {
+            assert_eq!(refused(params), expected, "{params}");
+        }
+    }
+
+    #[test]
+    fn a_payload_without_a_shape_passes_through() {
+        let auto = auto(r#"{"text": []}"#).unwrap();
+        for (text, kind) in [
+            ("12", PayloadKind::Json),
+            ("true", PayloadKind::Json),
+            (r#""OK""#, PayloadKind::Json),
+            ("plain text", PayloadKind::Text),
+            ("   ", PayloadKind::Text),
+            (
+                r#"{"content":[{"type":"text","text":"[1, 2]"}],"isError":true}"#,
+                PayloadKind::Json,
+            ),
+        ] {
+            let decision = auto.route(text, kind, Level::Normal);
+            assert!(decision.routed.is_none(), "{text}: {}", decision.route);
+            assert_eq!(
+                Codec::compress(&auto, Payload::new(text, kind), Level::Normal).unwrap(),
+                Outcome::Unchanged
+            );
+        }
+        let decision = auto.route("12", PayloadKind::Json, Level::Normal);
+        assert_eq!(decision.route, "no shape (a JSON scalar), passed through");
+        let error = r#"{"content":[{"type":"text","text":"[1, 2]"}],"isError":true}"#;
+        assert_eq!(
+            auto.route(error, PayloadKind::Json, Level::Normal).route,
+            "mcp: isError, passed through"
+        );
+    }
+
+    #[test]
+    fn the_fewest_tokens_win_and_the_route_says_so() {
+        let auto = auto(r#"{"rows": ["json_compact", "toon", "columnar"], "text": [], "columnar": {"min_rows": 2}}"#).unwrap();
+        let rows: Vec<String> = (0..9)
+            .map(|i| format!(r#"{{"id": {i}, "name": "label-{i}", "color": "ff0000"}}"#))
+            .collect();
+        let input = format!("[{}]", rows.join(", "));
+        let decision = auto.route(&input, PayloadKind::Json, Level::Normal);
+        let routed = decision.routed.expect("routed");
+        let gauge = Gauge::new(counter());
+        let mut counts: Vec<(usize, &str)> = ["json_compact", "toon", "columnar"]
+            .into_iter()
+            .map(|name| {
+                let c = Registry::with_builtins()
+                    .instantiate(
+                        name,
+                        serde_json::from_str(if name == "columnar" {
+                            r#"{"min_rows": 2}"#
+                        } else {
+                            "{}"
+                        })
+                        .unwrap(),
+                    )
+                    .unwrap();
+                let out = c.compress(Payload::json(&input), Level::Minimal).unwrap();
+                (gauge.tokens(out.payload().unwrap()).count, name)
+            })
+            .collect();
+        counts.sort_by_key(|&(n, _)| n);
+        assert_eq!(routed.codec, counts[0].1);
+        let expected: Vec<String> = counts
+            .iter()
+            .map(|(n, name)| format!("{name} {}", thousands(*n)))
+            .collect();
+        let input_tokens = thousands(gauge.tokens(&input).count);
+        assert_eq!(
+            decision.route,
+            format!(
+                "rows: {} tokens (input {input_tokens})",
+                expected.join(" < ")
+            )
+        );
+        assert!(!routed.lossy);
+        assert_eq!(routed.parts.len(), 1);
+        assert!(routed.parts[0].output.is_none());
+    }
+
+    /// A candidate that turns any payload into `[0]`.
+    struct Zero<const N: u8>;
+
+    impl<const N: u8> Codec for Zero<N> {
+        const NAME: &'static str = if N == 0 { "zero_a" } else { "zero_b" };
+
+        fn new(_: &mut Params) -> Result<Self, CodecError> {
+            Ok(Zero)
+        }
+
+        fn compress(&self, _: Payload<'_>, _: Level) -> Result<Outcome, CodecError> {
+            Ok(Outcome::lossless("[0]"))
+        }
+    }
+
+    fn candidate(codec: Arc<dyn DynCodec>) -> Arc<Candidate> {
+        Arc::new(Candidate {
+            name: codec.name().to_owned(),
+            codec,
+            builtin: true,
+        })
+    }
+
+    /// A candidate whose output has more tokens than `[{"a": 1}]` (`auto` weighs tokens, not bytes).
+    struct Wordy;
+
+    impl Codec for Wordy {
+        const NAME: &'static str = "wordy";
+
+        fn new(_: &mut Params) -> Result<Self, CodecError> {
+            Ok(Wordy)
+        }
+
+        fn compress(&self, _: Payload<'_>, _: Level) -> Result<Outcome, CodecError> {
+            Ok(Outcome::lossless("⁂⁂⁂⁂⁂"))
+        }
+    }
+
+    fn only(rows: Vec<Arc<Candidate>>) -> Auto {
+        Auto {
+            rows,
+            object: Vec::new(),
+            text: Vec::new(),
+            lossy_json: false,
+            sample_bytes: DEFAULT_SAMPLE_BYTES,
+            sample_rows: DEFAULT_SAMPLE_ROWS,
+            gauge: Gauge::new(counter()),
+            blind: false,
+        }
+    }
+
+    #[test]
+    fn an_output_with_no_fewer_tokens_than_the_input_is_not_kept() {
+        let auto = only(vec![candidate(Arc::new(Wordy))]);
+        let input = r#"[{"a": 1}]"#;
+        let gauge = Gauge::new(counter());
+        let (wordy, before) = (gauge.tokens("⁂⁂⁂⁂⁂").count, gauge.tokens(input).count);
+        assert!(wordy >= before, "the made case holds: {wordy} >= {before}");
+        let decision = auto.route(input, PayloadKind::Json, Level::Minimal);
+        assert!(decision.routed.is_none());
+        assert_eq!(
+            decision.route,
+            format!("rows: wordy {wordy} tokens (input {before}), none fewer: passed through")
+        );
+    }
+
+    #[test]
+    fn a_tie_goes_to_the_earlier_candidate() {
+        let (a, b) = (
+            candidate(Arc::new(Zero::<0>)),
+            candidate(Arc::new(Zero::<1>)),
+        );
+        for (rows, winner) in [
+            (vec![a.clone(), b.clone()], "zero_a"),
+            (vec![b, a], "zero_b"),
+        ] {
+            let auto = only(rows);
+            let decision = auto.route(r#"[{"a": 1}]"#, PayloadKind::Json, Level::Minimal);
+            assert_eq!(decision.routed.expect("routed").codec, winner);
+            assert!(
+                decision.route.starts_with(&format!("rows: {winner} 3 < ")),
+                "{}",
+                decision.route
+            );
+        }
+    }
+
+    #[test]
+    fn a_json_string_is_routed_as_its_text() {
+        let auto = auto(r#"{"text": [], "object": ["json_compact"]}"#).unwrap();
+        let inner = r#"{"a": 1, "b": null, "c": [1, 1, 1, 1, 1, 1], "d": null}"#;
+        let input = parrot_json::encode_string(inner);
+        let decision = auto.route(&input, PayloadKind::Json, Level::Normal);
+        let routed = decision.routed.expect("routed");
+        assert_eq!(routed.codec, "json_compact");
+        assert_eq!(routed.payload, r#"{"a":1,"c":[{"_repeat":6,"_value":1}]}"#);
+        assert_eq!(routed.parts[0].input, inner);
+        assert_eq!(routed.parts[0].kind, PayloadKind::Json);
+        assert_eq!(
+            routed.parts[0].output.as_deref(),
+            Some(routed.payload.as_str())
+        );
+    }
+
+    #[test]
+    fn mcp_blocks_are_routed_one_by_one_and_the_object_rebuilt() {
+        let auto = auto(r#"{"text": [], "object": ["json_compact"]}"#).unwrap();
+        let block = r#"{"a": 1, "b": null}"#;
+        let input = format!(
+            r#"{{"content": [{{"type": "text", "text": {}}}, {{"type": "text", "text": "plain"}}], "isError": false}}"#,
+            parrot_json::encode_string(block)
+        );
+        let decision = auto.route(&input, PayloadKind::Json, Level::Normal);
+        let routed = decision.routed.expect("routed");
+        assert_eq!(
+            routed.payload,
+            r#"{"content": [{"type": "text", "text": "{\"a\":1}"}, {"type": "text", "text": "plain"}], "isError": false}"#
+        );
+        assert_eq!(routed.codec, "json_compact");
+        assert!(!routed.text_output);
+        assert_eq!(routed.parts.len(), 1);
+        assert_eq!(routed.parts[0].input, block);
+        assert!(
+            decision
+                .route
+                .starts_with("mcp: block 1: object: json_compact"),
+            "{}",
+            decision.route
+        );
+    }
+
+    #[test]
+    fn json_candidates_run_at_minimal_unless_lossy_json() {
+        let long = "x".repeat(3000);
+        let input = format!(r#"{{"a": "{long}", "b": [1, 2]}}"#);
+        let lossless = auto(r#"{"text": [], "object": ["json_compact"]}"#).unwrap();
+        let routed = lossless
+            .route(&input, PayloadKind::Json, Level::Normal)
+            .routed
+            .expect("compacted");
+        assert!(!routed.lossy);
+        assert!(routed.payload.contains(&long));
+        let lossy =
+            auto(r#"{"text": [], "object": ["json_compact"], "lossy_json": true}"#).unwrap();
+        let routed = lossy
+            .route(&input, PayloadKind::Json, Level::Normal)
+            .routed
+            .expect("clipped");
+        assert!(routed.lossy);
+    }
+
+    #[test]
+    fn large_rows_are_chosen_on_a_sample_and_the_winner_runs_on_the_whole() {
+        let auto = auto(
+            r#"{"text": [], "sample_bytes": 1000, "sample_rows": 4, "columnar": {"min_rows": 2}}"#,
+        )
+        .unwrap();
+        let rows: Vec<String> = (0..200)
+            .map(|i| {
+                format!(
+                    r#"{{"id": {i}, "region": "south", "units": {}}}"#,
+                    i * 7 % 13
+                )
+            })
+            .collect();
+        let input = format!(r#"{{"driver": "pg", "rows": [{}]}}"#, rows.join(", "));
+        let decision = auto.route(&input, PayloadKind::Json, Level::Normal);
+        let routed = decision.routed.expect("routed");
+        assert!(
+            decision.route.starts_with("rows (sample of 4 rows): "),
+            "{}",
+            decision.route
+        );
+        assert!(
+            decision
+                .route
+                .ends_with(&format!("; {} ran on the whole", routed.codec)),
+            "{}",
+            decision.route
+        );
+        let winner = Registry::with_builtins()
+            .instantiate(
+                &routed.codec,
+                if routed.codec == "columnar" {
+                    serde_json::from_str(r#"{"min_rows": 2}"#).unwrap()
+                } else {
+                    Map::new()
+                },
+            )
+            .unwrap();
+        assert_eq!(
+            winner
+                .compress(Payload::json(&input), Level::Minimal)
+                .unwrap(),
+            Outcome::lossless(routed.payload)
+        );
+    }
+
+    #[test]
+    fn numbers_are_written_with_thousands_separators() {
+        let cases = [
+            (0, "0"),
+            (999, "999"),
+            (1000, "1,000"),
+            (1_946_000, "1,946,000"),
+        ];
+        for (n, text) in cases {
+            assert_eq!(thousands(n), text);
+        }
+    }
+}

@@ -1,0 +1,430 @@
+//! Token counts for the stage's decisions, on the caller's path (CONTRACT §2.1, the no-gain
+//! rule).
+//!
+//! The savings report counts every payload exactly, off the caller's path
+//! ([`crate::tokens`]). Decisions cannot wait for that: rule 9 must know, before the payload
+//! goes out, that it holds no more tokens than the input. A full count runs at about 50 MB/s
+//! (a 256 KB payload: 5 ms, over the inline budget), so the gauge counts only what it must:
+//!
+//! - an output at most [`MUCH_SMALLER`] of the input's bytes is fewer tokens, uncounted;
+//! - a text up to [`EXACT_BYTES`] is counted exactly;
+//! - a larger text is estimated from [`WINDOWS`] windows of [`WINDOW_BYTES`] bytes, evenly
+//!   spaced and cut at character boundaries, counted exactly and scaled by the text's bytes
+//!   over the windows' bytes; the estimate is within [`ESTIMATE_ERROR`] of the real count on
+//!   every text of the corpus, the sample session and the built-in codecs' outputs of them,
+//!   and on slices of those (the tests assert it);
+//! - when the estimates' ranges overlap (the close zone), both texts are counted exactly if
+//!   together they are at most [`CLOSE_EXACT_BYTES`]; above that the output is refused: it
+//!   cannot be shown within the budget to add no tokens, and it would save at most about
+//!   twice the error bound.
+//!
+//! A tokenizer that counts nothing (a no-op counter, as benchmarks and tests use) gives no
+//! evidence: the gauge then falls back to bytes, and an output may replace the input when it is
+//! no larger.
+
+use std::sync::Arc;
+
+use crate::tokens::TokenCounter;
+
+/// An output at most this fraction of the input's bytes holds fewer tokens, uncounted.
+///
+/// For it to hold more, its tokens per byte would have to be over twice the input's. The
+/// highest ratio measured, over every payload of the corpus and the sample session (and their
+/// compact JSON), every codec and every level, is 1.56 (TOON of the 500-row query result: 23%
+/// of the bytes, 36% of the tokens); the outputs that did add tokens kept 98.8% and 99.6% of
+/// their input's bytes.
+pub(crate) const MUCH_SMALLER: f64 = 0.5;
+
+/// Texts up to this many bytes are counted exactly (about 0.65 ms at 50 MB/s).
+pub(crate) const EXACT_BYTES: usize = 32 * 1024;
+
+/// How many windows a larger text's estimate counts.
+pub(crate) const WINDOWS: usize = 32;
+
+/// The bytes of one window (its ends move back to character boundaries): 32 of them count
+/// 16 KB, about 0.33 ms, whatever the text's size.
+pub(crate) const WINDOW_BYTES: usize = 512;
+
+/// The estimator's relative error bound: an estimate `e` of a text of `n` tokens satisfies
+/// `|e - n| <= ESTIMATE_ERROR * n` on every text the tests measure (the largest measured is
+/// 1.2%).
+pub(crate) const ESTIMATE_ERROR: f64 = 0.025;
+
+/// The close zone is counted exactly up to this many bytes of input and output together
+/// (about 1.3 ms at 50 MB/s); above it, an output in the close zone is refused.
+pub(crate) const CLOSE_EXACT_BYTES: usize = 64 * 1024;
+
+/// A token count: exact, or estimated by [`Gauge::tokens`]'s windows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Tokens {
+    /// The number of tokens.
+    pub(crate) count: usize,
+    /// Whether `count` is the tokenizer's own count of the whole text.
+    pub(crate) exact: bool,
+}
+
+/// Token counts for decisions, in the configured tokenizer.
+pub(crate) struct Gauge {
+    counter: Arc<dyn TokenCounter>,
+    /// The counter counted nothing in a text that has tokens: decisions fall back to bytes.
+    blind: bool,
+}
+
+impl Gauge {
+    /// A gauge counting with `counter`.
+    pub(crate) fn new(counter: Arc<dyn TokenCounter>) -> Gauge {
+        let blind = counter.count("a text with tokens") == 0;
+        Gauge { counter, blind }
+    }
+
+    /// Tokens of `text`: exact up to [`EXACT_BYTES`], else estimated from [`WINDOWS`] evenly
+    /// spaced windows of [`WINDOW_BYTES`] bytes, counted exactly and scaled by the text's
+    /// bytes over the windows' bytes (within [`ESTIMATE_ERROR`] on the measured texts).
+    pub(crate) fn tokens(&self, text: &str) -> Tokens {
+        if text.len() <= EXACT_BYTES {
+            Tokens {
+                count: self.counter.count(text),
+                exact: true,
+            }
+        } else {
+            Tokens {
+                count: self.estimate(text),
+                exact: false,
+            }
+        }
+    }
+
+    /// Whether `output` may replace `input`: never more tokens than the input (rule 9).
+    ///
+    /// Equal tokens are allowed; whether the bytes must shrink too is the caller's rule.
+    pub(crate) fn no_more_tokens(&self, input: &str, output: &str) -> bool {
+        if self.blind {
+            return output.len() <= input.len();
+        }
+        if (output.len() as f64) <= MUCH_SMALLER * input.len() as f64 {
+            return true;
+        }
+        let before = self.tokens(input);
+        if before.count == 0 && !input.is_empty() {
+            // The counter saw no tokens where there are some: no evidence, bytes decide.
+            return output.len() <= input.len();
+        }
+        let after = self.tokens(output);
+        if before.exact && after.exact {
+            return after.count <= before.count;
+        }
+        let (before_low, before_high) = bounds(before);
+        let (after_low, after_high) = bounds(after);
+        if after_high <= before_low {
+            true
+        } else if after_low > before_high {
+            false
+        } else if input.len() + output.len() <= CLOSE_EXACT_BYTES {
+            self.exact(output, after) <= self.exact(input, before)
+        } else {
+            false
+        }
+    }
+
+    /// The exact count of `text`, reusing `tokens` when it is exact already.
+    fn exact(&self, text: &str, tokens: Tokens) -> usize {
+        if tokens.exact {
+            tokens.count
+        } else {
+            self.counter.count(text)
+        }
+    }
+
+    /// The windows' estimate of `text`'s tokens.
+    fn estimate(&self, text: &str) -> usize {
+        self.estimate_with(text, WINDOWS, WINDOW_BYTES)
+    }
+
+    fn estimate_with(&self, text: &str, windows: usize, window_bytes: usize) -> usize {
+        let (mut bytes, mut tokens) = (0usize, 0usize);
+        let last_start = text.len().saturating_sub(window_bytes);
+        for i in 0..windows {
+            let start = floor_boundary(text, last_start * i / (windows - 1).max(1));
+            let end = floor_boundary(text, (start + window_bytes).min(text.len()));
+            if end <= start {
+                continue;
+            }
+            bytes += end - start;
+            tokens += self.counter.count(&text[start..end]);
+        }
+        if bytes == 0 {
+            return self.counter.count(text);
+        }
+        let scaled = tokens as f64 * text.len() as f64 / bytes as f64;
+        scaled.round() as usize
+    }
+}
+
+/// The range an estimate's true count lies in (a point for an exact count).
+fn bounds(tokens: Tokens) -> (f64, f64) {
+    let count = tokens.count as f64;
+    if tokens.exact {
+        (count, count)
+    } else {
+        (
+            count / (1.0 + ESTIMATE_ERROR),
+            count / (1.0 - ESTIMATE_ERROR),
+        )
+    }
+}
+
+/// The largest character boundary of `text` at or before `at`.
+fn floor_boundary(text: &str, mut at: usize) -> usize {
+    while at > 0 && !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    at
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use parrot_codec_api::{Level, Outcome, Params, Payload, PayloadKind};
+
+    use super::*;
+    use crate::tokens::Tokenizer;
+
+    fn o200k() -> Gauge {
+        Gauge::new(Arc::new(Tokenizer::O200k))
+    }
+
+    /// Counts nothing, like the benchmarks' no-op counter.
+    struct NoTokens;
+
+    impl TokenCounter for NoTokens {
+        fn name(&self) -> &str {
+            "none"
+        }
+
+        fn count(&self, _: &str) -> usize {
+            0
+        }
+    }
+
+    fn kind(text: &str) -> PayloadKind {
+        if parrot_json::check(text) == parrot_json::JsonCheck::Json {
+            PayloadKind::Json
+        } else {
+            PayloadKind::Text
+        }
+    }
+
+    /// Every corpus file, the sample session's results, the compact JSON of both, and what
+    /// every built-in codec makes of each at every level.
+    fn texts() -> Vec<(String, String)> {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let mut inputs = Vec::new();
+        let mut names: Vec<String> = std::fs::read_dir(root.join("corpus"))
+            .expect("corpus/")
+            .map(|entry| {
+                entry
+                    .expect("corpus entry")
+                    .file_name()
+                    .to_string_lossy()
+                    .into_owned()
+            })
+            .filter(|name| name.ends_with(".json") || name.ends_with(".txt"))
+            .collect();
+        names.sort();
+        for name in names {
+            let text =
+                std::fs::read_to_string(root.join("corpus").join(&name)).expect("corpus file");
+            inputs.push((name, text));
+        }
+        let session = std::fs::read_to_string(root.join("samples/session.jsonl")).expect("session");
+        for (i, line) in session.lines().enumerate() {
+            let call: serde_json::Value = serde_json::from_str(line).expect("session line");
+            let result = match &call["result"] {
+                serde_json::Value::String(text) => text.clone(),
+                other => other.to_string(),
+            };
+            inputs.push((format!("session line {}", i + 1), result));
+        }
+        let compact: Vec<(String, String)> = inputs
+            .iter()
+            .filter_map(|(name, text)| {
+                let value: serde_json::Value = serde_json::from_str(text).ok()?;
+                let compact = value.to_string();
+                (compact != *text).then(|| (format!("{name}, compact"), compact))
+            })
+            .collect();
+        inputs.extend(compact);
+        let mut all = inputs.clone();
+        for builtin in parrot_codecs::builtins() {
+            let codec = (builtin.build)(Params::empty()).expect("built-in with default params");
+            for (name, text) in &inputs {
+                for level in [Level::Minimal, Level::Normal, Level::Aggressive] {
+                    if let Ok(Outcome::Changed { payload, .. }) =
+                        codec.compress(Payload::new(text, kind(text)), level)
+                    {
+                        all.push((
+                            format!("{name}, {} at {level}", builtin.meta.name()),
+                            payload,
+                        ));
+                    }
+                }
+            }
+        }
+        all
+    }
+
+    /// Slices of the texts over 32 KB: 20, 50, 100 and 256 KB from the start, the middle and
+    /// the end, cut at character boundaries.
+    fn slices(texts: &[(String, String)]) -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        for (name, text) in texts.iter().filter(|(_, t)| t.len() > 32 * 1024) {
+            for size in [20 * 1024, 50 * 1024, 100 * 1024, 256 * 1024] {
+                if size >= text.len() {
+                    continue;
+                }
+                for at in [0, (text.len() - size) / 2, text.len() - size] {
+                    let start = floor_boundary(text, at);
+                    let end = floor_boundary(text, start + size);
+                    out.push((
+                        format!("{name}, {size} bytes at {start}"),
+                        text[start..end].to_owned(),
+                    ));
+                }
+            }
+        }
+        out
+    }
+
+    /// Every measured text once, with its exact count.
+    fn measured() -> Vec<(String, String, usize)> {
+        let mut all = texts();
+        all.sort_by(|a, b| a.1.cmp(&b.1));
+        all.dedup_by(|a, b| a.1 == b.1);
+        let sliced = slices(&all);
+        all.extend(sliced);
+        all.into_iter()
+            .map(|(name, text)| {
+                let exact = Tokenizer::O200k.count(&text);
+                (name, text, exact)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn small_texts_are_counted_exactly() {
+        let gauge = o200k();
+        for text in ["", "hello world", "{\"a\":[1,2,3]}", &"word ".repeat(6000)] {
+            assert!(text.len() <= EXACT_BYTES);
+            let tokens = gauge.tokens(text);
+            assert!(tokens.exact, "{text:.20}");
+            assert_eq!(tokens.count, Tokenizer::O200k.count(text), "{text:.20}");
+        }
+        assert!(!gauge.tokens(&"word ".repeat(7000)).exact);
+    }
+
+    /// The bound is asserted from 16 KB up, half the size where the estimate is used.
+    #[test]
+    fn the_estimate_is_within_its_error_bound_on_every_measured_text() {
+        let gauge = o200k();
+        let mut worst = (0.0f64, String::new());
+        let mut count = 0;
+        for (name, text, exact) in measured() {
+            if text.len() <= 16 * 1024 {
+                continue;
+            }
+            let error = (gauge.estimate(&text) as f64 - exact as f64).abs() / exact as f64;
+            if error > worst.0 {
+                worst = (error, name);
+            }
+            count += 1;
+        }
+        assert!(count >= 40, "only {count} texts over 16 KB");
+        assert!(
+            worst.0 <= ESTIMATE_ERROR,
+            "{:.2}% on {}",
+            worst.0 * 100.0,
+            worst.1
+        );
+    }
+
+    /// Every pair of a measured text and a shorter one the byte gate leaves to counting stands
+    /// in for an input and an output: the gauge never lets through more tokens, and lets
+    /// through every clear gain. (The gate itself is a claim about a codec's output of its own
+    /// input, checked over the corpus by the integration tests' `tokens::`.)
+    #[test]
+    fn the_gauge_decides_as_the_exact_count_does_outside_the_close_zone() {
+        let gauge = o200k();
+        let texts = measured();
+        let mut decided = 0;
+        for (_, input, tokens_in) in &texts {
+            for (name, output, tokens_out) in &texts {
+                if output.len() >= input.len()
+                    || (output.len() as f64) <= MUCH_SMALLER * input.len() as f64
+                {
+                    continue;
+                }
+                let allowed = gauge.no_more_tokens(input, output);
+                if allowed {
+                    assert!(
+                        tokens_out <= tokens_in,
+                        "{name}: {tokens_out} > {tokens_in}"
+                    );
+                }
+                let clear = (*tokens_out as f64) < (1.0 - 3.0 * ESTIMATE_ERROR) * *tokens_in as f64;
+                let small = input.len() + output.len() <= CLOSE_EXACT_BYTES;
+                if clear || small {
+                    assert_eq!(allowed, tokens_out <= tokens_in, "{name}");
+                }
+                decided += 1;
+            }
+        }
+        assert!(decided > 500, "{decided}");
+    }
+
+    #[test]
+    fn an_output_denser_in_tokens_is_refused_at_any_size() {
+        let gauge = o200k();
+        // About one token per six bytes against one per three (digits go in threes).
+        for words in [1_000, 10_000, 50_000] {
+            let input = " hello".repeat(words);
+            let output: String = "0123456789"
+                .chars()
+                .cycle()
+                .take(input.len() * 8 / 10)
+                .collect();
+            assert!(Tokenizer::O200k.count(&output) > Tokenizer::O200k.count(&input));
+            assert!(
+                !gauge.no_more_tokens(&input, &output),
+                "{} bytes",
+                input.len()
+            );
+        }
+    }
+
+    #[test]
+    fn a_counter_that_counts_nothing_falls_back_to_bytes() {
+        let gauge = Gauge::new(Arc::new(NoTokens));
+        let input = " hello".repeat(100);
+        assert!(gauge.no_more_tokens(&input, &"1".repeat(599)));
+        assert!(gauge.no_more_tokens(&input, &"1".repeat(600)));
+        assert!(!gauge.no_more_tokens(&input, &"1".repeat(601)));
+        // A counter blind to this input alone gives no evidence either.
+        struct BlindToHello;
+        impl TokenCounter for BlindToHello {
+            fn name(&self) -> &str {
+                "blind to hello"
+            }
+            fn count(&self, text: &str) -> usize {
+                if text.contains("hello") {
+                    0
+                } else {
+                    text.len()
+                }
+            }
+        }
+        let gauge = Gauge::new(Arc::new(BlindToHello));
+        assert!(gauge.no_more_tokens(&input, &"1".repeat(599)));
+        assert!(!gauge.no_more_tokens(&input, &"1".repeat(601)));
+    }
+}

@@ -1,0 +1,323 @@
+//! The routing codec `auto`, the core default for `"*"`: the winner's flags in the stage
+//! (text output, its own inverse for verification), plugin codecs as candidates, errors in its
+//! params, and what the default saves on the corpus and the sample session.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use parrot_host::{
+    Call, Host, Input, Level, MemoryTeeStore, PayloadKind, Skip, TokenCounter, Tokenizer,
+    Verification,
+};
+use serde_json::{Map, Value};
+
+use crate::support::{one_package_host, package, plugin_manifest};
+
+const FAULTS: &str = "parrot_plugin_fault_codecs";
+const LINE_DEDUP: &str = "parrot_plugin_line_dedup";
+
+/// A host with no manifest and no plugin (an empty project), a memory tee store, compressing
+/// inline at any size as the command does.
+fn default_host() -> (tempfile::TempDir, Host) {
+    let dir = tempfile::tempdir().unwrap();
+    let host = Host::builder()
+        .project(dir.path())
+        .plugin_path(None)
+        .tee_store(Arc::new(MemoryTeeStore::default()))
+        .inline_at_any_size(true)
+        .build()
+        .unwrap();
+    (dir, host)
+}
+
+fn corpus(name: &str) -> String {
+    std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../corpus")
+            .join(name),
+    )
+    .unwrap()
+}
+
+/// `auto` on `"*"` with `params` (TOML lines), in a package holding the library `crate_name`.
+fn auto_host(crate_name: &str, level: &str, params: &str) -> (tempfile::TempDir, Host) {
+    let entries = format!(
+        "[compressor.\"*\"]\ncodec = \"auto\"\nlevel = \"{level}\"\n  [compressor.\"*\".params]\n{params}"
+    );
+    one_package_host(crate_name, "pkg", &entries).expect("host builds")
+}
+
+#[test]
+fn a_toon_winner_goes_out_as_toon_text() {
+    let (_dir, host) = default_host();
+    let input = corpus("github-labels.json");
+    let out = host.process(Call::new("github_labels", Input::Text(&input)));
+    assert_eq!(out.meta.codec.as_deref(), Some("toon"), "{:?}", out.meta);
+    assert!(!out.meta.teed, "lossless: no pointer");
+    let toon = host.registry().instantiate("toon", Map::new()).unwrap();
+    let direct = toon
+        .compress(parrot_host::Payload::json(&input), Level::Minimal)
+        .unwrap();
+    assert_eq!(out.text(), direct.payload());
+    assert!(
+        serde_json::from_str::<Value>(out.text().unwrap()).is_err(),
+        "TOON text, not JSON"
+    );
+    let route = out.meta.route.as_deref().unwrap();
+    assert!(route.starts_with("rows: toon "), "{route}");
+}
+
+#[test]
+fn a_plugin_codec_is_a_candidate() {
+    let (_dir, host) = auto_host(LINE_DEDUP, "minimal", "  text = [\"line_dedup\"]\n");
+    let input: String = (0..40).map(|i| format!("step {}\n", i / 10)).collect();
+    let out = host.process(Call::new("shell_run", Input::Text(&input)));
+    assert_eq!(
+        out.meta.codec.as_deref(),
+        Some("line_dedup"),
+        "{:?}",
+        out.meta
+    );
+    assert_eq!(
+        out.meta.route.as_deref(),
+        Some("text: line_dedup 60 tokens (input 160)")
+    );
+    let codec = host
+        .registry()
+        .instantiate("line_dedup", Map::new())
+        .unwrap();
+    assert_eq!(codec.expand(out.text().unwrap()).unwrap(), input);
+}
+
+/// `fault_liar` claims lossless but keeps half the text: only its own inverse, run by the
+/// stage on the winner, shows it.
+#[test]
+fn a_plugin_winner_is_verified_through_its_own_inverse() {
+    let input = "0123456789".repeat(200);
+    let (_dir, host) = auto_host(FAULTS, "minimal", "  text = [\"fault_liar\"]\n");
+    let out = host.process(Call::new("t", Input::Text(&input)));
+    assert_eq!(out.meta.codec.as_deref(), Some("fault_liar"));
+    assert_eq!(out.meta.skipped, Some(Skip::CodecError), "{:?}", out.meta);
+    assert_eq!(out.text(), Some(input.as_str()));
+
+    let out = host.process(Call::new("t", Input::Text(&input)).level(Level::Normal));
+    assert!(
+        out.meta.teed,
+        "found lossy, so the original is kept: {:?}",
+        out.meta
+    );
+    let value: Value = serde_json::from_str(out.text().unwrap()).unwrap();
+    assert_eq!(value["_tee"]["reason"], "lossy");
+
+    // With plugin verification off, the lie goes out as lossless: the check above was the
+    // inverse's.
+    let dir = tempfile::tempdir().unwrap();
+    let plugins = dir.path().join("plugins");
+    package(
+        &plugins,
+        "pkg",
+        Some(FAULTS),
+        &plugin_manifest(
+            FAULTS,
+            "[compressor.\"*\"]\ncodec = \"auto\"\nlevel = \"minimal\"\n  [compressor.\"*\".params]\n  text = [\"fault_liar\"]\n",
+        ),
+    );
+    let host = Host::builder()
+        .project(dir.path())
+        .plugin_path(None)
+        .plugin_dir(&plugins)
+        .verification(Verification {
+            plugins: false,
+            builtins_every: 0,
+        })
+        .build()
+        .unwrap();
+    let out = host.process(Call::new("t", Input::Text(&input)));
+    assert!(out.meta.compressed, "{:?}", out.meta);
+    assert_eq!(out.text(), Some(&input[..1000]));
+}
+
+#[test]
+fn bad_params_are_one_line_errors_naming_file_entry_and_key() {
+    let cases = [
+        (
+            "text = []\nrows = [\"tooon\"]",
+            "key \"rows\": unknown codec \"tooon\" (known: columnar, json_compact, log, toon)",
+        ),
+        (
+            "text = []\nobject = [\"auto\"]",
+            "key \"object\": \"auto\" cannot be its own candidate",
+        ),
+        (
+            "text = \"line_dedup\"",
+            "key \"text\": expected an array of codec names, got a string (\"line_dedup\")",
+        ),
+        (
+            "text = []\nsample_row = 3",
+            "key \"sample_row\": unknown key (lossy_json, object, rows, sample_bytes, sample_rows, text, or a table named after a candidate)",
+        ),
+        (
+            "text = []\nrows = [\"columnar\"]\ncolumnar = { min_rows = 0 }",
+            "key \"columnar.min_rows\": expected a positive integer, got a number (0)",
+        ),
+    ];
+    for (params, expected) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        let manifest = dir.path().join(".parrot/compressors.toml");
+        std::fs::create_dir_all(manifest.parent().unwrap()).unwrap();
+        std::fs::write(
+            &manifest,
+            format!("[compressor.\"*\"]\ncodec = \"auto\"\n[compressor.\"*\".params]\n{params}\n"),
+        )
+        .unwrap();
+        let err = Host::builder()
+            .project(dir.path())
+            .plugin_path(None)
+            .build()
+            .unwrap_err();
+        assert_eq!(err.errors.len(), 1, "{err}");
+        let line = err.errors[0].to_string();
+        assert!(!line.contains('\n'), "{line}");
+        assert!(
+            line.starts_with(&format!("{}:", manifest.display())),
+            "{line}"
+        );
+        assert!(
+            line.ends_with(&format!("entry \"*\": {expected}")),
+            "{line}\nexpected the end: {expected}"
+        );
+    }
+}
+
+#[test]
+fn a_payload_auto_cannot_place_passes_through_byte_identical() {
+    let (_dir, host) = default_host();
+    for input in ["12345", "true", "\"OK\"", "   "] {
+        let out = host.process(Call::new("t", Input::Text(input)));
+        assert!(!out.meta.compressed, "{input}: {:?}", out.meta);
+        assert_eq!(&*out.payload, input.as_bytes());
+    }
+    let error = r#"{"content": [{"type": "text", "text": "{\"a\": null, \"b\": [1, 1, 1]}"}], "isError": true}"#;
+    let out = host.process(Call::new("t", Input::Text(error)));
+    assert_eq!(&*out.payload, error.as_bytes());
+    assert_eq!(
+        out.meta.route.as_deref(),
+        Some("mcp: isError, passed through")
+    );
+}
+
+#[test]
+fn explain_lists_the_shapes_and_candidates_of_auto() {
+    let (_dir, host) = default_host();
+    let text = host.explain("anything").to_string();
+    assert!(text.contains("codec:           auto\n"), "{text}");
+    assert!(
+        text.contains("routes by shape, fewest tokens wins:\n  rows:   toon, columnar, json_compact (at minimal, lossless)\n"),
+        "{text}"
+    );
+}
+
+/// The tool results of the sample session (24) and the corpus files (8), as (name, text).
+fn payloads() -> Vec<(String, String)> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut out = Vec::new();
+    let session = std::fs::read_to_string(root.join("samples/session.jsonl")).unwrap();
+    for (i, line) in session.lines().enumerate() {
+        let call: Value = serde_json::from_str(line).unwrap();
+        let result = match &call["result"] {
+            Value::String(text) => text.clone(),
+            other => other.to_string(),
+        };
+        out.push((
+            format!("session {:>2} {}", i + 1, call["tool"].as_str().unwrap()),
+            result,
+        ));
+    }
+    let mut files: Vec<_> = std::fs::read_dir(root.join("corpus"))
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| {
+            matches!(
+                path.extension().and_then(|e| e.to_str()),
+                Some("json" | "txt")
+            )
+        })
+        .collect();
+    files.sort();
+    for path in files {
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        out.push((
+            format!("corpus {name}"),
+            std::fs::read_to_string(path).unwrap(),
+        ));
+    }
+    out
+}
+
+/// The issue's measure: with no manifest and no plugin, the 32 payloads save at least 80% of
+/// o200k tokens, the JSON payloads at least 53%, and no JSON payload goes lossy.
+#[test]
+fn the_default_saves_80_percent_of_the_corpus_and_53_percent_of_its_json_losslessly() {
+    let (_dir, host) = default_host();
+    let o200k = Tokenizer::O200k;
+    let payloads = payloads();
+    assert_eq!(payloads.len(), 32);
+    let (mut all_in, mut all_out, mut json_in, mut json_out) = (0, 0, 0, 0);
+    let mut table = String::new();
+    for (name, text) in &payloads {
+        let out = host.process(Call::new("t", Input::Text(text)));
+        let after = out.text().unwrap();
+        let (before, after_tokens) = (o200k.count(text), o200k.count(after));
+        assert!(after_tokens <= before, "{name}: more tokens out than in");
+        let json = serde_json::from_str::<Value>(text).is_ok();
+        if json {
+            assert!(
+                !after.contains(r#""reason":"lossy""#),
+                "{name}: a JSON payload went lossy: {:?}",
+                out.meta
+            );
+            json_in += before;
+            json_out += after_tokens;
+        }
+        all_in += before;
+        all_out += after_tokens;
+        table.push_str(&format!(
+            "{name:<44} {:>6} {before:>7} {after_tokens:>7} {:>5.1}%  {}\n",
+            if json { "json" } else { "text" },
+            saved(before, after_tokens),
+            out.meta.codec.as_deref().unwrap_or("-"),
+        ));
+    }
+    table.push_str(&format!(
+        "total {all_in} -> {all_out} ({:.1}% saved); JSON {json_in} -> {json_out} ({:.1}% saved)\n",
+        saved(all_in, all_out),
+        saved(json_in, json_out)
+    ));
+    println!("{table}");
+    assert!(saved(all_in, all_out) >= 80.0, "{table}");
+    assert!(saved(json_in, json_out) >= 53.0, "{table}");
+}
+
+fn saved(before: usize, after: usize) -> f64 {
+    100.0 * (1.0 - after as f64 / before as f64)
+}
+
+/// A JSON string payload holding JSON is routed as that JSON.
+#[test]
+fn a_json_string_holding_json_is_routed_as_json() {
+    let (_dir, host) = default_host();
+    let inner = corpus("github-labels.json");
+    let input = serde_json::to_string(&inner).unwrap();
+    let out = host.process(Call::new("t", Input::Text(&input)));
+    assert_eq!(out.meta.codec.as_deref(), Some("toon"), "{:?}", out.meta);
+    let direct = host
+        .registry()
+        .instantiate("toon", Map::new())
+        .unwrap()
+        .compress(
+            parrot_host::Payload::new(&inner, PayloadKind::Json),
+            Level::Minimal,
+        )
+        .unwrap();
+    assert_eq!(out.text(), direct.payload());
+}
