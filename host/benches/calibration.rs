@@ -5,9 +5,11 @@
 //! bench` puts them into docs/BENCHMARKS.md; the README's budgets are derived from them). Each
 //! row interleaves its yardstick with the calls — a non-allocating serde_json scan of the same
 //! bytes — and gives the ratio. `process` runs with no tee store, a memory store and a SQLite
-//! store. By default the token counter is a no-op, which isolates the pipeline's cost;
-//! `CALIBRATION_TOKENS=1` counts o200k tokens on the background worker, as a host does, to show
-//! what that costs the caller on a machine whose cores it shares.
+//! store. The stage's decisions count o200k tokens as a host's do (the no-gain rule's gauge,
+//! on the caller's path); by default the savings report's background counting is off
+//! (`HostBuilder::report_tokens(false)`), which isolates the caller's cost;
+//! `CALIBRATION_TOKENS=1` turns it on, as a host has it, to show what that costs the caller on
+//! a machine whose cores it shares.
 
 use std::hint::black_box;
 use std::sync::Arc;
@@ -22,7 +24,6 @@ use parrot_host::{
 
 #[path = "../../benches/corpus.rs"]
 mod corpus;
-mod support;
 
 /// A seeded query result of about `bytes` bytes: `{"driver", "rows": [...]}` with a constant
 /// column and an all-null column, like the corpus's query result.
@@ -103,9 +104,7 @@ fn main() {
             if let Some(store) = store {
                 builder.tee_store(Arc::clone(store));
             }
-            if !counting_in_background {
-                builder.tokenizer(Arc::new(support::NoTokens));
-            }
+            builder.report_tokens(counting_in_background);
             (*name, builder.build().expect("host"))
         })
         .collect();
@@ -124,7 +123,8 @@ fn main() {
         if counting_in_background {
             "o200k on the background worker (`CALIBRATION_TOKENS` set)"
         } else {
-            "off (a no-op counter: counting runs on a background worker and is measured below)"
+            "off for the report (it runs on a background worker and is measured below), o200k \
+             for the no-gain rule's decisions"
         }
     );
     let volume: usize = if quick { 20 << 20 } else { 100 << 20 };
