@@ -7,6 +7,7 @@
 mod cli;
 mod contract;
 mod hostile;
+mod logs;
 mod manifests;
 mod mcp_proxy;
 mod pipeline;
