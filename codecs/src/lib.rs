@@ -26,7 +26,7 @@
 //! use parrot_codec_api::{Level, Outcome, Params, Payload};
 //!
 //! let names: Vec<&str> = parrot_codecs::builtins().iter().map(|b| b.meta.name()).collect();
-//! assert_eq!(names, ["columnar", "json_compact"]);
+//! assert_eq!(names, ["columnar", "json_compact", "log"]);
 //!
 //! let json_compact = parrot_codecs::builtins()[1];
 //! let codec = (json_compact.build)(Params::empty()).unwrap();
@@ -43,9 +43,11 @@ use parrot_codec_api::{Codec, CodecError, CodecMeta, DynCodec, Outcome, Params};
 mod clip;
 pub mod columnar;
 pub mod json_compact;
+pub mod log;
 
 pub use columnar::Columnar;
 pub use json_compact::JsonCompact;
+pub use log::Log;
 
 /// The text of what a codec wrote: always UTF-8, since every byte came from `&str` slices
 /// cut at character boundaries or from ASCII.

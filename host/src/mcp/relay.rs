@@ -10,7 +10,6 @@ use serde_json::{Map, Value, json};
 use super::RECOVERY_TOOL;
 use crate::call::{Call, Input};
 use crate::host::Host;
-use parrot_json::{JsonCheck, check};
 
 /// What becomes of one line.
 #[derive(Debug, Default)]
@@ -319,7 +318,8 @@ impl Relay {
         had_own || first_page
     }
 
-    /// Compresses the JSON text blocks of a `tools/call` result; tees those of a tool error.
+    /// Compresses the text blocks of a `tools/call` result, JSON or plain text (the tool's
+    /// entry decides what happens to each); tees those of a tool error.
     fn compress(&self, tool: &str, result: &mut Map<String, Value>) -> bool {
         let is_error = result.get("isError").and_then(Value::as_bool) == Some(true);
         let Some(Value::Array(blocks)) = result.get_mut("content") else {
@@ -337,9 +337,6 @@ impl Relay {
                 // Not compressed, but stored: nothing is lost when the caller raises.
                 self.host
                     .process(Call::new(tool, Input::Text(text)).status("error"));
-                continue;
-            }
-            if check(text) != JsonCheck::Json {
                 continue;
             }
             let processed = self.host.process(Call::new(tool, Input::Text(text)));
@@ -516,6 +513,42 @@ mod tests {
         assert_eq!(answer["id"], 7);
         assert_eq!(answer["result"]["content"][0]["text"], original.as_str());
         assert!(answer["result"].get("isError").is_none());
+    }
+
+    #[test]
+    fn a_plain_text_block_goes_to_its_entry_and_is_recovered_exactly() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join(".parrot")).unwrap();
+        std::fs::write(
+            dir.path().join(".parrot/compressors.toml"),
+            "[compressor.\"shell_cargo_build\"]\ncodec = \"log\"\nlevel = \"normal\"\n",
+        )
+        .unwrap();
+        let relay = relay(dir.path());
+        let mut lines: Vec<String> = (0..200)
+            .map(|i| format!("   Compiling crate_{i} v0.{i}.1 (build step {i})"))
+            .collect();
+        let error = "error[E0308]: mismatched types";
+        lines[120] = error.to_owned();
+        let original = lines.join("\n");
+        relay.from_client(call("4", "shell_cargo_build").as_bytes());
+        let response = result(
+            "4",
+            json!({"content": [{"type": "text", "text": original}]}),
+        );
+        let routed = relay.from_server(response.as_bytes());
+        let out = value(text(&routed).as_bytes());
+        let compressed = out["result"]["content"][0]["text"].as_str().unwrap();
+        assert!(compressed.len() < original.len() / 4, "{compressed}");
+        let wrapped = value(compressed.as_bytes());
+        let folded = wrapped["result"].as_str().unwrap();
+        assert!(folded.lines().any(|line| line == error), "{folded}");
+        let key = wrapped["_tee"]["key"].as_str().unwrap();
+        assert_eq!(wrapped["_tee"]["reason"], "lossy");
+        assert_eq!(
+            relay.host.recover(key).unwrap().unwrap(),
+            original.as_bytes()
+        );
     }
 
     #[test]

@@ -1,0 +1,532 @@
+//! One payload's compression: classify every line, template the rest, keep what the budget
+//! allows by priority, and write the verbatim lines, fold lines and markers.
+
+use std::collections::HashMap;
+use std::fmt::Write as _;
+
+use super::Log;
+use super::patterns::{Block, Class, is_continuation, is_diagnostic_line};
+use super::template::{clean, estimate_tokens, template};
+
+/// No template: a failure line (never folded) or a line too long to template.
+const NONE: u32 = u32::MAX;
+
+/// The estimated cost of one omission marker, in tokens.
+const MARKER_TOKENS: usize = 34;
+
+/// The estimated cost of a fold line's `[×N lines A-B] ` and ` ( … )`, beyond its template
+/// and values, in tokens.
+const FOLD_TOKENS: usize = 12;
+
+/// The lowest effective budget the ratio can give, in estimated tokens (never above
+/// `budget_tokens`).
+pub(super) const BUDGET_FLOOR: usize = 200;
+
+/// The drop tiers, lowest dropped first; failure lines have no tier (never dropped).
+mod tier {
+    /// Head and tail lines other than the very first and last.
+    pub(super) const FRAME: u8 = 0;
+    /// Context lines around failures.
+    pub(super) const CONTEXT: u8 = 1;
+    /// Fold lines of noise templates.
+    pub(super) const NOISE_FOLDS: u8 = 2;
+    /// The first and the last line.
+    pub(super) const EDGE: u8 = 3;
+    /// The first occurrence of each distinct warning (with its block).
+    pub(super) const WARNING: u8 = 4;
+    /// Fold lines of warning templates.
+    pub(super) const WARNING_FOLDS: u8 = 5;
+}
+
+/// What the budget can drop, one unit at a time.
+#[derive(Clone, Copy, Debug)]
+enum Unit {
+    /// Verbatim lines `start..end` (one line, or a warning with its block).
+    Lines(u32, u32),
+    /// Every fold line of one template.
+    Template(u32),
+}
+
+struct Template {
+    /// The template's text, after a first byte holding its class.
+    key: Box<[u8]>,
+    count: u32,
+    /// The estimated cost of one fold line of this template.
+    tokens: usize,
+}
+
+/// The payload's lines and what is decided about them.
+struct Lines<'t> {
+    text: &'t str,
+    starts: Vec<u32>,
+    ends: Vec<u32>,
+}
+
+impl<'t> Lines<'t> {
+    fn new(text: &'t str) -> Lines<'t> {
+        let mut starts = vec![0u32];
+        let mut ends = Vec::new();
+        for at in memchr::memchr_iter(b'\n', text.as_bytes()) {
+            ends.push(at as u32);
+            starts.push(at as u32 + 1);
+        }
+        ends.push(text.len() as u32);
+        if text.ends_with('\n') {
+            // The empty part after a final line break is not a line.
+            starts.pop();
+            ends.pop();
+        }
+        Lines { text, starts, ends }
+    }
+
+    fn len(&self) -> usize {
+        self.starts.len()
+    }
+
+    fn get(&self, i: usize) -> &'t str {
+        &self.text[self.starts[i] as usize..self.ends[i] as usize]
+    }
+}
+
+impl Log {
+    /// The compressed text, or `None` when the payload is left as it is (too short, already
+    /// compressed by this codec).
+    pub(super) fn fold(&self, input: &str, aggressive: bool) -> Option<String> {
+        if input.len() >= u32::MAX as usize {
+            return None;
+        }
+        let text = clean(input);
+        let lines = Lines::new(&text);
+        let n = lines.len();
+        if n < self.min_lines || n == 0 {
+            return None;
+        }
+        let class = self.classify(&lines)?;
+        let context = self.context(&class);
+
+        // Templates of every line that is not a failure and not too long.
+        let mut templates: Vec<Template> = Vec::new();
+        let mut ids: HashMap<Box<[u8]>, u32, foldhash::fast::RandomState> = HashMap::default();
+        let mut tmpl: Vec<u32> = vec![NONE; n];
+        let mut scratch: Vec<u8> = Vec::with_capacity(256);
+        for i in 0..n {
+            let line = lines.get(i);
+            if class[i] == Class::Failure || line.len() > self.max_line_bytes {
+                continue;
+            }
+            scratch.clear();
+            scratch.push(class[i] as u8);
+            let first = template(line, &mut scratch);
+            let id = match ids.get(scratch.as_slice()) {
+                Some(&id) => id,
+                None => {
+                    let id = templates.len() as u32;
+                    let body = std::str::from_utf8(&scratch[1..]).unwrap_or(line);
+                    let value = first.map_or(0, |(s, e)| estimate_tokens(&line[s..e]));
+                    templates.push(Template {
+                        key: scratch.as_slice().into(),
+                        count: 0,
+                        tokens: estimate_tokens(body) + FOLD_TOKENS + 2 * value,
+                    });
+                    ids.insert(scratch.as_slice().into(), id);
+                    id
+                }
+            };
+            templates[id as usize].count += 1;
+            tmpl[i] = id;
+        }
+        drop(ids);
+
+        // Each line's drop tier (None: not verbatim; failures kept outside the tiers).
+        let mut tiers: Vec<Option<u8>> = vec![None; n];
+        let mut seen_warning = vec![false; templates.len()];
+        let mut warning_block = false;
+        for i in 0..n {
+            if class[i] == Class::Failure {
+                warning_block = false;
+                continue;
+            }
+            let mut best: Option<u8> = None;
+            let mut raise = |t: u8| best = Some(best.map_or(t, |b: u8| b.max(t)));
+            if lines.get(i).len() <= self.max_line_bytes {
+                let from_top = i;
+                let from_end = n - 1 - i;
+                if from_top < self.head_lines || from_end < self.tail_lines {
+                    raise(if from_top == 0 || from_end == 0 {
+                        tier::EDGE
+                    } else {
+                        tier::FRAME
+                    });
+                }
+                if context[i] != 0 {
+                    raise(tier::CONTEXT);
+                }
+            }
+            // The first occurrence of each warning template, with its block's lines.
+            if class[i] == Class::Warning && tmpl[i] != NONE {
+                let t = tmpl[i] as usize;
+                if is_diagnostic_line(lines.get(i)) {
+                    if warning_block {
+                        raise(tier::WARNING);
+                    }
+                } else if !seen_warning[t]
+                    && i + 1 < n
+                    && class[i + 1] == Class::Warning
+                    && is_diagnostic_line(lines.get(i + 1))
+                {
+                    // A warning with a block (rustc's `-->`, `|` lines) is kept whole once; a
+                    // one-line warning's fold line says it all.
+                    seen_warning[t] = true;
+                    warning_block = true;
+                    raise(tier::WARNING);
+                } else {
+                    warning_block = false;
+                }
+            } else {
+                warning_block = false;
+            }
+            tiers[i] = best;
+        }
+
+        let mut units: Vec<(u8, u64, Unit)> = Vec::new();
+        let mut i = 0;
+        while i < n {
+            let Some(t) = tiers[i] else {
+                i += 1;
+                continue;
+            };
+            let mut end = i + 1;
+            if t == tier::WARNING {
+                while end < n
+                    && tiers[end] == Some(tier::WARNING)
+                    && is_diagnostic_line(lines.get(end))
+                {
+                    end += 1;
+                }
+            }
+            let order = match t {
+                tier::FRAME => {
+                    let dist = i.min(n - 1 - i) as u64;
+                    u64::MAX - dist
+                }
+                tier::CONTEXT => u64::MAX - u64::from(context[i]),
+                // Later warnings go first.
+                tier::WARNING => u64::MAX - i as u64,
+                _ => i as u64,
+            };
+            units.push((t, order, Unit::Lines(i as u32, end as u32)));
+            i = end;
+        }
+        for (id, template) in templates.iter().enumerate() {
+            let t = if template.key[0] == Class::Warning as u8 {
+                tier::WARNING_FOLDS
+            } else {
+                tier::NOISE_FOLDS
+            };
+            units.push((t, u64::from(template.count), Unit::Template(id as u32)));
+        }
+        units.sort_by_key(|&(t, order, _)| (t, order));
+
+        let mut keep: Vec<bool> = (0..n)
+            .map(|i| class[i] == Class::Failure || tiers[i].is_some())
+            .collect();
+        let mut dropped = vec![false; templates.len()];
+        let mut line_tokens: Vec<u32> = vec![0; n];
+        for i in 0..n {
+            if keep[i] {
+                line_tokens[i] = estimate_tokens(lines.get(i)) as u32 + 1;
+            }
+        }
+
+        let budget = self.budget(&text, aggressive);
+        let mut stamp = vec![0u32; templates.len()];
+        let mut cost = layout_cost(&keep, &tmpl, &dropped, &templates, &line_tokens, &mut stamp);
+        let mut next = 0;
+        while cost > budget && next < units.len() {
+            let need = cost - budget;
+            let mut saved = 0;
+            while next < units.len() && saved < need {
+                match units[next].2 {
+                    Unit::Lines(start, end) => {
+                        for j in start as usize..end as usize {
+                            keep[j] = false;
+                            saved += line_tokens[j] as usize;
+                        }
+                    }
+                    Unit::Template(id) => {
+                        dropped[id as usize] = true;
+                        saved += templates[id as usize].tokens;
+                    }
+                }
+                next += 1;
+            }
+            cost = layout_cost(&keep, &tmpl, &dropped, &templates, &line_tokens, &mut stamp);
+        }
+        let over_budget = cost > budget;
+        Some(render(
+            &lines,
+            &keep,
+            &tmpl,
+            &dropped,
+            &templates,
+            over_budget,
+            text.ends_with('\n'),
+        ))
+    }
+
+    /// Each line's class, from the table and the blocks; `None` when the text holds a line
+    /// this codec writes (a fold line or a marker): it is compressed already.
+    fn classify(&self, lines: &Lines<'_>) -> Option<Vec<Class>> {
+        let hits = self.matcher.scan(lines.text, &lines.starts, &lines.ends);
+        let mut class = Vec::with_capacity(lines.len());
+        let mut block: Option<(Block, Class)> = None;
+        for (i, hit) in hits.iter().enumerate() {
+            let line = lines.get(i);
+            if line.starts_with('[') && is_own_line(line) {
+                return None;
+            }
+            let mut own = hit.map_or(Class::Noise, |hit| hit.class);
+            let mut head = hit.map(|hit| hit.block).filter(|b| *b != Block::None);
+            if let Some((kind, inherited)) = block {
+                let blank = line.trim().is_empty();
+                let (belongs, ends) = match kind {
+                    Block::Until(stops) => {
+                        let stop = stops.iter().any(|stop| line.starts_with(stop));
+                        (!stop, stop)
+                    }
+                    Block::UntilBlank => (!blank, blank),
+                    Block::Diagnostic => {
+                        let more = is_diagnostic_line(line);
+                        (more, !more)
+                    }
+                    Block::Continuation => {
+                        let more = is_continuation(line);
+                        (more, !more)
+                    }
+                    Block::ContinuationThenOne => {
+                        if is_continuation(line) {
+                            (true, false)
+                        } else {
+                            (!blank, true)
+                        }
+                    }
+                    Block::None => (false, true),
+                };
+                if belongs {
+                    own = own.max(inherited);
+                }
+                if ends {
+                    block = None;
+                } else if belongs {
+                    // Inside a block that goes on, a nested head does not replace it.
+                    head = None;
+                }
+            }
+            if let Some(kind) = head {
+                block = Some((kind, own));
+            }
+            class.push(own);
+        }
+        Some(class)
+    }
+
+    /// For each line, its distance to the nearest failure line when it is context of one
+    /// (`1..`), else 0.
+    fn context(&self, class: &[Class]) -> Vec<u32> {
+        let n = class.len();
+        let mut context = vec![0u32; n];
+        let mut last_failure: Option<usize> = None;
+        for i in 0..n {
+            if class[i] == Class::Failure {
+                last_failure = Some(i);
+            } else if let Some(f) = last_failure
+                && i - f <= self.context_after
+            {
+                context[i] = (i - f) as u32;
+            }
+        }
+        let mut next_failure: Option<usize> = None;
+        for i in (0..n).rev() {
+            if class[i] == Class::Failure {
+                next_failure = Some(i);
+            } else if let Some(f) = next_failure
+                && f - i <= self.context_before
+            {
+                let d = (f - i) as u32;
+                if context[i] == 0 || d < context[i] {
+                    context[i] = d;
+                }
+            }
+        }
+        context
+    }
+
+    /// The effective budget in estimated tokens.
+    fn budget(&self, text: &str, aggressive: bool) -> usize {
+        let relative = (estimate_tokens(text) as f64 * self.budget_ratio) as usize;
+        let budget = relative.max(BUDGET_FLOOR).min(self.budget_tokens);
+        if aggressive { budget / 2 } else { budget }
+    }
+}
+
+/// The estimated token cost of the output the decisions so far would give.
+fn layout_cost(
+    keep: &[bool],
+    tmpl: &[u32],
+    dropped: &[bool],
+    templates: &[Template],
+    line_tokens: &[u32],
+    stamp: &mut [u32],
+) -> usize {
+    stamp.fill(0);
+    let mut cost = 0;
+    let mut region = 0u32;
+    let mut in_region = false;
+    for i in 0..keep.len() {
+        if keep[i] {
+            cost += line_tokens[i] as usize;
+            in_region = false;
+            continue;
+        }
+        if !in_region {
+            in_region = true;
+            region += 1;
+            cost += MARKER_TOKENS;
+        }
+        let t = tmpl[i];
+        if t != NONE && !dropped[t as usize] && stamp[t as usize] != region {
+            stamp[t as usize] = region;
+            cost += templates[t as usize].tokens;
+        }
+    }
+    cost
+}
+
+/// One template's lines in one region.
+struct Group {
+    template: u32,
+    count: usize,
+    first: usize,
+    last: usize,
+    /// Whether every line is the first one, byte for byte.
+    same: bool,
+}
+
+fn render(
+    lines: &Lines<'_>,
+    keep: &[bool],
+    tmpl: &[u32],
+    dropped: &[bool],
+    templates: &[Template],
+    over_budget: bool,
+    final_newline: bool,
+) -> String {
+    let n = lines.len();
+    let mut out = String::with_capacity(4096);
+    let mut slot: Vec<(u32, u32)> = vec![(0, 0); templates.len()];
+    let mut groups: Vec<Group> = Vec::new();
+    let mut scratch = Vec::new();
+    let mut region = 0u32;
+    let mut i = 0;
+    while i < n {
+        if keep[i] {
+            out.push_str(lines.get(i));
+            out.push('\n');
+            i += 1;
+            continue;
+        }
+        region += 1;
+        groups.clear();
+        let start = i;
+        let mut omitted = 0usize;
+        while i < n && !keep[i] {
+            let t = tmpl[i];
+            if t == NONE || dropped[t as usize] {
+                omitted += 1;
+            } else {
+                let (seen, at) = slot[t as usize];
+                if seen == region {
+                    let group = &mut groups[at as usize];
+                    group.same = group.same && lines.get(i) == lines.get(group.first);
+                    group.count += 1;
+                    group.last = i;
+                } else {
+                    slot[t as usize] = (region, groups.len() as u32);
+                    groups.push(Group {
+                        template: t,
+                        count: 1,
+                        first: i,
+                        last: i,
+                        same: true,
+                    });
+                }
+            }
+            i += 1;
+        }
+        for group in &groups {
+            let _ = write!(
+                out,
+                "[\u{d7}{} lines {}-{}] ",
+                group.count,
+                group.first + 1,
+                group.last + 1
+            );
+            let first = lines.get(group.first);
+            if group.same {
+                out.push_str(first);
+            } else {
+                let key = &templates[group.template as usize].key;
+                out.push_str(std::str::from_utf8(&key[1..]).unwrap_or(first));
+                scratch.clear();
+                let from = template(first, &mut scratch);
+                scratch.clear();
+                let last = lines.get(group.last);
+                let to = template(last, &mut scratch);
+                if let (Some((a, b)), Some((c, d))) = (from, to) {
+                    let _ = write!(out, " ({} \u{2026} {})", &first[a..b], &last[c..d]);
+                }
+            }
+            out.push('\n');
+        }
+        let folded = i - start - omitted;
+        let _ = write!(
+            out,
+            "[\u{2026} {omitted} lines omitted, lines {}-{}: {folded} folded above; 0 failure lines omitted",
+            start + 1,
+            i
+        );
+        if over_budget {
+            out.push_str("; over budget to keep every failure line");
+        }
+        out.push_str("; full text: _tee]\n");
+    }
+    if !final_newline {
+        out.pop();
+    }
+    out
+}
+
+/// Whether `line` is a fold line or a marker of this codec: `[×N lines A-B] …` or
+/// `[… N lines omitted, lines A-B…`.
+pub(super) fn is_own_line(line: &str) -> bool {
+    fn number(s: &str) -> Option<&str> {
+        let len = s.bytes().take_while(u8::is_ascii_digit).count();
+        (len > 0).then(|| &s[len..])
+    }
+    fn range(s: &str) -> Option<&str> {
+        number(number(s)?.strip_prefix('-')?)
+    }
+    if let Some(rest) = line.strip_prefix("[\u{d7}") {
+        return number(rest)
+            .and_then(|r| r.strip_prefix(" lines "))
+            .and_then(range)
+            .is_some_and(|r| r.starts_with("] "));
+    }
+    if let Some(rest) = line.strip_prefix("[\u{2026} ") {
+        return number(rest)
+            .and_then(|r| r.strip_prefix(" lines omitted, lines "))
+            .and_then(range)
+            .is_some();
+    }
+    false
+}
