@@ -14,7 +14,7 @@
 //!
 //! Every line of the codec's output is one of:
 //! - a verbatim line: an original line exactly, after ANSI sequences are removed and
-//!   carriage-return redraws resolved (the text after the last `\r`);
+//!   carriage-return redraws resolved (the last non-empty text between carriage returns);
 //! - a fold line `[×N lines A-B] TEMPLATE (first … last)`: N original lines within the 1-based
 //!   inclusive range A-B, each matching TEMPLATE; `(first … last)` (omitted for exact repeats)
 //!   shows what varied in the first and the last of them;
@@ -78,47 +78,61 @@ fn read(path: &Path) -> String {
 // The original's lines, as the grammar sees them.
 // ---------------------------------------------------------------------------------------------
 
-/// `line` without ANSI escape sequences: CSI (`ESC [` parameters, intermediates, a final byte),
-/// OSC (`ESC ]` … BEL or `ESC \`), and two-byte escapes (`ESC` and one character).
+/// `line` without ANSI escape sequences: CSI (`ESC [`, parameter and intermediate bytes, a
+/// final byte), OSC (`ESC ]` … BEL or `ESC \\`), and two-byte escapes (`ESC` and one byte of
+/// 0x20-0x7e). A sequence cut short by an unexpected byte ends there, and that byte is kept.
 fn strip_ansi(line: &str) -> String {
-    let mut out = String::with_capacity(line.len());
-    let mut chars = line.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c != '\u{1b}' {
-            out.push(c);
+    let bytes = line.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] != 0x1b {
+            out.push(bytes[i]);
+            i += 1;
             continue;
         }
-        match chars.next() {
-            Some('[') => {
-                for c in chars.by_ref() {
-                    if ('\u{40}'..='\u{7e}').contains(&c) {
-                        break;
-                    }
+        i += 1;
+        match bytes.get(i) {
+            Some(b'[') => {
+                i += 1;
+                while bytes.get(i).is_some_and(|b| (0x20..=0x3f).contains(b)) {
+                    i += 1;
+                }
+                if bytes.get(i).is_some_and(|b| (0x40..=0x7e).contains(b)) {
+                    i += 1;
                 }
             }
-            Some(']') => {
-                while let Some(c) = chars.next() {
-                    if c == '\u{7}' {
-                        break;
-                    }
-                    if c == '\u{1b}' && chars.peek() == Some(&'\\') {
-                        chars.next();
-                        break;
-                    }
+            Some(b']') => {
+                i += 1;
+                while bytes
+                    .get(i)
+                    .is_some_and(|&b| b != 0x07 && b != 0x1b && b >= 0x20)
+                {
+                    i += 1;
+                }
+                if bytes.get(i) == Some(&0x07) {
+                    i += 1;
+                } else if bytes.get(i) == Some(&0x1b) && bytes.get(i + 1) == Some(&b'\\') {
+                    i += 2;
                 }
             }
+            Some(b) if (0x20..=0x7e).contains(b) => i += 1,
             _ => {}
         }
     }
-    out
+    // Only whole ASCII sequences were removed: the rest is the line's own UTF-8.
+    String::from_utf8(out).expect("UTF-8 stays UTF-8 when ASCII sequences are removed")
 }
 
-/// What a terminal keeps of one `\n`-separated line: without a CRLF's `\r`, the text after the
-/// last carriage return, without ANSI sequences.
+/// What a terminal shows of one `\n`-separated line: without ANSI sequences, without a
+/// CRLF's `\r`, the last non-empty state of a carriage-return redraw.
 fn resolve(raw: &str) -> String {
-    let raw = raw.strip_suffix('\r').unwrap_or(raw);
-    let last = raw.rsplit('\r').next().unwrap_or(raw);
-    strip_ansi(last)
+    let plain = strip_ansi(raw);
+    let body = plain.strip_suffix('\r').unwrap_or(&plain);
+    body.rsplit('\r')
+        .find(|part| !part.is_empty())
+        .unwrap_or("")
+        .to_owned()
 }
 
 /// The original's lines, 1-based at index + 1: split on `\n`, a final `\n` ending the last
@@ -131,7 +145,8 @@ fn original_lines(text: &str) -> Vec<String> {
 /// empty one.
 fn split_lines(text: &str) -> impl Iterator<Item = &str> {
     let body = text.strip_suffix('\n').unwrap_or(text);
-    body.split('\n').take(if text.is_empty() { 0 } else { usize::MAX })
+    body.split('\n')
+        .take(if text.is_empty() { 0 } else { usize::MAX })
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -214,72 +229,207 @@ fn parse_item(line: &str) -> Result<Item<'_>, String> {
         let bad = || format!("a malformed omission marker: {line:?}");
         let rest = rest.strip_suffix("; full text: _tee]").ok_or_else(bad)?;
         let (n, rest) = rest.split_once(" lines omitted, lines ").ok_or_else(bad)?;
-        let (lines, rest) = rest.split_once(": ").ok_or_else(bad)?;
-        let (_detail, failures) = rest.rsplit_once("; ").ok_or_else(bad)?;
-        let failures = failures
-            .strip_suffix(" failure lines omitted")
+        let (lines, detail) = rest.split_once(": ").ok_or_else(bad)?;
+        // The detail is free text in `; `-separated parts, one of them the failure count.
+        let failures = detail
+            .split("; ")
+            .find_map(|part| number(part.strip_suffix(" failure lines omitted")?))
             .ok_or_else(bad)?;
         return Ok(Item::Omission {
             n: number(n).ok_or_else(bad)?,
             range: range(lines).ok_or_else(bad)?,
-            failures: number(failures).ok_or_else(bad)?,
+            failures,
         });
     }
     Ok(Item::Verbatim(line))
 }
 
-/// The placeholders a fold's template puts where its lines differ (the codec's module docs).
+/// The placeholders a fold's template puts where its lines differ (the codec's template docs).
 const PLACEHOLDERS: &[&str] = &[
-    "<ts>", "<uuid>", "<hex>", "<n>", "<dur>", "<path>", "<ver>", "<*>",
+    "<uuid>", "<time>", "<path>", "<dur>", "<ver>", "<n>", "<hex>", "<test>",
 ];
 
-/// Whether `line` is `template` with each placeholder standing for one or more characters.
+fn digits(text: &[u8]) -> usize {
+    text.iter().take_while(|b| b.is_ascii_digit()).count()
+}
+
+/// The placeholder a value becomes, tried in the codec's order: `<uuid>` (8-4-4-4-12 hex),
+/// `<time>` (a date `2026-11-29` or `2026/11/29`, or a clock time `10:08` with anything
+/// after), `<path>` (a `/` or `\` and a letter), `<dur>` (number-unit pairs: `12ms`, `1.5s`,
+/// `2m30s`), `<ver>` (`v1.2`, `1.2.3`, `1.2.3-rc1`), `<n>` (`12`, `-3.5`, `1,024`, `99%`,
+/// `3x`), `<hex>` (`0x1f`, six or more hex digits).
+fn placeholder_of(text: &str) -> Option<&'static str> {
+    let b = text.as_bytes();
+    let uuid = b.len() == 36
+        && b.iter().enumerate().all(|(i, c)| match i {
+            8 | 13 | 18 | 23 => *c == b'-',
+            _ => c.is_ascii_hexdigit(),
+        });
+    let date = b.len() >= 10
+        && digits(b) == 4
+        && (b[4] == b'-' || b[4] == b'/')
+        && digits(&b[5..]) == 2
+        && b[7] == b[4]
+        && digits(&b[8..]) == 2;
+    let hour = digits(b);
+    let clock = (1..=2).contains(&hour)
+        && b.get(hour) == Some(&b':')
+        && digits(&b[hour + 1..]) == 2
+        && b.get(hour + 3).is_none_or(|c| b":.,Z+-".contains(c));
+    let path = b.iter().any(|c| *c == b'/' || *c == b'\\') && b.iter().any(u8::is_ascii_alphabetic);
+    if uuid {
+        Some("<uuid>")
+    } else if date || clock {
+        Some("<time>")
+    } else if path {
+        Some("<path>")
+    } else if is_duration(b) {
+        Some("<dur>")
+    } else if is_version(b) {
+        Some("<ver>")
+    } else if is_number(b) {
+        Some("<n>")
+    } else if b.strip_prefix(b"0x").map_or(
+        b.len() >= 6 && b.iter().all(u8::is_ascii_hexdigit),
+        |rest| !rest.is_empty() && rest.iter().all(u8::is_ascii_hexdigit),
+    ) {
+        Some("<hex>")
+    } else {
+        None
+    }
+}
+
+fn is_duration(b: &[u8]) -> bool {
+    // Longest units first, so that `ms` is not read as `m` then `s`.
+    const UNITS: [&str; 10] = [
+        "secs", "sec", "min", "ns", "us", "\u{b5}s", "ms", "s", "m", "h",
+    ];
+    let mut rest = b;
+    while !rest.is_empty() {
+        let whole = digits(rest);
+        if whole == 0 {
+            return false;
+        }
+        rest = &rest[whole..];
+        if let Some(frac) = rest.strip_prefix(b".") {
+            if digits(frac) == 0 {
+                return false;
+            }
+            rest = &frac[digits(frac)..];
+        }
+        match UNITS.iter().find(|unit| rest.starts_with(unit.as_bytes())) {
+            Some(unit) => rest = &rest[unit.len()..],
+            None => return false,
+        }
+    }
+    !b.is_empty()
+}
+
+/// Dot-separated digit runs, optionally after `v`: three or more runs, or with the `v` two or
+/// one; then nothing, or a `-`/`+` suffix of letters, digits, dots, dashes and pluses.
+fn is_version(b: &[u8]) -> bool {
+    let v = usize::from(matches!(b.first(), Some(b'v' | b'V')));
+    let mut i = v;
+    let mut parts = 0;
+    loop {
+        let run = digits(&b[i..]);
+        if run == 0 {
+            return false;
+        }
+        i += run;
+        parts += 1;
+        if b.get(i) == Some(&b'.') && b.get(i + 1).is_some_and(u8::is_ascii_digit) {
+            i += 1;
+        } else {
+            break;
+        }
+    }
+    let enough = if v == 1 {
+        parts >= 2 || i == b.len()
+    } else {
+        parts >= 3
+    };
+    let suffix = &b[i..];
+    enough
+        && suffix.first().is_none_or(|c| *c == b'-' || *c == b'+')
+        && suffix
+            .iter()
+            .all(|c| c.is_ascii_alphanumeric() || b"-+.".contains(c))
+}
+
+/// Digit runs joined by `.`, `,` or `_`, optionally signed, optionally ending in `%` or `x`.
+fn is_number(b: &[u8]) -> bool {
+    let mut i = usize::from(matches!(b.first(), Some(b'-' | b'+')));
+    loop {
+        let run = digits(&b[i..]);
+        if run == 0 {
+            return false;
+        }
+        i += run;
+        if b.get(i).is_some_and(|c| b".,_".contains(c))
+            && b.get(i + 1).is_some_and(u8::is_ascii_digit)
+        {
+            i += 1;
+        } else {
+            break;
+        }
+    }
+    matches!(&b[i..], b"" | b"%" | b"x")
+}
+
+/// Whether `line` is `template` with each placeholder standing for a value it would become:
+/// `<test>` for a test's name (any text, spaces included), the others for a piece of one word
+/// that [`placeholder_of`] gives that placeholder.
 fn matches(template: &str, line: &str) -> bool {
-    // Literal pieces between placeholders, in order.
-    let mut pieces = vec![];
+    // Literal pieces, each after the placeholder that precedes it (None for the first).
+    let mut pieces: Vec<(Option<&str>, &str)> = vec![];
     let mut rest = template;
+    let mut before = None;
     loop {
         let next = PLACEHOLDERS
             .iter()
-            .filter_map(|p| rest.find(p).map(|at| (at, p.len())))
+            .filter_map(|p| rest.find(p).map(|at| (at, *p)))
             .min();
         match next {
-            Some((at, len)) => {
-                pieces.push(&rest[..at]);
-                rest = &rest[at + len..];
+            Some((at, placeholder)) => {
+                pieces.push((before, &rest[..at]));
+                before = Some(placeholder);
+                rest = &rest[at + placeholder.len()..];
             }
             None => {
-                pieces.push(rest);
+                pieces.push((before, rest));
                 break;
             }
         }
     }
-    if pieces.len() == 1 {
-        return template == line;
-    }
-    // A glob of one-or-more wildcards: the first piece a prefix, the last a suffix, the others
-    // found leftmost in order, each wildcard taking at least one character.
-    let (first, last) = (pieces[0], pieces[pieces.len() - 1]);
-    let Some(mut inner) = line.strip_prefix(first) else {
-        return false;
+    glob(&pieces, line)
+}
+
+/// Whether `line` matches `pieces` (see [`matches`]), by backtracking over each placeholder's
+/// possible lengths (templates have few placeholders and lines are short).
+fn glob(pieces: &[(Option<&str>, &str)], line: &str) -> bool {
+    let Some(((placeholder, literal), rest)) = pieces.split_first() else {
+        return line.is_empty();
     };
-    let Some(stripped) = inner.strip_suffix(last) else {
-        return false;
+    let Some(placeholder) = placeholder else {
+        return line
+            .strip_prefix(literal)
+            .is_some_and(|line| glob(rest, line));
     };
-    if stripped.len() + last.len() < line.len() - first.len() {
-        return false;
-    }
-    inner = stripped;
-    for piece in &pieces[1..pieces.len() - 1] {
-        let Some(skip) = inner.char_indices().nth(1).map(|(at, _)| at) else {
+    let test = *placeholder == "<test>";
+    for (at, c) in line.char_indices() {
+        if !test && (c == ' ' || c == '\t') {
             return false;
-        };
-        match inner[skip..].find(piece) {
-            Some(at) => inner = &inner[skip + at + piece.len()..],
-            None => return false,
+        }
+        let (value, after) = line.split_at(at + c.len_utf8());
+        if after.starts_with(literal)
+            && (test || placeholder_of(value) == Some(placeholder))
+            && glob(rest, &after[literal.len()..])
+        {
+            return true;
         }
     }
-    !inner.is_empty()
+    false
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -319,8 +469,7 @@ fn recount(original: &str, output: &str, failures: &[usize]) -> Vec<String> {
     for (at, item) in &items {
         match item {
             Item::Verbatim(text) => {
-                match (cursor..total).find(|&i| fate[i] == Fate::Unaccounted && lines[i] == *text)
-                {
+                match (cursor..total).find(|&i| fate[i] == Fate::Unaccounted && lines[i] == *text) {
                     Some(i) => {
                         fate[i] = Fate::Verbatim;
                         cursor = i + 1;
@@ -363,8 +512,7 @@ fn recount(original: &str, output: &str, failures: &[usize]) -> Vec<String> {
                 claimed.len()
             ));
         }
-        if let (Some((first, last)), Some(&i), Some(&j)) = (span, claimed.first(), claimed.last())
-        {
+        if let (Some((first, last)), Some(&i), Some(&j)) = (span, claimed.first(), claimed.last()) {
             if !lines[i].contains(first) || !lines[j].contains(last) {
                 problems.push(format!(
                     "output line {at}: fold span ({first} … {last}) is not in its first and \
@@ -444,7 +592,9 @@ fn recount(original: &str, output: &str, failures: &[usize]) -> Vec<String> {
             continue;
         };
         if !output_lines.contains(text.as_str()) {
-            problems.push(format!("failure line {line} is not in the output: {text:?}"));
+            problems.push(format!(
+                "failure line {line} is not in the output: {text:?}"
+            ));
             continue;
         }
         match fate[line - 1] {
@@ -500,6 +650,10 @@ fn check_log(host: &Host, tool: &str, name: &str, text: &str, failures: &[usize]
     // Left alone, the original goes out whole: nothing to recount.
     let codec = codec_output(host, tool, text);
     if let Some(codec) = &codec {
+        if let Some(dir) = std::env::var_os("PARROT_LOGS_DUMP") {
+            let path = Path::new(&dir).join(name.replace('/', "_"));
+            std::fs::write(path.with_extension("out"), codec).expect("dump");
+        }
         problems.extend(recount(text, codec, failures));
         if let Some(again) = codec_output(host, tool, codec).filter(|again| again != codec) {
             problems.push(format!(
@@ -574,15 +728,16 @@ fn every_failure_line_survives_verbatim_and_every_count_is_exact() {
                 .unwrap_or_else(|err| panic!("{}: {err}", folder.display()))
                 .map(|entry| entry.expect("dir entry").path())
                 .filter(|path| path.extension().is_some_and(|ext| ext == "log"))
-                .map(move |path| {
-                    format!("{sub}{}", path.file_name().unwrap().to_string_lossy())
-                })
+                .map(move |path| format!("{sub}{}", path.file_name().unwrap().to_string_lossy()))
         })
         .collect();
     on_disk.sort();
     let mut listed: Vec<String> = manifest.keys().cloned().collect();
     listed.sort();
-    assert_eq!(on_disk, listed, "failures.json lists exactly the logs on disk");
+    assert_eq!(
+        on_disk, listed,
+        "failures.json lists exactly the logs on disk"
+    );
     let generated = listed.iter().filter(|n| !n.starts_with("real/")).count();
     assert!(generated >= 30, "{generated} generated logs");
     assert!(listed.len() - generated >= 3, "the real captures");
@@ -643,7 +798,11 @@ fn build_log_fits_700_tokens_with_its_error_and_summary_verbatim() {
     let text = read(&workspace().join("corpus/build-log.txt"));
     let lines = original_lines(&text);
     assert!(lines[4100].starts_with("error[E0308]"), "{}", lines[4100]);
-    assert!(lines[6001].starts_with("test result: FAILED"), "{}", lines[6001]);
+    assert!(
+        lines[6001].starts_with("test result: FAILED"),
+        "{}",
+        lines[6001]
+    );
     let problems = check_log(&host, TOOL, "build-log.txt", &text, &[4101, 6002]);
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 
@@ -654,7 +813,10 @@ fn build_log_fits_700_tokens_with_its_error_and_summary_verbatim() {
     assert!(tokens <= 700, "{tokens} o200k tokens:\n{payload}");
     let seen = model_text(&out);
     for line in [&lines[4100], &lines[6001]] {
-        assert!(split_lines(&seen).any(|l| l == line), "{line:?} missing:\n{seen}");
+        assert!(
+            split_lines(&seen).any(|l| l == line),
+            "{line:?} missing:\n{seen}"
+        );
     }
 }
 
@@ -741,9 +903,7 @@ fn hostile_text_never_panics_and_keeps_the_guarantees() {
     ];
     // One 8 MB line: the 50 MB of the issue take minutes through a debug build (the codec,
     // the tee copy, the checks); 8 MB is past every size threshold of the host and the codec.
-    let long: String = (0..8_000_000 / 16)
-        .map(|i| format!("{i:015x} "))
-        .collect();
+    let long: String = (0..8_000_000 / 16).map(|i| format!("{i:015x} ")).collect();
     cases.push(("one 8 MB line", long, vec![]));
     let mut problems = vec![];
     for (name, text, failures) in &cases {
