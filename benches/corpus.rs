@@ -170,7 +170,12 @@ pub fn log_payload(target_bytes: usize) -> String {
                 let steps = 4 + rng.below(6);
                 for k in 1..=steps {
                     let filled = (20 * k / steps) as usize;
-                    let _ = write!(out, "    Building [{:<20}] {:>3}%", "=".repeat(filled), 100 * k / steps);
+                    let _ = write!(
+                        out,
+                        "    Building [{:<20}] {:>3}%",
+                        "=".repeat(filled),
+                        100 * k / steps
+                    );
                     if k < steps {
                         out.push('\r');
                     }
