@@ -6,14 +6,17 @@
 //! - [`Columnar`] (`columnar`): arrays of row objects, or the `rows` of a query result, as one
 //!   table `{"columns", "rows", "constants"}` (lossless when the rows share their keys); a
 //!   structural summary at `aggressive`.
+//! - [`Log`] (`log`): build, test and command output (text); noise folded into templates with
+//!   counts, every failure line kept verbatim, every cut marked with exact counts (lossy, at
+//!   `normal` and above).
 //!
-//! Both read JSON with `parrot_json`'s validating reader, without building a value tree:
-//! numbers and strings are copied exactly as written (so `1`, `1.0` and a 30-digit decimal stay
-//! what they are), member order is kept, and a codec costs about one validating scan of its
-//! input. Both offer their inverse
-//! ([`parrot_codec_api::Codec::expand`]) for every lossless outcome, and never return an output
-//! that is not smaller than its input. The exact rules, level by level, are in each codec's
-//! module documentation ([`json_compact`], [`columnar`]) and in CONTRACT §2.
+//! The JSON codecs read JSON with `parrot_json`'s validating reader, without building a value
+//! tree: numbers and strings are copied exactly as written (so `1`, `1.0` and a 30-digit
+//! decimal stay what they are), member order is kept, and a codec costs about one validating
+//! scan of its input. Both offer their inverse ([`parrot_codec_api::Codec::expand`]) for every
+//! lossless outcome. No codec returns an output that is not smaller than its input. The exact
+//! rules, level by level, are in each codec's
+//! module documentation ([`json_compact`], [`columnar`], [`log`]) and in CONTRACT §2.
 //!
 //! Each codec lives in its own module and registers itself with [`inventory`]
 //! (`inventory::submit! { Builtin::of::<TheCodec>() }`); the host lists them with [`builtins`].

@@ -1,6 +1,123 @@
 //! `log`: build, test and command output, with the noise folded and every failure kept.
 //!
-//! DOC PLACEHOLDER
+//! Text payloads only (a JSON payload is [`Outcome::Unchanged`]); lossy, so it acts at
+//! `normal` and `aggressive` only (at `minimal`: unchanged). The original is in the host's tee
+//! store, and every cut says what it removed, with exact counts. The output is always strictly
+//! smaller than the input, else the payload is unchanged.
+//!
+//! # Rules
+//!
+//! 1. **Cleaning.** ANSI escape sequences are removed and each line's carriage-return redraws
+//!    are resolved to the line's final state (its last non-empty `\r`-separated part; a `\r`
+//!    before `\n` only ends the line). Line breaks are never removed: line *i* stays line *i*.
+//!    "Original line" below means a line after cleaning.
+//! 2. **Too short, or already compressed.** Fewer than `min_lines` lines, or any line that is
+//!    a fold line or a marker of this codec: unchanged (so compressing an output again changes
+//!    nothing). Payloads of 4 GiB or more: unchanged.
+//! 3. **Classes.** Every line is a *failure*, a *warning* or *noise*, from a pattern table
+//!    searched in one pass (see `patterns.rs`: cargo/rustc, pytest and Python tracebacks, go
+//!    test/build, jest/npm/node, javac/maven/gradle, make/gcc/clang, kubectl/docker, generic
+//!    `ERROR`/`FATAL`/`panic`/`Exception`/`FAIL`/`failed` and non-zero exit summaries; test
+//!    runner summaries such as `test result:` count as failures, so they are always kept).
+//!    A matching line may head a block whose lines take its class: a compiler diagnostic's
+//!    `-->`/`|`/`^`/`= note` lines, a traceback's or stack trace's indented lines and its
+//!    closing exception line, a failing test's section (`---- t stdout ----`, pytest's
+//!    `FAILURES` section), a goroutine dump. `failure_patterns` adds plain substrings.
+//! 4. **Failure lines are kept verbatim, always, whole** (never clipped, never dropped by the
+//!    budget). Each run of failure lines pulls in `context_before` lines before it and
+//!    `context_after` after it.
+//! 5. **The frame**: the first `head_lines` and the last `tail_lines` lines are kept.
+//! 6. **Warnings**: a warning with a diagnostic block is kept whole at its first occurrence
+//!    (per template); every other warning line is folded, by template, with its count.
+//! 7. **Folding.** Every line not kept verbatim lies in a *region* (a maximal run of such
+//!    lines). Within a region, lines with the same template (variable fields replaced, see
+//!    *Placeholders*) fold into one fold line, wherever they are in the region, in the order
+//!    of their first line; lines longer than `max_line_bytes` are not templated (omitted).
+//!    Passing tests' lines (`test x ... ok`, `--- PASS: x`, `✓ x`, `x PASSED`) share one
+//!    template, `<test>` standing for the name.
+//! 8. **Budget.** The output is estimated in tokens (see *Budget*). While it is over the
+//!    budget, the least informative kept items go first, in this order: head and tail lines
+//!    (the innermost first), context lines (the farthest first), fold lines of noise templates
+//!    (the smallest counts first, all regions at once), the first and the last line, warnings
+//!    kept whole (the last first), fold lines of warning templates. A dropped verbatim line
+//!    joins its region; a dropped template's lines count as omitted. Failure lines never go:
+//!    when they alone exceed the budget, every marker says so.
+//!
+//! # Output grammar
+//!
+//! The output is lines joined by `\n` (ending with `\n` when the input did), each one of:
+//!
+//! - a **verbatim line**: an original line, exactly;
+//! - a **fold line**: `[×N lines A-B] TEMPLATE (FIRST … LAST)`: `N` lines of the region, the
+//!   first being line `A` and the last line `B` (1-based, inclusive; `A-B` may hold lines of
+//!   other templates too), share `TEMPLATE`; `FIRST` and `LAST` are the first and the last
+//!   line's values of the template's first word holding a placeholder. When the `N` lines are
+//!   all the same line (exact repeats), or `N` is 1, the fold line is `[×N lines A-B] LINE`
+//!   with the original line and no values;
+//! - an **omission marker**, closing every region:
+//!   `[… O lines omitted, lines A-B: F folded above; 0 failure lines omitted; full text: _tee]`
+//!   where `A-B` is the whole region, `F` is how many of its lines the fold lines just above
+//!   it stand for, and `O` how many of its lines appear nowhere (dropped templates, over-long
+//!   lines): `F + O = B - A + 1`. When the failure lines alone exceed the budget,
+//!   `; over budget to keep every failure line` comes before `; full text: _tee]`.
+//!
+//! So, walking the output: verbatim lines and regions follow each other in the original's
+//! order and account for every original line exactly once; each region is zero or more fold
+//! lines followed by its marker, and every fold line's range lies inside its marker's range.
+//! Numbers are plain decimal digits, without thousands separators. `full text: _tee` refers to
+//! the `_tee` pointer the host adds to a lossy result (`{"result": …, "_tee": {"key": …}}`).
+//!
+//! # Placeholders
+//!
+//! Lines are cut into words at spaces and tabs. A word with an ASCII digit loses its wrapping
+//! punctuation (`(`, `[`, `"`, `)`, `,`, `:` …, kept as they are) and its core becomes
+//! `<uuid>`, `<time>` (a date `2026-11-29…` or clock time `10:08:09…`), `<path>` (a `/` or `\`
+//! and a letter), `<dur>` (`12ms`, `1.5s`, `2m30s`), `<ver>` (`v1.2`, `1.2.3`, `1.2.3-rc.1`),
+//! `<n>` (`12`, `-3.5`, `1,024`, `99%`) or `<hex>` (`0x1f`, 6+ hex digits), tried in that
+//! order; a core that is none of these keeps its letters and has each digit run replaced by
+//! `<n>` (or an 8+ hex-digit run by `<hex>`): `crate_171` → `crate_<n>`. Words without a
+//! digit are kept, except a passing test's name, which becomes `<test>`.
+//!
+//! # Budget
+//!
+//! The budget is `min(budget_tokens, max(200, budget_ratio × the input's estimate))`, halved
+//! at `aggressive`. Tokens are estimated without a tokenizer: a run of ASCII letters costs one
+//! token per 6 letters (rounded up), a run of digits one per 3, a run of two or more spaces
+//! one (a single space joins the next word), any other ASCII byte one, and non-ASCII text one
+//! per 2 bytes of UTF-8. On the corpus's build log and the sample session's builds this is
+//! within 10% of o200k, a little above it. A marker is counted as 34 tokens.
+//!
+//! # Params
+//!
+//! | key | default | meaning |
+//! |---|---|---|
+//! | `min_lines` | 20 | fewer lines: unchanged (≥ 1) |
+//! | `head_lines`, `tail_lines` | 10, 10 | the frame kept at each end |
+//! | `context_before`, `context_after` | 3, 3 | context lines around each run of failure lines |
+//! | `budget_tokens` | 600 | the most estimated tokens (≥ 1) |
+//! | `budget_ratio` | 0.12 | the budget as a fraction of the input's estimate, in (0, 1] |
+//! | `max_line_bytes` | 1000 | longer lines are not kept or templated unless failures (≥ 1) |
+//! | `failure_patterns` | `[]` | extra failure substrings (non-empty, one line each) |
+//!
+//! # Examples
+//!
+//! ```
+//! use parrot_codec_api::{Codec, Level, Outcome, Params, Payload};
+//!
+//! let log: parrot_codecs::Log = parrot_codec_api::build(Params::empty()).unwrap();
+//! let mut lines: Vec<String> = (0..40).map(|i| format!("   Compiling crate_{i} v0.1.{i}")).collect();
+//! lines[20] = "error[E0308]: mismatched types".to_owned();
+//! let input = lines.join("\n");
+//! let Outcome::Changed { payload, lossy: true } =
+//!     log.compress(Payload::text_only(&input), Level::Normal).unwrap()
+//! else {
+//!     panic!("a 40-line build log is compressed");
+//! };
+//! assert!(payload.lines().any(|line| line == "error[E0308]: mismatched types"));
+//! assert!(payload.contains("[×"));
+//! assert!(payload.contains(" lines omitted, lines "));
+//! assert_eq!(log.compress(Payload::text_only(&payload), Level::Normal).unwrap(), Outcome::Unchanged);
+//! ```
 
 use parrot_codec_api::{Codec, CodecError, Level, Outcome, Params, Payload};
 use serde_json::Value;

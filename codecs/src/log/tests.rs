@@ -15,29 +15,6 @@ fn corpus(name: &str) -> String {
     std::fs::read_to_string(&path).unwrap_or_else(|err| panic!("{path}: {err}"))
 }
 
-#[test]
-fn show_build_log() {
-    let input = corpus("build-log.txt");
-    let params = std::env::var("LOG_PARAMS").unwrap_or("{}".into());
-    let out = codec(&params)
-        .compress(Payload::text_only(&input), Level::Normal)
-        .unwrap();
-    let Outcome::Changed { payload, .. } = out else {
-        panic!("unchanged")
-    };
-    println!("{payload}");
-    println!(
-        "tokens {} est {}",
-        o200k(&payload),
-        super::template::estimate_tokens(&payload)
-    );
-    println!(
-        "in tokens {} est {}",
-        o200k(&input),
-        super::template::estimate_tokens(&input)
-    );
-}
-
 /// The sample session's `shell_cargo_build` results.
 fn session_logs() -> Vec<String> {
     let path = format!("{}/../samples/session.jsonl", env!("CARGO_MANIFEST_DIR"));
@@ -47,26 +24,6 @@ fn session_logs() -> Vec<String> {
         .filter(|call| call["tool"] == "shell_cargo_build")
         .map(|call| call["result"].as_str().unwrap().to_owned())
         .collect()
-}
-
-#[test]
-fn show_session() {
-    let params = std::env::var("LOG_PARAMS").unwrap_or("{}".into());
-    for input in session_logs() {
-        let out = codec(&params)
-            .compress(Payload::text_only(&input), Level::Normal)
-            .unwrap();
-        let Outcome::Changed { payload, .. } = out else {
-            panic!("unchanged")
-        };
-        println!("{payload}");
-        let (a, b) = (o200k(&input), o200k(&payload));
-        println!(
-            "tokens {a} -> {b}: saved {:.1}% est {}",
-            100.0 - 100.0 * b as f64 / a as f64,
-            super::template::estimate_tokens(&payload)
-        );
-    }
 }
 
 /// One row per kind of variable field: a line, and its template.
@@ -120,4 +77,364 @@ fn templates_replace_each_kind_of_variable_field() {
             "no row shows {placeholder}"
         );
     }
+}
+
+fn compress(codec: &Log, input: &str, level: Level) -> Option<String> {
+    match codec.compress(Payload::text_only(input), level).unwrap() {
+        Outcome::Unchanged => None,
+        Outcome::Changed { payload, lossy } => {
+            assert!(lossy, "the log codec's outcomes are lossy");
+            assert!(payload.len() < input.len(), "output not smaller than input");
+            Some(payload)
+        }
+    }
+}
+
+fn number(text: &str) -> (usize, &str) {
+    let len = text.bytes().take_while(u8::is_ascii_digit).count();
+    (text[..len].parse().expect("a number"), &text[len..])
+}
+
+fn range(text: &str) -> (usize, usize, &str) {
+    let (a, rest) = number(text);
+    let (b, rest) = number(rest.strip_prefix('-').expect("A-B"));
+    (a, b, rest)
+}
+
+/// Checks the output grammar against the original: verbatim lines are the original lines in
+/// order; each region's fold lines lie in its marker's range, and their counts and the
+/// marker's omitted count add up to the range's size; each fold line's count is the number of
+/// lines of its range it stands for. Returns the verbatim line numbers (1-based).
+fn check_grammar(original: &str, output: &str) -> Vec<usize> {
+    let original = super::template::clean(original);
+    let lines: Vec<&str> = original
+        .strip_suffix('\n')
+        .unwrap_or(&original)
+        .split('\n')
+        .collect();
+    let mut next = 1;
+    let mut verbatim = Vec::new();
+    let mut folds: Vec<(usize, usize, usize)> = Vec::new();
+    for line in output.strip_suffix('\n').unwrap_or(output).split('\n') {
+        if let Some(rest) = line.strip_prefix("[\u{d7}") {
+            let (count, rest) = number(rest);
+            let (a, b, rest) = range(rest.strip_prefix(" lines ").expect("fold grammar"));
+            assert!(rest.starts_with("] "), "fold line {line:?}");
+            assert!(count >= 1 && a <= b && b - a + 1 >= count, "{line:?}");
+            folds.push((count, a, b));
+        } else if let Some(rest) = line.strip_prefix("[\u{2026} ") {
+            let (omitted, rest) = number(rest);
+            let rest = rest
+                .strip_prefix(" lines omitted, lines ")
+                .expect("marker grammar");
+            let (a, b, rest) = range(rest);
+            assert!(rest.contains("0 failure lines omitted"), "{line:?}");
+            assert!(rest.contains("full text: _tee]"), "{line:?}");
+            assert_eq!(a, next, "marker {line:?} starts where the output is");
+            let folded: usize = folds.iter().map(|(count, _, _)| count).sum();
+            for &(_, fa, fb) in &folds {
+                assert!(
+                    a <= fa && fb <= b,
+                    "fold {fa}-{fb} outside its region {a}-{b}"
+                );
+            }
+            assert_eq!(folded + omitted, b - a + 1, "counts of region {a}-{b}");
+            folds.clear();
+            next = b + 1;
+        } else {
+            assert!(
+                folds.is_empty(),
+                "fold lines not closed by a marker before {line:?}"
+            );
+            assert_eq!(lines.get(next - 1), Some(&line), "verbatim line {next}");
+            verbatim.push(next);
+            next += 1;
+        }
+    }
+    assert!(folds.is_empty(), "fold lines after the last marker");
+    assert_eq!(next, lines.len() + 1, "every original line accounted for");
+    verbatim
+}
+
+#[test]
+fn build_log_keeps_the_error_and_the_summary_within_700_tokens() {
+    let input = corpus("build-log.txt");
+    let out = compress(&codec("{}"), &input, Level::Normal).expect("compressed");
+    let verbatim = check_grammar(&input, &out);
+    assert!(
+        verbatim.contains(&4101) && verbatim.contains(&6002),
+        "{out}"
+    );
+    // The host wraps lossy text as {"result": "…", "_tee": {…}}: about 40 tokens.
+    let wrapped = serde_json::json!({"result": out, "_tee": {"key": "__tee__:shell_cargo_build:0123abcd:1", "reason": "lossy", "hint": "use wm_get_result for the full payload"}}).to_string();
+    assert!(o200k(&wrapped) <= 700, "{} tokens:\n{out}", o200k(&wrapped));
+    assert_eq!(
+        compress(&codec("{}"), &out, Level::Normal),
+        None,
+        "idempotent"
+    );
+}
+
+#[test]
+fn the_sessions_cargo_builds_save_85_percent_and_keep_their_failures() {
+    let logs = session_logs();
+    assert_eq!(logs.len(), 3);
+    for input in logs {
+        let out = compress(&codec("{}"), &input, Level::Normal).expect("compressed");
+        let verbatim = check_grammar(&input, &out);
+        let lines: Vec<&str> = input.lines().collect();
+        for (i, line) in lines.iter().enumerate() {
+            if line.starts_with("error") || line.starts_with("test result") {
+                assert!(verbatim.contains(&(i + 1)), "line {} lost:\n{out}", i + 1);
+            }
+        }
+        let (before, after) = (o200k(&input), o200k(&out));
+        assert!(
+            after * 100 <= before * 15,
+            "{before} -> {after} tokens:\n{out}"
+        );
+        assert_eq!(
+            compress(&codec("{}"), &out, Level::Normal),
+            None,
+            "idempotent"
+        );
+    }
+}
+
+/// A line of noise, `i`-th of its run.
+fn noise(i: usize) -> String {
+    format!(
+        "2026-11-29T10:{:02}:{:02}.{:03}Z INFO  compiling crate_{} v0.{}.1",
+        i / 60 % 60,
+        i % 60,
+        i * 7 % 1000,
+        i * 13 % 400,
+        i % 20
+    )
+}
+
+/// One row per case: params, input, expected output (`None`: unchanged).
+fn rows() -> Vec<(&'static str, String, Option<String>)> {
+    let log = |lines: &[String]| lines.join("\n");
+    let mut rows = Vec::new();
+    // Short logs are left alone.
+    rows.push(("{}", log(&(0..19).map(noise).collect::<Vec<_>>()), None));
+    // Pure noise folds to the frame, one template line and its marker.
+    let lines: Vec<String> = (0..30).map(noise).collect();
+    rows.push((
+        r#"{"head_lines": 2, "tail_lines": 1, "min_lines": 5}"#,
+        log(&lines),
+        Some(format!(
+            "{}\n{}\n[\u{d7}27 lines 3-29] <time> INFO  compiling crate_<n> <ver> (2026-11-29T10:00:02.014Z \u{2026} 2026-11-29T10:00:28.196Z)\n[\u{2026} 0 lines omitted, lines 3-29: 27 folded above; 0 failure lines omitted; full text: _tee]\n{}",
+            lines[0], lines[1], lines[29]
+        )),
+    ));
+    // A failure in the middle keeps its context; exact repeats fold without values.
+    let mut lines: Vec<String> = (0..12).map(|_| "waiting for lock".to_owned()).collect();
+    lines.push("before".to_owned());
+    lines.push("thread 'main' panicked at src/main.rs:2:5:".to_owned());
+    lines.push("boom".to_owned());
+    lines.push("after".to_owned());
+    lines.extend((0..12).map(|_| "waiting for lock".to_owned()));
+    rows.push((
+        r#"{"head_lines": 0, "tail_lines": 0, "context_before": 1, "context_after": 1, "min_lines": 5}"#,
+        log(&lines),
+        Some("[\u{d7}12 lines 1-12] waiting for lock\n[\u{2026} 0 lines omitted, lines 1-12: 12 folded above; 0 failure lines omitted; full text: _tee]\nbefore\nthread 'main' panicked at src/main.rs:2:5:\nboom\nafter\n[\u{d7}12 lines 17-28] waiting for lock\n[\u{2026} 0 lines omitted, lines 17-28: 12 folded above; 0 failure lines omitted; full text: _tee]".to_owned()),
+    ));
+    // ANSI colours and progress redraws are cleaned; a rustc diagnostic is kept whole, and
+    // the indented status lines after it are not part of it.
+    let mut lines: Vec<String> = (0..10)
+        .map(|i| format!("   Compiling crate{} v0.1.{i}", ["a", "b"][i % 2]))
+        .collect();
+    lines.push("\u{1b}[1m\u{1b}[31merror[E0308]\u{1b}[0m: mismatched types".to_owned());
+    lines.push("  --> src/main.rs:4:20".to_owned());
+    lines.push("   |".to_owned());
+    lines.push("4  |     let x: i32 = \"a\";".to_owned());
+    lines.push("   |                  ^^^ expected `i32`, found `&str`".to_owned());
+    lines.push("".to_owned());
+    lines.extend((0..10).map(|i| format!("   Compiling crate{} v0.2.{i}\r", ["a", "b"][i % 2])));
+    lines.push("Downloading 10%\rDownloading 50%\rDownloading 100%".to_owned());
+    rows.push((
+        r#"{"head_lines": 1, "tail_lines": 1, "context_before": 0, "context_after": 0, "min_lines": 5, "budget_ratio": 1}"#,
+        log(&lines),
+        Some("   Compiling cratea v0.1.0\n[\u{d7}5 lines 2-10]    Compiling crateb <ver> (v0.1.1 \u{2026} v0.1.9)\n[\u{d7}4 lines 3-9]    Compiling cratea <ver> (v0.1.2 \u{2026} v0.1.8)\n[\u{2026} 0 lines omitted, lines 2-10: 9 folded above; 0 failure lines omitted; full text: _tee]\nerror[E0308]: mismatched types\n  --> src/main.rs:4:20\n   |\n4  |     let x: i32 = \"a\";\n   |                  ^^^ expected `i32`, found `&str`\n[\u{d7}1 lines 16-16] \n[\u{d7}5 lines 17-25]    Compiling cratea <ver> (v0.2.0 \u{2026} v0.2.8)\n[\u{d7}5 lines 18-26]    Compiling crateb <ver> (v0.2.1 \u{2026} v0.2.9)\n[\u{2026} 0 lines omitted, lines 16-26: 11 folded above; 0 failure lines omitted; full text: _tee]\nDownloading 100%".to_owned()),
+    ));
+    rows
+}
+
+#[test]
+fn rows_compress_to_their_expected_output() {
+    for (i, (params, input, expected)) in rows().into_iter().enumerate() {
+        let out = compress(&codec(params), &input, Level::Normal);
+        assert_eq!(
+            out,
+            expected,
+            "row {i}:\n{}",
+            out.as_deref().unwrap_or("(unchanged)")
+        );
+        if let Some(out) = out {
+            check_grammar(&input, &out);
+            assert_eq!(
+                compress(&codec(params), &out, Level::Normal),
+                None,
+                "row {i} idempotent"
+            );
+        }
+    }
+}
+
+#[test]
+fn rows_hold_the_codec_contract() {
+    let log = codec("{}");
+    for (_, input, _) in rows() {
+        parrot_codec_test::assert_contract(&log, &input);
+    }
+    parrot_codec_test::assert_contract(&log, &corpus("build-log.txt"));
+}
+
+#[test]
+fn minimal_level_and_json_payloads_are_unchanged() {
+    let input = corpus("build-log.txt");
+    let log = codec("{}");
+    assert_eq!(
+        log.compress(Payload::text_only(&input), Level::Minimal)
+            .unwrap(),
+        Outcome::Unchanged
+    );
+    let json = serde_json::to_string(&input).unwrap();
+    assert_eq!(
+        log.compress(Payload::json(&json), Level::Normal).unwrap(),
+        Outcome::Unchanged
+    );
+}
+
+#[test]
+fn failure_lines_over_the_budget_are_all_kept_and_the_marker_says_so() {
+    let mut lines: Vec<String> = (0..400).map(noise).collect();
+    for i in (5..400).step_by(4) {
+        lines[i] = format!("ERROR job {i} failed to start");
+    }
+    let input = lines.join("\n");
+    let out = compress(&codec("{}"), &input, Level::Normal).expect("compressed");
+    let verbatim = check_grammar(&input, &out);
+    for i in (5..400).step_by(4) {
+        assert!(verbatim.contains(&(i + 1)), "failure line {} lost", i + 1);
+    }
+    assert!(
+        out.contains("over budget to keep every failure line"),
+        "{out}"
+    );
+}
+
+#[test]
+fn hostile_text_never_panics_and_keeps_the_guarantees() {
+    let log = codec(r#"{"min_lines": 2}"#);
+    let long = "x".repeat(5_000_000);
+    let cases: Vec<String> = vec![
+        String::new(),
+        "\n\n\n\n".repeat(50),
+        "\r".repeat(1000),
+        "\0\0\0\n".repeat(100),
+        "line\r\n".repeat(100),
+        long.clone(),
+        format!("{long}\n{long}\n"),
+        format!("ERROR {long}\n{}", "noise 1\n".repeat(50)),
+        "\u{1b}[".repeat(100) + "\n" + &"\u{1b}]8;;x\n".repeat(100),
+        "[\u{d7}".repeat(100) + "\n[\u{2026} 3 lines omitted, lines 1-3\n",
+    ];
+    for input in &cases {
+        for level in Level::ALL {
+            if let Some(out) = compress(&log, input, level) {
+                check_grammar(input, &out);
+            }
+        }
+    }
+    // A failure line is never clipped, however long.
+    let input = &cases[7];
+    let out = compress(&log, input, Level::Normal).expect("the noise folds");
+    assert!(out.lines().any(|line| line.len() == long.len() + 6));
+}
+
+#[test]
+fn params_are_validated_naming_the_key() {
+    for (params, key) in [
+        (r#"{"failure_patterns": [""]}"#, "failure_patterns"),
+        (r#"{"failure_patterns": "x"}"#, "failure_patterns"),
+        (r#"{"failure_patterns": [1]}"#, "failure_patterns"),
+        (r#"{"failure_patterns": ["a\nb"]}"#, "failure_patterns"),
+        (r#"{"budget_ratio": 0}"#, "budget_ratio"),
+        (r#"{"budget_ratio": 1.5}"#, "budget_ratio"),
+        (r#"{"budget_tokens": 0}"#, "budget_tokens"),
+        (r#"{"min_lines": 0}"#, "min_lines"),
+        (r#"{"head_lines": -1}"#, "head_lines"),
+        (r#"{"context_afterr": 1}"#, "context_afterr"),
+    ] {
+        let err = parrot_codec_api::build::<Log>(Params::from_json(params).unwrap()).unwrap_err();
+        assert_eq!(err.key(), Some(key), "{params}: {err}");
+    }
+}
+
+#[test]
+fn extra_failure_patterns_keep_their_lines() {
+    let mut lines: Vec<String> = (0..60).map(noise).collect();
+    lines[30] = "deploy aborted by policy".to_owned();
+    let input = lines.join("\n");
+    let plain = compress(&codec("{}"), &input, Level::Normal).unwrap();
+    assert!(!check_grammar(&input, &plain).contains(&31));
+    let log = codec(r#"{"failure_patterns": ["aborted by"]}"#);
+    let out = compress(&log, &input, Level::Normal).unwrap();
+    assert!(check_grammar(&input, &out).contains(&31), "{out}");
+}
+
+/// One row per tool family: a failure line the table must keep.
+const FAILURES: &[&str] = &[
+    "error: could not compile `app` (bin \"app\") due to 1 previous error",
+    "test result: FAILED. 1 passed; 1 failed; 0 ignored",
+    "thread 'tests::it_fails' panicked at src/lib.rs:9:9:",
+    "Traceback (most recent call last):",
+    "E       assert 3 == 4",
+    "FAILED tests/test_calc.py::test_add - assert 3 == 4",
+    "--- FAIL: TestParse (0.00s)",
+    "FAIL\texample.com/pkg\t0.012s",
+    "panic: runtime error: index out of range [3] with length 3",
+    "./main.go:5:2: undefined: x",
+    "goroutine 1 [running]:",
+    "  \u{2715} adds numbers (3 ms)",
+    "npm ERR! code ELIFECYCLE",
+    "[ERROR] BUILD FAILURE",
+    "FAILURE: Build failed with an exception.",
+    "Exception in thread \"main\" java.lang.IllegalStateException: boom",
+    "Caused by: java.io.IOException: disk",
+    "main.c:12:5: error: expected ';' before '}' token",
+    "make: *** [Makefile:3: all] Error 1",
+    "/usr/bin/ld: main.o: undefined reference to `foo'",
+    "Error from server (NotFound): pods \"web\" not found",
+    "web-5d9c   0/1   CrashLoopBackOff   5   3m",
+    "ERROR: failed to solve: process \"/bin/sh -c make\" did not complete",
+    "2026-11-29 10:00:00 FATAL db unreachable",
+    "Process completed with exit code 1.",
+    "container exited with code 137",
+];
+
+#[test]
+fn every_tool_familys_failure_line_is_kept() {
+    for failure in FAILURES {
+        let mut lines: Vec<String> = (0..60).map(noise).collect();
+        lines[30] = (*failure).to_owned();
+        let input = lines.join("\n");
+        let out = compress(&codec("{}"), &input, Level::Normal).unwrap();
+        assert!(
+            check_grammar(&input, &out).contains(&31),
+            "{failure}:\n{out}"
+        );
+    }
+}
+
+#[test]
+fn a_zero_exit_code_is_not_a_failure() {
+    let mut lines: Vec<String> = (0..60).map(noise).collect();
+    lines[30] = "Process completed with exit code 0.".to_owned();
+    let input = lines.join("\n");
+    let out = compress(&codec("{}"), &input, Level::Normal).unwrap();
+    assert!(!check_grammar(&input, &out).contains(&31), "{out}");
 }
