@@ -25,6 +25,10 @@
 //! (verbatim, folded, omitted) and checks each line of the output against the lines it claims,
 //! so a count that is off by one, a fold that claims a line its template does not match, a line
 //! accounted twice or not at all, or a verbatim line that is not an original line all fail.
+//! The codec's module docs (`codecs/src/log/mod.rs`) state the same grammar, with regions.
+//!
+//! With `PARROT_LOGS_DUMP=<dir>` set, each log's codec output is written to `<dir>/<name>.out`,
+//! to read beside a failure's list of problems.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
