@@ -305,8 +305,9 @@ mod tests {
         let lines: Vec<String> = err.errors.iter().map(ToString::to_string).collect();
         assert_eq!(lines.len(), 3, "{lines:#?}");
         assert!(
-            lines[0]
-                .ends_with("entry \"t\": unknown codec \"zstd\" (known: columnar, json_compact)")
+            lines[0].ends_with(
+                "entry \"t\": unknown codec \"zstd\" (known: columnar, json_compact, log)"
+            )
         );
         assert!(lines[1].starts_with("Budgets: key \"size_threshold_bytes\": 0 "));
         assert!(lines[2].starts_with("BreakerConfig: key \"window_duration\": 0ns "));
