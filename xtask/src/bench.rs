@@ -344,7 +344,14 @@ fn render(report: &Path, quick: bool) -> Result<String> {
     writeln!(out, "Each target, and what this run measured against it.\n")?;
     out.push_str(&codec_rows.1);
     out.push_str(&boundary.1);
-    for name in ["defaults", "construction", "memory", "tokens"] {
+    for name in [
+        "defaults",
+        "construction",
+        "memory",
+        "tokens",
+        "log",
+        "log-memory",
+    ] {
         out.push_str(&fragment(report, &format!("targets-{name}.md")));
     }
     out.push('\n');
@@ -399,6 +406,10 @@ fn render(report: &Path, quick: bool) -> Result<String> {
     out.push_str(&construction_table(&estimates));
     writeln!(out, "\n## Peak memory\n")?;
     out.push_str(&fragment(report, "memory.md"));
+    writeln!(out, "\n## Log codec\n")?;
+    out.push_str(&fragment(report, "log.md"));
+    out.push('\n');
+    out.push_str(&fragment(report, "log-memory.md"));
     Ok(out)
 }
 

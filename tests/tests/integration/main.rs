@@ -8,6 +8,7 @@ mod auto;
 mod cli;
 mod contract;
 mod hostile;
+mod logs;
 mod manifests;
 mod mcp_proxy;
 mod pipeline;
