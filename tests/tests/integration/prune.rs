@@ -115,9 +115,11 @@ fn defaults_prune_ten_thousand_code_points_to_5159_with_the_marker_at_4096() {
 }
 
 #[test]
-fn sixty_emoji_keep_four_the_marker_and_three() {
+fn three_hundred_emoji_keep_four_the_marker_and_three() {
     let (_dir, host) = small();
-    let input = "😀".repeat(60);
+    // Sixty were once enough; with the no-gain rule in tokens (CONTRACT §2.1), seven emoji, the
+    // marker and the pointer must also hold fewer tokens than the input.
+    let input = "😀".repeat(300);
     let out = host.process(Call::new("t", Input::Text(&input)));
     assert_teed_and_recoverable(&host, &out, &input);
     let pruned = wrapped_text(&out);
