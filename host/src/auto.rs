@@ -576,7 +576,8 @@ impl Auto {
         }
     }
 
-    fn json_level(&self, level: Level) -> Level {
+    /// The level the JSON candidates run at for a call at `level`.
+    pub(crate) fn json_level(&self, level: Level) -> Level {
         if self.lossy_json || level == Level::None {
             level
         } else {

@@ -32,7 +32,7 @@ pub(super) fn decide(run: &Run<'_, '_>, input: &[u8], meta: &mut Meta) -> Option
 fn compress(run: &Run<'_, '_>, input: &[u8], meta: &mut Meta) -> Result<String, Skip> {
     passthrough_flags(run)?;
     let (kind, text, members) = supported(run, input)?;
-    let admitted = admit(run, text)?;
+    let admitted = admit(run, kind, text)?;
     let produced = run_codec(run, kind, text, members, admitted, meta)?;
     let produced = verify(run, produced)?;
     let mut pointed = point(run, produced)?;
@@ -140,9 +140,15 @@ struct Admitted {
 
 /// Rule 5: the router (over its thresholds without an executor: passthrough), then the
 /// codec's breaker (open: passthrough).
-fn admit(run: &Run<'_, '_>, text: &str) -> Result<Admitted, Skip> {
+fn admit(run: &Run<'_, '_>, kind: PayloadKind, text: &str) -> Result<Admitted, Skip> {
     let stage = run.stage;
-    let minimal = run.level == Level::Minimal;
+    // The level the codec really runs at: `auto` runs JSON candidates at `minimal` unless its
+    // entry says `lossy_json` (CONTRACT §2.8), so a JSON payload under `auto` is judged, and
+    // budgeted, as the `minimal` call it is.
+    let minimal = match run.auto {
+        Some(auto) if kind == PayloadKind::Json => auto.json_level(run.level) == Level::Minimal,
+        _ => run.level == Level::Minimal,
+    };
     let route = if stage.settings.inline_at_any_size {
         Route::Inline
     } else {

@@ -321,3 +321,46 @@ fn a_json_string_holding_json_is_routed_as_json() {
         .unwrap();
     assert_eq!(out.text(), direct.payload());
 }
+
+/// A library host (no `inline_at_any_size`) with the core default sends payloads over the
+/// router's thresholds above `minimal` off the inline path; `auto` runs JSON at `minimal`, so a
+/// large JSON payload is a `minimal` call and is compressed inline, as under the old default.
+#[test]
+fn large_json_under_auto_is_a_minimal_call_for_the_router() {
+    let dir = tempfile::tempdir().unwrap();
+    let host = Host::builder()
+        .project(dir.path())
+        .plugin_path(None)
+        .tee_store(Arc::new(MemoryTeeStore::default()))
+        .build()
+        .unwrap();
+    let rows: Vec<String> = (0..6_000)
+        .map(|i| {
+            format!(
+                r#"{{"id":{i},"name":"row {i}","region":"south","score":{}.5}}"#,
+                i % 97
+            )
+        })
+        .collect();
+    let input = format!(r#"{{"driver":"pg","rows":[{}]}}"#, rows.join(","));
+    assert!(
+        input.len() > 256 * 1024 && rows.len() > 1_500,
+        "over both thresholds"
+    );
+    let out = host.process(Call::new("t", Input::Text(&input)));
+    assert!(out.meta.compressed, "{:?}", out.meta);
+    assert!(!out.meta.teed, "lossless: {:?}", out.meta);
+
+    // A log over the size threshold is a `normal` call: with no executor it passes through.
+    let log: String = (0..20_000)
+        .map(|i| format!("2026-11-29T10:00:{:02}.000Z INFO step {i} done\n", i % 60))
+        .collect();
+    assert!(log.len() > 256 * 1024);
+    let out = host.process(Call::new("t", Input::Text(&log)));
+    assert_eq!(
+        out.meta.skipped,
+        Some(Skip::BudgetPassthrough),
+        "{:?}",
+        out.meta
+    );
+}
