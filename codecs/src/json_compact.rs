@@ -1,4 +1,4 @@
-//! The `json_compact` codec (CONTRACT §2.2), the wildcard default: compact JSON, without null
+//! The `json_compact` codec (CONTRACT §2.2), a candidate of `auto` (CONTRACT §2.8): compact JSON, without null
 //! members, with runs of equal array elements folded.
 //!
 //! # What it does, by level

@@ -1,6 +1,6 @@
 //! The built-in codecs of parrot-compress, compiled into the host.
 //!
-//! - [`JsonCompact`] (`json_compact`, the wildcard default): compact JSON without null members,
+//! - [`JsonCompact`] (`json_compact`): compact JSON without null members,
 //!   runs of equal array elements folded into `{"_repeat": N, "_value": X}` (lossless); long
 //!   strings clipped at `normal`, long arrays trimmed at `aggressive`.
 //! - [`Columnar`] (`columnar`): arrays of row objects, or the `rows` of a query result, as one

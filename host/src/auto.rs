@@ -1,4 +1,4 @@
-//! The routing codec `auto`: per payload, it recognises the payload's shape and runs the
+//! The routing codec `auto` (CONTRACT §2.8): per payload, it recognises the payload's shape and runs the
 //! candidate codecs that fit it, keeping the output with the fewest tokens of the host's
 //! tokenizer.
 //!
