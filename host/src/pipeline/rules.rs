@@ -245,6 +245,12 @@ fn run_codec<'r>(
                 return Err(Skip::NoGain);
             };
             meta.codec = Some(routed.codec);
+            // The level the winner ran at: JSON candidates run at `auto`'s JSON level.
+            if let Some(auto) = run.auto
+                && routed.parts.iter().all(|part| part.kind == PayloadKind::Json)
+            {
+                meta.level = auto.json_level(run.level);
+            }
             let builtin = routed.parts.iter().all(|part| part.builtin);
             (
                 routed.payload,
