@@ -88,8 +88,8 @@ use crate::gauge::{Gauge, Tokens};
 use crate::registry::{Origin, Registry};
 use crate::tokens::TokenCounter;
 
-/// The routing codec's name in manifests.
-pub(crate) const NAME: &str = "auto";
+/// The routing codec's name in manifests (the registry reserves it).
+pub(crate) const NAME: &str = crate::registry::AUTO;
 
 const DEFAULT_ROWS: &[&str] = &["toon", "columnar", "json_compact"];
 const DEFAULT_OBJECT: &[&str] = &["json_compact", "toon"];

@@ -16,6 +16,10 @@ use serde_json::{Map, Value};
 use crate::error::{Error, LoadError};
 use crate::loader::Library;
 
+/// The name of the host's own routing codec, `auto` (`crate::auto`): reserved, so no library
+/// may register it.
+pub(crate) const AUTO: &str = "auto";
+
 /// Where a codec comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -110,7 +114,7 @@ impl Registry {
             // `auto` is the host's own routing codec: no library may take its name.
             let first = match self.codecs.get(name) {
                 Some((existing, _)) => Some(existing.origin.to_string()),
-                None if name == crate::auto::NAME => Some(Origin::Builtin.to_string()),
+                None if name == AUTO => Some(Origin::Builtin.to_string()),
                 None => None,
             };
             if let Some(first) = first {

@@ -247,7 +247,10 @@ fn run_codec<'r>(
             meta.codec = Some(routed.codec);
             // The level the winner ran at: JSON candidates run at `auto`'s JSON level.
             if let Some(auto) = run.auto
-                && routed.parts.iter().all(|part| part.kind == PayloadKind::Json)
+                && routed
+                    .parts
+                    .iter()
+                    .all(|part| part.kind == PayloadKind::Json)
             {
                 meta.level = auto.json_level(run.level);
             }
