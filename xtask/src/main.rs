@@ -108,6 +108,13 @@ fn package_plugins() -> Result<()> {
         bail!("cargo build failed: {status}");
     }
     let target = bench::target_dir(&root);
+    // A package left from an earlier run (a plugin since removed or renamed) would still be
+    // loaded from this folder, so the folder holds exactly this run's packages.
+    let packages = target.join("plugins");
+    if packages.exists() {
+        std::fs::remove_dir_all(&packages)
+            .with_context(|| format!("clearing {}", packages.display()))?;
+    }
     for plugin in &plugins {
         let file = format!(
             "{}{}{}",
