@@ -346,6 +346,7 @@ fn render(report: &Path, quick: bool) -> Result<String> {
     out.push_str(&boundary.1);
     for name in [
         "defaults",
+        "auto",
         "construction",
         "memory",
         "tokens",
@@ -397,6 +398,10 @@ fn render(report: &Path, quick: bool) -> Result<String> {
     out.push_str(&boundary.0);
     writeln!(out, "\n## `process` end to end\n")?;
     out.push_str(&fragment(report, "process.md"));
+    writeln!(out, "\n## The routing codec `auto`\n")?;
+    out.push_str(&fragment(report, "auto.md"));
+    writeln!(out, "\n## The token gauge: the no-gain rule in tokens\n")?;
+    out.push_str(&fragment(report, "gauge.md"));
     writeln!(out, "\n## Token counting\n")?;
     out.push_str(&fragment(report, "token-counting.md"));
     writeln!(out, "\n## Tee stores\n")?;
