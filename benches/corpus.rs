@@ -61,6 +61,58 @@ impl Seeded {
     }
 }
 
+/// One row of the seeded query result the `process` benchmarks use (`calibration`, `gauge`,
+/// `auto`): row `i` drawn from the xorshift `state`, a constant column and an all-null column.
+pub fn query_row(i: u64, state: u64) -> String {
+    format!(
+        "{{\"store_id\":\"S{:04}\",\"revenue\":{}.{:02},\"region\":\"south\",\"active\":{},\"notes\":null,\"units\":{}}}",
+        i % 10_000,
+        1000 + state % 9000,
+        state % 100,
+        state.is_multiple_of(3),
+        state % 500
+    )
+}
+
+/// The seeded query result `{"driver":"pg","rows":[…]}` of [`query_row`]s: rows are added
+/// until the text reaches `bytes` or holds `max_rows` rows, whichever comes first.
+pub fn query_rows(bytes: usize, max_rows: usize) -> String {
+    let mut out = String::from("{\"driver\":\"pg\",\"rows\":[");
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let mut i = 0u64;
+    while out.len() < bytes && (i as usize) < max_rows {
+        state = xorshift(state);
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str(&query_row(i, state));
+        i += 1;
+    }
+    out.push_str("]}");
+    out
+}
+
+/// The next state of the xorshift generator [`query_rows`] draws from.
+pub fn xorshift(mut state: u64) -> u64 {
+    state ^= state << 13;
+    state ^= state >> 7;
+    state ^= state << 17;
+    state
+}
+
+/// `n` with `,` between thousands, as the reports print counts.
+pub fn thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 /// A database-style result of about `target_bytes`: an array of flat rows (ids, names, a
 /// decimal, timestamps, a mostly-null column, a constant column), written as Python's
 /// `json.dumps` writes it (`", "` and `": "` separators).

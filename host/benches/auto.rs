@@ -17,33 +17,8 @@ use std::time::Duration;
 
 use parrot_host::{Budgets, Call, Host, Input, MemoryTeeStore};
 
-/// A seeded query result of about `bytes` bytes or `max_rows` rows, whichever comes first:
-/// `{"driver", "rows": [...]}` with a constant and an all-null column (as the calibration
-/// benchmark generates them).
-fn rows(bytes: usize, max_rows: usize) -> String {
-    let mut out = String::from("{\"driver\":\"pg\",\"rows\":[");
-    let mut i = 0u64;
-    let mut state = 0x2545_f491_4f6c_dd1du64;
-    while out.len() < bytes && (i as usize) < max_rows {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        if i > 0 {
-            out.push(',');
-        }
-        out.push_str(&format!(
-            "{{\"store_id\":\"S{:04}\",\"revenue\":{}.{:02},\"region\":\"south\",\"active\":{},\"notes\":null,\"units\":{}}}",
-            i % 10_000,
-            1000 + state % 9000,
-            state % 100,
-            state.is_multiple_of(3),
-            state % 500
-        ));
-        i += 1;
-    }
-    out.push_str("]}");
-    out
-}
+#[path = "../../benches/corpus.rs"]
+mod corpus;
 
 /// A host with the default configuration (no manifest of its own but the candidates' entries
 /// for the yardsticks), a memory tee store and o200k tokens.
@@ -93,7 +68,7 @@ fn ms(d: Duration) -> String {
 }
 
 fn routing_against_candidates(host: &Host, out: &mut String) -> String {
-    let input = rows(1024 * 1024, usize::MAX);
+    let input = corpus::query_rows(1024 * 1024, usize::MAX);
     let candidates = ["toon", "columnar", "json_compact"];
     let picked = timed(host, "t", &input).1.expect("auto names its winner");
     let rounds = 30;
@@ -157,12 +132,12 @@ fn process_at_the_inline_thresholds(host: &Host, out: &mut String) -> String {
     let cases = [
         (
             "rows, just under 256 KB",
-            rows(budgets.size_threshold_bytes - 256, usize::MAX),
+            corpus::query_rows(budgets.size_threshold_bytes - 256, usize::MAX),
         ),
         (
             "rows, 1,498 rows",
             // The router counts `{`: the rows and the wrapping object.
-            rows(usize::MAX, budgets.row_threshold - 2),
+            corpus::query_rows(usize::MAX, budgets.row_threshold - 2),
         ),
         ("build log, just under 256 KB", log[..cut].to_owned()),
     ];

@@ -25,33 +25,6 @@ use parrot_host::{
 #[path = "../../benches/corpus.rs"]
 mod corpus;
 
-/// A seeded query result of about `bytes` bytes: `{"driver", "rows": [...]}` with a constant
-/// column and an all-null column, like the corpus's query result.
-fn rows(bytes: usize) -> String {
-    let mut out = String::from("{\"driver\":\"pg\",\"rows\":[");
-    let mut i = 0u64;
-    let mut state = 0x2545_f491_4f6c_dd1du64;
-    while out.len() < bytes {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        if i > 0 {
-            out.push(',');
-        }
-        out.push_str(&format!(
-            "{{\"store_id\":\"S{:04}\",\"revenue\":{}.{:02},\"region\":\"south\",\"active\":{},\"notes\":null,\"units\":{}}}",
-            i % 10_000,
-            1000 + state % 9000,
-            state % 100,
-            state.is_multiple_of(3),
-            state % 500
-        ));
-        i += 1;
-    }
-    out.push_str("]}");
-    out
-}
-
 fn scan(text: &str) -> Duration {
     let started = Instant::now();
     let _: serde::de::IgnoredAny = serde_json::from_str(black_box(text)).expect("valid JSON");
@@ -129,7 +102,7 @@ fn main() {
     );
     let volume: usize = if quick { 20 << 20 } else { 100 << 20 };
     for size in [1 << 10, 10 << 10, 100 << 10, 1 << 20, 10 << 20] {
-        let payload = rows(size);
+        let payload = corpus::query_rows(size, usize::MAX);
         let runs = (volume / size).clamp(5, 2000);
         for (tool, codec) in [("rows_json", "json_compact"), ("rows_columnar", "columnar")] {
             for level in [Level::Minimal, Level::Normal] {
@@ -179,7 +152,7 @@ fn main() {
          non-allocating scan of the same bytes:\n\n\
          | tokenizer | MB/s | ms per MB | × scan |\n|---|---|---|---|\n",
     );
-    let text = rows(4 << 20);
+    let text = corpus::query_rows(4 << 20, usize::MAX);
     let scan_time = (0..5).map(|_| scan(&text)).min().expect("runs");
     for tokenizer in [Tokenizer::O200k, Tokenizer::Cl100k] {
         tokenizer.count("warm up");

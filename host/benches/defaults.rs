@@ -18,6 +18,9 @@ use std::sync::Arc;
 use parrot_host::{Call, Host, Input, MemoryTeeStore, TokenCounter as _, Tokenizer};
 use serde_json::Value;
 
+#[path = "../../benches/corpus.rs"]
+mod corpus;
+
 /// One payload of the 32.
 struct Item {
     name: String,
@@ -102,18 +105,6 @@ fn steady(payload: &str) -> String {
     out
 }
 
-fn thousands(n: usize) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
 fn percent(before: usize, after: usize) -> f64 {
     if before == 0 {
         0.0
@@ -129,6 +120,9 @@ fn main() {
         .project(project.path())
         .plugin_path(None)
         .tee_store(Arc::new(MemoryTeeStore::new(64)))
+        // As the command and the MCP proxy do; a library host without an executor passes a
+        // log over the router's size threshold through at `normal` (CONTRACT §6).
+        .inline_at_any_size(true)
         .build()
         .expect("host with the core defaults");
     let o200k = Tokenizer::O200k;
@@ -136,7 +130,8 @@ fn main() {
     let mut table = String::from(
         "`cargo bench -p parrot-host --bench defaults`. The 24 results of `samples/session.jsonl` \
          and the 8 files of `corpus/`, each through a host built with no manifest of its own, no \
-         plugins and a memory tee store: the core defaults alone, what a new user gets. o200k_base \
+         plugins and a memory tee store, compressing inline at any size as the command and the MCP \
+         proxy do: the core defaults alone, what a new user gets. o200k_base \
          tokens of what the model sees (`_tee` pointer included). Error results keep their \
          status and pass through. *codec*: the codec that produced the payload (`-`: the input \
          went out unchanged, with the reason); *lossy*: the original is in the tee store and \
@@ -182,8 +177,8 @@ fn main() {
             item.name,
             item.tool,
             if item.json { "JSON" } else { "text" },
-            thousands(before),
-            thousands(after),
+            corpus::thousands(before),
+            corpus::thousands(after),
             percent(before, after),
             codec,
             if lossy { "yes" } else { "" },
@@ -193,28 +188,26 @@ fn main() {
     let _ = writeln!(
         table,
         "| **total** | | | {} | {} | {:.1}% | | |\n| **JSON payloads** | | | {} | {} | {:.1}% | | |",
-        thousands(total_in),
-        thousands(total_out),
+        corpus::thousands(total_in),
+        corpus::thousands(total_out),
         percent(total_in, total_out),
-        thousands(json_in),
-        thousands(json_out),
+        corpus::thousands(json_in),
+        corpus::thousands(json_out),
         percent(json_in, json_out),
     );
 
     let met = |ok: bool| if ok { "**met**" } else { "**missed**" };
     let saved = percent(total_in, total_out);
     let json_saved = percent(json_in, json_out);
-    let mut targets = String::new();
-    let _ = writeln!(
-        targets,
+    let mut targets: Vec<String> = Vec::new();
+    targets.push(format!(
         "- The default configuration saves ≥ 80% of o200k tokens on the 32 payloads: {}, {saved:.1}% \
          ({} → {}).",
         met(saved >= 80.0),
-        thousands(total_in),
-        thousands(total_out),
-    );
-    let _ = writeln!(
-        targets,
+        corpus::thousands(total_in),
+        corpus::thousands(total_out),
+    ));
+    targets.push(format!(
         "- …and ≥ 53% on its JSON payloads, losslessly: {}, {json_saved:.1}%{}.",
         met(json_saved >= 53.0 && lossy_json.is_empty()),
         if lossy_json.is_empty() {
@@ -222,9 +215,8 @@ fn main() {
         } else {
             format!(", lossy: {}", lossy_json.join(", "))
         },
-    );
-    let _ = writeln!(
-        targets,
+    ));
+    targets.push(format!(
         "- No payload of the 32 comes out with more tokens than it went in: {}{}.",
         met(more_tokens.is_empty()),
         if more_tokens.is_empty() {
@@ -232,13 +224,11 @@ fn main() {
         } else {
             format!(" ({})", more_tokens.join(", "))
         },
-    );
+    ));
 
-    print!("{table}\n{targets}");
-    if let Some(dir) = std::env::var_os("PARROT_BENCH_REPORT") {
-        let dir = Path::new(&dir);
-        std::fs::create_dir_all(dir).expect("report dir");
-        std::fs::write(dir.join("defaults.md"), &table).expect("defaults.md");
-        std::fs::write(dir.join("targets-defaults.md"), &targets).expect("targets-defaults.md");
+    corpus::report("defaults.md", &table);
+    for line in &targets {
+        println!("{line}");
     }
+    corpus::target("defaults", &targets);
 }

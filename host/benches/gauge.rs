@@ -31,9 +31,7 @@ fn rows(bytes: usize, row: fn(u64, u64) -> String, open: &str, sep: &str, close:
     let mut i = 0u64;
     let mut state = 0x2545_f491_4f6c_dd1du64;
     loop {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
+        state = corpus::xorshift(state);
         let next = row(i, state);
         if out.len() + next.len() + sep.len() + close.len() > bytes {
             break;
@@ -48,19 +46,8 @@ fn rows(bytes: usize, row: fn(u64, u64) -> String, open: &str, sep: &str, close:
     out
 }
 
-fn compact_row(i: u64, state: u64) -> String {
-    format!(
-        "{{\"store_id\":\"S{:04}\",\"revenue\":{}.{:02},\"region\":\"south\",\"active\":{},\"notes\":null,\"units\":{}}}",
-        i % 10_000,
-        1000 + state % 9000,
-        state % 100,
-        state.is_multiple_of(3),
-        state % 500
-    )
-}
-
 fn spaced_row(i: u64, state: u64) -> String {
-    compact_row(i, state)
+    corpus::query_row(i, state)
         .replace("\":", "\": ")
         .replace(",\"", ", \"")
 }
@@ -80,7 +67,7 @@ fn varied_row(i: u64, state: u64) -> String {
 }
 
 fn pretty_row(i: u64, state: u64) -> String {
-    let value: serde_json::Value = serde_json::from_str(&compact_row(i, state)).expect("row");
+    let value: serde_json::Value = serde_json::from_str(&corpus::query_row(i, state)).expect("row");
     let pretty = serde_json::to_string_pretty(&value).expect("row");
     pretty.replace('\n', "\n    ")
 }
@@ -141,7 +128,7 @@ fn main() {
         (
             "rows",
             "rows_columnar",
-            compact_row,
+            corpus::query_row,
             "{\"rows\":[",
             ",",
             "]}",

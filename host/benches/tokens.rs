@@ -91,7 +91,7 @@ fn main() {
             "| {} | {} | {} | {} |",
             item.name,
             item.source,
-            thousands(item.text.len()),
+            corpus::thousands(item.text.len()),
             if tabular { "yes" } else { "no" }
         );
 
@@ -121,8 +121,8 @@ fn main() {
                         "{} through {tool} at {:?} ({} > {})",
                         item.name,
                         level,
-                        thousands(tokens),
-                        thousands(given)
+                        corpus::thousands(tokens),
+                        corpus::thousands(given)
                     ));
                 }
                 ours.push(Ours {
@@ -168,9 +168,9 @@ fn main() {
             table,
             "| {} | {} | {} | {} |",
             item.name,
-            thousands(pretty),
-            thousands(compact),
-            thousands(toon)
+            corpus::thousands(pretty),
+            corpus::thousands(compact),
+            corpus::thousands(toon)
         );
         for o in &ours {
             let mark = if o.unchanged {
@@ -180,12 +180,12 @@ fn main() {
             } else {
                 ""
             };
-            let _ = write!(table, " {}{mark} |", thousands(o.tokens));
+            let _ = write!(table, " {}{mark} |", corpus::thousands(o.tokens));
         }
         let _ = writeln!(
             table,
             " {} ({:+.1}%) | {} |",
-            thousands(best_lossless),
+            corpus::thousands(best_lossless),
             (best_lossless as f64 / toon as f64 - 1.0) * 100.0,
             winners.join(", ")
         );
@@ -195,15 +195,15 @@ fn main() {
                 misses.push(format!(
                     "{} ({} against TOON's {})",
                     item.name,
-                    thousands(best_lossless),
-                    thousands(toon)
+                    corpus::thousands(best_lossless),
+                    corpus::thousands(toon)
                 ));
             }
         }
     }
     let _ = write!(table, "| **total** |");
     for total in totals {
-        let _ = write!(table, " {} |", thousands(total));
+        let _ = write!(table, " {} |", corpus::thousands(total));
     }
     table.push_str(" | |\n");
     corpus::report("corpus.md", &corpus_table);
@@ -238,16 +238,4 @@ fn main() {
             },
         ],
     );
-}
-
-fn thousands(n: usize) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
