@@ -238,7 +238,7 @@ impl Log {
             }
         }
 
-        let budget = self.budget(&text, aggressive);
+        let budget = self.budget(&lines, aggressive);
         let mut stamp = vec![0u32; templates.len()];
         let mut cost = layout_cost(&keep, &tmpl, &dropped, &templates, &line_tokens, &mut stamp);
         let mut next = 0;
@@ -362,8 +362,24 @@ impl Log {
     }
 
     /// The effective budget in estimated tokens.
-    fn budget(&self, text: &str, aggressive: bool) -> usize {
-        let relative = (estimate_tokens(text) as f64 * self.budget_ratio) as usize;
+    ///
+    /// The input's estimate is summed line by line (a line break is one token and ends every
+    /// run, so the sum is the whole text's estimate) and stops once the ratio alone reaches
+    /// `budget_tokens`: a partial sum never exceeds the whole, so the rest cannot change the
+    /// result, and a large log is not estimated in full.
+    fn budget(&self, lines: &Lines<'_>, aggressive: bool) -> usize {
+        let breaks = lines.text.len() - lines.ends[lines.len() - 1] as usize;
+        let mut estimate = 0usize;
+        for i in 0..lines.len() {
+            // Every line but the last is followed by a line break; the last one is when the
+            // text ends with one.
+            let newline = if i + 1 < lines.len() { 1 } else { breaks };
+            estimate += estimate_tokens(lines.get(i)) + newline;
+            if (estimate as f64 * self.budget_ratio) as usize >= self.budget_tokens {
+                break;
+            }
+        }
+        let relative = (estimate as f64 * self.budget_ratio) as usize;
         let budget = relative.max(BUDGET_FLOOR).min(self.budget_tokens);
         if aggressive { budget / 2 } else { budget }
     }
