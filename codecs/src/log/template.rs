@@ -24,43 +24,88 @@ pub(crate) const PLACEHOLDERS: [&str; 8] = [
 /// (8+ hex digits), or has its digit runs replaced by `<n>` (`crate_171` → `crate_<n>`).
 pub(crate) fn template(line: &str, out: &mut Vec<u8>) -> Option<(usize, usize)> {
     let bytes = line.as_bytes();
-    let test = test_name(line);
+    let mut test = test_name(line);
     let mut first: Option<(usize, usize)> = None;
+    // `bytes[copied..i]` is kept as it is, and written in one piece when something replaced
+    // comes (most of a line is kept).
+    let mut copied = 0;
     let mut i = 0;
     while i < bytes.len() {
         if let Some((start, end)) = test
             && i == start
         {
+            out.extend_from_slice(&bytes[copied..i]);
             out.extend_from_slice(b"<test>");
             first.get_or_insert((start, end));
+            // Once: an empty name must not stop the walk.
+            test = None;
             i = end;
+            copied = end;
             continue;
         }
-        let byte = bytes[i];
-        if byte == b' ' || byte == b'\t' {
-            out.push(byte);
+        if BYTE_CLASS[usize::from(bytes[i])] & SEPARATOR != 0 {
             i += 1;
             continue;
         }
         let start = i;
-        let mut digit = false;
-        while i < bytes.len() && bytes[i] != b' ' && bytes[i] != b'\t' {
-            digit |= bytes[i].is_ascii_digit();
+        let mut seen = 0;
+        while i < bytes.len() {
+            let class = BYTE_CLASS[usize::from(bytes[i])];
+            if class & SEPARATOR != 0 {
+                break;
+            }
+            seen |= class;
             i += 1;
         }
-        if digit {
-            if word(&line[start..i], out) {
+        if seen & DIGIT != 0 {
+            out.extend_from_slice(&bytes[copied..start]);
+            if word(&line[start..i], seen, out) {
                 first.get_or_insert((start, i));
             }
-        } else {
-            out.extend_from_slice(&bytes[start..i]);
+            copied = i;
         }
     }
+    out.extend_from_slice(&bytes[copied..]);
     first
 }
 
+/// [`BYTE_CLASS`] bits: a space or a tab (a word ends).
+const SEPARATOR: u8 = 1;
+/// [`BYTE_CLASS`] bits: an ASCII digit.
+const DIGIT: u8 = 2;
+/// [`BYTE_CLASS`] bits: an ASCII letter.
+const LETTER: u8 = 4;
+/// [`BYTE_CLASS`] bits: an ASCII letter that is not a hex digit.
+const NOT_HEX: u8 = 8;
+/// [`BYTE_CLASS`] bits: `/` or `\`.
+const SLASH: u8 = 16;
+
+/// Each byte's class bits, so a word is walked with one lookup per byte.
+static BYTE_CLASS: [u8; 256] = {
+    let mut table = [0u8; 256];
+    table[b' ' as usize] = SEPARATOR;
+    table[b'\t' as usize] = SEPARATOR;
+    table[b'/' as usize] = SLASH;
+    table[b'\\' as usize] = SLASH;
+    let mut byte = 0;
+    while byte < 128 {
+        let c = byte as u8;
+        if c.is_ascii_digit() {
+            table[byte] = DIGIT;
+        } else if c.is_ascii_hexdigit() {
+            table[byte] = LETTER;
+        } else if c.is_ascii_alphabetic() {
+            table[byte] = LETTER | NOT_HEX;
+        }
+        byte += 1;
+    }
+    table
+};
+
 /// Writes the template of one word that holds a digit; whether it wrote a placeholder.
-fn word(word: &str, out: &mut Vec<u8>) -> bool {
+///
+/// `seen` is the [`BYTE_CLASS`] bits of its bytes, or-ed (its wrapping punctuation has none).
+fn word(word: &str, seen: u8, out: &mut Vec<u8>) -> bool {
     let bytes = word.as_bytes();
     let lead = bytes
         .iter()
@@ -95,7 +140,8 @@ fn word(word: &str, out: &mut Vec<u8>) -> bool {
         Some("<uuid>")
     } else if is_time(core) {
         Some("<time>")
-    } else if is_path(core) {
+    } else if seen & SLASH != 0 && seen & LETTER != 0 {
+        // A path: a `/` or `\` and a letter.
         Some("<path>")
     } else if is_duration(core) {
         Some("<dur>")
@@ -123,26 +169,35 @@ fn word(word: &str, out: &mut Vec<u8>) -> bool {
 /// own, everything between runs kept.
 fn mixed(core: &[u8], out: &mut Vec<u8>) -> bool {
     let mut placed = false;
+    // `core[copied..i]` is kept as it is, written when a replaced run comes.
+    let mut copied = 0;
     let mut i = 0;
     while i < core.len() {
-        if !core[i].is_ascii_alphanumeric() {
-            out.push(core[i]);
+        if BYTE_CLASS[usize::from(core[i])] & (DIGIT | LETTER) == 0 {
             i += 1;
             continue;
         }
         let start = i;
-        while i < core.len() && core[i].is_ascii_alphanumeric() {
+        let mut seen = 0;
+        while i < core.len() {
+            let class = BYTE_CLASS[usize::from(core[i])];
+            if class & (DIGIT | LETTER) == 0 {
+                break;
+            }
+            seen |= class;
             i += 1;
         }
+        if seen & DIGIT == 0 {
+            continue;
+        }
+        out.extend_from_slice(&core[copied..start]);
+        copied = i;
+        placed = true;
         let run = &core[start..i];
-        if !run.iter().any(u8::is_ascii_digit) {
-            out.extend_from_slice(run);
-        } else if run.iter().all(u8::is_ascii_digit) {
+        if seen & LETTER == 0 {
             out.extend_from_slice(b"<n>");
-            placed = true;
-        } else if run.len() >= 8 && run.iter().all(u8::is_ascii_hexdigit) {
+        } else if run.len() >= 8 && seen & NOT_HEX == 0 {
             out.extend_from_slice(b"<hex>");
-            placed = true;
         } else {
             let mut j = 0;
             while j < run.len() {
@@ -151,7 +206,6 @@ fn mixed(core: &[u8], out: &mut Vec<u8>) -> bool {
                         j += 1;
                     }
                     out.extend_from_slice(b"<n>");
-                    placed = true;
                 } else {
                     out.push(run[j]);
                     j += 1;
@@ -159,6 +213,7 @@ fn mixed(core: &[u8], out: &mut Vec<u8>) -> bool {
             }
         }
     }
+    out.extend_from_slice(&core[copied..]);
     placed
 }
 
@@ -190,10 +245,6 @@ fn is_time(b: &[u8]) -> bool {
         && b.get(lead + 3)
             .is_none_or(|c| matches!(c, b':' | b'.' | b',' | b'Z' | b'+' | b'-'));
     date || clock
-}
-
-fn is_path(b: &[u8]) -> bool {
-    b.iter().any(|c| matches!(c, b'/' | b'\\')) && b.iter().any(u8::is_ascii_alphabetic)
 }
 
 /// One or more number-unit pairs: `12ms`, `1.5s`, `2m30s`, `3 sec` is two words.
@@ -333,10 +384,11 @@ fn test_name(line: &str) -> Option<(usize, usize)> {
     // pytest -v: `tests/test_a.py::test_x PASSED [ 50%]`.
     let (name, after) = rest.split_once(' ')?;
     let verdict = after.trim_start_matches(' ');
-    if name.contains("::")
-        && ["PASSED", "SKIPPED", "XFAIL", "XPASS"]
-            .iter()
-            .any(|word| verdict.starts_with(word))
+    // The verdict first: it rules out most lines at once.
+    if ["PASSED", "SKIPPED", "XFAIL", "XPASS"]
+        .iter()
+        .any(|word| verdict.starts_with(word))
+        && name.contains("::")
     {
         return Some((indent, indent + name.len()));
     }

@@ -61,6 +61,8 @@ const TEMPLATES: &[(&str, &str)] = &[
         "tests/test_a.py::test_x PASSED [ 50%]",
         "<test> PASSED [ <n>]",
     ),
+    // A passing test's line with an empty name: one placeholder, and the walk goes on.
+    ("test  ... ok", "test <test> ... ok"),
     ("", ""),
 ];
 
@@ -341,6 +343,8 @@ fn hostile_text_never_panics_and_keeps_the_guarantees() {
         format!("ERROR {long}\n{}", "noise 1\n".repeat(50)),
         "\u{1b}[".repeat(100) + "\n" + &"\u{1b}]8;;x\n".repeat(100),
         "[\u{d7}".repeat(100) + "\n[\u{2026} 3 lines omitted, lines 1-3\n",
+        // An empty test name once sent the templating into an endless loop.
+        "test  ... ok\n".repeat(50),
     ];
     for input in &cases {
         for level in Level::ALL {
