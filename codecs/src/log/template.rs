@@ -400,24 +400,34 @@ fn test_name(line: &str) -> Option<(usize, usize)> {
 /// line, as in `\r\n`, only ends it). Line breaks are never removed, so line `i` of the result
 /// is line `i` of the input. Borrowed when there is nothing to clean.
 pub(crate) fn clean(text: &str) -> Cow<'_, str> {
-    if memchr::memchr2(0x1b, b'\r', text.as_bytes()).is_none() {
+    let bytes = text.as_bytes();
+    let Some(mut at) = memchr::memchr2(0x1b, b'\r', bytes) else {
         return Cow::Borrowed(text);
-    }
+    };
     let mut out = String::with_capacity(text.len());
     let mut plain = String::new();
-    for (i, line) in text.split('\n').enumerate() {
-        if i > 0 {
-            out.push('\n');
-        }
+    // Only the lines holding an ESC or a CR change; the text between them is copied in one
+    // piece. `text[copied..]` is not written yet, and `copied` is a line's start or its `\n`.
+    let mut copied = 0;
+    loop {
+        let start = memchr::memrchr(b'\n', &bytes[copied..at]).map_or(copied, |p| copied + p + 1);
+        let end = memchr::memchr(b'\n', &bytes[at..]).map_or(bytes.len(), |p| at + p);
+        out.push_str(&text[copied..start]);
         plain.clear();
-        strip_ansi(line, &mut plain);
+        strip_ansi(&text[start..end], &mut plain);
         let body = plain.strip_suffix('\r').unwrap_or(&plain);
         let last = body
             .rsplit('\r')
             .find(|part| !part.is_empty())
             .unwrap_or("");
         out.push_str(last);
+        copied = end;
+        match memchr::memchr2(0x1b, b'\r', &bytes[end..]) {
+            Some(p) => at = end + p,
+            None => break,
+        }
     }
+    out.push_str(&text[copied..]);
     Cow::Owned(out)
 }
 
