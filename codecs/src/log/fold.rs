@@ -1,12 +1,14 @@
 //! One payload's compression: classify every line, template the rest, keep what the budget
 //! allows by priority, and write the verbatim lines, fold lines and markers.
 
-use std::collections::HashMap;
 use std::fmt::Write as _;
+use std::hash::BuildHasher as _;
+
+use hashbrown::HashTable;
 
 use super::Log;
 use super::patterns::{Block, Class, is_continuation, is_diagnostic_line};
-use super::template::{clean, estimate_tokens, template};
+use super::template::{clean, estimate_bytes, estimate_tokens, template};
 
 /// No template: a failure line (never folded) or a line too long to template.
 const NONE: u32 = u32::MAX;
@@ -48,11 +50,22 @@ enum Unit {
 }
 
 struct Template {
-    /// The template's text, after a first byte holding its class.
-    key: Box<[u8]>,
+    /// Where its text lies in the buffer of every template's text: a first byte holding its
+    /// class, then the template.
+    start: u32,
+    end: u32,
+    /// The text's hash, kept for growing the table.
+    hash: u64,
     count: u32,
     /// The estimated cost of one fold line of this template.
     tokens: usize,
+}
+
+impl Template {
+    /// Its text (its class byte, then the template), in the buffer of every template's text.
+    fn key<'k>(&self, keys: &'k [u8]) -> &'k [u8] {
+        &keys[self.start as usize..self.end as usize]
+    }
 }
 
 /// The payload's lines and what is decided about them.
@@ -104,31 +117,41 @@ impl Log {
         let class = self.classify(&lines)?;
         let context = self.context(&class);
 
-        // Templates of every line that is not a failure and not too long.
+        // Templates of every line that is not a failure and not too long. Each template is
+        // written straight into `keys` (one buffer for all of them) and taken back when it is
+        // one seen before, so a line costs no allocation of its own.
         let mut templates: Vec<Template> = Vec::new();
-        let mut ids: HashMap<Box<[u8]>, u32, foldhash::fast::RandomState> = HashMap::default();
+        let mut keys: Vec<u8> = Vec::with_capacity(4096);
+        let mut ids: HashTable<u32> = HashTable::new();
+        let hasher = foldhash::fast::FixedState::default();
         let mut tmpl: Vec<u32> = vec![NONE; n];
-        let mut scratch: Vec<u8> = Vec::with_capacity(256);
         for i in 0..n {
             let line = lines.get(i);
             if class[i] == Class::Failure || line.len() > self.max_line_bytes {
                 continue;
             }
-            scratch.clear();
-            scratch.push(class[i] as u8);
-            let first = template(line, &mut scratch);
-            let id = match ids.get(scratch.as_slice()) {
-                Some(&id) => id,
+            let at = keys.len();
+            keys.push(class[i] as u8);
+            let first = template(line, &mut keys);
+            let (seen, key) = keys.split_at(at);
+            let hash = hasher.hash_one(key);
+            let found = ids.find(hash, |&id| templates[id as usize].key(seen) == key);
+            let id = match found {
+                Some(&id) => {
+                    keys.truncate(at);
+                    id
+                }
                 None => {
                     let id = templates.len() as u32;
-                    let body = std::str::from_utf8(&scratch[1..]).unwrap_or(line);
                     let value = first.map_or(0, |(s, e)| estimate_tokens(&line[s..e]));
                     templates.push(Template {
-                        key: scratch.as_slice().into(),
+                        start: at as u32,
+                        end: keys.len() as u32,
+                        hash,
                         count: 0,
-                        tokens: estimate_tokens(body) + FOLD_TOKENS + 2 * value,
+                        tokens: estimate_bytes(&keys[at + 1..]) + FOLD_TOKENS + 2 * value,
                     });
-                    ids.insert(scratch.as_slice().into(), id);
+                    ids.insert_unique(hash, id, |&id| templates[id as usize].hash);
                     id
                 }
             };
@@ -218,7 +241,7 @@ impl Log {
             i = end;
         }
         for (id, template) in templates.iter().enumerate() {
-            let t = if template.key[0] == Class::Warning as u8 {
+            let t = if keys[template.start as usize] == Class::Warning as u8 {
                 tier::WARNING_FOLDS
             } else {
                 tier::NOISE_FOLDS
@@ -269,6 +292,7 @@ impl Log {
             &tmpl,
             &dropped,
             &templates,
+            &keys,
             over_budget,
             text.ends_with('\n'),
         ))
@@ -434,6 +458,7 @@ fn render(
     tmpl: &[u32],
     dropped: &[bool],
     templates: &[Template],
+    keys: &[u8],
     over_budget: bool,
     final_newline: bool,
 ) -> String {
@@ -491,7 +516,7 @@ fn render(
             if group.same {
                 out.push_str(first);
             } else {
-                let key = &templates[group.template as usize].key;
+                let key = templates[group.template as usize].key(keys);
                 out.push_str(std::str::from_utf8(&key[1..]).unwrap_or(first));
                 scratch.clear();
                 let from = template(first, &mut scratch);

@@ -477,7 +477,11 @@ fn strip_ansi(line: &str, out: &mut String) {
 /// ASCII byte one token, and a non-ASCII character one token per 2 bytes of UTF-8 (rounded up).
 /// Calibrated on the corpus and the sample session's logs (see the tests).
 pub(crate) fn estimate_tokens(text: &str) -> usize {
-    let bytes = text.as_bytes();
+    estimate_bytes(text.as_bytes())
+}
+
+/// [`estimate_tokens`] of UTF-8 text given as bytes.
+pub(crate) fn estimate_bytes(bytes: &[u8]) -> usize {
     let mut tokens = 0;
     let mut i = 0;
     while i < bytes.len() {
