@@ -7,7 +7,7 @@ use std::hash::BuildHasher as _;
 use hashbrown::HashTable;
 
 use super::Log;
-use super::patterns::{Block, Class, is_continuation, is_diagnostic_line};
+use super::patterns::{Block, Class, Step, is_diagnostic_line, preambles};
 use super::template::{clean, estimate_bytes, estimate_tokens, template};
 
 /// No template: a failure line (never folded) or a line too long to template.
@@ -312,30 +312,8 @@ impl Log {
             let mut own = hit.map_or(Class::Noise, |hit| hit.class);
             let mut head = hit.map(|hit| hit.block).filter(|b| *b != Block::None);
             if let Some((kind, inherited)) = block {
-                let blank = line.trim().is_empty();
-                let (belongs, ends) = match kind {
-                    Block::Until(stops) => {
-                        let stop = stops.iter().any(|stop| line.starts_with(stop));
-                        (!stop, stop)
-                    }
-                    Block::UntilBlank => (!blank, blank),
-                    Block::Diagnostic => {
-                        let more = is_diagnostic_line(line);
-                        (more, !more)
-                    }
-                    Block::Continuation => {
-                        let more = is_continuation(line);
-                        (more, !more)
-                    }
-                    Block::ContinuationThenOne => {
-                        if is_continuation(line) {
-                            (true, false)
-                        } else {
-                            (!blank, true)
-                        }
-                    }
-                    Block::None => (false, true),
-                };
+                let next = (i + 1 < lines.len()).then(|| lines.get(i + 1));
+                let Step { belongs, ends } = kind.step(line, next);
                 if belongs {
                     own = own.max(inherited);
                 }
@@ -351,6 +329,7 @@ impl Log {
             }
             class.push(own);
         }
+        preambles(|i| lines.get(i), &mut class);
         Some(class)
     }
 
