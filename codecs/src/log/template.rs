@@ -485,32 +485,52 @@ pub(crate) fn estimate_bytes(bytes: &[u8]) -> usize {
     let mut tokens = 0;
     let mut i = 0;
     while i < bytes.len() {
-        let byte = bytes[i];
+        let kind = TOKEN_KIND[usize::from(bytes[i])];
         let start = i;
-        if byte.is_ascii_alphabetic() {
-            while i < bytes.len() && bytes[i].is_ascii_alphabetic() {
-                i += 1;
-            }
-            tokens += (i - start).div_ceil(6);
-        } else if byte.is_ascii_digit() {
-            while i < bytes.len() && bytes[i].is_ascii_digit() {
-                i += 1;
-            }
-            tokens += (i - start).div_ceil(3);
-        } else if byte == b' ' {
-            while i < bytes.len() && bytes[i] == b' ' {
-                i += 1;
-            }
-            tokens += usize::from(i - start > 1);
-        } else if byte.is_ascii() {
-            i += 1;
+        i += 1;
+        if kind == kind::OTHER {
             tokens += 1;
-        } else {
-            while i < bytes.len() && !bytes[i].is_ascii() {
-                i += 1;
-            }
-            tokens += (i - start).div_ceil(2);
+            continue;
         }
+        while i < bytes.len() && TOKEN_KIND[usize::from(bytes[i])] == kind {
+            i += 1;
+        }
+        let run = i - start;
+        tokens += match kind {
+            kind::LETTERS => run.div_ceil(6),
+            kind::DIGITS => run.div_ceil(3),
+            kind::SPACES => usize::from(run > 1),
+            _ => run.div_ceil(2),
+        };
     }
     tokens
 }
+
+/// [`TOKEN_KIND`] values: the kinds of run [`estimate_tokens`] prices.
+mod kind {
+    pub(super) const LETTERS: u8 = 0;
+    pub(super) const DIGITS: u8 = 1;
+    pub(super) const SPACES: u8 = 2;
+    pub(super) const OTHER: u8 = 3;
+    pub(super) const NON_ASCII: u8 = 4;
+}
+
+/// Each byte's kind of run for the estimate.
+static TOKEN_KIND: [u8; 256] = {
+    let mut table = [kind::NON_ASCII; 256];
+    let mut byte = 0;
+    while byte < 128 {
+        let c = byte as u8;
+        table[byte] = if c.is_ascii_alphabetic() {
+            kind::LETTERS
+        } else if c.is_ascii_digit() {
+            kind::DIGITS
+        } else if c == b' ' {
+            kind::SPACES
+        } else {
+            kind::OTHER
+        };
+        byte += 1;
+    }
+    table
+};
