@@ -703,7 +703,8 @@ pub(crate) fn preambles<'t>(line: impl Fn(usize) -> &'t str, class: &mut [Class]
             class[i] = below;
             continue;
         }
-        if i + 3 < n && is_node_location(line(i)) && is_marker(line(i + 2)) {
+        // The rare marker first: the location test searches the whole line.
+        if i + 3 < n && is_marker(line(i + 2)) && is_node_location(line(i)) {
             let error = if line(i + 3).trim().is_empty() {
                 i + 4
             } else {

@@ -416,11 +416,7 @@ pub(crate) fn clean(text: &str) -> Cow<'_, str> {
         plain.clear();
         strip_ansi(&text[start..end], &mut plain);
         let body = plain.strip_suffix('\r').unwrap_or(&plain);
-        let last = body
-            .rsplit('\r')
-            .find(|part| !part.is_empty())
-            .unwrap_or("");
-        out.push_str(last);
+        out.push_str(last_state(body));
         copied = end;
         match memchr::memchr2(0x1b, b'\r', &bytes[end..]) {
             Some(p) => at = end + p,
@@ -429,6 +425,18 @@ pub(crate) fn clean(text: &str) -> Cow<'_, str> {
     }
     out.push_str(&text[copied..]);
     Cow::Owned(out)
+}
+
+/// The last non-empty `\r`-separated part of `line`, or `""`.
+fn last_state(line: &str) -> &str {
+    let mut end = line.len();
+    while let Some(at) = memchr::memrchr(b'\r', &line.as_bytes()[..end]) {
+        if at + 1 < end {
+            return &line[at + 1..end];
+        }
+        end = at;
+    }
+    &line[..end]
 }
 
 /// Appends `line` without its ANSI escape sequences: CSI (`ESC [` … final byte), OSC (`ESC ]`
