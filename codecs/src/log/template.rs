@@ -14,9 +14,10 @@ pub(crate) const PLACEHOLDERS: [&str; 8] = [
 /// word that holds a placeholder (the value a fold line shows as first/last), if any.
 ///
 /// The line is cut into words at spaces and tabs (kept as they are). A word without an ASCII
-/// digit is kept, except the test name of a passing test's line (`test x ... ok`,
-/// `--- PASS: x`, `=== RUN x`, `✓ x`, `path::x PASSED`), which becomes `<test>`. A word with a
-/// digit loses its wrapping punctuation (kept), and its core becomes one placeholder when the
+/// digit is kept, except a path or a run of 6+ hex letters (`src/app/x.tsx`, `deadbeef`: see
+/// below) and the test name of a passing test's line (`test x ... ok`, `--- PASS: x`,
+/// `=== RUN x`, `✓ x`, `path::x PASSED`), which becomes `<test>`. A word with a digit (or a
+/// path, or hex letters) loses its wrapping punctuation (kept), and its core becomes one placeholder when the
 /// whole core is one: `<uuid>`, `<time>` (dates, clock times, ISO timestamps), `<path>` (a `/`
 /// or `\` and a letter), `<dur>` (`12ms`, `1.5s`, `2m30s`), `<ver>` (`v1.2`, `1.2.3`,
 /// `1.2.3-rc1`), `<n>` (`12`, `-3.5`, `1,024`, `99%`), `<hex>` (`0x1f`, 6+ hex digits); else
@@ -48,7 +49,7 @@ pub(crate) fn template(line: &str, out: &mut Vec<u8>) -> Option<(usize, usize)> 
             digit |= bytes[i].is_ascii_digit();
             i += 1;
         }
-        if digit {
+        if digit || digitless_placeholder(&bytes[start..i]) {
             if word(&line[start..i], out) {
                 first.get_or_insert((start, i));
             }
@@ -59,7 +60,23 @@ pub(crate) fn template(line: &str, out: &mut Vec<u8>) -> Option<(usize, usize)> 
     first
 }
 
-/// Writes the template of one word that holds a digit; whether it wrote a placeholder.
+/// Whether a word without a digit may still be a placeholder's value: a path (`src/app/x.tsx`)
+/// or hex digits that happen to be letters (`deadbeef`). Such a word is templated like one
+/// with a digit, so that a template's placeholder stands for every value of its kind: a fold
+/// of `<path>` lines never leaves out a line whose path has no digit.
+fn digitless_placeholder(word: &[u8]) -> bool {
+    if word.iter().any(|b| matches!(b, b'/' | b'\\')) {
+        return true;
+    }
+    let letters = word.iter().filter(|b| b.is_ascii_alphabetic()).count();
+    letters >= 6
+        && word
+            .iter()
+            .all(|b| b.is_ascii_hexdigit() || !b.is_ascii_alphanumeric())
+}
+
+/// Writes the template of one word that holds a digit, or that [`digitless_placeholder`]
+/// picks; whether it wrote a placeholder.
 fn word(word: &str, out: &mut Vec<u8>) -> bool {
     let bytes = word.as_bytes();
     let lead = bytes

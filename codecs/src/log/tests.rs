@@ -242,7 +242,8 @@ fn rows() -> Vec<(&'static str, String, Option<String>)> {
         Some("[\u{d7}12 lines 1-12] waiting for lock\n[\u{2026} 0 lines omitted, lines 1-12: 12 folded above; 0 failure lines omitted; full text: _tee]\nbefore\nthread 'main' panicked at src/main.rs:2:5:\nboom\nafter\n[\u{d7}12 lines 17-28] waiting for lock\n[\u{2026} 0 lines omitted, lines 17-28: 12 folded above; 0 failure lines omitted; full text: _tee]".to_owned()),
     ));
     // ANSI colours and progress redraws are cleaned; a rustc diagnostic is kept whole, and
-    // the indented status lines after it are not part of it.
+    // the indented status lines after it are not part of it; the blank line after it, the
+    // only line of its template there, is written as it is, not as a one-line fold.
     let mut lines: Vec<String> = (0..10)
         .map(|i| format!("   Compiling crate{} v0.1.{i}", ["a", "b"][i % 2]))
         .collect();
@@ -257,7 +258,7 @@ fn rows() -> Vec<(&'static str, String, Option<String>)> {
     rows.push((
         r#"{"head_lines": 1, "tail_lines": 1, "context_before": 0, "context_after": 0, "min_lines": 5, "budget_ratio": 1}"#,
         log(&lines),
-        Some("   Compiling cratea v0.1.0\n[\u{d7}5 lines 2-10]    Compiling crateb <ver> (v0.1.1 \u{2026} v0.1.9)\n[\u{d7}4 lines 3-9]    Compiling cratea <ver> (v0.1.2 \u{2026} v0.1.8)\n[\u{2026} 0 lines omitted, lines 2-10: 9 folded above; 0 failure lines omitted; full text: _tee]\nerror[E0308]: mismatched types\n  --> src/main.rs:4:20\n   |\n4  |     let x: i32 = \"a\";\n   |                  ^^^ expected `i32`, found `&str`\n[\u{d7}1 lines 16-16] \n[\u{d7}5 lines 17-25]    Compiling cratea <ver> (v0.2.0 \u{2026} v0.2.8)\n[\u{d7}5 lines 18-26]    Compiling crateb <ver> (v0.2.1 \u{2026} v0.2.9)\n[\u{2026} 0 lines omitted, lines 16-26: 11 folded above; 0 failure lines omitted; full text: _tee]\nDownloading 100%".to_owned()),
+        Some("   Compiling cratea v0.1.0\n[\u{d7}5 lines 2-10]    Compiling crateb <ver> (v0.1.1 \u{2026} v0.1.9)\n[\u{d7}4 lines 3-9]    Compiling cratea <ver> (v0.1.2 \u{2026} v0.1.8)\n[\u{2026} 0 lines omitted, lines 2-10: 9 folded above; 0 failure lines omitted; full text: _tee]\nerror[E0308]: mismatched types\n  --> src/main.rs:4:20\n   |\n4  |     let x: i32 = \"a\";\n   |                  ^^^ expected `i32`, found `&str`\n\n[\u{d7}5 lines 17-25]    Compiling cratea <ver> (v0.2.0 \u{2026} v0.2.8)\n[\u{d7}5 lines 18-26]    Compiling crateb <ver> (v0.2.1 \u{2026} v0.2.9)\n[\u{2026} 0 lines omitted, lines 17-26: 10 folded above; 0 failure lines omitted; full text: _tee]\nDownloading 100%".to_owned()),
     ));
     rows
 }
