@@ -281,6 +281,13 @@ impl Log {
         ))
     }
 
+    /// Each line's class (after cleaning), for the tests; `None` as for [`Log::classify`].
+    #[cfg(test)]
+    pub(super) fn classes(&self, input: &str) -> Option<Vec<Class>> {
+        let text = clean(input);
+        self.classify(&Lines::new(&text))
+    }
+
     /// Each line's class, from the table and the blocks; `None` when the text holds a line
     /// this codec writes (a fold line or a marker): it is compressed already.
     fn classify(&self, lines: &Lines<'_>) -> Option<Vec<Class>> {
