@@ -286,6 +286,13 @@ impl Log {
             cost = layout_cost(&keep, &tmpl, &dropped, &templates, &line_tokens, &mut stamp);
         }
         let over_budget = cost > budget;
+        let slack = budget.saturating_sub(cost);
+        let shape = Shape {
+            tmpl: &tmpl,
+            dropped: &dropped,
+            templates: &templates,
+        };
+        unfold_small(&lines, &mut keep, &shape, slack, self.max_line_bytes);
         Some(render(
             &lines,
             &keep,
@@ -296,6 +303,13 @@ impl Log {
             over_budget,
             text.ends_with('\n'),
         ))
+    }
+
+    /// Each line's class (after cleaning), for the tests; `None` as for [`Log::classify`].
+    #[cfg(test)]
+    pub(super) fn classes(&self, input: &str) -> Option<Vec<Class>> {
+        let text = clean(input);
+        self.classify(&Lines::new(&text))
     }
 
     /// Each line's class, from the table and the blocks; `None` when the text holds a line
@@ -419,6 +433,86 @@ fn layout_cost(
         }
     }
     cost
+}
+
+/// What the budget decided about templates, for [`unfold_small`].
+struct Shape<'a> {
+    tmpl: &'a [u32],
+    dropped: &'a [bool],
+    templates: &'a [Template],
+}
+
+/// Writes verbatim what costs more folded than written out, after the budget: a region whose
+/// lines cost no more than its marker and fold lines (a blank line between two kept lines),
+/// and a line at a region's edge that would be its fold line's only line (`[×1 lines 710-710]
+/// Node.js v20.4.3`) when the line costs no more than the fold line, or the budget has room
+/// for the difference. A single-line fold inside a region stays: written verbatim, it would
+/// split the region and cost a marker more.
+fn unfold_small(
+    lines: &Lines<'_>,
+    keep: &mut [bool],
+    shape: &Shape<'_>,
+    mut slack: usize,
+    max_line_bytes: usize,
+) {
+    let Shape {
+        tmpl,
+        dropped,
+        templates,
+    } = *shape;
+    let n = keep.len();
+    let folded = |i: usize| tmpl[i] != NONE && !dropped[tmpl[i] as usize];
+    let cost = |i: usize| estimate_tokens(lines.get(i)) + 1;
+    // Per template: the region it was last counted in, and its count there.
+    let mut seen: Vec<(u32, u32)> = vec![(0, 0); templates.len()];
+    let mut region = 0u32;
+    let mut i = 0;
+    while i < n {
+        if keep[i] {
+            i += 1;
+            continue;
+        }
+        region += 1;
+        let start = i;
+        let mut folds = 0;
+        let mut short = true;
+        while i < n && !keep[i] {
+            short &= lines.get(i).len() <= max_line_bytes;
+            if folded(i) {
+                let t = tmpl[i] as usize;
+                if seen[t].0 != region {
+                    seen[t] = (region, 0);
+                    folds += templates[t].tokens;
+                }
+                seen[t].1 += 1;
+            }
+            i += 1;
+        }
+        let (mut a, mut b) = (start, i);
+        if short && (a..b).map(cost).sum::<usize>() <= MARKER_TOKENS + folds {
+            keep[a..b].fill(true);
+            continue;
+        }
+        let mut unfold = |j: usize| {
+            if !folded(j) || seen[tmpl[j] as usize].1 != 1 {
+                return false;
+            }
+            let fold = templates[tmpl[j] as usize].tokens;
+            let line = cost(j);
+            if line > fold + slack {
+                return false;
+            }
+            slack = slack + fold - line;
+            keep[j] = true;
+            true
+        };
+        while a < b && unfold(a) {
+            a += 1;
+        }
+        while b > a && unfold(b - 1) {
+            b -= 1;
+        }
+    }
 }
 
 /// One template's lines in one region.

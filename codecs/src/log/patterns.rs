@@ -703,16 +703,18 @@ pub(crate) fn preambles<'t>(line: impl Fn(usize) -> &'t str, class: &mut [Class]
             class[i] = below;
             continue;
         }
-        // The rare marker first: the location test searches the whole line.
-        if i + 3 < n && is_marker(line(i + 2)) && is_node_location(line(i)) {
-            let error = if line(i + 3).trim().is_empty() {
-                i + 4
-            } else {
-                i + 3
-            };
-            if class.get(error) == Some(&Class::Failure) {
-                class[i..i + 3].fill(Class::Failure);
-            }
+        // The array lookups first: the text is read only before an error.
+        let error_below = match (class.get(i + 3), class.get(i + 4)) {
+            (Some(Class::Failure), _) => !line(i + 3).trim().is_empty(),
+            (_, Some(Class::Failure)) => line(i + 3).trim().is_empty(),
+            _ => false,
+        };
+        if error_below
+            && class[i] != Class::Failure
+            && is_marker(line(i + 2))
+            && is_node_location(line(i))
+        {
+            class[i..i + 3].fill(Class::Failure);
         }
     }
 }

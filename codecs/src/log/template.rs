@@ -14,9 +14,10 @@ pub(crate) const PLACEHOLDERS: [&str; 8] = [
 /// word that holds a placeholder (the value a fold line shows as first/last), if any.
 ///
 /// The line is cut into words at spaces and tabs (kept as they are). A word without an ASCII
-/// digit is kept, except the test name of a passing test's line (`test x ... ok`,
-/// `--- PASS: x`, `=== RUN x`, `✓ x`, `path::x PASSED`), which becomes `<test>`. A word with a
-/// digit loses its wrapping punctuation (kept), and its core becomes one placeholder when the
+/// digit is kept, except a path or a run of 6+ hex letters (`src/app/x.tsx`, `deadbeef`: see
+/// below) and the test name of a passing test's line (`test x ... ok`, `--- PASS: x`,
+/// `=== RUN x`, `✓ x`, `path::x PASSED`), which becomes `<test>`. A word with a digit (or a
+/// path, or hex letters) loses its wrapping punctuation (kept), and its core becomes one placeholder when the
 /// whole core is one: `<uuid>`, `<time>` (dates, clock times, ISO timestamps), `<path>` (a `/`
 /// or `\` and a letter), `<dur>` (`12ms`, `1.5s`, `2m30s`), `<ver>` (`v1.2`, `1.2.3`,
 /// `1.2.3-rc1`), `<n>` (`12`, `-3.5`, `1,024`, `99%`), `<hex>` (`0x1f`, 6+ hex digits); else
@@ -57,7 +58,7 @@ pub(crate) fn template(line: &str, out: &mut Vec<u8>) -> Option<(usize, usize)> 
             seen |= class;
             i += 1;
         }
-        if seen & DIGIT != 0 {
+        if seen & DIGIT != 0 || digitless_placeholder(&bytes[start..i], seen) {
             out.extend_from_slice(&bytes[copied..start]);
             if word(&line[start..i], seen, out) {
                 first.get_or_insert((start, i));
@@ -102,7 +103,22 @@ static BYTE_CLASS: [u8; 256] = {
     table
 };
 
-/// Writes the template of one word that holds a digit; whether it wrote a placeholder.
+/// Whether a word without a digit may still be a placeholder's value: a path (`src/app/x.tsx`)
+/// or hex digits that happen to be letters (`deadbeef`). Such a word is templated like one
+/// with a digit, so that a template's placeholder stands for every value of its kind: a fold
+/// of `<path>` lines never leaves out a line whose path has no digit. `seen` is the
+/// [`BYTE_CLASS`] bits of its bytes, or-ed.
+fn digitless_placeholder(word: &[u8], seen: u8) -> bool {
+    if seen & SLASH != 0 {
+        return true;
+    }
+    // Only hex letters, if any letters: count them.
+    seen & (LETTER | NOT_HEX) == LETTER
+        && word.iter().filter(|b| b.is_ascii_alphabetic()).count() >= 6
+}
+
+/// Writes the template of one word that holds a digit, or that [`digitless_placeholder`]
+/// picks; whether it wrote a placeholder.
 ///
 /// `seen` is the [`BYTE_CLASS`] bits of its bytes, or-ed (its wrapping punctuation has none).
 fn word(word: &str, seen: u8, out: &mut Vec<u8>) -> bool {
