@@ -489,7 +489,15 @@ fn unfold_small(
             i += 1;
         }
         let (mut a, mut b) = (start, i);
-        if short && (a..b).map(cost).sum::<usize>() <= MARKER_TOKENS + folds {
+        // Summed only until it passes the folds' cost (every line costs at least one token):
+        // a long region is not estimated line by line.
+        let mut written = 0;
+        if short
+            && (a..b).all(|j| {
+                written += cost(j);
+                written <= MARKER_TOKENS + folds
+            })
+        {
             keep[a..b].fill(true);
             continue;
         }
