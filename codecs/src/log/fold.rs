@@ -296,9 +296,7 @@ impl Log {
         Some(render(
             &lines,
             &keep,
-            &tmpl,
-            &dropped,
-            &templates,
+            &shape,
             &keys,
             over_budget,
             text.ends_with('\n'),
@@ -435,7 +433,7 @@ fn layout_cost(
     cost
 }
 
-/// What the budget decided about templates, for [`unfold_small`].
+/// What the budget decided about templates, for [`unfold_small`] and [`render`].
 struct Shape<'a> {
     tmpl: &'a [u32],
     dropped: &'a [bool],
@@ -536,13 +534,16 @@ struct Group {
 fn render(
     lines: &Lines<'_>,
     keep: &[bool],
-    tmpl: &[u32],
-    dropped: &[bool],
-    templates: &[Template],
+    shape: &Shape<'_>,
     keys: &[u8],
     over_budget: bool,
     final_newline: bool,
 ) -> String {
+    let Shape {
+        tmpl,
+        dropped,
+        templates,
+    } = *shape;
     let n = lines.len();
     let mut out = String::with_capacity(4096);
     let mut slot: Vec<(u32, u32)> = vec![(0, 0); templates.len()];
