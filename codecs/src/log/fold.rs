@@ -449,7 +449,7 @@ fn unfold_small(
             i += 1;
         }
         let (mut a, mut b) = (start, i);
-        if short && (a..b).map(cost).sum::<usize>() <= MARKER_TOKENS + folds {
+        if short && verbatim_within(a..b, cost, MARKER_TOKENS + folds) {
             keep[a..b].fill(true);
             continue;
         }
@@ -473,6 +473,23 @@ fn unfold_small(
             b -= 1;
         }
     }
+}
+
+/// Whether the lines `range` cost at most `limit` written verbatim; stops counting past it, so
+/// a long region costs a few lines' estimates, not all of them.
+fn verbatim_within(
+    range: std::ops::Range<usize>,
+    cost: impl Fn(usize) -> usize,
+    limit: usize,
+) -> bool {
+    let mut sum = 0;
+    for j in range {
+        sum += cost(j);
+        if sum > limit {
+            return false;
+        }
+    }
+    true
 }
 
 /// One template's lines in one region.
