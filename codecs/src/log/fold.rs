@@ -487,15 +487,7 @@ fn unfold_small(
             i += 1;
         }
         let (mut a, mut b) = (start, i);
-        // Summed only until it passes the folds' cost (every line costs at least one token):
-        // a long region is not estimated line by line.
-        let mut written = 0;
-        if short
-            && (a..b).all(|j| {
-                written += cost(j);
-                written <= MARKER_TOKENS + folds
-            })
-        {
+        if short && verbatim_within(a..b, cost, MARKER_TOKENS + folds) {
             keep[a..b].fill(true);
             continue;
         }
@@ -519,6 +511,23 @@ fn unfold_small(
             b -= 1;
         }
     }
+}
+
+/// Whether the lines `range` cost at most `limit` written verbatim; stops counting past it, so
+/// a long region costs a few lines' estimates, not all of them.
+fn verbatim_within(
+    range: std::ops::Range<usize>,
+    cost: impl Fn(usize) -> usize,
+    limit: usize,
+) -> bool {
+    let mut sum = 0;
+    for j in range {
+        sum += cost(j);
+        if sum > limit {
+            return false;
+        }
+    }
+    true
 }
 
 /// One template's lines in one region.
