@@ -1,12 +1,14 @@
 //! One payload's compression: classify every line, template the rest, keep what the budget
 //! allows by priority, and write the verbatim lines, fold lines and markers.
 
-use std::collections::HashMap;
 use std::fmt::Write as _;
+use std::hash::BuildHasher as _;
+
+use hashbrown::HashTable;
 
 use super::Log;
-use super::patterns::{Block, Class, is_continuation, is_diagnostic_line};
-use super::template::{clean, estimate_tokens, template};
+use super::patterns::{Block, Class, Step, is_diagnostic_line, preambles};
+use super::template::{clean, estimate_bytes, estimate_tokens, template};
 
 /// No template: a failure line (never folded) or a line too long to template.
 const NONE: u32 = u32::MAX;
@@ -48,11 +50,22 @@ enum Unit {
 }
 
 struct Template {
-    /// The template's text, after a first byte holding its class.
-    key: Box<[u8]>,
+    /// Where its text lies in the buffer of every template's text: a first byte holding its
+    /// class, then the template.
+    start: u32,
+    end: u32,
+    /// The text's hash, kept for growing the table.
+    hash: u64,
     count: u32,
     /// The estimated cost of one fold line of this template.
     tokens: usize,
+}
+
+impl Template {
+    /// Its text (its class byte, then the template), in the buffer of every template's text.
+    fn key<'k>(&self, keys: &'k [u8]) -> &'k [u8] {
+        &keys[self.start as usize..self.end as usize]
+    }
 }
 
 /// The payload's lines and what is decided about them.
@@ -104,31 +117,41 @@ impl Log {
         let class = self.classify(&lines)?;
         let context = self.context(&class);
 
-        // Templates of every line that is not a failure and not too long.
+        // Templates of every line that is not a failure and not too long. Each template is
+        // written straight into `keys` (one buffer for all of them) and taken back when it is
+        // one seen before, so a line costs no allocation of its own.
         let mut templates: Vec<Template> = Vec::new();
-        let mut ids: HashMap<Box<[u8]>, u32, foldhash::fast::RandomState> = HashMap::default();
+        let mut keys: Vec<u8> = Vec::with_capacity(4096);
+        let mut ids: HashTable<u32> = HashTable::new();
+        let hasher = foldhash::fast::FixedState::default();
         let mut tmpl: Vec<u32> = vec![NONE; n];
-        let mut scratch: Vec<u8> = Vec::with_capacity(256);
         for i in 0..n {
             let line = lines.get(i);
             if class[i] == Class::Failure || line.len() > self.max_line_bytes {
                 continue;
             }
-            scratch.clear();
-            scratch.push(class[i] as u8);
-            let first = template(line, &mut scratch);
-            let id = match ids.get(scratch.as_slice()) {
-                Some(&id) => id,
+            let at = keys.len();
+            keys.push(class[i] as u8);
+            let first = template(line, &mut keys);
+            let (seen, key) = keys.split_at(at);
+            let hash = hasher.hash_one(key);
+            let found = ids.find(hash, |&id| templates[id as usize].key(seen) == key);
+            let id = match found {
+                Some(&id) => {
+                    keys.truncate(at);
+                    id
+                }
                 None => {
                     let id = templates.len() as u32;
-                    let body = std::str::from_utf8(&scratch[1..]).unwrap_or(line);
                     let value = first.map_or(0, |(s, e)| estimate_tokens(&line[s..e]));
                     templates.push(Template {
-                        key: scratch.as_slice().into(),
+                        start: at as u32,
+                        end: keys.len() as u32,
+                        hash,
                         count: 0,
-                        tokens: estimate_tokens(body) + FOLD_TOKENS + 2 * value,
+                        tokens: estimate_bytes(&keys[at + 1..]) + FOLD_TOKENS + 2 * value,
                     });
-                    ids.insert(scratch.as_slice().into(), id);
+                    ids.insert_unique(hash, id, |&id| templates[id as usize].hash);
                     id
                 }
             };
@@ -218,7 +241,7 @@ impl Log {
             i = end;
         }
         for (id, template) in templates.iter().enumerate() {
-            let t = if template.key[0] == Class::Warning as u8 {
+            let t = if keys[template.start as usize] == Class::Warning as u8 {
                 tier::WARNING_FOLDS
             } else {
                 tier::NOISE_FOLDS
@@ -238,7 +261,7 @@ impl Log {
             }
         }
 
-        let budget = self.budget(&text, aggressive);
+        let budget = self.budget(&lines, aggressive);
         let mut stamp = vec![0u32; templates.len()];
         let mut cost = layout_cost(&keep, &tmpl, &dropped, &templates, &line_tokens, &mut stamp);
         let mut next = 0;
@@ -263,15 +286,28 @@ impl Log {
             cost = layout_cost(&keep, &tmpl, &dropped, &templates, &line_tokens, &mut stamp);
         }
         let over_budget = cost > budget;
+        let slack = budget.saturating_sub(cost);
+        let shape = Shape {
+            tmpl: &tmpl,
+            dropped: &dropped,
+            templates: &templates,
+        };
+        unfold_small(&lines, &mut keep, &shape, slack, self.max_line_bytes);
         Some(render(
             &lines,
             &keep,
-            &tmpl,
-            &dropped,
-            &templates,
+            &shape,
+            &keys,
             over_budget,
             text.ends_with('\n'),
         ))
+    }
+
+    /// Each line's class (after cleaning), for the tests; `None` as for [`Log::classify`].
+    #[cfg(test)]
+    pub(super) fn classes(&self, input: &str) -> Option<Vec<Class>> {
+        let text = clean(input);
+        self.classify(&Lines::new(&text))
     }
 
     /// Each line's class, from the table and the blocks; `None` when the text holds a line
@@ -288,30 +324,8 @@ impl Log {
             let mut own = hit.map_or(Class::Noise, |hit| hit.class);
             let mut head = hit.map(|hit| hit.block).filter(|b| *b != Block::None);
             if let Some((kind, inherited)) = block {
-                let blank = line.trim().is_empty();
-                let (belongs, ends) = match kind {
-                    Block::Until(stops) => {
-                        let stop = stops.iter().any(|stop| line.starts_with(stop));
-                        (!stop, stop)
-                    }
-                    Block::UntilBlank => (!blank, blank),
-                    Block::Diagnostic => {
-                        let more = is_diagnostic_line(line);
-                        (more, !more)
-                    }
-                    Block::Continuation => {
-                        let more = is_continuation(line);
-                        (more, !more)
-                    }
-                    Block::ContinuationThenOne => {
-                        if is_continuation(line) {
-                            (true, false)
-                        } else {
-                            (!blank, true)
-                        }
-                    }
-                    Block::None => (false, true),
-                };
+                let next = (i + 1 < lines.len()).then(|| lines.get(i + 1));
+                let Step { belongs, ends } = kind.step(line, next);
                 if belongs {
                     own = own.max(inherited);
                 }
@@ -327,6 +341,7 @@ impl Log {
             }
             class.push(own);
         }
+        preambles(|i| lines.get(i), &mut class);
         Some(class)
     }
 
@@ -362,8 +377,24 @@ impl Log {
     }
 
     /// The effective budget in estimated tokens.
-    fn budget(&self, text: &str, aggressive: bool) -> usize {
-        let relative = (estimate_tokens(text) as f64 * self.budget_ratio) as usize;
+    ///
+    /// The input's estimate is summed line by line (a line break is one token and ends every
+    /// run, so the sum is the whole text's estimate) and stops once the ratio alone reaches
+    /// `budget_tokens`: a partial sum never exceeds the whole, so the rest cannot change the
+    /// result, and a large log is not estimated in full.
+    fn budget(&self, lines: &Lines<'_>, aggressive: bool) -> usize {
+        let breaks = lines.text.len() - lines.ends[lines.len() - 1] as usize;
+        let mut estimate = 0usize;
+        for i in 0..lines.len() {
+            // Every line but the last is followed by a line break; the last one is when the
+            // text ends with one.
+            let newline = if i + 1 < lines.len() { 1 } else { breaks };
+            estimate += estimate_tokens(lines.get(i)) + newline;
+            if (estimate as f64 * self.budget_ratio) as usize >= self.budget_tokens {
+                break;
+            }
+        }
+        let relative = (estimate as f64 * self.budget_ratio) as usize;
         let budget = relative.max(BUDGET_FLOOR).min(self.budget_tokens);
         if aggressive { budget / 2 } else { budget }
     }
@@ -402,6 +433,103 @@ fn layout_cost(
     cost
 }
 
+/// What the budget decided about templates, for [`unfold_small`] and [`render`].
+struct Shape<'a> {
+    tmpl: &'a [u32],
+    dropped: &'a [bool],
+    templates: &'a [Template],
+}
+
+/// Writes verbatim what costs more folded than written out, after the budget: a region whose
+/// lines cost no more than its marker and fold lines (a blank line between two kept lines),
+/// and a line at a region's edge that would be its fold line's only line (`[×1 lines 710-710]
+/// Node.js v20.4.3`) when the line costs no more than the fold line, or the budget has room
+/// for the difference. A single-line fold inside a region stays: written verbatim, it would
+/// split the region and cost a marker more.
+fn unfold_small(
+    lines: &Lines<'_>,
+    keep: &mut [bool],
+    shape: &Shape<'_>,
+    mut slack: usize,
+    max_line_bytes: usize,
+) {
+    let Shape {
+        tmpl,
+        dropped,
+        templates,
+    } = *shape;
+    let n = keep.len();
+    let folded = |i: usize| tmpl[i] != NONE && !dropped[tmpl[i] as usize];
+    let cost = |i: usize| estimate_tokens(lines.get(i)) + 1;
+    // Per template: the region it was last counted in, and its count there.
+    let mut seen: Vec<(u32, u32)> = vec![(0, 0); templates.len()];
+    let mut region = 0u32;
+    let mut i = 0;
+    while i < n {
+        if keep[i] {
+            i += 1;
+            continue;
+        }
+        region += 1;
+        let start = i;
+        let mut folds = 0;
+        let mut short = true;
+        while i < n && !keep[i] {
+            short &= lines.get(i).len() <= max_line_bytes;
+            if folded(i) {
+                let t = tmpl[i] as usize;
+                if seen[t].0 != region {
+                    seen[t] = (region, 0);
+                    folds += templates[t].tokens;
+                }
+                seen[t].1 += 1;
+            }
+            i += 1;
+        }
+        let (mut a, mut b) = (start, i);
+        if short && verbatim_within(a..b, cost, MARKER_TOKENS + folds) {
+            keep[a..b].fill(true);
+            continue;
+        }
+        let mut unfold = |j: usize| {
+            if !folded(j) || seen[tmpl[j] as usize].1 != 1 {
+                return false;
+            }
+            let fold = templates[tmpl[j] as usize].tokens;
+            let line = cost(j);
+            if line > fold + slack {
+                return false;
+            }
+            slack = slack + fold - line;
+            keep[j] = true;
+            true
+        };
+        while a < b && unfold(a) {
+            a += 1;
+        }
+        while b > a && unfold(b - 1) {
+            b -= 1;
+        }
+    }
+}
+
+/// Whether the lines `range` cost at most `limit` written verbatim; stops counting past it, so
+/// a long region costs a few lines' estimates, not all of them.
+fn verbatim_within(
+    range: std::ops::Range<usize>,
+    cost: impl Fn(usize) -> usize,
+    limit: usize,
+) -> bool {
+    let mut sum = 0;
+    for j in range {
+        sum += cost(j);
+        if sum > limit {
+            return false;
+        }
+    }
+    true
+}
+
 /// One template's lines in one region.
 struct Group {
     template: u32,
@@ -415,12 +543,16 @@ struct Group {
 fn render(
     lines: &Lines<'_>,
     keep: &[bool],
-    tmpl: &[u32],
-    dropped: &[bool],
-    templates: &[Template],
+    shape: &Shape<'_>,
+    keys: &[u8],
     over_budget: bool,
     final_newline: bool,
 ) -> String {
+    let Shape {
+        tmpl,
+        dropped,
+        templates,
+    } = *shape;
     let n = lines.len();
     let mut out = String::with_capacity(4096);
     let mut slot: Vec<(u32, u32)> = vec![(0, 0); templates.len()];
@@ -475,7 +607,7 @@ fn render(
             if group.same {
                 out.push_str(first);
             } else {
-                let key = &templates[group.template as usize].key;
+                let key = templates[group.template as usize].key(keys);
                 out.push_str(std::str::from_utf8(&key[1..]).unwrap_or(first));
                 scratch.clear();
                 let from = template(first, &mut scratch);

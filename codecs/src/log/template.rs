@@ -14,9 +14,10 @@ pub(crate) const PLACEHOLDERS: [&str; 8] = [
 /// word that holds a placeholder (the value a fold line shows as first/last), if any.
 ///
 /// The line is cut into words at spaces and tabs (kept as they are). A word without an ASCII
-/// digit is kept, except the test name of a passing test's line (`test x ... ok`,
-/// `--- PASS: x`, `=== RUN x`, `✓ x`, `path::x PASSED`), which becomes `<test>`. A word with a
-/// digit loses its wrapping punctuation (kept), and its core becomes one placeholder when the
+/// digit is kept, except a path or a run of 6+ hex letters (`src/app/x.tsx`, `deadbeef`: see
+/// below) and the test name of a passing test's line (`test x ... ok`, `--- PASS: x`,
+/// `=== RUN x`, `✓ x`, `path::x PASSED`), which becomes `<test>`. A word with a digit (or a
+/// path, or hex letters) loses its wrapping punctuation (kept), and its core becomes one placeholder when the
 /// whole core is one: `<uuid>`, `<time>` (dates, clock times, ISO timestamps), `<path>` (a `/`
 /// or `\` and a letter), `<dur>` (`12ms`, `1.5s`, `2m30s`), `<ver>` (`v1.2`, `1.2.3`,
 /// `1.2.3-rc1`), `<n>` (`12`, `-3.5`, `1,024`, `99%`), `<hex>` (`0x1f`, 6+ hex digits); else
@@ -24,43 +25,103 @@ pub(crate) const PLACEHOLDERS: [&str; 8] = [
 /// (8+ hex digits), or has its digit runs replaced by `<n>` (`crate_171` → `crate_<n>`).
 pub(crate) fn template(line: &str, out: &mut Vec<u8>) -> Option<(usize, usize)> {
     let bytes = line.as_bytes();
-    let test = test_name(line);
+    let mut test = test_name(line);
     let mut first: Option<(usize, usize)> = None;
+    // `bytes[copied..i]` is kept as it is, and written in one piece when something replaced
+    // comes (most of a line is kept).
+    let mut copied = 0;
     let mut i = 0;
     while i < bytes.len() {
         if let Some((start, end)) = test
             && i == start
         {
+            out.extend_from_slice(&bytes[copied..i]);
             out.extend_from_slice(b"<test>");
             first.get_or_insert((start, end));
+            // Once: an empty name must not stop the walk.
+            test = None;
             i = end;
+            copied = end;
             continue;
         }
-        let byte = bytes[i];
-        if byte == b' ' || byte == b'\t' {
-            out.push(byte);
+        if BYTE_CLASS[usize::from(bytes[i])] & SEPARATOR != 0 {
             i += 1;
             continue;
         }
         let start = i;
-        let mut digit = false;
-        while i < bytes.len() && bytes[i] != b' ' && bytes[i] != b'\t' {
-            digit |= bytes[i].is_ascii_digit();
+        let mut seen = 0;
+        while i < bytes.len() {
+            let class = BYTE_CLASS[usize::from(bytes[i])];
+            if class & SEPARATOR != 0 {
+                break;
+            }
+            seen |= class;
             i += 1;
         }
-        if digit {
-            if word(&line[start..i], out) {
+        if seen & DIGIT != 0 || digitless_placeholder(&bytes[start..i], seen) {
+            out.extend_from_slice(&bytes[copied..start]);
+            if word(&line[start..i], seen, out) {
                 first.get_or_insert((start, i));
             }
-        } else {
-            out.extend_from_slice(&bytes[start..i]);
+            copied = i;
         }
     }
+    out.extend_from_slice(&bytes[copied..]);
     first
 }
 
-/// Writes the template of one word that holds a digit; whether it wrote a placeholder.
-fn word(word: &str, out: &mut Vec<u8>) -> bool {
+/// [`BYTE_CLASS`] bits: a space or a tab (a word ends).
+const SEPARATOR: u8 = 1;
+/// [`BYTE_CLASS`] bits: an ASCII digit.
+const DIGIT: u8 = 2;
+/// [`BYTE_CLASS`] bits: an ASCII letter.
+const LETTER: u8 = 4;
+/// [`BYTE_CLASS`] bits: an ASCII letter that is not a hex digit.
+const NOT_HEX: u8 = 8;
+/// [`BYTE_CLASS`] bits: `/` or `\`.
+const SLASH: u8 = 16;
+
+/// Each byte's class bits, so a word is walked with one lookup per byte.
+static BYTE_CLASS: [u8; 256] = {
+    let mut table = [0u8; 256];
+    table[b' ' as usize] = SEPARATOR;
+    table[b'\t' as usize] = SEPARATOR;
+    table[b'/' as usize] = SLASH;
+    table[b'\\' as usize] = SLASH;
+    let mut byte = 0;
+    while byte < 128 {
+        let c = byte as u8;
+        if c.is_ascii_digit() {
+            table[byte] = DIGIT;
+        } else if c.is_ascii_hexdigit() {
+            table[byte] = LETTER;
+        } else if c.is_ascii_alphabetic() {
+            table[byte] = LETTER | NOT_HEX;
+        }
+        byte += 1;
+    }
+    table
+};
+
+/// Whether a word without a digit may still be a placeholder's value: a path (`src/app/x.tsx`)
+/// or hex digits that happen to be letters (`deadbeef`). Such a word is templated like one
+/// with a digit, so that a template's placeholder stands for every value of its kind: a fold
+/// of `<path>` lines never leaves out a line whose path has no digit. `seen` is the
+/// [`BYTE_CLASS`] bits of its bytes, or-ed.
+fn digitless_placeholder(word: &[u8], seen: u8) -> bool {
+    if seen & SLASH != 0 {
+        return true;
+    }
+    // Only hex letters, if any letters: count them.
+    seen & (LETTER | NOT_HEX) == LETTER
+        && word.iter().filter(|b| b.is_ascii_alphabetic()).count() >= 6
+}
+
+/// Writes the template of one word that holds a digit, or that [`digitless_placeholder`]
+/// picks; whether it wrote a placeholder.
+///
+/// `seen` is the [`BYTE_CLASS`] bits of its bytes, or-ed (its wrapping punctuation has none).
+fn word(word: &str, seen: u8, out: &mut Vec<u8>) -> bool {
     let bytes = word.as_bytes();
     let lead = bytes
         .iter()
@@ -95,7 +156,8 @@ fn word(word: &str, out: &mut Vec<u8>) -> bool {
         Some("<uuid>")
     } else if is_time(core) {
         Some("<time>")
-    } else if is_path(core) {
+    } else if seen & SLASH != 0 && seen & LETTER != 0 {
+        // A path: a `/` or `\` and a letter.
         Some("<path>")
     } else if is_duration(core) {
         Some("<dur>")
@@ -123,26 +185,35 @@ fn word(word: &str, out: &mut Vec<u8>) -> bool {
 /// own, everything between runs kept.
 fn mixed(core: &[u8], out: &mut Vec<u8>) -> bool {
     let mut placed = false;
+    // `core[copied..i]` is kept as it is, written when a replaced run comes.
+    let mut copied = 0;
     let mut i = 0;
     while i < core.len() {
-        if !core[i].is_ascii_alphanumeric() {
-            out.push(core[i]);
+        if BYTE_CLASS[usize::from(core[i])] & (DIGIT | LETTER) == 0 {
             i += 1;
             continue;
         }
         let start = i;
-        while i < core.len() && core[i].is_ascii_alphanumeric() {
+        let mut seen = 0;
+        while i < core.len() {
+            let class = BYTE_CLASS[usize::from(core[i])];
+            if class & (DIGIT | LETTER) == 0 {
+                break;
+            }
+            seen |= class;
             i += 1;
         }
+        if seen & DIGIT == 0 {
+            continue;
+        }
+        out.extend_from_slice(&core[copied..start]);
+        copied = i;
+        placed = true;
         let run = &core[start..i];
-        if !run.iter().any(u8::is_ascii_digit) {
-            out.extend_from_slice(run);
-        } else if run.iter().all(u8::is_ascii_digit) {
+        if seen & LETTER == 0 {
             out.extend_from_slice(b"<n>");
-            placed = true;
-        } else if run.len() >= 8 && run.iter().all(u8::is_ascii_hexdigit) {
+        } else if run.len() >= 8 && seen & NOT_HEX == 0 {
             out.extend_from_slice(b"<hex>");
-            placed = true;
         } else {
             let mut j = 0;
             while j < run.len() {
@@ -151,7 +222,6 @@ fn mixed(core: &[u8], out: &mut Vec<u8>) -> bool {
                         j += 1;
                     }
                     out.extend_from_slice(b"<n>");
-                    placed = true;
                 } else {
                     out.push(run[j]);
                     j += 1;
@@ -159,6 +229,7 @@ fn mixed(core: &[u8], out: &mut Vec<u8>) -> bool {
             }
         }
     }
+    out.extend_from_slice(&core[copied..]);
     placed
 }
 
@@ -190,10 +261,6 @@ fn is_time(b: &[u8]) -> bool {
         && b.get(lead + 3)
             .is_none_or(|c| matches!(c, b':' | b'.' | b',' | b'Z' | b'+' | b'-'));
     date || clock
-}
-
-fn is_path(b: &[u8]) -> bool {
-    b.iter().any(|c| matches!(c, b'/' | b'\\')) && b.iter().any(u8::is_ascii_alphabetic)
 }
 
 /// One or more number-unit pairs: `12ms`, `1.5s`, `2m30s`, `3 sec` is two words.
@@ -333,10 +400,11 @@ fn test_name(line: &str) -> Option<(usize, usize)> {
     // pytest -v: `tests/test_a.py::test_x PASSED [ 50%]`.
     let (name, after) = rest.split_once(' ')?;
     let verdict = after.trim_start_matches(' ');
-    if name.contains("::")
-        && ["PASSED", "SKIPPED", "XFAIL", "XPASS"]
-            .iter()
-            .any(|word| verdict.starts_with(word))
+    // The verdict first: it rules out most lines at once.
+    if ["PASSED", "SKIPPED", "XFAIL", "XPASS"]
+        .iter()
+        .any(|word| verdict.starts_with(word))
+        && name.contains("::")
     {
         return Some((indent, indent + name.len()));
     }
@@ -348,25 +416,43 @@ fn test_name(line: &str) -> Option<(usize, usize)> {
 /// line, as in `\r\n`, only ends it). Line breaks are never removed, so line `i` of the result
 /// is line `i` of the input. Borrowed when there is nothing to clean.
 pub(crate) fn clean(text: &str) -> Cow<'_, str> {
-    if memchr::memchr2(0x1b, b'\r', text.as_bytes()).is_none() {
+    let bytes = text.as_bytes();
+    let Some(mut at) = memchr::memchr2(0x1b, b'\r', bytes) else {
         return Cow::Borrowed(text);
-    }
+    };
     let mut out = String::with_capacity(text.len());
     let mut plain = String::new();
-    for (i, line) in text.split('\n').enumerate() {
-        if i > 0 {
-            out.push('\n');
-        }
+    // Only the lines holding an ESC or a CR change; the text between them is copied in one
+    // piece. `text[copied..]` is not written yet, and `copied` is a line's start or its `\n`.
+    let mut copied = 0;
+    loop {
+        let start = memchr::memrchr(b'\n', &bytes[copied..at]).map_or(copied, |p| copied + p + 1);
+        let end = memchr::memchr(b'\n', &bytes[at..]).map_or(bytes.len(), |p| at + p);
+        out.push_str(&text[copied..start]);
         plain.clear();
-        strip_ansi(line, &mut plain);
+        strip_ansi(&text[start..end], &mut plain);
         let body = plain.strip_suffix('\r').unwrap_or(&plain);
-        let last = body
-            .rsplit('\r')
-            .find(|part| !part.is_empty())
-            .unwrap_or("");
-        out.push_str(last);
+        out.push_str(last_state(body));
+        copied = end;
+        match memchr::memchr2(0x1b, b'\r', &bytes[end..]) {
+            Some(p) => at = end + p,
+            None => break,
+        }
     }
+    out.push_str(&text[copied..]);
     Cow::Owned(out)
+}
+
+/// The last non-empty `\r`-separated part of `line`, or `""`.
+fn last_state(line: &str) -> &str {
+    let mut end = line.len();
+    while let Some(at) = memchr::memrchr(b'\r', &line.as_bytes()[..end]) {
+        if at + 1 < end {
+            return &line[at + 1..end];
+        }
+        end = at;
+    }
+    &line[..end]
 }
 
 /// Appends `line` without its ANSI escape sequences: CSI (`ESC [` … final byte), OSC (`ESC ]`
@@ -415,36 +501,60 @@ fn strip_ansi(line: &str, out: &mut String) {
 /// ASCII byte one token, and a non-ASCII character one token per 2 bytes of UTF-8 (rounded up).
 /// Calibrated on the corpus and the sample session's logs (see the tests).
 pub(crate) fn estimate_tokens(text: &str) -> usize {
-    let bytes = text.as_bytes();
+    estimate_bytes(text.as_bytes())
+}
+
+/// [`estimate_tokens`] of UTF-8 text given as bytes.
+pub(crate) fn estimate_bytes(bytes: &[u8]) -> usize {
     let mut tokens = 0;
     let mut i = 0;
     while i < bytes.len() {
-        let byte = bytes[i];
+        let kind = TOKEN_KIND[usize::from(bytes[i])];
         let start = i;
-        if byte.is_ascii_alphabetic() {
-            while i < bytes.len() && bytes[i].is_ascii_alphabetic() {
-                i += 1;
-            }
-            tokens += (i - start).div_ceil(6);
-        } else if byte.is_ascii_digit() {
-            while i < bytes.len() && bytes[i].is_ascii_digit() {
-                i += 1;
-            }
-            tokens += (i - start).div_ceil(3);
-        } else if byte == b' ' {
-            while i < bytes.len() && bytes[i] == b' ' {
-                i += 1;
-            }
-            tokens += usize::from(i - start > 1);
-        } else if byte.is_ascii() {
-            i += 1;
+        i += 1;
+        if kind == kind::OTHER {
             tokens += 1;
-        } else {
-            while i < bytes.len() && !bytes[i].is_ascii() {
-                i += 1;
-            }
-            tokens += (i - start).div_ceil(2);
+            continue;
         }
+        while i < bytes.len() && TOKEN_KIND[usize::from(bytes[i])] == kind {
+            i += 1;
+        }
+        let run = i - start;
+        tokens += match kind {
+            kind::LETTERS => run.div_ceil(6),
+            kind::DIGITS => run.div_ceil(3),
+            kind::SPACES => usize::from(run > 1),
+            _ => run.div_ceil(2),
+        };
     }
     tokens
 }
+
+/// [`TOKEN_KIND`] values: the kinds of run [`estimate_tokens`] prices.
+mod kind {
+    pub(super) const LETTERS: u8 = 0;
+    pub(super) const DIGITS: u8 = 1;
+    pub(super) const SPACES: u8 = 2;
+    pub(super) const OTHER: u8 = 3;
+    pub(super) const NON_ASCII: u8 = 4;
+}
+
+/// Each byte's kind of run for the estimate.
+static TOKEN_KIND: [u8; 256] = {
+    let mut table = [kind::NON_ASCII; 256];
+    let mut byte = 0;
+    while byte < 128 {
+        let c = byte as u8;
+        table[byte] = if c.is_ascii_alphabetic() {
+            kind::LETTERS
+        } else if c.is_ascii_digit() {
+            kind::DIGITS
+        } else if c == b' ' {
+            kind::SPACES
+        } else {
+            kind::OTHER
+        };
+        byte += 1;
+    }
+    table
+};

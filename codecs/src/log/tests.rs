@@ -47,6 +47,16 @@ const TEMPLATES: &[(&str, &str)] = &[
     ("loss -3.5, 99%", "loss <n>, <n>"),
     ("at 0x7ffd1234 sha deadbeef01", "at <hex> sha <hex>"),
     ("compiling crate_171 now", "compiling crate_<n> now"),
+    // Paths and hex ids without a digit take their placeholder too (npm-01.log's fold).
+    (
+        "vite v5.0.4 transforming (1829) src/routes/dfcaeb.tsx",
+        "vite <ver> transforming (<n>) <path>",
+    ),
+    (
+        "see (/usr/lib/foo) and/or commit deadbeef",
+        "see (<path>) <path> commit <hex>",
+    ),
+    ("plain fade words", "plain fade words"),
     ("unused variable `x66`", "unused variable `x<n>`"),
     ("blob sha256:9f86d081884c7d65 ok", "blob sha<n>:<hex> ok"),
     ("test tests::parses_levels ... ok", "test <test> ... ok"),
@@ -61,6 +71,8 @@ const TEMPLATES: &[(&str, &str)] = &[
         "tests/test_a.py::test_x PASSED [ 50%]",
         "<test> PASSED [ <n>]",
     ),
+    // A passing test's line with an empty name: one placeholder, and the walk goes on.
+    ("test  ... ok", "test <test> ... ok"),
     ("", ""),
 ];
 
@@ -242,7 +254,8 @@ fn rows() -> Vec<(&'static str, String, Option<String>)> {
         Some("[\u{d7}12 lines 1-12] waiting for lock\n[\u{2026} 0 lines omitted, lines 1-12: 12 folded above; 0 failure lines omitted; full text: _tee]\nbefore\nthread 'main' panicked at src/main.rs:2:5:\nboom\nafter\n[\u{d7}12 lines 17-28] waiting for lock\n[\u{2026} 0 lines omitted, lines 17-28: 12 folded above; 0 failure lines omitted; full text: _tee]".to_owned()),
     ));
     // ANSI colours and progress redraws are cleaned; a rustc diagnostic is kept whole, and
-    // the indented status lines after it are not part of it.
+    // the indented status lines after it are not part of it; the blank line after it, the
+    // only line of its template there, is written as it is, not as a one-line fold.
     let mut lines: Vec<String> = (0..10)
         .map(|i| format!("   Compiling crate{} v0.1.{i}", ["a", "b"][i % 2]))
         .collect();
@@ -257,7 +270,7 @@ fn rows() -> Vec<(&'static str, String, Option<String>)> {
     rows.push((
         r#"{"head_lines": 1, "tail_lines": 1, "context_before": 0, "context_after": 0, "min_lines": 5, "budget_ratio": 1}"#,
         log(&lines),
-        Some("   Compiling cratea v0.1.0\n[\u{d7}5 lines 2-10]    Compiling crateb <ver> (v0.1.1 \u{2026} v0.1.9)\n[\u{d7}4 lines 3-9]    Compiling cratea <ver> (v0.1.2 \u{2026} v0.1.8)\n[\u{2026} 0 lines omitted, lines 2-10: 9 folded above; 0 failure lines omitted; full text: _tee]\nerror[E0308]: mismatched types\n  --> src/main.rs:4:20\n   |\n4  |     let x: i32 = \"a\";\n   |                  ^^^ expected `i32`, found `&str`\n[\u{d7}1 lines 16-16] \n[\u{d7}5 lines 17-25]    Compiling cratea <ver> (v0.2.0 \u{2026} v0.2.8)\n[\u{d7}5 lines 18-26]    Compiling crateb <ver> (v0.2.1 \u{2026} v0.2.9)\n[\u{2026} 0 lines omitted, lines 16-26: 11 folded above; 0 failure lines omitted; full text: _tee]\nDownloading 100%".to_owned()),
+        Some("   Compiling cratea v0.1.0\n[\u{d7}5 lines 2-10]    Compiling crateb <ver> (v0.1.1 \u{2026} v0.1.9)\n[\u{d7}4 lines 3-9]    Compiling cratea <ver> (v0.1.2 \u{2026} v0.1.8)\n[\u{2026} 0 lines omitted, lines 2-10: 9 folded above; 0 failure lines omitted; full text: _tee]\nerror[E0308]: mismatched types\n  --> src/main.rs:4:20\n   |\n4  |     let x: i32 = \"a\";\n   |                  ^^^ expected `i32`, found `&str`\n\n[\u{d7}5 lines 17-25]    Compiling cratea <ver> (v0.2.0 \u{2026} v0.2.8)\n[\u{d7}5 lines 18-26]    Compiling crateb <ver> (v0.2.1 \u{2026} v0.2.9)\n[\u{2026} 0 lines omitted, lines 17-26: 10 folded above; 0 failure lines omitted; full text: _tee]\nDownloading 100%".to_owned()),
     ));
     rows
 }
@@ -341,6 +354,8 @@ fn hostile_text_never_panics_and_keeps_the_guarantees() {
         format!("ERROR {long}\n{}", "noise 1\n".repeat(50)),
         "\u{1b}[".repeat(100) + "\n" + &"\u{1b}]8;;x\n".repeat(100),
         "[\u{d7}".repeat(100) + "\n[\u{2026} 3 lines omitted, lines 1-3\n",
+        // An empty test name once sent the templating into an endless loop.
+        "test  ... ok\n".repeat(50),
     ];
     for input in &cases {
         for level in Level::ALL {
@@ -437,4 +452,318 @@ fn a_zero_exit_code_is_not_a_failure() {
     let input = lines.join("\n");
     let out = compress(&codec("{}"), &input, Level::Normal).unwrap();
     assert!(!check_grammar(&input, &out).contains(&31), "{out}");
+}
+
+/// A line the block rows put around their block: noise, and not part of any block.
+fn plain(i: usize) -> String {
+    format!("Downloaded crate_{i} v0.1.{i}")
+}
+
+/// One row per block shape that once lost (or swallowed) lines: the block's lines, and which
+/// of them are failure lines. Every other line of the block, and the plain lines around it,
+/// must not be.
+const BLOCKS: &[(&str, &[&str], &[usize])] = &[
+    (
+        "pytest_section_kept_through_its_location_line",
+        &[
+            "_________________________ test_client_4_527 _________________________",
+            "",
+            "    def test_client_4_527():",
+            "        result = client.compute(seed=86)",
+            ">       assert result.total == 131",
+            "E       AssertionError: assert 86 == 131",
+            "E        +  where 86 = Result(total=86).total",
+            "",
+            "tests/test_client.py:16: AssertionError",
+            "tests/auth/test_x.py::test_slow_826 SKIPPED (requires network) [ 47%]",
+        ],
+        &[0, 1, 2, 3, 4, 5, 6, 7, 8],
+    ),
+    (
+        "pytest_traceback_entries_do_not_end_the_section",
+        &[
+            "____________________ ERROR collecting tests/test_export.py _____________________",
+            "ImportError while importing test module '/tmp/invoices/tests/test_export.py'.",
+            "Traceback:",
+            "/usr/lib/python3.11/importlib/__init__.py:126: in import_module",
+            "    return _bootstrap._gcd_import(name[level:], package, level)",
+            "tests/test_export.py:1: in <module>",
+            "    from invoices.export import to_csv",
+            "E   ModuleNotFoundError: No module named 'invoices'",
+            "_________________ test_a _________________",
+            "    def test_a():",
+            "======================== warnings summary ========================",
+        ],
+        &[0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
+    ),
+    (
+        "pytest_separator_between_traceback_entries_is_not_a_header",
+        &["_ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _"],
+        &[],
+    ),
+    (
+        "jest_section_kept_through_its_stack",
+        &[
+            " FAIL  src/lib/cart4.test.ts",
+            "  \u{25cf} Cart \u{203a} computes total for basket 4",
+            "",
+            "    expect(received).toBe(expected) // Object.is equality",
+            "",
+            "    Expected: 685",
+            "    Received: 6",
+            "",
+            "      at Object.<anonymous> (src/lib/cart4.test.ts:285:20)",
+            "      at processTicksAndRejections (node:internal/process/task_queues:86:5)",
+            " PASS  src/utils/client104.test.tsx (1.86s)",
+        ],
+        &[0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
+    ),
+    (
+        "jest_cross_does_not_pull_in_the_passing_tests_after_it",
+        &[
+            "  \u{2715} formats currency for locale #0213 (1 ms)",
+            "  \u{2713} formats currency for locale #0214 (1 ms)",
+            "  \u{2713} formats currency for locale #0215 (1 ms)",
+        ],
+        &[0],
+    ),
+    (
+        "cargo_section_ends_at_its_note_line",
+        &[
+            "---- tee::tests::case_1 stdout ----",
+            "thread 'tee::tests::case_1' panicked at src/tee.rs:455:29:",
+            "assertion `left == right` failed: counts differ for shard 1",
+            "  left: 153",
+            " right: 705",
+            "note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace",
+            "",
+            "test tee::tests::other ... ok",
+        ],
+        &[0, 1, 2, 3, 4, 5],
+    ),
+    (
+        "clang_diagnostic_kept_with_source_caret_note_and_count",
+        &[
+            "src/lexer/reader_1.cpp:438:22: error: no matching function for call to 'encode1'",
+            "    auto out = encode1(buffer, len, Mode::Fast);",
+            "               ^~~~~~~",
+            "include/codec.h:42:4: note: candidate function not viable: requires 2 arguments, but 3 were provided",
+            "1 error generated.",
+        ],
+        &[0, 1, 2, 3, 4],
+    ),
+    (
+        "gcc_in_function_header_kept_before_its_error",
+        &[
+            "src/lexer/registry_6.c: In function 'parse_6':",
+            "src/lexer/registry_6.c:499:9: error: 'count6' undeclared (first use in this function)",
+            "  499 |     total += count6 * stride;",
+            "      |              ^^^^^^^",
+        ],
+        &[0, 1, 2, 3],
+    ),
+    (
+        "gcc_in_function_header_before_a_warning_is_not_a_failure",
+        &[
+            "src/a.c: In function 'f':",
+            "src/a.c:3:9: warning: unused variable 'x' [-Wunused-variable]",
+        ],
+        &[],
+    ),
+    (
+        "go_build_package_header_kept_before_its_errors",
+        &[
+            "# github.com/acme/svc/pkg/api",
+            "./api_4.go:133:12: undefined: handler494",
+        ],
+        &[0, 1],
+    ),
+    (
+        "a_heading_before_plain_lines_is_not_a_package_header",
+        &["# github.com/acme/svc/pkg/api", "# Release notes"],
+        &[],
+    ),
+    (
+        "node_uncaught_exception_preamble_kept",
+        &[
+            "/home/ci/web/node_modules/vite/dist/node/chunks/dep-4ea0e50d.js:28343",
+            "          throw new Error(`Could not resolve \"./widget1\" from \"src/app.tsx\"`);",
+            "          ^",
+            "",
+            "Error: Could not resolve \"./widget1\" from \"src/app.tsx\"",
+            "    at file:///home/ci/web/node_modules/vite/dist/node/chunks/dep-3f320619.js:48278:24",
+            "    at process.processTicksAndRejections (node:internal/process/task_queues:95:5)",
+        ],
+        &[0, 1, 2, 4, 5, 6],
+    ),
+    (
+        "gradle_what_went_wrong_kept_with_its_reason",
+        &[
+            "FAILURE: Build failed with an exception.",
+            "",
+            "* What went wrong:",
+            "Execution failed for task ':core:test'.",
+            "> There were failing tests. See the report at: file:///ci/core/index.html",
+            "",
+            "BUILD FAILED in 2m 8s",
+        ],
+        &[0, 2, 3, 4, 6],
+    ),
+    (
+        "pytest_run_that_collected_nothing_because_of_errors_is_a_failure",
+        &[
+            "collected 0 items / 2 errors",
+            "collecting ... collected 9 items / 1 error",
+            "!!!!!!!!!!!!!!!!!!! Interrupted: 2 errors during collection !!!!!!!!!!!!!!!!!!!!",
+            "============================== 2 errors in 0.09s ===============================",
+            "============================= no tests ran in 0.01s =============================",
+            "======================== 1 error in 0.20s ========================",
+        ],
+        &[0, 1, 2, 3, 4, 5],
+    ),
+    (
+        "pytest_collected_items_without_errors_is_not_a_failure",
+        &[
+            "collected 12 items",
+            "collected 10 items / 2 deselected / 8 selected",
+        ],
+        &[],
+    ),
+    (
+        "go_no_test_files_is_not_a_failure",
+        &["?   \tgithub.com/acme/svc/cmd\t[no test files]"],
+        &[],
+    ),
+    (
+        "jest_no_tests_found_is_a_failure_unless_it_exits_0",
+        &[
+            "No tests found, exiting with code 1",
+            "No tests found, exiting with code 0",
+        ],
+        &[0],
+    ),
+    (
+        "goroutine_dump_ends_at_its_last_frame",
+        &[
+            "panic: assignment to entry in nil map",
+            "",
+            "goroutine 36 [running]:",
+            "main.(*Ledger).Append(0xc000428ae2)",
+            "\t/src/search/ledger.go:224 +0xa4e",
+            "created by main.main in goroutine 1",
+            "\t/src/main.go:12 +0x1d",
+            "2026-12-02T04:55:20.752Z INFO  [auth] flushed 4261 events to kafka",
+        ],
+        &[0, 2, 3, 4, 5, 6],
+    ),
+];
+
+#[test]
+fn blocks_keep_their_lines_and_stop_where_they_end() {
+    use super::patterns::Class;
+    let log = codec("{}");
+    for (name, block, failures) in BLOCKS {
+        let mut lines: Vec<String> = (0..5).map(plain).collect();
+        lines.extend(block.iter().map(|line| (*line).to_owned()));
+        lines.extend((5..10).map(plain));
+        let class = log
+            .classes(&lines.join("\n"))
+            .expect("not compressed already");
+        for (i, line) in lines.iter().enumerate() {
+            let in_block = i.checked_sub(5).filter(|j| *j < block.len());
+            let expected = in_block.is_some_and(|j| failures.contains(&j));
+            assert_eq!(
+                class[i] == Class::Failure,
+                expected,
+                "{name}: line {i} {line:?} is {:?}",
+                class[i]
+            );
+        }
+    }
+}
+
+#[test]
+fn a_path_without_a_digit_folds_with_the_paths_that_have_one() {
+    // npm-01.log: `src/routes/dfcaeb.tsx` kept its text while its neighbours' paths became
+    // `<path>`, so the fold's template matched a line the fold did not count.
+    let lines: Vec<String> = (0..40)
+        .map(|i| {
+            let path = if i == 17 {
+                "src/routes/dfcaeb.tsx".to_owned()
+            } else {
+                format!("src/app/{:06x}.tsx", i * 7919)
+            };
+            format!(
+                "vite v5.{}.{} transforming ({}) {path}",
+                i % 4,
+                i % 9,
+                i * 13
+            )
+        })
+        .collect();
+    let input = lines.join("\n");
+    let out = compress(
+        &codec(r#"{"head_lines": 0, "tail_lines": 0}"#),
+        &input,
+        Level::Normal,
+    )
+    .unwrap();
+    assert!(
+        out.starts_with(
+            "[\u{d7}40 lines 1-40] vite <ver> transforming (<n>) <path> (v5.0.0 \u{2026} v5.3.3)\n"
+        ),
+        "{out}"
+    );
+    check_grammar(&input, &out);
+}
+
+#[test]
+fn a_head_line_dropped_by_the_budget_counts_in_the_fold_that_starts_at_it() {
+    // The fold's `A` and first value are its first line's: a head line the budget dropped
+    // counts in that fold, never as omitted.
+    let mut lines: Vec<String> = vec!["$ cargo build".to_owned()];
+    lines.extend((1..40).map(noise));
+    let input = lines.join("\n");
+    let out = compress(
+        &codec(r#"{"head_lines": 10, "tail_lines": 0, "budget_tokens": 120}"#),
+        &input,
+        Level::Normal,
+    )
+    .unwrap();
+    let first = lines[1].split(' ').next().unwrap();
+    assert!(
+        out.starts_with(&format!(
+            "$ cargo build\n[\u{d7}39 lines 2-40] <time> INFO  compiling crate_<n> <ver> ({first} \u{2026}"
+        )),
+        "{out}"
+    );
+    assert!(
+        out.contains("[\u{2026} 0 lines omitted, lines 2-40: 39 folded above;"),
+        "{out}"
+    );
+    check_grammar(&input, &out);
+}
+
+#[test]
+fn a_one_line_fold_at_a_region_edge_is_written_as_the_line() {
+    // npm-01.log: `[×1 lines 705-705] ` and `[×1 lines 710-710] Node.js v20.4.3`, each with
+    // a marker of its own, cost more than the lines.
+    let mut lines: Vec<String> = (0..30).map(noise).collect();
+    lines.push("Error: Could not resolve \"./widget1\"".to_owned());
+    lines.push("".to_owned());
+    lines.push("Node.js v20.4.3".to_owned());
+    lines.extend((30..60).map(noise));
+    lines.push("npm ERR! code ELIFECYCLE".to_owned());
+    let input = lines.join("\n");
+    let out = compress(
+        &codec(
+            r#"{"head_lines": 0, "tail_lines": 0, "context_before": 0, "context_after": 0, "budget_ratio": 1}"#,
+        ),
+        &input,
+        Level::Normal,
+    )
+    .unwrap();
+    assert!(!out.contains("[\u{d7}1 lines"), "{out}");
+    let verbatim = check_grammar(&input, &out);
+    assert!(verbatim.contains(&32) && verbatim.contains(&33), "{out}");
 }
