@@ -20,9 +20,19 @@
 //!    `ERROR`/`FATAL`/`panic`/`Exception`/`FAIL`/`failed` and non-zero exit summaries; test
 //!    runner summaries such as `test result:` count as failures, so they are always kept).
 //!    A matching line may head a block whose lines take its class: a compiler diagnostic's
-//!    `-->`/`|`/`^`/`= note` lines, a traceback's or stack trace's indented lines and its
-//!    closing exception line, a failing test's section (`---- t stdout ----`, pytest's
-//!    `FAILURES` section), a goroutine dump. `failure_patterns` adds plain substrings.
+//!    `-->`/`|`/`^`/`= note` lines (and clang's and gcc's source line above its `^~~~`
+//!    marker, their `file:1:2: note:` lines, `1 error generated.`), a traceback's or stack
+//!    trace's indented lines and its closing exception line, a failing test's section (from
+//!    its header to the next section header or summary banner: cargo's `---- t stdout ----`
+//!    through its closing `note:` line, pytest's `____ test_x ____` through its
+//!    `file.py:12: AssertionError` line, jest's `● Suite › test` through its `at …` lines;
+//!    pytest's `FAILURES` section), gradle's `* What went wrong:` paragraph, a goroutine dump.
+//!    A line printed just before a failure to say where it is takes its class: gcc's
+//!    `file.c: In function 'f':`, go build's `# example.com/pkg`, node's uncaught-exception
+//!    preamble (`file.js:12`, the source line, its `^`). A run that collected nothing or
+//!    stopped because of errors is a failure (`collected 0 items / 2 errors`,
+//!    `2 errors in 0.09s`, `no tests ran`); go's `[no test files]` is not.
+//!    `failure_patterns` adds plain substrings.
 //! 4. **Failure lines are kept verbatim, always, whole** (never clipped, never dropped by the
 //!    budget). Each run of failure lines pulls in `context_before` lines before it and
 //!    `context_after` after it.
@@ -41,7 +51,10 @@
 //!    (the smallest counts first, all regions at once), the first and the last line, warnings
 //!    kept whole (the last first), fold lines of warning templates. A dropped verbatim line
 //!    joins its region; a dropped template's lines count as omitted. Failure lines never go:
-//!    when they alone exceed the budget, every marker says so.
+//!    when they alone exceed the budget, every marker says so. Then what costs more folded
+//!    than written out is written out: a region whose lines cost no more than its marker and
+//!    fold lines (a lone blank line), and a fold line at a region's edge standing for one
+//!    line, when the line costs no more or the budget has room for the difference.
 //!
 //! # Output grammar
 //!
