@@ -138,9 +138,9 @@ pub struct Auto {
     lossy_json: bool,
     sample_bytes: usize,
     sample_rows: usize,
+    /// Its token counts; when the tokenizer counts nothing (a no-op counter), bytes stand for
+    /// tokens.
     gauge: Gauge,
-    /// The tokenizer counts nothing (a no-op counter): bytes stand for tokens.
-    blind: bool,
 }
 
 impl std::fmt::Debug for Auto {
@@ -345,7 +345,6 @@ impl Auto {
             lossy_json,
             sample_bytes,
             sample_rows,
-            blind: counter.count("a text with tokens") == 0,
             gauge: Gauge::new(counter),
         })
     }
@@ -588,7 +587,7 @@ impl Auto {
     /// The tokens of `text` (estimated by the gauge above its exact size); its bytes when the
     /// tokenizer counts nothing (a no-op counter gives no evidence, as in the stage).
     fn count(&self, text: &str) -> Tokens {
-        if self.blind {
+        if self.gauge.blind() {
             return Tokens {
                 count: text.len(),
                 exact: false,
@@ -1258,7 +1257,6 @@ mod tests {
             sample_bytes: DEFAULT_SAMPLE_BYTES,
             sample_rows: DEFAULT_SAMPLE_ROWS,
             gauge: Gauge::new(counter()),
-            blind: false,
         }
     }
 

@@ -22,7 +22,7 @@
 //! evidence: the gauge then falls back to bytes, and an output may replace the input when it is
 //! no larger.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use crate::tokens::TokenCounter;
 
@@ -67,14 +67,25 @@ pub(crate) struct Tokens {
 pub(crate) struct Gauge {
     counter: Arc<dyn TokenCounter>,
     /// The counter counted nothing in a text that has tokens: decisions fall back to bytes.
-    blind: bool,
+    /// Probed at the first decision, not when the host is built: a tokenizer loads its tables
+    /// when it first counts (tens of milliseconds), which host construction must not pay.
+    blind: OnceLock<bool>,
 }
 
 impl Gauge {
     /// A gauge counting with `counter`.
     pub(crate) fn new(counter: Arc<dyn TokenCounter>) -> Gauge {
-        let blind = counter.count("a text with tokens") == 0;
-        Gauge { counter, blind }
+        Gauge {
+            counter,
+            blind: OnceLock::new(),
+        }
+    }
+
+    /// Whether the counter counts nothing (a no-op counter): then bytes decide.
+    pub(crate) fn blind(&self) -> bool {
+        *self
+            .blind
+            .get_or_init(|| self.counter.count("a text with tokens") == 0)
     }
 
     /// Tokens of `text`: exact up to [`EXACT_BYTES`], else estimated from [`WINDOWS`] evenly
@@ -98,7 +109,7 @@ impl Gauge {
     ///
     /// Equal tokens are allowed; whether the bytes must shrink too is the caller's rule.
     pub(crate) fn no_more_tokens(&self, input: &str, output: &str) -> bool {
-        if self.blind {
+        if self.blind() {
             return output.len() <= input.len();
         }
         if (output.len() as f64) <= MUCH_SMALLER * input.len() as f64 {
