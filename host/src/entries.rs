@@ -36,7 +36,7 @@ use parrot_codec_api::{DynCodec, Level};
 
 use crate::auto::{self, Auto};
 use crate::error::{Error, ManifestError};
-use crate::manifest::{Manifest, SourceKind};
+use crate::manifest::{Entry, Manifest, SourceKind};
 use crate::pattern;
 use crate::registry::{Origin, Registry};
 use crate::tokens::TokenCounter;
@@ -171,24 +171,33 @@ impl EntryTable {
                 entries.push(resolved);
             }
         };
+        // An entry of `manifest` (the `order`-th source) with its codec built.
+        let resolve = |manifest: &Manifest,
+                       order: usize,
+                       entry: &Entry,
+                       codec: Arc<dyn DynCodec>,
+                       auto: Option<Arc<Auto>>| ResolvedEntry {
+            key: entry.key.clone(),
+            source: manifest.name.clone(),
+            source_kind: manifest.kind,
+            source_order: order,
+            codec_name: entry.codec.clone(),
+            level: entry.level,
+            tee: entry.tee,
+            codec,
+            auto,
+        };
         for (order, manifest) in manifests.iter().enumerate() {
             for entry in &manifest.entries {
                 if entry.codec == auto::NAME {
                     match Auto::build(registry, &entry.params, Arc::clone(counter)) {
                         Ok(built) => {
                             let built = Arc::new(built);
-                            let resolved = ResolvedEntry {
-                                key: entry.key.clone(),
-                                source: manifest.name.clone(),
-                                source_kind: manifest.kind,
-                                source_order: order,
-                                codec_name: entry.codec.clone(),
-                                level: entry.level,
-                                tee: entry.tee,
-                                codec: Arc::clone(&built) as Arc<dyn DynCodec>,
-                                auto: Some(built),
-                            };
-                            add(resolved, manifest);
+                            let codec = Arc::clone(&built) as Arc<dyn DynCodec>;
+                            add(
+                                resolve(manifest, order, entry, codec, Some(built)),
+                                manifest,
+                            );
                         }
                         Err(err) => {
                             // The key's first segment: `columnar.min_rows` is in `columnar`.
@@ -241,18 +250,7 @@ impl EntryTable {
                         continue;
                     }
                 };
-                let resolved = ResolvedEntry {
-                    key: entry.key.clone(),
-                    source: manifest.name.clone(),
-                    source_kind: manifest.kind,
-                    source_order: order,
-                    codec_name: entry.codec.clone(),
-                    level: entry.level,
-                    tee: entry.tee,
-                    codec,
-                    auto: None,
-                };
-                add(resolved, manifest);
+                add(resolve(manifest, order, entry, codec, None), manifest);
             }
         }
         EntryTable::index(entries, shadowed, warnings, errors)
