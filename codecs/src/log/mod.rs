@@ -88,8 +88,10 @@
 //! `<uuid>`, `<time>` (a date `2026-11-29…` or clock time `10:08:09…`), `<path>` (a `/` or `\`
 //! and a letter), `<dur>` (`12ms`, `1.5s`, `2m30s`), `<ver>` (`v1.2`, `1.2.3`, `1.2.3-rc.1`),
 //! `<n>` (`12`, `-3.5`, `1,024`, `99%`) or `<hex>` (`0x1f`, 6+ hex digits), tried in that
-//! order; a core that is none of these keeps its letters and has each digit run replaced by
-//! `<n>` (or an 8+ hex-digit run by `<hex>`): `crate_171` → `crate_<n>`. Other words are
+//! order; a core `key=value` (a key of letters, digits, `_`, `-` and `.` that starts with a
+//! letter or `_`) keeps its key and `=`, and its value is the core tried
+//! (`request_id=<uuid>`, `status=<n>`, `took=<dur>`); a core that is none of these keeps its
+//! letters and has each digit run replaced by `<n>` (or an 8+ hex-digit run by `<hex>`): `crate_171` → `crate_<n>`. Other words are
 //! kept, except a passing test's name, which becomes `<test>`. So a placeholder stands for
 //! every value of its kind: `<path>` for `src/app/x.tsx` as for `src/app/x1.tsx`.
 //!

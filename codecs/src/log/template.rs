@@ -20,7 +20,8 @@ pub(crate) const PLACEHOLDERS: [&str; 8] = [
 /// path, or hex letters) loses its wrapping punctuation (kept), and its core becomes one placeholder when the
 /// whole core is one: `<uuid>`, `<time>` (dates, clock times, ISO timestamps), `<path>` (a `/`
 /// or `\` and a letter), `<dur>` (`12ms`, `1.5s`, `2m30s`), `<ver>` (`v1.2`, `1.2.3`,
-/// `1.2.3-rc1`), `<n>` (`12`, `-3.5`, `1,024`, `99%`), `<hex>` (`0x1f`, 6+ hex digits); else
+/// `1.2.3-rc1`), `<n>` (`12`, `-3.5`, `1,024`, `99%`), `<hex>` (`0x1f`, 6+ hex digits); a
+/// `key=value` core keeps `key=` and its value is tried as the core (`request_id=<uuid>`); else
 /// each run of letters and digits in it is kept, or replaced by `<n>` (all digits) or `<hex>`
 /// (8+ hex digits), or has its digit runs replaced by `<n>` (`crate_171` → `crate_<n>`).
 pub(crate) fn template(line: &str, out: &mut Vec<u8>) -> Option<(usize, usize)> {
@@ -122,6 +123,12 @@ const LETTER: u8 = 4;
 const NOT_HEX: u8 = 8;
 /// [`BYTE_CLASS`] bits: `/` or `\`.
 const SLASH: u8 = 16;
+/// [`BYTE_CLASS`] bits: `=` (a `key=value` word).
+const EQUALS: u8 = 32;
+/// [`BYTE_CLASS`] bits: `-` or `:` (a date or a clock time holds one).
+const TIME_PUNCT: u8 = 64;
+/// [`BYTE_CLASS`] bits: `.` (a version holds one).
+const DOT: u8 = 128;
 
 /// Each byte's class bits, so a word is walked with one lookup per byte.
 static BYTE_CLASS: [u8; 256] = {
@@ -130,6 +137,10 @@ static BYTE_CLASS: [u8; 256] = {
     table[b'\t' as usize] = SEPARATOR;
     table[b'/' as usize] = SLASH;
     table[b'\\' as usize] = SLASH;
+    table[b'=' as usize] = EQUALS;
+    table[b'-' as usize] = TIME_PUNCT;
+    table[b':' as usize] = TIME_PUNCT;
+    table[b'.' as usize] = DOT;
     let mut byte = 0;
     while byte < 128 {
         let c = byte as u8;
@@ -190,20 +201,33 @@ fn word(word: &str, seen: u8, out: &mut Vec<u8>) -> bool {
             )
         })
         .count();
-    let core = &bytes[lead..bytes.len() - trail];
+    let mut core = &bytes[lead..bytes.len() - trail];
     out.extend_from_slice(&bytes[..lead]);
+    let mut seen = seen;
+    // The bits of `seen` rule out most kinds at once (each needs a byte of some class).
+    if let Some(eq) = (seen & EQUALS != 0).then(|| key_length(core)).flatten() {
+        // `key=value`: the key is kept and the value stands as the core (so a `<uuid>` after
+        // `request_id=` is one placeholder, not its hex runs one by one).
+        out.extend_from_slice(&core[..=eq]);
+        core = &core[eq + 1..];
+        seen = core
+            .iter()
+            .fold(0, |seen, &b| seen | BYTE_CLASS[usize::from(b)]);
+    }
     let whole = if core.is_empty() {
         None
-    } else if is_uuid(core) {
+    } else if seen & TIME_PUNCT != 0 && is_uuid(core) {
         Some("<uuid>")
-    } else if is_time(core) {
+    } else if seen & (TIME_PUNCT | SLASH) != 0 && is_time(core) {
         Some("<time>")
     } else if seen & SLASH != 0 && seen & LETTER != 0 {
         // A path: a `/` or `\` and a letter.
         Some("<path>")
-    } else if is_duration(core) {
+    } else if seen & NOT_HEX != 0 && is_duration(core) {
+        // Every unit holds a letter that is not a hex digit (`µs`: its `s`).
         Some("<dur>")
-    } else if is_version(core) {
+    } else if seen & (DOT | NOT_HEX) != 0 && is_version(core) {
+        // `1.2.3` holds a `.`; `v1` a `v`.
         Some("<ver>")
     } else if is_number(core) {
         Some("<n>")
@@ -221,6 +245,22 @@ fn word(word: &str, seen: u8, out: &mut Vec<u8>) -> bool {
     };
     out.extend_from_slice(&bytes[bytes.len() - trail..]);
     placed
+}
+
+/// The length of the key of a `key=value` core: letters, digits, `_`, `-` and `.`, starting
+/// with a letter or `_`, then `=` and a non-empty value; `None` for any other core.
+fn key_length(core: &[u8]) -> Option<usize> {
+    // Most cores start with a digit (a time, a number): one comparison rules them out.
+    if !core
+        .first()
+        .is_some_and(|&b| b.is_ascii_alphabetic() || b == b'_')
+    {
+        return None;
+    }
+    let eq = core
+        .iter()
+        .position(|&b| !(b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.')))?;
+    (core[eq] == b'=' && eq + 1 < core.len()).then_some(eq)
 }
 
 /// A word that is no one placeholder: each run of ASCII letters and digits is templated on its
@@ -403,8 +443,16 @@ fn is_hex(b: &[u8]) -> bool {
 
 /// The span of the test name in a passing (or skipped) test's line of a recognised runner.
 fn test_name(line: &str) -> Option<(usize, usize)> {
-    let indent = line.len() - line.trim_start_matches([' ', '\t']).len();
+    let indent = line
+        .bytes()
+        .position(|b| b != b' ' && b != b'\t')
+        .unwrap_or(line.len());
     let rest = &line[indent..];
+    // Every runner's form below starts with one of these bytes, but pytest's (a path).
+    let first = rest.as_bytes().first().copied().unwrap_or(0);
+    if !matches!(first, b't' | b'-' | b'=' | b'P' | 0xe2) {
+        return pytest_passed(rest).map(|len| (indent, indent + len));
+    }
     // cargo test: `test path::name ... ok`.
     if let Some(name) = rest.strip_prefix("test ")
         && (rest.ends_with(" ... ok") || rest.contains(" ... ignored"))
@@ -439,18 +487,19 @@ fn test_name(line: &str) -> Option<(usize, usize)> {
             return (len > 0).then_some((start, start + len));
         }
     }
-    // pytest -v: `tests/test_a.py::test_x PASSED [ 50%]`.
-    let (name, after) = rest.split_once(' ')?;
+    pytest_passed(rest).map(|len| (indent, indent + len))
+}
+
+/// pytest -v: `tests/test_a.py::test_x PASSED [ 50%]`: the name's length.
+fn pytest_passed(rest: &str) -> Option<usize> {
+    let space = rest.bytes().position(|b| b == b' ')?;
+    let (name, after) = (&rest[..space], &rest[space + 1..]);
     let verdict = after.trim_start_matches(' ');
     // The verdict first: it rules out most lines at once.
-    if ["PASSED", "SKIPPED", "XFAIL", "XPASS"]
+    let passed = ["PASSED", "SKIPPED", "XFAIL", "XPASS"]
         .iter()
-        .any(|word| verdict.starts_with(word))
-        && name.contains("::")
-    {
-        return Some((indent, indent + name.len()));
-    }
-    None
+        .any(|word| verdict.starts_with(word));
+    (passed && name.contains("::")).then_some(name.len())
 }
 
 /// The text with ANSI escape sequences removed and each line's carriage-return redraws

@@ -47,6 +47,12 @@ const TEMPLATES: &[(&str, &str)] = &[
     ("loss -3.5, 99%", "loss <n>, <n>"),
     ("at 0x7ffd1234 sha deadbeef01", "at <hex> sha <hex>"),
     ("compiling crate_171 now", "compiling crate_<n> now"),
+    // `key=value`: the value is templated as a word of its own.
+    (
+        "request_id=550e8400-e29b-41d4-a716-446655440000 status=200 (took=12ms)",
+        "request_id=<uuid> status=<n> (took=<dur>)",
+    ),
+    ("boto3==1.34.0 x=y", "boto3==<n>.<n>.<n> x=y"),
     // Paths and hex ids without a digit take their placeholder too (npm-01.log's fold).
     (
         "vite v5.0.4 transforming (1829) src/routes/dfcaeb.tsx",
