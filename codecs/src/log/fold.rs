@@ -14,7 +14,11 @@ use super::template::{clean, estimate_bytes, estimate_tokens, template};
 const NONE: u32 = u32::MAX;
 
 /// The estimated cost of one omission marker, in tokens.
-const MARKER_TOKENS: usize = 34;
+const MARKER_TOKENS: usize = 46;
+
+/// The name of the host's recovery tool, which markers name with the selector of what they
+/// cut: `wm_get_result {"lines":"A-B"}` (with the `_tee` key).
+pub(super) const RECOVERY: &str = "wm_get_result";
 
 /// The estimated cost of a fold line's `[×N lines A-B] ` and ` ( … )`, beyond its template
 /// and values, in tokens.
@@ -96,6 +100,7 @@ impl<'t> Lines<'t> {
         self.starts.len()
     }
 
+    #[inline]
     fn get(&self, i: usize) -> &'t str {
         &self.text[self.starts[i] as usize..self.ends[i] as usize]
     }
@@ -630,7 +635,9 @@ fn render(
         if over_budget {
             out.push_str("; over budget to keep every failure line");
         }
-        out.push_str("; full text: _tee]\n");
+        // The selector that returns exactly this region of the original (`recover --lines`,
+        // the recovery tool's `lines`).
+        let _ = writeln!(out, "; {RECOVERY} {{\"lines\":\"{}-{}\"}}]", start + 1, i);
     }
     if !final_newline {
         out.pop();

@@ -68,17 +68,20 @@
 //!   all the same line (exact repeats), or `N` is 1, the fold line is `[×N lines A-B] LINE`
 //!   with the original line and no values;
 //! - an **omission marker**, closing every region:
-//!   `[… O lines omitted, lines A-B: F folded above; 0 failure lines omitted; full text: _tee]`
+//!   `[… O lines omitted, lines A-B: F folded above; 0 failure lines omitted; wm_get_result {"lines":"A-B"}]`
 //!   where `A-B` is the whole region, `F` is how many of its lines the fold lines just above
 //!   it stand for, and `O` how many of its lines appear nowhere (dropped templates, over-long
 //!   lines): `F + O = B - A + 1`. When the failure lines alone exceed the budget,
-//!   `; over budget to keep every failure line` comes before `; full text: _tee]`.
+//!   `; over budget to keep every failure line` comes before `; wm_get_result …`.
 //!
 //! So, walking the output: verbatim lines and regions follow each other in the original's
 //! order and account for every original line exactly once; each region is zero or more fold
 //! lines followed by its marker, and every fold line's range lies inside its marker's range.
-//! Numbers are plain decimal digits, without thousands separators. `full text: _tee` refers to
-//! the `_tee` pointer the host adds to a lossy result (`{"result": …, "_tee": {"key": …}}`).
+//! Numbers are plain decimal digits, without thousands separators. A marker ends with the
+//! selector that returns exactly its region of the original: `wm_get_result {"lines":"A-B"}`
+//! is the host's recovery tool called with the key of the `_tee` pointer the host adds to a
+//! lossy result (`{"result": …, "_tee": {"key": …}}`) and `"lines":"A-B"` (the command:
+//! `recover KEY --lines A-B`).
 //!
 //! # Placeholders
 //!
@@ -102,7 +105,7 @@
 //! token per 6 letters (rounded up), a run of digits one per 3, a run of two or more spaces
 //! one (a single space joins the next word), any other ASCII byte one, and non-ASCII text one
 //! per 2 bytes of UTF-8. On the corpus's build log and the sample session's builds this is
-//! within 10% of o200k, a little above it. A marker is counted as 34 tokens.
+//! within 10% of o200k, a little above it. A marker is counted as 46 tokens.
 //!
 //! # Params
 //!

@@ -147,7 +147,10 @@ fn check_grammar(original: &str, output: &str) -> Vec<usize> {
                 .expect("marker grammar");
             let (a, b, rest) = range(rest);
             assert!(rest.contains("0 failure lines omitted"), "{line:?}");
-            assert!(rest.contains("full text: _tee]"), "{line:?}");
+            assert!(
+                rest.ends_with(&format!("; wm_get_result {{\"lines\":\"{a}-{b}\"}}]")),
+                "the marker's selector is its region: {line:?}"
+            );
             assert_eq!(a, next, "marker {line:?} starts where the output is");
             let folded: usize = folds.iter().map(|(count, _, _)| count).sum();
             for &(_, fa, fb) in &folds {
@@ -243,26 +246,26 @@ fn rows() -> Vec<(&'static str, String, Option<String>)> {
         r#"{"head_lines": 2, "tail_lines": 1, "min_lines": 5}"#,
         log(&lines),
         Some(format!(
-            "{}\n{}\n[\u{d7}27 lines 3-29] <time> INFO  compiling crate_<n> <ver> (2026-11-29T10:00:02.014Z \u{2026} 2026-11-29T10:00:28.196Z)\n[\u{2026} 0 lines omitted, lines 3-29: 27 folded above; 0 failure lines omitted; full text: _tee]\n{}",
+            "{}\n{}\n[\u{d7}27 lines 3-29] <time> INFO  compiling crate_<n> <ver> (2026-11-29T10:00:02.014Z \u{2026} 2026-11-29T10:00:28.196Z)\n[\u{2026} 0 lines omitted, lines 3-29: 27 folded above; 0 failure lines omitted; wm_get_result {{\"lines\":\"3-29\"}}]\n{}",
             lines[0], lines[1], lines[29]
         )),
     ));
     // A failure in the middle keeps its context; exact repeats fold without values.
-    let mut lines: Vec<String> = (0..12).map(|_| "waiting for lock".to_owned()).collect();
+    let mut lines: Vec<String> = (0..16).map(|_| "waiting for lock".to_owned()).collect();
     lines.push("before".to_owned());
     lines.push("thread 'main' panicked at src/main.rs:2:5:".to_owned());
     lines.push("boom".to_owned());
     lines.push("after".to_owned());
-    lines.extend((0..12).map(|_| "waiting for lock".to_owned()));
+    lines.extend((0..16).map(|_| "waiting for lock".to_owned()));
     rows.push((
         r#"{"head_lines": 0, "tail_lines": 0, "context_before": 1, "context_after": 1, "min_lines": 5}"#,
         log(&lines),
-        Some("[\u{d7}12 lines 1-12] waiting for lock\n[\u{2026} 0 lines omitted, lines 1-12: 12 folded above; 0 failure lines omitted; full text: _tee]\nbefore\nthread 'main' panicked at src/main.rs:2:5:\nboom\nafter\n[\u{d7}12 lines 17-28] waiting for lock\n[\u{2026} 0 lines omitted, lines 17-28: 12 folded above; 0 failure lines omitted; full text: _tee]".to_owned()),
+        Some("[\u{d7}16 lines 1-16] waiting for lock\n[\u{2026} 0 lines omitted, lines 1-16: 16 folded above; 0 failure lines omitted; wm_get_result {\"lines\":\"1-16\"}]\nbefore\nthread 'main' panicked at src/main.rs:2:5:\nboom\nafter\n[\u{d7}16 lines 21-36] waiting for lock\n[\u{2026} 0 lines omitted, lines 21-36: 16 folded above; 0 failure lines omitted; wm_get_result {\"lines\":\"21-36\"}]".to_owned()),
     ));
     // ANSI colours and progress redraws are cleaned; a rustc diagnostic is kept whole, and
     // the indented status lines after it are not part of it; the blank line after it, the
     // only line of its template there, is written as it is, not as a one-line fold.
-    let mut lines: Vec<String> = (0..10)
+    let mut lines: Vec<String> = (0..14)
         .map(|i| format!("   Compiling crate{} v0.1.{i}", ["a", "b"][i % 2]))
         .collect();
     lines.push("\u{1b}[1m\u{1b}[31merror[E0308]\u{1b}[0m: mismatched types".to_owned());
@@ -271,12 +274,12 @@ fn rows() -> Vec<(&'static str, String, Option<String>)> {
     lines.push("4  |     let x: i32 = \"a\";".to_owned());
     lines.push("   |                  ^^^ expected `i32`, found `&str`".to_owned());
     lines.push("".to_owned());
-    lines.extend((0..10).map(|i| format!("   Compiling crate{} v0.2.{i}\r", ["a", "b"][i % 2])));
+    lines.extend((0..14).map(|i| format!("   Compiling crate{} v0.2.{i}\r", ["a", "b"][i % 2])));
     lines.push("Downloading 10%\rDownloading 50%\rDownloading 100%".to_owned());
     rows.push((
         r#"{"head_lines": 1, "tail_lines": 1, "context_before": 0, "context_after": 0, "min_lines": 5, "budget_ratio": 1}"#,
         log(&lines),
-        Some("   Compiling cratea v0.1.0\n[\u{d7}5 lines 2-10]    Compiling crateb <ver> (v0.1.1 \u{2026} v0.1.9)\n[\u{d7}4 lines 3-9]    Compiling cratea <ver> (v0.1.2 \u{2026} v0.1.8)\n[\u{2026} 0 lines omitted, lines 2-10: 9 folded above; 0 failure lines omitted; full text: _tee]\nerror[E0308]: mismatched types\n  --> src/main.rs:4:20\n   |\n4  |     let x: i32 = \"a\";\n   |                  ^^^ expected `i32`, found `&str`\n\n[\u{d7}5 lines 17-25]    Compiling cratea <ver> (v0.2.0 \u{2026} v0.2.8)\n[\u{d7}5 lines 18-26]    Compiling crateb <ver> (v0.2.1 \u{2026} v0.2.9)\n[\u{2026} 0 lines omitted, lines 17-26: 10 folded above; 0 failure lines omitted; full text: _tee]\nDownloading 100%".to_owned()),
+        Some("   Compiling cratea v0.1.0\n[\u{d7}7 lines 2-14]    Compiling crateb <ver> (v0.1.1 \u{2026} v0.1.13)\n[\u{d7}6 lines 3-13]    Compiling cratea <ver> (v0.1.2 \u{2026} v0.1.12)\n[\u{2026} 0 lines omitted, lines 2-14: 13 folded above; 0 failure lines omitted; wm_get_result {\"lines\":\"2-14\"}]\nerror[E0308]: mismatched types\n  --> src/main.rs:4:20\n   |\n4  |     let x: i32 = \"a\";\n   |                  ^^^ expected `i32`, found `&str`\n\n[\u{d7}7 lines 21-33]    Compiling cratea <ver> (v0.2.0 \u{2026} v0.2.12)\n[\u{d7}7 lines 22-34]    Compiling crateb <ver> (v0.2.1 \u{2026} v0.2.13)\n[\u{2026} 0 lines omitted, lines 21-34: 14 folded above; 0 failure lines omitted; wm_get_result {\"lines\":\"21-34\"}]\nDownloading 100%".to_owned()),
     ));
     rows
 }

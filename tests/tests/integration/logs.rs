@@ -231,9 +231,13 @@ fn parse_item(line: &str) -> Result<Item<'_>, String> {
     }
     if let Some(rest) = line.strip_prefix("[… ") {
         let bad = || format!("a malformed omission marker: {line:?}");
-        let rest = rest.strip_suffix("; full text: _tee]").ok_or_else(bad)?;
+        let (rest, selector) = rest.rsplit_once("; wm_get_result ").ok_or_else(bad)?;
         let (n, rest) = rest.split_once(" lines omitted, lines ").ok_or_else(bad)?;
         let (lines, detail) = rest.split_once(": ").ok_or_else(bad)?;
+        // The selector returns exactly the region.
+        if selector != format!("{{\"lines\":\"{lines}\"}}]") {
+            return Err(bad());
+        }
         // The detail is free text in `; `-separated parts, one of them the failure count.
         let failures = detail
             .split("; ")
@@ -762,27 +766,30 @@ fn every_failure_line_survives_verbatim_and_every_count_is_exact() {
 }
 
 /// The recount itself fails on what it must catch: a count off by one, a verbatim line that
-/// is not the original's, a fold whose template does not match, a failure line omitted.
+/// is not the original's, a fold whose template does not match, a failure line omitted, a
+/// marker whose selector is not its region.
 #[test]
 fn the_recount_catches_wrong_counts_and_lost_lines() {
     let original = "a 1\na 2\na 3\nERROR x\nb\nc\n";
-    let good = "[×3 lines 1-3] a <n> (1 … 3)\nERROR x\n[… 2 lines omitted, lines 5-6: b, c; 0 failure lines omitted; full text: _tee]";
+    let good = "[×3 lines 1-3] a <n> (1 … 3)\nERROR x\n[… 2 lines omitted, lines 5-6: b, c; 0 failure lines omitted; wm_get_result {\"lines\":\"5-6\"}]";
     assert_eq!(recount(original, good, &[4]), Vec::<String>::new());
     let rows = [
         // An omission count one short.
-        "[×3 lines 1-3] a <n> (1 … 3)\nERROR x\n[… 1 lines omitted, lines 5-6: b; 0 failure lines omitted; full text: _tee]",
+        "[×3 lines 1-3] a <n> (1 … 3)\nERROR x\n[… 1 lines omitted, lines 5-6: b; 0 failure lines omitted; wm_get_result {\"lines\":\"5-6\"}]",
         // A fold claiming one line more than match.
-        "[×4 lines 1-3] a <n> (1 … 3)\nERROR x\n[… 2 lines omitted, lines 5-6: b, c; 0 failure lines omitted; full text: _tee]",
+        "[×4 lines 1-3] a <n> (1 … 3)\nERROR x\n[… 2 lines omitted, lines 5-6: b, c; 0 failure lines omitted; wm_get_result {\"lines\":\"5-6\"}]",
         // A fold template matching nothing.
-        "[×3 lines 1-3] z <n> (1 … 3)\nERROR x\n[… 2 lines omitted, lines 5-6: b, c; 0 failure lines omitted; full text: _tee]",
+        "[×3 lines 1-3] z <n> (1 … 3)\nERROR x\n[… 2 lines omitted, lines 5-6: b, c; 0 failure lines omitted; wm_get_result {\"lines\":\"5-6\"}]",
         // The failure line omitted.
-        "[×3 lines 1-3] a <n> (1 … 3)\n[… 3 lines omitted, lines 4-6: x; 0 failure lines omitted; full text: _tee]",
+        "[×3 lines 1-3] a <n> (1 … 3)\n[… 3 lines omitted, lines 4-6: x; 0 failure lines omitted; wm_get_result {\"lines\":\"4-6\"}]",
+        // A selector that does not return the region.
+        "[×3 lines 1-3] a <n> (1 … 3)\nERROR x\n[… 2 lines omitted, lines 5-6: b, c; 0 failure lines omitted; wm_get_result {\"lines\":\"5-7\"}]",
         // A verbatim line that was never there.
-        "[×3 lines 1-3] a <n> (1 … 3)\nERROR y\n[… 2 lines omitted, lines 5-6: b, c; 0 failure lines omitted; full text: _tee]",
+        "[×3 lines 1-3] a <n> (1 … 3)\nERROR y\n[… 2 lines omitted, lines 5-6: b, c; 0 failure lines omitted; wm_get_result {\"lines\":\"5-6\"}]",
         // Line 6 accounted nowhere.
         "[×3 lines 1-3] a <n> (1 … 3)\nERROR x\nb",
         // A wrong span.
-        "[×3 lines 1-3] a <n> (1 … 9)\nERROR x\n[… 2 lines omitted, lines 5-6: b, c; 0 failure lines omitted; full text: _tee]",
+        "[×3 lines 1-3] a <n> (1 … 9)\nERROR x\n[… 2 lines omitted, lines 5-6: b, c; 0 failure lines omitted; wm_get_result {\"lines\":\"5-6\"}]",
     ];
     for row in rows {
         assert!(!recount(original, row, &[4]).is_empty(), "accepted:\n{row}");
