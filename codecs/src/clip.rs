@@ -2,10 +2,14 @@
 //!
 //! A string longer than the limit (in code points of its decoded value) keeps its first and
 //! last code points around a marker that says how many were cut:
-//! `"abcd[… 1234 chars clipped …]yz"`, the whole exactly the limit long. The kept budget (the
-//! limit less the marker) goes two thirds before the marker and one third after. Escapes are
-//! kept as written and never split: the clip works on the string's text as written, one escape
-//! sequence (or surrogate pair) counting as the one code point it stands for.
+//! `"abcd[… 1234 chars clipped; pointer /items/3/body …]yz"`, the whole exactly the limit long.
+//! The pointer is the RFC 6901 JSON Pointer of the string in the original, the selector of the
+//! recovery call (`wm_get_result`, `recover --pointer`) that returns the whole string; it is
+//! left out (`[… 1234 chars clipped …]`) when it is not known or when the marker would take
+//! more than half the limit. The kept budget (the limit less the marker) goes two thirds
+//! before the marker and one third after. Escapes are kept as written and never split: the
+//! clip works on the string's text as written, one escape sequence (or surrogate pair)
+//! counting as the one code point it stands for (so does an escape in the pointer).
 
 use parrot_codec_api::{CodecError, Params};
 
@@ -34,8 +38,14 @@ pub(crate) fn limit_param(
 }
 
 /// Writes `string` into `out`, clipped to `limit` code points when it is longer (`limit` 0:
-/// never). Returns whether it clipped.
-pub(crate) fn write_clipped(string: RawStr<'_>, limit: usize, out: &mut Vec<u8>) -> bool {
+/// never), the marker naming the string's JSON Pointer in the original when `pointer` gives it
+/// (called only when the string is clipped). Returns whether it clipped.
+pub(crate) fn write_clipped(
+    string: RawStr<'_>,
+    limit: usize,
+    pointer: impl FnOnce() -> Option<String>,
+    out: &mut Vec<u8>,
+) -> bool {
     let content = string.content();
     // A string has at least as many bytes as code points: most strings end here.
     if limit == 0 || content.len() <= limit {
@@ -51,7 +61,14 @@ pub(crate) fn write_clipped(string: RawStr<'_>, limit: usize, out: &mut Vec<u8>)
         out.extend_from_slice(string.raw().as_bytes());
         return false;
     }
-    let (cut, kept) = split_budget(total, limit);
+    // `; pointer P`, as written in the JSON string, and its length in code points.
+    let label = pointer().and_then(|pointer| {
+        let written = parrot_json::encode_string(&pointer);
+        let written = written.get(1..written.len() - 1)?.to_owned();
+        let length = "; pointer ".len() + pointer.chars().count();
+        (MIN_LIMIT + length <= limit / 2).then(|| (format!("; pointer {written}"), length))
+    });
+    let (cut, kept) = split_budget(total, limit, label.as_ref().map_or(0, |(_, n)| *n));
     let tail = kept / 3;
     let head = kept - tail;
     let mut head_end = 0;
@@ -67,18 +84,19 @@ pub(crate) fn write_clipped(string: RawStr<'_>, limit: usize, out: &mut Vec<u8>)
     }
     out.push(b'"');
     out.extend_from_slice(content.as_bytes().get(..head_end).unwrap_or_default());
-    out.extend_from_slice(format!("[… {cut} chars clipped …]").as_bytes());
+    let label = label.as_ref().map_or("", |(text, _)| text);
+    out.extend_from_slice(format!("[… {cut} chars clipped{label} …]").as_bytes());
     out.extend_from_slice(content.as_bytes().get(tail_start..).unwrap_or_default());
     out.push(b'"');
     true
 }
 
 /// How many code points a string of `total` must lose, and how many it keeps, so that the kept
-/// ones and the marker make exactly `limit` (the marker's length depends on the count it
-/// states: the smallest digit count that fits is the exact one).
-fn split_budget(total: usize, limit: usize) -> (usize, usize) {
+/// ones and the marker (with a label of `label` code points) make exactly `limit` (the marker's
+/// length depends on the count it states: the smallest digit count that fits is the exact one).
+fn split_budget(total: usize, limit: usize, label: usize) -> (usize, usize) {
     for digits in 1..=20 {
-        let kept = limit.saturating_sub(20 + digits);
+        let kept = limit.saturating_sub(20 + digits + label);
         let cut = total - kept;
         if decimal_digits(cut) <= digits {
             return (cut, kept);
@@ -104,7 +122,7 @@ mod tests {
     fn clip(json_string: &str, limit: usize) -> (String, bool) {
         let raw = Reader::new(json_string).string().unwrap();
         let mut out = Vec::new();
-        let clipped = write_clipped(raw, limit, &mut out);
+        let clipped = write_clipped(raw, limit, || None, &mut out);
         (String::from_utf8(out).unwrap(), clipped)
     }
 
@@ -180,5 +198,31 @@ mod tests {
                 Params::from_json(&format!(r#"{{"max_string_chars": {ok}}}"#)).unwrap();
             assert!(limit_param(&mut params, "max_string_chars", 2000).is_ok());
         }
+    }
+
+    #[test]
+    fn the_marker_names_the_pointer_when_it_fits() {
+        let string = format!("\"{}\"", "x".repeat(300));
+        let raw = parrot_json::Reader::new(&string).string().unwrap();
+        let mut out = Vec::new();
+        assert!(write_clipped(
+            raw,
+            120,
+            || Some("/a\"b/0".to_owned()),
+            &mut out
+        ));
+        let out = String::from_utf8(out).unwrap();
+        // `; pointer /a\"b/0` is 16 code points (the escape counts one): 20 + 3 + 16 = 39 for
+        // the marker, 81 kept: 54 before it, 27 after.
+        let expected = format!(
+            "\"{}[… 219 chars clipped; pointer /a\\\"b/0 …]{}\"",
+            "x".repeat(54),
+            "x".repeat(27)
+        );
+        assert_eq!(out, expected);
+        // Too long a pointer for half the limit: the marker without it.
+        let mut out = Vec::new();
+        assert!(write_clipped(raw, 120, || Some("/".repeat(30)), &mut out));
+        assert!(String::from_utf8(out).unwrap().contains("chars clipped …]"));
     }
 }

@@ -148,8 +148,9 @@ impl Columnar {
         } else if intersection != union && !level.allows_loss() {
             return None;
         } else if level == Level::Aggressive {
+            let base = shape.rows_pointer();
             shape.write(&mut out, |out| {
-                table.write_summary(self.max_field_chars, self.sample_rows, out);
+                table.write_summary(base, self.max_field_chars, self.sample_rows, out);
             });
             true
         } else {
@@ -158,8 +159,9 @@ impl Columnar {
             } else {
                 0
             };
+            let base = shape.rows_pointer();
             shape.write(&mut out, |out| {
-                table.write_table(level.allows_loss(), clip, out)
+                table.write_table(base, level.allows_loss(), clip, out)
             })
         };
         let text = crate::into_text(out)?;
@@ -220,6 +222,14 @@ enum Shape<'a> {
 }
 
 impl Shape<'_> {
+    /// The JSON Pointer of the array of rows in the payload.
+    fn rows_pointer(&self) -> &'static str {
+        match self {
+            Shape::Rows => "",
+            Shape::Query { .. } => "/rows",
+        }
+    }
+
     /// Writes the payload with `rows` replaced by what `body` writes; returns what `body`
     /// returns.
     fn write<T>(&self, out: &mut Vec<u8>, body: impl FnOnce(&mut Vec<u8>) -> T) -> T {
@@ -496,7 +506,19 @@ impl<'a> Table<'a> {
     }
 
     /// Writes `{"columns", "rows", "constants"}`; returns whether information was dropped.
-    fn write_table(&self, allow_loss: bool, clip: usize, out: &mut Vec<u8>) -> bool {
+    /// The JSON Pointer, in the original, of row `row`'s cell of `column`, the rows being the
+    /// array at `base`.
+    fn cell_pointer(&self, base: &str, row: usize, column: usize) -> Option<String> {
+        let name = self.columns.get(column)?.name.decoded();
+        Some(format!(
+            "{base}/{row}/{}",
+            name.replace('~', "~0").replace('/', "~1")
+        ))
+    }
+
+    /// Writes the table (`base`: the JSON Pointer of the rows in the original, named by the
+    /// markers of clipped cells); returns whether it lost anything.
+    fn write_table(&self, base: &str, allow_loss: bool, clip: usize, out: &mut Vec<u8>) -> bool {
         let (roles, mut lossy) = self.roles(allow_loss);
         self.write_columns(&roles, out);
         out.extend_from_slice(b",\"rows\":[");
@@ -505,10 +527,10 @@ impl<'a> Table<'a> {
             if i > 0 {
                 out.push(b',');
             }
-            lossy |= self.write_row(row, &roles, clip, &mut slots, out);
+            lossy |= self.write_row((base, i), row, &roles, clip, &mut slots, out);
         }
         out.push(b']');
-        lossy |= self.write_constants(&roles, clip, out);
+        lossy |= self.write_constants(base, &roles, clip, out);
         out.push(b'}');
         lossy
     }
@@ -531,21 +553,29 @@ impl<'a> Table<'a> {
     }
 
     /// Writes `,"constants":{…}`; returns whether a value was clipped.
-    fn write_constants(&self, roles: &[Role], clip: usize, out: &mut Vec<u8>) -> bool {
+    fn write_constants(&self, base: &str, roles: &[Role], clip: usize, out: &mut Vec<u8>) -> bool {
         out.extend_from_slice(b",\"constants\":{");
         let mut clipped = false;
         let constants = self
             .columns
             .iter()
+            .enumerate()
             .zip(roles)
             .filter(|(_, role)| **role == Role::Constant);
-        for (i, (column, _)) in constants.enumerate() {
+        for (i, ((index, column), _)) in constants.enumerate() {
             if i > 0 {
                 out.push(b',');
             }
             parrot_json::write_unescaped(column.name, out);
             out.push(b':');
-            clipped |= write_cell(column.first, clip, out);
+            // A clipped constant names its cell in the first row that has it.
+            let pointer = || {
+                let row = self
+                    .rows()
+                    .position(|row| row.iter().any(|&(c, _)| c == index))?;
+                self.cell_pointer(base, row, index)
+            };
+            clipped |= write_cell(column.first, clip, pointer, out);
         }
         out.push(b'}');
         clipped
@@ -555,6 +585,7 @@ impl<'a> Table<'a> {
     /// missing); returns whether a value was clipped.
     fn write_row(
         &self,
+        (base, row_index): (&str, usize),
         row: &[(usize, &'a str)],
         roles: &[Role],
         clip: usize,
@@ -563,20 +594,21 @@ impl<'a> Table<'a> {
     ) -> bool {
         let mut clipped = false;
         let mut first = true;
-        let mut cell = |value: &str, out: &mut Vec<u8>| {
+        let mut cell = |column: usize, value: &str, out: &mut Vec<u8>| {
             if !first {
                 out.push(b',');
             }
             first = false;
-            clipped |= write_cell(value, clip, out);
+            let pointer = || self.cell_pointer(base, row_index, column);
+            clipped |= write_cell(value, clip, pointer, out);
         };
         out.push(b'[');
         let in_column_order = row.len() == self.columns.len()
             && row.iter().enumerate().all(|(i, &(column, _))| i == column);
         if in_column_order {
-            for (&(_, value), role) in row.iter().zip(roles) {
+            for (&(column, value), role) in row.iter().zip(roles) {
                 if *role == Role::Cell {
-                    cell(value, out);
+                    cell(column, value, out);
                 }
             }
         } else {
@@ -587,9 +619,9 @@ impl<'a> Table<'a> {
                     *slot = Some(value);
                 }
             }
-            for (slot, role) in slots.iter().zip(roles) {
+            for (column, (slot, role)) in slots.iter().zip(roles).enumerate() {
                 if *role == Role::Cell {
-                    cell(slot.unwrap_or("null"), out);
+                    cell(column, slot.unwrap_or("null"), out);
                 }
             }
         }
@@ -629,12 +661,12 @@ impl<'a> Table<'a> {
     }
 
     /// Writes the aggressive summary.
-    fn write_summary(&self, clip: usize, sample_rows: usize, out: &mut Vec<u8>) {
+    fn write_summary(&self, base: &str, clip: usize, sample_rows: usize, out: &mut Vec<u8>) {
         let (roles, _) = self.roles(true);
         let rows = self.row_count();
         self.write_columns(&roles, out);
         out.extend_from_slice(format!(",\"row_count\":{rows}").as_bytes());
-        self.write_constants(&roles, clip, out);
+        self.write_constants(base, &roles, clip, out);
 
         let mut stats: Vec<Option<ColumnStats<'a>>> = roles
             .iter()
@@ -668,9 +700,9 @@ impl<'a> Table<'a> {
             );
             if let (Some(min), Some(max)) = (stats.min, stats.max) {
                 out.extend_from_slice(b",\"min\":");
-                write_cell(min, clip, out);
+                write_cell(min, clip, || None, out);
                 out.extend_from_slice(b",\"max\":");
-                write_cell(max, clip, out);
+                write_cell(max, clip, || None, out);
             }
             out.push(b'}');
         }
@@ -684,9 +716,21 @@ impl<'a> Table<'a> {
                 if i > 0 {
                     out.push(b',');
                 }
-                self.write_row(row, &roles, clip, &mut slots, out);
+                self.write_row((base, skip + i), row, &roles, clip, &mut slots, out);
             }
             out.push(b']');
+        }
+        // The rows between the head and the tail: how many, and the selector of the recovery
+        // call that returns exactly them.
+        if rows > 2 * sample {
+            let (first, last) = (sample, rows - sample - 1);
+            out.extend_from_slice(
+                format!(",\"_omitted\":{},\"_get\":{{", last + 1 - first).as_bytes(),
+            );
+            if !base.is_empty() {
+                out.extend_from_slice(format!("\"pointer\":\"{base}\",").as_bytes());
+            }
+            out.extend_from_slice(format!("\"rows\":\"{first}-{last}\"}}").as_bytes());
         }
         out.push(b'}');
     }
@@ -694,12 +738,17 @@ impl<'a> Table<'a> {
 
 /// Writes a cell value, clipping a long string, a string with only the escapes JSON requires
 /// (as `json_compact` writes it); returns whether it clipped.
-fn write_cell(value: &str, clip: usize, out: &mut Vec<u8>) -> bool {
+fn write_cell(
+    value: &str,
+    clip: usize,
+    pointer: impl FnOnce() -> Option<String>,
+    out: &mut Vec<u8>,
+) -> bool {
     // A string has at least as many bytes as code points: only a longer one may need clipping.
     if clip > 0 && value.len() > clip + 2 && value.starts_with('"') {
         let string = Reader::new(value).string();
         if let Ok(string) = string {
-            return clip::write_clipped(string, clip, out);
+            return clip::write_clipped(string, clip, pointer, out);
         }
     }
     if value.starts_with('"')
@@ -1263,6 +1312,20 @@ mod tests {
     }
 
     #[test]
+    fn a_clipped_cell_names_its_pointer() {
+        let long = "z".repeat(3000);
+        let input = format!(
+            r#"{{"rows": [{{"id": 1, "a/b": "x"}}, {{"id": 2, "a/b": "{long}"}}], "n": 2}}"#
+        );
+        let (out, lossy) = transform(&built(r#"{"min_rows": 2}"#), &input, Level::Normal).unwrap();
+        assert!(lossy);
+        assert!(
+            out.contains("[… 1046 chars clipped; pointer /rows/1/a~1b …]"),
+            "{out}"
+        );
+    }
+
+    #[test]
     fn aggressive_summarizes() {
         let input = rows(&[
             r#"{"id":3,"name":"b","k":"v","flag":true,"n":null,"mixed":1,"big":123456789012345678901}"#,
@@ -1279,7 +1342,7 @@ mod tests {
             r#""mixed":{"nulls":2,"distinct":2},"#,
             r#""big":{"nulls":0,"distinct":4,"min":-1,"max":1E400}},"#,
             r#""head":[[3,"b",true,1,123456789012345678901]],"#,
-            r#""tail":[[1.0,null,true,null,-1]]}"#,
+            r#""tail":[[1.0,null,true,null,-1]],"_omitted":2,"_get":{"rows":"1-2"}}"#,
         );
         assert_eq!(
             transform(&codec, &input, Level::Aggressive),

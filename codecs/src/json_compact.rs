@@ -14,11 +14,15 @@
 //!      elements becomes `{"_repeat": N, "_value": X}`.
 //! - `normal`: also clips string values longer than `max_string_chars` code points to their
 //!   first and last code points around a marker stating the cut, the whole exactly
-//!   `max_string_chars` long: `"abcd[… 1234 chars clipped …]yz"` (two thirds of the kept
+//!   `max_string_chars` long: `"abcd[… 1234 chars clipped; pointer /a/3 …]yz"`, the marker
+//!   naming the string's JSON Pointer for the recovery call (see `clip`; two thirds of the kept
 //!   budget before the marker, one third after; an escape counts as the one code point it
 //!   stands for and is never split); lossy only when a string was clipped.
 //! - `aggressive`: also keeps the first and last `max_array_items / 2` elements of a longer
-//!   array, with `{"_omitted": N}` between them; lossy only when something was omitted.
+//!   array, with `{"_omitted": N, "_get": {"pointer": P, "rows": "A-B"}}` between them: the
+//!   selector of the recovery call that returns exactly the omitted elements (`rows` 0-based
+//!   and inclusive, of the array at `pointer`, left out for the whole document); lossy only
+//!   when something was omitted.
 //!
 //! Plain-text payloads, and JSON this codec refuses (a duplicate member name, nesting deeper
 //! than 512), pass through. An output that would not be smaller than its input is reported as
@@ -90,9 +94,9 @@ use parrot_json::{DistinctNames, MAX_DEPTH, RawStr, Reader, Value};
 ///
 /// let params = Params::from_json(r#"{"max_array_items": 4}"#).unwrap();
 /// let codec = parrot_codec_api::build::<JsonCompact>(params).unwrap();
-/// let input = "[10, 20, 30, 40, 50, 60, 70, 80, 90]";
+/// let input = "[10, 20, 30, 40, 50, 60, 70, 80, 90, 100, 110, 120, 130, 140, 150, 160]";
 /// let out = codec.compress(Payload::json(input), Level::Aggressive).unwrap();
-/// assert_eq!(out, Outcome::lossy(r#"[10,20,{"_omitted":5},80,90]"#));
+/// assert_eq!(out, Outcome::lossy(r#"[10,20,{"_omitted":12,"_get":{"rows":"2-13"}},150,160]"#));
 ///
 /// let err = parrot_codec_api::build::<JsonCompact>(Params::from_json(r#"{"dedupe": false}"#).unwrap())
 ///     .unwrap_err();
@@ -205,6 +209,18 @@ struct Pass<'a> {
     marker_element: bool,
     clipped: bool,
     omitted: bool,
+    /// Where the value being read is, one step per container, kept only when something may be
+    /// cut (`clip` or `omit`): a marker names the selector of what it removed.
+    path: Vec<Step>,
+}
+
+/// One step of [`Pass::path`].
+#[derive(Debug, Clone, Copy)]
+enum Step {
+    /// The member whose name is `keys[i]`.
+    Member(usize),
+    /// The input element of this index (counted before dedup: the original's index).
+    Element(usize),
 }
 
 impl<'a> Pass<'a> {
@@ -220,6 +236,7 @@ impl<'a> Pass<'a> {
             marker_element: false,
             clipped: false,
             omitted: false,
+            path: Vec::new(),
         };
         pass.reader.skip_ws();
         pass.value(0)?;
@@ -251,7 +268,13 @@ impl<'a> Pass<'a> {
                 if self.settings.clip == 0 || string.content().len() <= self.settings.clip {
                     parrot_json::write_unescaped(string, &mut self.out);
                 } else {
-                    self.clipped |= clip::write_clipped(string, self.settings.clip, &mut self.out);
+                    let (path, keys) = (&self.path, &self.keys);
+                    self.clipped |= clip::write_clipped(
+                        string,
+                        self.settings.clip,
+                        || Some(pointer(path, keys)),
+                        &mut self.out,
+                    );
                 }
                 Ok(false)
             }
@@ -291,7 +314,14 @@ impl<'a> Pass<'a> {
                 }
                 parrot_json::write_unescaped(key, &mut self.out);
                 self.out.push(b':');
+                let track = self.tracks();
+                if track {
+                    self.path.push(Step::Member(self.keys.len() - 1));
+                }
                 self.value(depth)?;
+                if track {
+                    self.path.pop();
+                }
                 if let Some(slot) = first_two.get_mut(written) {
                     *slot = Some(key);
                 }
@@ -332,13 +362,22 @@ impl<'a> Pass<'a> {
         // The element written last, not yet finished: its span in `out` and its run length.
         let mut pending: Option<(usize, usize, usize)> = None;
         let mut first = true;
+        let track = self.tracks();
+        let mut index = 0;
         loop {
             if !first {
                 self.out.push(b',');
             }
             first = false;
             let start = self.out.len();
+            if track {
+                self.path.push(Step::Element(index));
+            }
             self.marker_element |= self.value(depth)?;
+            if track {
+                self.path.pop();
+            }
+            index += 1;
             let end = self.out.len();
             if self.settings.dedup {
                 pending = match pending {
@@ -388,13 +427,21 @@ impl<'a> Pass<'a> {
         shift
     }
 
+    /// Whether [`Pass::path`] is kept: only when a string may be clipped or an array trimmed.
+    fn tracks(&self) -> bool {
+        self.settings.clip > 0 || self.settings.omit > 0
+    }
+
     /// Keeps the first and last `omit / 2` elements of the array whose elements start at
-    /// `base` in `self.elements`, with `{"_omitted": N}` between them.
+    /// `base` in `self.elements`, with `{"_omitted": N, "_get": SELECTOR}` between them: the
+    /// selector returns exactly the omitted input elements (`rows`, 0-based and inclusive, of
+    /// the array at `pointer`; the pointer is left out for the whole document).
     fn trim(&mut self, base: usize) {
         let elements = self.elements.get(base..).unwrap_or_default();
         let count = elements.len();
         if count > self.settings.omit {
             let keep = self.settings.omit / 2;
+            let before: usize = elements[..keep].iter().map(|&(_, inputs)| inputs).sum();
             let dropped = elements.get(keep..count - keep).unwrap_or_default();
             let omitted: usize = dropped.iter().map(|&(_, inputs)| inputs).sum();
             let cut_start = dropped.first().map_or(self.out.len(), |&(start, _)| start);
@@ -402,7 +449,15 @@ impl<'a> Pass<'a> {
                 Some(&(start, _)) if keep > 0 => start,
                 _ => self.out.len(),
             };
-            let mut marker = format!("{{\"_omitted\":{omitted}}}");
+            let pointer = pointer(&self.path, &self.keys);
+            let mut marker = format!("{{\"_omitted\":{omitted},\"_get\":{{");
+            if !pointer.is_empty() {
+                marker.push_str("\"pointer\":");
+                marker.push_str(&parrot_json::encode_string(&pointer));
+                marker.push(',');
+            }
+            let last = before + omitted - 1;
+            marker.push_str(&format!("\"rows\":\"{before}-{last}\"}}}}"));
             if keep > 0 {
                 marker.push(',');
             }
@@ -411,6 +466,23 @@ impl<'a> Pass<'a> {
         }
         self.elements.truncate(base);
     }
+}
+
+/// The RFC 6901 JSON Pointer of the value at `path` (`""` for the whole document); `keys` holds
+/// the member names the path's [`Step::Member`]s index.
+fn pointer(path: &[Step], keys: &[RawStr<'_>]) -> String {
+    let mut pointer = String::new();
+    for step in path {
+        pointer.push('/');
+        match *step {
+            Step::Member(i) => {
+                let name = keys.get(i).map(RawStr::decoded).unwrap_or_default();
+                pointer.push_str(&name.replace('~', "~0").replace('/', "~1"));
+            }
+            Step::Element(i) => pointer.push_str(&i.to_string()),
+        }
+    }
+    pointer
 }
 
 /// Whether two member names are `_repeat` and `_value`, in either order.
@@ -739,21 +811,49 @@ mod tests {
     }
 
     #[test]
+    fn a_clipped_string_names_its_pointer() {
+        let long = "y".repeat(3000);
+        let input = format!(r#"{{"a": [{{"id": 1}}, {{"body": "{long}"}}]}}"#);
+        let (out, lossy) = transform(&built("{}"), &input, Level::Normal).unwrap();
+        assert!(lossy);
+        assert!(
+            out.contains("[… 1043 chars clipped; pointer /a/1/body …]"),
+            "{out}"
+        );
+    }
+
+    #[test]
     fn aggressive_keeps_both_ends_of_long_arrays() {
         let cases = [
-            ("[1,2,3,4,5,6,7,8]", Some(r#"[1,2,{"_omitted":4},7,8]"#)),
-            ("[1,2,3,4,5]", Some(r#"[1,2,{"_omitted":1},4,5]"#)),
+            (
+                "[1,2,3,4,5,6,7,8]",
+                Some(r#"[1,2,{"_omitted":4,"_get":{"rows":"2-5"}},7,8]"#),
+            ),
+            (
+                "[1,2,3,4,5]",
+                Some(r#"[1,2,{"_omitted":1,"_get":{"rows":"2-2"}},4,5]"#),
+            ),
             ("[1,2,3,4]", None),
             // A run is one element, and counts its inputs when omitted.
             (
                 "[0,1,1,1,1,2,3,4,5]",
-                Some(r#"[0,{"_repeat":4,"_value":1},{"_omitted":2},4,5]"#),
+                Some(r#"[0,{"_repeat":4,"_value":1},{"_omitted":2,"_get":{"rows":"5-6"}},4,5]"#),
             ),
-            ("[0,1,2,2,2,2,2,5,6]", Some(r#"[0,1,{"_omitted":5},5,6]"#)),
+            (
+                "[0,1,2,2,2,2,2,5,6]",
+                Some(r#"[0,1,{"_omitted":5,"_get":{"rows":"2-6"}},5,6]"#),
+            ),
             // Nested arrays are trimmed too.
             (
                 r#"{"a":[[1,2,3,4,5,6]]}"#,
-                Some(r#"{"a":[[1,2,{"_omitted":2},5,6]]}"#),
+                Some(r#"{"a":[[1,2,{"_omitted":2,"_get":{"pointer":"/a/0","rows":"2-3"}},5,6]]}"#),
+            ),
+            // The pointer escapes `~` and `/` (RFC 6901) and is written as a JSON string.
+            (
+                r#"{"x\"/~y":[1,2,3,4,5,6]}"#,
+                Some(
+                    r#"{"x\"/~y":[1,2,{"_omitted":2,"_get":{"pointer":"/x\"~1~0y","rows":"2-3"}},5,6]}"#,
+                ),
             ),
         ];
         let codec = built(r#"{"max_array_items": 4}"#);
@@ -768,7 +868,7 @@ mod tests {
         let odd = built(r#"{"max_array_items": 1}"#);
         assert_eq!(
             transform(&odd, "[1,2]", Level::Aggressive),
-            Some((r#"[{"_omitted":2}]"#.to_owned(), true))
+            Some((r#"[{"_omitted":2,"_get":{"rows":"0-1"}}]"#.to_owned(), true))
         );
         let off = built(r#"{"max_array_items": 0}"#);
         let distinct: Vec<String> = (0..100).map(|n| n.to_string()).collect();
