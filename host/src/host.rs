@@ -323,12 +323,31 @@ impl Host {
             key: key.to_owned(),
         })?;
         let tool = tool_of(key);
-        let table = |rows: &str| match self.compress(tool, Payload::json(rows), Level::Minimal) {
-            Ok(Outcome::Changed {
-                payload,
-                lossy: false,
-            }) => Some(payload),
-            _ => None,
+        let codec = self
+            .resolve(tool)
+            .entry
+            .map_or_else(|| self.fallback.name().to_owned(), |e| e.codec_name.clone());
+        // `columnar` keeps a few rows as they are (its `min_rows`); a slice of a table it
+        // wrote is still written as one.
+        let few_rows = (codec == "columnar")
+            .then(|| {
+                let params = serde_json::json!({"min_rows": 1});
+                let serde_json::Value::Object(params) = params else {
+                    return None;
+                };
+                self.registry.instantiate("columnar", params).ok()
+            })
+            .flatten();
+        let table = |rows: &str| {
+            lossless(
+                self.compress(tool, Payload::json(rows), Level::Minimal)
+                    .ok(),
+            )
+            .or_else(|| {
+                few_rows
+                    .as_ref()
+                    .and_then(|c| lossless(c.compress(Payload::json(rows), Level::Minimal).ok()))
+            })
         };
         Retriever {
             limit_tokens: self.stage.retrieval_limit_tokens(),
@@ -433,4 +452,15 @@ fn tool_of(key: &str) -> &str {
     key.strip_prefix("__tee__:")
         .and_then(|rest| rest.split(':').next())
         .unwrap_or(key)
+}
+
+/// The payload of a lossless outcome.
+fn lossless(outcome: Option<Outcome>) -> Option<String> {
+    match outcome {
+        Some(Outcome::Changed {
+            payload,
+            lossy: false,
+        }) => Some(payload),
+        _ => None,
+    }
 }

@@ -578,8 +578,13 @@ impl Retriever<'_> {
             }
         }
         let last = first + count - 1;
+        let which = if first == last {
+            format!("row {first}")
+        } else {
+            format!("rows {first}-{last}")
+        };
         out.notes.push(format!(
-            "rows {first}-{last} of {} at {}",
+            "{which} of {} at {}",
             elements.len(),
             shown(asked.pointer.as_deref().unwrap_or_default())
         ));
