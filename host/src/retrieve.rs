@@ -739,11 +739,7 @@ fn lines(
         // The regex crate's message spans lines (the pattern, a caret, the reason): its last
         // line is the reason.
         let message = err.to_string();
-        let reason = message
-            .lines()
-            .map(str::trim)
-            .filter(|l| !l.is_empty())
-            .last();
+        let reason = message.lines().map(str::trim).rfind(|l| !l.is_empty());
         bad(
             "grep",
             format!(
