@@ -253,6 +253,9 @@ fn bad(selector: &str, message: impl Into<String>) -> RetrieveError {
 /// assert!(!parrot_host::is_retrieval(b"[wm_get_result] is a tool"));
 /// ```
 pub fn is_retrieval(payload: &[u8]) -> bool {
+    if !payload.starts_with(HEADER.as_bytes()) {
+        return false;
+    }
     let first = payload.split(|&b| b == b'\n').next().unwrap_or_default();
     let first = first.strip_suffix(b"\r").unwrap_or(first);
     let Some(arguments) = first
@@ -344,6 +347,26 @@ impl Limit<'_> {
         }
     }
 
+    /// Whether `text` is over the limit, reading no more of it than the decision needs: a
+    /// token is at least one byte and a character at least one byte, so a text of at most
+    /// `max` bytes fits; for tokens, a prefix of `8 × max` bytes already over the limit
+    /// decides without counting the rest (a token is rarely longer than 8 bytes).
+    fn over(&self, text: &str) -> bool {
+        match self {
+            Limit::None => false,
+            _ if text.len() <= self.max() => false,
+            Limit::Chars(max) => text.chars().nth(*max).is_some(),
+            Limit::Tokens(max, counter) => {
+                let mut end = max.saturating_mul(8).min(text.len());
+                while !text.is_char_boundary(end) {
+                    end -= 1;
+                }
+                counter.count(&text[..end]) > *max
+                    || (end < text.len() && counter.count(text) > *max)
+            }
+        }
+    }
+
     fn max(&self) -> usize {
         match self {
             Limit::None => usize::MAX,
@@ -417,7 +440,7 @@ impl Retriever<'_> {
         limit: Limit<'_>,
         out: &mut Retrieval,
     ) -> Result<(), RetrieveError> {
-        if matches!(limit, Limit::None) || limit.size(text) <= limit.max() {
+        if !limit.over(text) {
             out.body = text.to_owned();
             return Ok(());
         }
@@ -439,11 +462,18 @@ impl Retriever<'_> {
             ..out.selector.clone()
         };
         let shown = take_lines(&all, 0, all.len(), limit, &selector, out);
+        // Counted up to a megabyte (tens of milliseconds); past that, scaled from the part
+        // shown.
+        let tokens = if text.len() <= 1 << 20 {
+            self.counter.count(text).to_string()
+        } else {
+            let part = self.counter.count(&out.body).max(1);
+            format!("about {}", text.len() * part / out.body.len().max(1))
+        };
         out.notes.push(format!(
-            "outline: {} lines, {} bytes, {} tokens; lines 1-{shown} below",
+            "outline: {} lines, {} bytes, {tokens} tokens; lines 1-{shown} below",
             all.len(),
             text.len(),
-            self.counter.count(text)
         ));
         Ok(())
     }
@@ -494,7 +524,7 @@ impl Retriever<'_> {
             next.pointer = Some(pointer);
             return self.rows(text, &span, range, &next, limit, out);
         }
-        if limit.size(value) <= limit.max() {
+        if !limit.over(value) {
             out.body = value.to_owned();
             return Ok(());
         }
@@ -556,12 +586,12 @@ impl Retriever<'_> {
         let wanted = end - first;
         let mut count = wanted;
         let mut body = render(count);
-        if limit.size(&body) > limit.max() {
+        if limit.over(&body) {
             // The most rows that fit, found by halving: a table's size grows with its rows.
             let (mut fits, mut over) = (0, count);
             while over - fits > 1 {
                 let mid = fits + (over - fits) / 2;
-                if limit.size(&render(mid)) <= limit.max() {
+                if !limit.over(&render(mid)) {
                     fits = mid;
                 } else {
                     over = mid;
@@ -786,7 +816,7 @@ fn lines(
             if used + size > max {
                 if used == 0 {
                     out.body.push_str(limit.cut(&line));
-                    out.body.push_str("\n[line cut: over the size]\n");
+                    let _ = writeln!(out.body, "\n[line {} cut: over the size]", index + 1);
                     continue_at(selector, index + 1, end, all.len(), out);
                 } else {
                     continue_at(selector, index, end, all.len(), out);

@@ -575,3 +575,32 @@ fn only_a_header_line_marks_a_retrieval() {
         );
     }
 }
+
+#[test]
+fn a_line_longer_than_the_limit_is_cut_and_the_next_part_moves_on() {
+    let text = format!("short\n{}\nend\n", "x".repeat(100));
+    let part = select(
+        &text,
+        Selector {
+            max_chars: Some(10),
+            ..lines("2-")
+        },
+    );
+    assert_eq!(part.body, "xxxxxxxxxx\n[line 2 cut: over the size]\n");
+    assert_eq!(part.next.unwrap().lines.as_deref(), Some("3-"));
+
+    let part = select(
+        &text,
+        Selector {
+            grep: Some("x".into()),
+            max_chars: Some(10),
+            ..Selector::default()
+        },
+    );
+    assert_eq!(part.body, "2:xxxxxxxx\n[line 2 cut: over the size]\n");
+    let next = part.next.unwrap();
+    assert_eq!(
+        (next.lines.as_deref(), next.grep.as_deref()),
+        (Some("3-"), Some("x"))
+    );
+}
