@@ -272,8 +272,8 @@ impl Host {
 
     /// The part of the original stored under `key` that `selector` selects, held to the
     /// retrieval size ([`crate::HostBuilder::retrieval_limit_tokens`]) unless the selector
-    /// gives `max_chars`; what each selector does and which combine is listed at
-    /// [`Selector`]'s module, `retrieve`. Rows are written as the entry of the key's tool
+    /// gives `max_chars`; what each selector does and which combine is listed in
+    /// [`crate::retrieve`]. Rows are written as the entry of the key's tool
     /// writes a table at `minimal` (losslessly), or as compact JSON.
     ///
     /// [`Retrieval::text`] is the text `wm_get_result` returns: a header naming the key and

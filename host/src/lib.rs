@@ -58,7 +58,7 @@ pub mod pipeline;
 mod plugins;
 mod registry;
 mod report;
-mod retrieve;
+pub mod retrieve;
 mod tee;
 mod tokens;
 

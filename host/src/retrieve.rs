@@ -23,13 +23,21 @@
 //!
 //! Without `max_chars`, a result is held to a default size: [`DEFAULT_LIMIT_TOKENS`] tokens
 //! (25,000 o200k tokens, the size Claude Code refuses for one MCP result), configurable with
-//! [`crate::HostBuilder::retrieval_limit_tokens`]. Tokens are counted line by line (row by row
-//! for tables) with the host's tokenizer, which is within a few tokens of counting the whole.
-//! Asked without any selector, an original over that size returns its first part with an
-//! outline line (line count, bytes, tokens; for JSON the top-level members with each array's
-//! length). A result cut at either limit ends with the exact selector that returns the next
-//! part, and a part always holds at least one line or row: a single line or row longer than
-//! the limit is itself cut, with a line saying so.
+//! [`crate::HostBuilder::retrieval_limit_tokens`]. Tokens are counted with the host's
+//! tokenizer: line by line for lines (within a few tokens of counting the whole), a table
+//! whole (the most rows that fit are found by halving), and whether a whole original fits from
+//! a prefix of eight bytes a token, so a 100 MB original is not counted to learn that it does
+//! not. Asked without any selector (or with `max_chars` alone), an original over the size
+//! returns its first part after an outline line (line count, bytes, tokens; for JSON the
+//! top-level members with each array's length), a JSON original's first part being the first
+//! rows of its main array (as `rows` chooses it). A result cut at either limit ends with the
+//! exact selector that returns the next part, and a part always holds at least one line or
+//! row: a single line or row longer than the limit is itself cut, with a line saying so. A
+//! value at `pointer` over the size comes back as rows when it is an array, else cut, with a
+//! line listing its members' pointers.
+//!
+//! The `recover` command applies none of this when given no selector: it prints the exact
+//! original bytes, as a file a person or a script asked for.
 //!
 //! # The result
 //!
