@@ -14,7 +14,7 @@ use parrot_host::manifest::SourceKind;
 use parrot_host::mcp::Proxy;
 use parrot_host::{
     Call, Host, HostBuilder, Input, Level, MemoryTeeStore, Observer, Origin, Retention,
-    SqliteTeeStore, TokenEvent, Tokenizer,
+    RetrieveError, Selector, SqliteTeeStore, TokenEvent, Tokenizer,
 };
 use serde_json::{Value, json};
 
@@ -100,10 +100,34 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Print the exact original payload stored under KEY; exit 1 if there is none.
+    /// Print the exact original payload stored under KEY, or the part of it the selectors
+    /// choose (after a header line naming the key and the selectors; a part cut to size ends
+    /// with "[more: …]", the arguments of the next part). Exit 1 if nothing is stored under
+    /// KEY, 2 for a bad selector.
     Recover {
         /// The tee key (from a `_tee` pointer or `compression_tee_key`).
         key: String,
+        /// Lines of a text original, 1-based and inclusive: A-B, -N (the last N), A- (A to the
+        /// end), or A.
+        #[arg(long, value_name = "RANGE", allow_hyphen_values = true)]
+        lines: Option<String>,
+        /// The lines that match a regular expression, as N:line with context lines as N-line.
+        #[arg(long, value_name = "RE", allow_hyphen_values = true)]
+        grep: Option<String>,
+        /// With --grep: lines of context before and after each match.
+        #[arg(long, value_name = "N", allow_hyphen_values = true)]
+        context: Option<String>,
+        /// An RFC 6901 JSON Pointer into a JSON original (/rows/17, /items/3/title).
+        #[arg(long, value_name = "POINTER", allow_hyphen_values = true)]
+        pointer: Option<String>,
+        /// Elements of the tabulated array, 0-based and inclusive (40-59, -10, 40-), written
+        /// as the tool's table.
+        #[arg(long, value_name = "RANGE", allow_hyphen_values = true)]
+        rows: Option<String>,
+        /// The most characters of the part (0: no limit); without it a part is held to 25,000
+        /// tokens. Alone, it asks for the first part with an outline.
+        #[arg(long, value_name = "N", allow_hyphen_values = true)]
+        max_chars: Option<String>,
     },
     /// List every codec: name, interface version, origin.
     Plugins,
@@ -253,7 +277,37 @@ fn run(cli: &Cli) -> Result<(), Failure> {
             Ok(())
         }
         Command::Replay { file, out, json } => replay(cli, file.as_deref(), out.as_deref(), *json),
-        Command::Recover { key } => recover(cli, key),
+        Command::Recover {
+            key,
+            lines,
+            grep,
+            context,
+            pointer,
+            rows,
+            max_chars,
+        } => {
+            let count = |name: &str, value: &Option<String>| -> Result<Option<usize>, Failure> {
+                value
+                    .as_deref()
+                    .map(|text| {
+                        text.parse::<usize>().map_err(|_| {
+                            Failure::config(vec![format!(
+                                "selector \"{name}\": expected a non-negative integer, got \"{text}\""
+                            )])
+                        })
+                    })
+                    .transpose()
+            };
+            let selector = Selector {
+                lines: lines.clone(),
+                grep: grep.clone(),
+                context: count("context", context)?,
+                pointer: pointer.clone(),
+                rows: rows.clone(),
+                max_chars: count("max_chars", max_chars)?,
+            };
+            recover(cli, key, &selector)
+        }
         Command::Plugins => {
             plugins(&host(cli, false, None)?);
             Ok(())
@@ -364,13 +418,29 @@ fn compress(
     Ok(())
 }
 
-fn recover(cli: &Cli, key: &str) -> Result<(), Failure> {
+/// Without a selector: the exact original bytes (a person or a script asked for the file).
+/// With one: the retrieval, as `wm_get_result` returns it but with the continuation written as
+/// this command's arguments.
+fn recover(cli: &Cli, key: &str, selector: &Selector) -> Result<(), Failure> {
     let host = host(cli, true, None)?;
-    match host.recover(key) {
-        Ok(Some(original)) => write_stdout(&original),
-        Ok(None) => Err(Failure::runtime(format!(
-            "no original is stored under \"{key}\""
-        ))),
+    if selector.is_empty() {
+        return match host.recover(key) {
+            Ok(Some(original)) => write_stdout(&original),
+            Ok(None) => Err(Failure::runtime(format!(
+                "no original is stored under \"{key}\""
+            ))),
+            Err(err) => Err(Failure::runtime(err.to_string())),
+        };
+    }
+    match host.recover_selected(key, selector) {
+        Ok(retrieval) => {
+            let mut text = retrieval.command_text();
+            if !text.ends_with('\n') {
+                text.push('\n');
+            }
+            write_stdout(text.as_bytes())
+        }
+        Err(err @ RetrieveError::Selector { .. }) => Err(Failure::config(vec![err.to_string()])),
         Err(err) => Err(Failure::runtime(err.to_string())),
     }
 }

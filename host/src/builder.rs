@@ -61,6 +61,7 @@ pub struct HostBuilder {
     tee_lossless: bool,
     max_result_chars: Option<usize>,
     verification: Option<Verification>,
+    retrieval_limit_tokens: Option<usize>,
 }
 
 impl std::fmt::Debug for HostBuilder {
@@ -206,6 +207,14 @@ impl HostBuilder {
         self
     }
 
+    /// The size a retrieval ([`Host::recover_selected`]) is held to when its selector gives no
+    /// `max_chars`, in tokens of the host's tokenizer. Default
+    /// [`crate::DEFAULT_LIMIT_TOKENS`] (25,000); 0: no limit.
+    pub fn retrieval_limit_tokens(&mut self, tokens: usize) -> &mut Self {
+        self.retrieval_limit_tokens = Some(tokens);
+        self
+    }
+
     /// How outcomes claimed lossless are verified through the codec's inverse.
     pub fn verification(&mut self, verification: Verification) -> &mut Self {
         self.verification = Some(verification);
@@ -280,6 +289,9 @@ impl HostBuilder {
             max_result_chars: self.max_result_chars.unwrap_or(200_000),
             verification: self.verification.unwrap_or_default(),
             report_tokens: self.report_tokens.unwrap_or(true),
+            retrieval_limit_tokens: self
+                .retrieval_limit_tokens
+                .unwrap_or(crate::retrieve::DEFAULT_LIMIT_TOKENS),
         };
         Stage::new(settings, tokenizer, &self.observers)
     }

@@ -81,6 +81,11 @@ impl Gauge {
         }
     }
 
+    /// The tokenizer.
+    pub(crate) fn counter(&self) -> &dyn TokenCounter {
+        &*self.counter
+    }
+
     /// Whether the counter counts nothing (a no-op counter): then bytes decide.
     pub(crate) fn blind(&self) -> bool {
         *self

@@ -15,11 +15,12 @@ use crate::call::{Call, Processed};
 use crate::call::{OwnedCall, OwnedInput, Skip};
 use crate::discovery::SourceInfo;
 use crate::entries::{EntryTable, Resolution, ResolvedEntry};
-use crate::error::{CompressError, TeeError};
+use crate::error::{CompressError, RetrieveError, TeeError};
 use crate::explain::Explanation;
 use crate::pipeline::{self, Run, Stage};
 use crate::registry::Registry;
 use crate::report::Report;
+use crate::retrieve::{Retrieval, Retriever, Selector};
 use crate::tee::TeeStore;
 
 /// A built host: manifests validated, plugins loaded, every entry's codec constructed.
@@ -269,6 +270,93 @@ impl Host {
         }
     }
 
+    /// The part of the original stored under `key` that `selector` selects, held to the
+    /// retrieval size ([`crate::HostBuilder::retrieval_limit_tokens`]) unless the selector
+    /// gives `max_chars`; what each selector does and which combine is listed in
+    /// [`crate::retrieve`]. Rows are written as the entry of the key's tool
+    /// writes a table at `minimal` (losslessly), or as compact JSON.
+    ///
+    /// [`Retrieval::text`] is the text `wm_get_result` returns: a header naming the key and
+    /// the selector, the part, and the selector of the next part when it was cut.
+    ///
+    /// # Errors
+    ///
+    /// [`RetrieveError::Selector`] naming the selector that is bad;
+    /// [`RetrieveError::NotFound`]; [`RetrieveError::Tee`] when no store is configured or it
+    /// fails.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use parrot_host::{Host, MemoryTeeStore, Selector, TeeStore};
+    ///
+    /// let dir = std::env::temp_dir().join("parrot-doc-recover-selected");
+    /// std::fs::create_dir_all(&dir).unwrap();
+    /// let store = Arc::new(MemoryTeeStore::default());
+    /// store.put("k", b"one\ntwo\nthree\nfour\n").unwrap();
+    /// let host = Host::builder().project(&dir).plugin_path(None).tee_store(store).build().unwrap();
+    ///
+    /// let selector = Selector { lines: Some("2-3".into()), ..Selector::default() };
+    /// let part = host.recover_selected("k", &selector).unwrap();
+    /// assert_eq!(part.body, "two\nthree\n");
+    /// assert_eq!(part.text(), "[wm_get_result {\"key\":\"k\",\"lines\":\"2-3\"}]\ntwo\nthree\n");
+    ///
+    /// let selector = Selector { lines: Some("2-".into()), max_chars: Some(4), ..Selector::default() };
+    /// let part = host.recover_selected("k", &selector).unwrap();
+    /// assert_eq!(part.body, "two\n");
+    /// assert_eq!(part.next.unwrap().lines.as_deref(), Some("3-"));
+    ///
+    /// let selector = Selector { pointer: Some("/a".into()), ..Selector::default() };
+    /// let err = host.recover_selected("k", &selector).unwrap_err();
+    /// assert_eq!(
+    ///     err.to_string(),
+    ///     "selector \"pointer\": the original is text, not JSON (4 lines): use lines or grep"
+    /// );
+    /// ```
+    pub fn recover_selected(
+        &self,
+        key: &str,
+        selector: &Selector,
+    ) -> Result<Retrieval, RetrieveError> {
+        let original = self.recover(key)?.ok_or_else(|| RetrieveError::NotFound {
+            key: key.to_owned(),
+        })?;
+        let tool = tool_of(key);
+        let codec = self
+            .resolve(tool)
+            .entry
+            .map_or_else(|| self.fallback.name().to_owned(), |e| e.codec_name.clone());
+        // `columnar` keeps a few rows as they are (its `min_rows`); a slice of a table it
+        // wrote is still written as one.
+        let few_rows = (codec == "columnar")
+            .then(|| {
+                let params = serde_json::json!({"min_rows": 1});
+                let serde_json::Value::Object(params) = params else {
+                    return None;
+                };
+                self.registry.instantiate("columnar", params).ok()
+            })
+            .flatten();
+        let table = |rows: &str| {
+            lossless(
+                self.compress(tool, Payload::json(rows), Level::Minimal)
+                    .ok(),
+            )
+            .or_else(|| {
+                few_rows
+                    .as_ref()
+                    .and_then(|c| lossless(c.compress(Payload::json(rows), Level::Minimal).ok()))
+            })
+        };
+        Retriever {
+            limit_tokens: self.stage.retrieval_limit_tokens(),
+            counter: self.stage.gauge().counter(),
+            table: &table,
+        }
+        .retrieve(key, &original, selector)
+    }
+
     /// The tee store, when one is configured.
     pub fn tee_store(&self) -> Option<&dyn TeeStore> {
         self.tee.as_deref()
@@ -355,5 +443,24 @@ impl Host {
     /// longest pattern (ties: the earlier source, then the earlier entry); else `"*"`; else none.
     pub fn resolve(&self, tool: &str) -> Resolution<'_> {
         self.table.resolve(tool)
+    }
+}
+
+/// The tool a tee key names (`__tee__:<tool>:…`), or the whole key when it names none: the
+/// entry that applies to it writes the rows of a retrieval.
+fn tool_of(key: &str) -> &str {
+    key.strip_prefix("__tee__:")
+        .and_then(|rest| rest.split(':').next())
+        .unwrap_or(key)
+}
+
+/// The payload of a lossless outcome.
+fn lossless(outcome: Option<Outcome>) -> Option<String> {
+    match outcome {
+        Some(Outcome::Changed {
+            payload,
+            lossy: false,
+        }) => Some(payload),
+        _ => None,
     }
 }

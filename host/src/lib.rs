@@ -58,6 +58,7 @@ pub mod pipeline;
 mod plugins;
 mod registry;
 mod report;
+pub mod retrieve;
 mod tee;
 mod tokens;
 
@@ -69,8 +70,8 @@ pub use call::{Call, Input, Meta, OwnedCall, OwnedInput, Processed, Skip};
 pub use discovery::{PLUGIN_PATH_ENV, SourceInfo};
 pub use entries::{MatchKind, Resolution, ResolvedEntry};
 pub use error::{
-    BuildError, CompressError, Error, LoadError, ManifestError, McpError, SettingsError, TeeError,
-    TeeOpenError,
+    BuildError, CompressError, Error, LoadError, ManifestError, McpError, RetrieveError,
+    SettingsError, TeeError, TeeOpenError,
 };
 pub use explain::Explanation;
 pub use host::Host;
@@ -80,5 +81,6 @@ pub use parrot_codec_api::{Level, Outcome, Payload, PayloadKind};
 pub use pipeline::{KILL_SWITCH_ENV, Verification};
 pub use registry::{CodecInfo, Origin, Registry};
 pub use report::{Report, ReportSnapshot, Row};
+pub use retrieve::{ARGUMENTS, DEFAULT_LIMIT_TOKENS, Retrieval, Selector, is_retrieval};
 pub use tee::{MemoryTeeStore, Retention, SqliteTeeStore, TeeStore};
 pub use tokens::{TokenCounter, Tokenizer};

@@ -4,8 +4,9 @@
 //
 // Starts COMMAND (the proxy, or a server directly) with the SDK's StdioClientTransport, then
 // lists the tools, reads FILE with read_text_file, lists DIR, reads FILE's directory tree, asks
-// wm_get_result for the read's original (when the read carries a "_tee" pointer) and for an
-// unknown key, and prints one JSON object with everything it received.
+// wm_get_result for the read's original (when the read carries a "_tee" pointer), with
+// selectors when PARROT_TEST_GREP is set (see below), and for an unknown key, and prints one
+// JSON object with everything it received.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 
@@ -55,6 +56,33 @@ out.pointer = pointer;
 if (pointer && out.tools.includes("wm_get_result")) {
   const recovered = await client.callTool({ name: "wm_get_result", arguments: { key: pointer.key } });
   out.recovered = { text: textOf(recovered), isError: recovered.isError ?? false };
+}
+// With PARROT_TEST_GREP set: recovery calls with selectors, for a text read the log codec
+// shortened: grep for that expression with two lines of context, the line range of the first
+// marker the shortened text names ("lines A-B", held to 4,000 characters), and a malformed
+// range.
+const grep = process.env.PARROT_TEST_GREP;
+if (pointer && grep && out.tools.includes("wm_get_result")) {
+  let shortened = "";
+  try {
+    shortened = JSON.parse(out.read.text[0]).result ?? "";
+  } catch {
+    shortened = "";
+  }
+  const marker = /lines (\d+)-(\d+)/.exec(typeof shortened === "string" ? shortened : "");
+  out.selected = [];
+  const ask = async (args) => {
+    const answer = await client.callTool({
+      name: "wm_get_result",
+      arguments: { key: pointer.key, ...args },
+    });
+    out.selected.push({ arguments: args, text: textOf(answer), isError: answer.isError ?? false });
+  };
+  await ask({ grep, context: 2 });
+  if (marker) {
+    await ask({ lines: `${marker[1]}-${marker[2]}`, max_chars: 4000 });
+  }
+  await ask({ lines: "12-x" });
 }
 if (out.tools.includes("wm_get_result")) {
   const unknown = await client.callTool({ name: "wm_get_result", arguments: { key: "no-such-key" } });

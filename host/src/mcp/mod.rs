@@ -16,12 +16,17 @@
 //!   `{"content": text}`) carries the compressed text; nothing else in it changes. Blocks that
 //!   are not text or do not hold JSON pass through. A result with `isError: true` is not
 //!   compressed: its text blocks are stored in the tee store (status `error`) and the message
-//!   goes out unchanged. Results of [`RECOVERY_TOOL`] are never compressed;
+//!   goes out unchanged. Results of [`RECOVERY_TOOL`] are never compressed, nor is a text
+//!   block that starts with a retrieval's header ([`crate::is_retrieval`]: a proxy behind
+//!   this one answered it);
 //! - a server's response to `tools/list` (the first page, asked without a cursor): the
 //!   recovery tool is appended to `tools`;
-//! - a client's `tools/call` of [`RECOVERY_TOOL`]: answered by the proxy from the tee store,
-//!   with one text block holding the exact original text, or a tool error (`isError: true`)
-//!   naming the unknown key. The call never reaches the server, except as below.
+//! - a client's `tools/call` of [`RECOVERY_TOOL`]: answered by the proxy from the tee store
+//!   with one text block: a header line naming the key and the selectors, then the original
+//!   or the part the selectors (`lines`, `grep`, `context`, `pointer`, `rows`, `max_chars`,
+//!   see [`crate::Selector`]) choose, held to 25,000 tokens unless `max_chars` says otherwise;
+//!   or a tool error (`isError: true`) naming the unknown key or the bad selector. The call
+//!   never reaches the server, except as below.
 //!
 //! Decisions:
 //!

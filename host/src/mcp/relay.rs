@@ -9,7 +9,9 @@ use serde_json::{Map, Value, json};
 
 use super::RECOVERY_TOOL;
 use crate::call::{Call, Input};
+use crate::error::RetrieveError;
 use crate::host::Host;
+use crate::retrieve::{Selector, is_retrieval};
 
 /// What becomes of one line.
 #[derive(Debug, Default)]
@@ -99,21 +101,78 @@ impl Relay {
         }
     }
 
-    /// The definition of [`RECOVERY_TOOL`], as `tools/list` shows it.
+    /// The definition of [`RECOVERY_TOOL`], as `tools/list` shows it: the key, and every
+    /// selector with examples (see [`crate::Selector`]).
     pub fn recovery_tool() -> Value {
         json!({
             "name": RECOVERY_TOOL,
-            "description": "Returns the exact original of a tool result that was shortened \
-                for you. Pass the key of the result's \"_tee\" pointer.",
+            "description": "Returns the original of a tool result that was shortened for you, \
+                or the part of it you need. Pass the key of the result's \"_tee\" pointer, and \
+                optionally selectors: lines or grep (with context) for text, pointer and/or rows \
+                for JSON, max_chars with any. The answer's first line names the key and the \
+                selectors; a result cut to size ends with \"[more: wm_get_result {...}]\", the \
+                exact arguments that return the next part. Without selectors, an original over \
+                25,000 tokens returns its first part with an outline (lines, top-level members, \
+                array lengths).",
             "inputSchema": {
                 "type": "object",
                 "properties": {
                     "key": {
                         "type": "string",
-                        "description": "The \"key\" of a \"_tee\" pointer."
+                        "description": "The \"key\" of a \"_tee\" pointer.",
+                        "examples": ["__tee__:read_text_file:1a2b3c4d:1"]
+                    },
+                    "lines": {
+                        "type": "string",
+                        "description": "Lines of a text original, 1-based and inclusive, as \
+                            the markers of a shortened log name them (\"lines 118-1330\"): \
+                            \"A-B\", \"-N\" for the last N, \"A-\" from A to the end, \"A\" \
+                            for one line. Returned exactly as written. Combines with grep.",
+                        "examples": ["118-1330", "-50", "4000-", "17"]
+                    },
+                    "grep": {
+                        "type": "string",
+                        "description": "A regular expression (Rust regex syntax); returns each \
+                            matching line as \"N:line\" with its 1-based number, context lines \
+                            as \"N-line\", groups separated by \"--\". Within lines, if given.",
+                        "examples": ["^error", "(?i)panicked|failed", "E0308"]
+                    },
+                    "context": {
+                        "type": "integer",
+                        "minimum": 0,
+                        "description": "With grep: lines to show before and after each match \
+                            (default 0).",
+                        "examples": [3]
+                    },
+                    "pointer": {
+                        "type": "string",
+                        "description": "An RFC 6901 JSON Pointer into a JSON original; returns \
+                            the value there as written. Array indices are 0-based; \"~1\" \
+                            stands for \"/\" and \"~0\" for \"~\" in a member name. With \
+                            rows: the array whose rows to return.",
+                        "examples": ["/rows/17", "/items/3/title", "/data/a~1b"]
+                    },
+                    "rows": {
+                        "type": "string",
+                        "description": "Elements of the array that was tabulated or cut \
+                            (0-based, inclusive: \"40-59\", \"-10\" for the last 10, \"40-\"), \
+                            returned as the same compressed table the shortened result used. \
+                            The array is the one at pointer; without it, the original itself \
+                            when it is an array, else its member \"rows\", else its longest \
+                            array member.",
+                        "examples": ["40-59", "-10", "100-"]
+                    },
+                    "max_chars": {
+                        "type": "integer",
+                        "minimum": 0,
+                        "description": "The most characters to return; a longer result is cut \
+                            on a line or row boundary and ends with the arguments of the next \
+                            part. 0: no limit. Without it, results are held to 25,000 tokens.",
+                        "examples": [4000]
                     }
                 },
-                "required": ["key"]
+                "required": ["key"],
+                "additionalProperties": false
             }
         })
     }
@@ -256,25 +315,28 @@ impl Relay {
     }
 
     /// The result of a recovery call, or `None` to forward it to a server that has its own.
+    /// A bad selector, an unknown key or a store that fails is a tool error (`isError`).
     fn recover(&self, params: Option<&Value>) -> Option<Value> {
-        let key = params
-            .and_then(|p| p.get("arguments"))
-            .and_then(|a| a.get("key"))
-            .and_then(Value::as_str);
-        let Some(key) = key else {
+        let Some(Value::Object(arguments)) = params.and_then(|p| p.get("arguments")) else {
             return Some(tool_error(format!(
                 "{RECOVERY_TOOL} needs the arguments {{\"key\": string}}: the key of a \"_tee\" pointer"
             )));
         };
-        match self.host.recover(key) {
-            Ok(Some(original)) => Some(json!({
-                "content": [{"type": "text", "text": String::from_utf8_lossy(&original)}]
+        let (key, selector) = match Selector::from_arguments(arguments) {
+            Ok(found) => found,
+            Err(err) => return Some(tool_error(err.to_string())),
+        };
+        match self.host.recover_selected(&key, &selector) {
+            Ok(retrieval) => Some(json!({
+                "content": [{"type": "text", "text": retrieval.text()}]
             })),
-            Ok(None) if self.server_recovers.load(Ordering::Relaxed) => None,
-            Ok(None) => Some(tool_error(format!("no original is stored under \"{key}\""))),
-            Err(err) => Some(tool_error(format!(
+            Err(RetrieveError::NotFound { .. }) if self.server_recovers.load(Ordering::Relaxed) => {
+                None
+            }
+            Err(RetrieveError::Tee(err)) => Some(tool_error(format!(
                 "cannot read the original stored under \"{key}\": {err}"
             ))),
+            Err(err) => Some(tool_error(err.to_string())),
         }
     }
 
@@ -333,6 +395,11 @@ impl Relay {
             let Some(Value::String(text)) = block.get_mut("text") else {
                 continue;
             };
+            if is_retrieval(text.as_bytes()) {
+                // A recovery result relayed from a proxy behind this one: already the part
+                // the agent asked for.
+                continue;
+            }
             if is_error {
                 // Not compressed, but stored: nothing is lost when the caller raises.
                 self.host
@@ -511,8 +578,190 @@ mod tests {
         assert!(routed.forward.is_none());
         let answer = value(&routed.answer.unwrap());
         assert_eq!(answer["id"], 7);
-        assert_eq!(answer["result"]["content"][0]["text"], original.as_str());
+        let header = format!("[wm_get_result {{\"key\":\"{key}\"}}]\n");
+        assert_eq!(
+            answer["result"]["content"][0]["text"],
+            format!("{header}{original}")
+        );
         assert!(answer["result"].get("isError").is_none());
+    }
+
+    /// A relay with a log stored under the returned key, as a `shell_cargo_build` result
+    /// compressed by the log codec.
+    fn relay_with_log(dir: &std::path::Path) -> (Relay, String, String) {
+        let keys = Arc::new(Keys::default());
+        let relay = relay_with(dir, Arc::clone(&keys));
+        let mut lines: Vec<String> = (1..=300)
+            .map(|i| format!("   Compiling crate_{i} v0.{i}.1 (build step {i})"))
+            .collect();
+        lines[150] = "error[E0308]: mismatched types".to_owned();
+        let log = lines.join("\n") + "\n";
+        relay.from_client(call("1", "shell_cargo_build").as_bytes());
+        let response = result("1", json!({"content": [{"type": "text", "text": log}]}));
+        relay.from_server(response.as_bytes());
+        let key = keys.0.lock().unwrap()[0].clone();
+        (relay, key, log)
+    }
+
+    fn recovery_call(id: u32, arguments: Value) -> String {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": "wm_get_result", "arguments": arguments}})
+        .to_string()
+    }
+
+    /// The text of the proxy's answer to a recovery call, and whether it is a tool error.
+    fn recovered(relay: &Relay, arguments: Value) -> (String, bool) {
+        let line = recovery_call(5, arguments);
+        let routed = relay.from_client(line.as_bytes());
+        assert!(routed.forward.is_none());
+        let answer = value(&routed.answer.unwrap());
+        let text = answer["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        (text, answer["result"]["isError"] == true)
+    }
+
+    #[test]
+    fn selectors_return_exactly_the_lines_asked() {
+        let dir = tempfile::tempdir().unwrap();
+        let (relay, key, log) = relay_with_log(dir.path());
+        let expected = |from: usize, to: usize| -> String {
+            log.lines()
+                .skip(from - 1)
+                .take(to + 1 - from)
+                .map(|l| format!("{l}\n"))
+                .collect()
+        };
+
+        let (text, error) = recovered(&relay, json!({"key": key, "lines": "149-153"}));
+        assert!(!error);
+        let header = format!("[wm_get_result {{\"key\":\"{key}\",\"lines\":\"149-153\"}}]\n");
+        assert_eq!(text, format!("{header}{}", expected(149, 153)));
+
+        let (text, error) = recovered(&relay, json!({"key": key, "grep": "^error", "context": 1}));
+        assert!(!error);
+        let body: Vec<&str> = text.lines().skip(2).collect();
+        assert_eq!(
+            body,
+            [
+                "150-   Compiling crate_150 v0.150.1 (build step 150)",
+                "151:error[E0308]: mismatched types",
+                "152-   Compiling crate_152 v0.152.1 (build step 152)"
+            ]
+        );
+
+        let (text, _) = recovered(&relay, json!({"key": key, "lines": "1-", "max_chars": 200}));
+        assert!(
+            text.ends_with(&format!(
+                "[more: wm_get_result {{\"key\":\"{key}\",\"lines\":\"5-\",\"max_chars\":200}}]\n"
+            )),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_bad_selector_is_a_tool_error_naming_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let (relay, key, _) = relay_with_log(dir.path());
+        let cases = [
+            (
+                json!({"key": key, "lines": "9-x"}),
+                "selector \"lines\": \"9-x\" is not a range",
+            ),
+            (
+                json!({"key": key, "grep": "(("}),
+                "selector \"grep\": \"((\" is not a valid regular expression",
+            ),
+            (
+                json!({"key": key, "pointer": "/rows/1"}),
+                "selector \"pointer\": the original is text, not JSON",
+            ),
+            (
+                json!({"key": key, "lines": "301-"}),
+                "selector \"lines\": \"301-\" starts past the end",
+            ),
+            (
+                json!({"key": key, "colour": "red"}),
+                "selector \"colour\": unknown",
+            ),
+            (
+                json!({"key": key, "max_chars": "ten"}),
+                "selector \"max_chars\": expected a non-negative integer",
+            ),
+        ];
+        for (arguments, start) in cases {
+            let (text, error) = recovered(&relay, arguments);
+            assert!(error, "{text}");
+            assert!(text.starts_with(start), "{text}");
+            assert!(!text.contains('\n'), "{text}");
+        }
+    }
+
+    #[test]
+    fn a_second_proxy_in_front_relays_retrievals_untouched() {
+        let dir = tempfile::tempdir().unwrap();
+        let (inner, key, log) = relay_with_log(dir.path());
+        let outer_dir = tempfile::tempdir().unwrap();
+        let outer = relay(outer_dir.path());
+        // tools/list goes through both: the outer proxy learns that its server (the inner
+        // proxy) answers wm_get_result.
+        let list = br#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#;
+        outer.from_client(list);
+        inner.from_client(list);
+        let tools = result("1", json!({"tools": []}));
+        let listed = inner.from_server(tools.as_bytes());
+        outer.from_server(listed.forward.as_deref().unwrap());
+
+        let asked = recovery_call(2, json!({"key": key, "lines": "1-"}));
+        let through_outer = outer.from_client(asked.as_bytes());
+        assert!(through_outer.answer.is_none());
+        let answered = inner.from_client(through_outer.forward.as_deref().unwrap());
+        let answer = answered.answer.unwrap();
+        let relayed = outer.from_server(&answer);
+        assert_eq!(relayed.forward.as_deref().unwrap(), answer.as_slice());
+        let text = value(&answer)["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        assert!(text.ends_with(&log));
+
+        // The same text as another tool's result is not compressed either.
+        outer.from_client(call("3", "shell_cargo_build").as_bytes());
+        let other = result("3", json!({"content": [{"type": "text", "text": text}]}));
+        assert_eq!(
+            String::from_utf8(
+                outer
+                    .from_server(other.as_bytes())
+                    .forward
+                    .unwrap()
+                    .to_vec()
+            )
+            .unwrap(),
+            other
+        );
+    }
+
+    #[test]
+    fn the_pipeline_passes_a_retrieval_sent_back_through_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let (relay, key, log) = relay_with_log(dir.path());
+        let (text, _) = recovered(&relay, json!({"key": key}));
+        assert!(text.ends_with(&log));
+        let processed = relay
+            .host
+            .process(Call::new("shell_cargo_build", Input::Text(&text)));
+        assert!(!processed.meta.compressed);
+        assert_eq!(
+            processed.meta.skipped,
+            Some(crate::call::Skip::AlreadyCompressed)
+        );
+        assert_eq!(processed.text(), Some(text.as_str()));
+        // The log itself is compressed: the header is what let the retrieval through.
+        let direct = relay
+            .host
+            .process(Call::new("shell_cargo_build", Input::Text(&log)));
+        assert!(direct.meta.compressed);
     }
 
     #[test]

@@ -7,7 +7,9 @@
 //!    nothing else runs — no store write, no event, no counting;
 //! 2. a status other than `success`: the payload goes out byte-identical, and is stored in the
 //!    tee store (reason `error`) so nothing is lost when the caller raises;
-//! 3. `return_direct`, `already_compressed`, effective level `none`: passthrough;
+//! 3. `return_direct`, `already_compressed`, effective level `none`: passthrough; a retrieval
+//!    (its first line the header of a recovery call's result, [`crate::is_retrieval`]) is
+//!    `already_compressed`;
 //! 4. payloads the stage never changes (not UTF-8, empty, JSON with a duplicate member name):
 //!    passthrough, reason `unsupported_payload`; JSON nested deeper than the parser's limit is
 //!    treated as text;
@@ -96,6 +98,8 @@ pub(crate) struct Settings {
     /// Count the savings report's tokens on the background worker (the decisions count with
     /// the tokenizer either way).
     pub(crate) report_tokens: bool,
+    /// The default size of a retrieval, in tokens (0: none).
+    pub(crate) retrieval_limit_tokens: usize,
 }
 
 /// The stage's settings and state, owned by the host.
@@ -155,6 +159,11 @@ impl Stage {
     /// The token gauge of the stage's decisions, in the configured tokenizer.
     pub(crate) fn gauge(&self) -> &Gauge {
         &self.gauge
+    }
+
+    /// The default size of a retrieval, in tokens (0: none).
+    pub(crate) fn retrieval_limit_tokens(&self) -> usize {
+        self.settings.retrieval_limit_tokens
     }
 
     /// The live savings report.

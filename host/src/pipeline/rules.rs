@@ -31,6 +31,11 @@ pub(super) fn decide(run: &Run<'_, '_>, input: &[u8], meta: &mut Meta) -> Option
 /// Rules 3 to 10: the new payload, or why the input goes out.
 fn compress(run: &Run<'_, '_>, input: &[u8], meta: &mut Meta) -> Result<String, Skip> {
     passthrough_flags(run)?;
+    if crate::retrieve::is_retrieval(input) {
+        // A recovery call's result, sent back through a pipeline: compressing it again would
+        // replace the part asked for with markers pointing at the same original.
+        return Err(Skip::AlreadyCompressed);
+    }
     let (kind, text, members) = supported(run, input)?;
     let admitted = admit(run, kind, text)?;
     let produced = run_codec(run, kind, text, members, admitted, meta)?;
@@ -65,7 +70,9 @@ fn store_error_result(run: &Run<'_, '_>, input: &[u8], meta: &mut Meta) {
     }
 }
 
-/// Rule 3: `return_direct`, `already_compressed`, and the effective level `none` pass through.
+/// Rule 3: `return_direct`, `already_compressed`, and the effective level `none` pass through;
+/// so does a retrieval (a payload whose first line is a recovery call's header, see
+/// [`crate::is_retrieval`]), as `already_compressed`.
 fn passthrough_flags(run: &Run<'_, '_>) -> Result<(), Skip> {
     if run.call.return_direct {
         Err(Skip::ReturnDirect)

@@ -292,7 +292,10 @@ fn tools_list_gains_wm_get_result_and_a_json_result_is_compressed_and_recovered_
     );
 
     let recovered = proxy.call(json!(3), "wm_get_result", json!({"key": key}));
-    assert_eq!(first_text(&recovered), original);
+    assert_eq!(
+        first_text(&recovered),
+        format!("[wm_get_result {{\"key\":\"{key}\"}}]\n{original}")
+    );
     assert!(recovered["result"].get("isError").is_none());
 
     let unknown = proxy.call(json!(4), "wm_get_result", json!({"key": "nope"}));
@@ -388,7 +391,10 @@ fn out_of_order_responses_are_each_compressed_for_their_own_call() {
             "wm_get_result",
             json!({"key": key}),
         );
-        assert_eq!(first_text(&recovered), rows_text(rows));
+        assert_eq!(
+            first_text(&recovered),
+            format!("[wm_get_result {{\"key\":\"{key}\"}}]\n{}", rows_text(rows))
+        );
     }
 }
 
@@ -657,11 +663,16 @@ fn filesystem_server(allowed: &Path) -> Vec<String> {
 
 /// A folder holding two corpus files, as the filesystem server sees it (its real path).
 fn data_dir() -> (tempfile::TempDir, PathBuf) {
+    data_dir_of(&["github-repos.json", "query-500x12.json"])
+}
+
+/// A folder holding `files` of the corpus, as the filesystem server sees it (its real path).
+fn data_dir_of(files: &[&str]) -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
     std::fs::create_dir(&data).unwrap();
     let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus");
-    for file in ["github-repos.json", "query-500x12.json"] {
+    for &file in files {
         std::fs::copy(corpus.join(file), data.join(file)).unwrap();
     }
     let data = data.canonicalize().unwrap();
@@ -670,7 +681,21 @@ fn data_dir() -> (tempfile::TempDir, PathBuf) {
 
 /// Runs client.mjs against `command` and returns what it printed.
 fn sdk_client(data: &Path, file: &Path, command: &[String], kill_switch: bool) -> Value {
+    sdk_client_with(data, file, command, kill_switch, None)
+}
+
+/// [`sdk_client`], with `grep` for the recovery calls with selectors (PARROT_TEST_GREP).
+fn sdk_client_with(
+    data: &Path,
+    file: &Path,
+    command: &[String],
+    kill_switch: bool,
+    grep: Option<&str>,
+) -> Value {
     let mut client = Command::new(node());
+    if let Some(grep) = grep {
+        client.env("PARROT_TEST_GREP", grep);
+    }
     client
         .arg(mcp_dir().join("client.mjs"))
         .arg(data)
@@ -730,7 +755,10 @@ fn real_server_file_read_is_compressed_and_wm_get_result_returns_the_exact_origi
     let key = out["pointer"]["key"].as_str().expect("a _tee pointer");
     assert!(key.starts_with("__tee__:read_text_file:"), "{key}");
     assert_eq!(out["recovered"]["isError"], false);
-    assert_eq!(out["recovered"]["text"][0], original.as_str());
+    assert_eq!(
+        out["recovered"]["text"][0],
+        format!("[wm_get_result {{\"key\":\"{key}\"}}]\n{original}")
+    );
     assert_eq!(out["unknown"]["isError"], true);
     assert_eq!(
         out["unknown"]["text"][0],
@@ -796,5 +824,106 @@ fn real_server_killed_mid_session_ends_the_proxy_within_a_second() {
     assert!(
         stderr.contains("error: MCP server was killed by signal 9"),
         "{stderr}"
+    );
+}
+
+#[test]
+fn real_server_build_log_slices_come_back_exactly_and_small() {
+    use parrot_host::{TokenCounter, Tokenizer};
+
+    let (_dir, data) = data_dir_of(&["build-log.txt"]);
+    let project = tempfile::tempdir().unwrap();
+    let file = data.join("build-log.txt");
+    let log = std::fs::read_to_string(&file).unwrap();
+    let lines: Vec<&str> = log.lines().collect();
+    let server = filesystem_server(&data);
+    let out = sdk_client_with(
+        &data,
+        &file,
+        &proxy_command(project.path(), &server),
+        false,
+        Some(r"^error\["),
+    );
+    let key = out["pointer"]["key"].as_str().expect("a _tee pointer");
+    let selected = out["selected"].as_array().expect("the recovery calls ran");
+    assert_eq!(
+        selected.len(),
+        3,
+        "a marker names a line range: {selected:?}"
+    );
+    let answer = |i: usize| -> &str {
+        assert_eq!(selected[i]["isError"], false, "{}", selected[i]);
+        selected[i]["text"][0].as_str().unwrap()
+    };
+
+    // grep: the error line with its number and two lines around it.
+    let grep = answer(0);
+    assert!(Tokenizer::O200k.count(grep) < 2_000);
+    let at = lines.iter().position(|l| l.starts_with("error[")).unwrap();
+    let expected: String = (at - 2..=at + 2)
+        .map(|i| {
+            let mark = if i == at { ':' } else { '-' };
+            format!("{}{mark}{}\n", i + 1, lines[i])
+        })
+        .collect();
+    let body = grep.split_once("]\n").unwrap().1;
+    let (note, body) = body.split_once('\n').unwrap();
+    assert_eq!(
+        note,
+        format!("[1 matching line in lines 1-{}]", lines.len())
+    );
+    assert_eq!(body, expected);
+
+    // lines: the range the first marker names (its fold spans thousands of lines), held to
+    // 4,000 characters: exactly its first lines, then the arguments of the next part.
+    let range = selected[1]["arguments"]["lines"].as_str().unwrap();
+    let (a, b) = range.split_once('-').unwrap();
+    let (a, b): (usize, usize) = (a.parse().unwrap(), b.parse().unwrap());
+    let text = answer(1);
+    assert!(Tokenizer::O200k.count(text) < 2_000, "lines {range}");
+    let (header, rest) = text.split_once('\n').unwrap();
+    assert_eq!(
+        header,
+        format!("[wm_get_result {{\"key\":\"{key}\",\"lines\":\"{range}\",\"max_chars\":4000}}]")
+    );
+    let (body, more) = rest.rsplit_once("[more: ").unwrap();
+    let shown = body.lines().count();
+    assert!(shown > 10, "{body}");
+    let expected: String = lines[a - 1..a - 1 + shown]
+        .iter()
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert_eq!(body, expected);
+    assert_eq!(
+        more,
+        format!(
+            "wm_get_result {{\"key\":\"{key}\",\"lines\":\"{}-{b}\",\"max_chars\":4000}}]\n",
+            a + shown
+        )
+    );
+
+    // A malformed range: a tool error naming it.
+    assert_eq!(selected[2]["isError"], true);
+    assert!(
+        selected[2]["text"][0]
+            .as_str()
+            .unwrap()
+            .starts_with("selector \"lines\": \"12-x\" is not a range"),
+        "{}",
+        selected[2]
+    );
+
+    // Without selectors the 200,000-token log comes back as its first part, not whole.
+    let whole = out["recovered"]["text"][0].as_str().unwrap();
+    assert!(Tokenizer::O200k.count(whole) <= 25_500);
+    assert!(
+        whole.contains("\n[outline: 6002 lines, "),
+        "{}",
+        &whole[..300]
+    );
+    assert!(
+        whole.trim_end().ends_with("-\"}]"),
+        "{}",
+        &whole[whole.len() - 200..]
     );
 }

@@ -1,0 +1,1099 @@
+//! Retrieval: slices of a stored original, chosen by selectors, so that an agent that needs one
+//! failing section of a 200,000-token build log gets that section and not the whole log.
+//!
+//! # Selectors
+//!
+//! Each is optional; a [`Selector`] with none asks for the whole original.
+//!
+//! | selector | value | returns |
+//! |---|---|---|
+//! | `lines` | `"118-1330"`, `"-50"` (the last 50), `"10-"` (10 to the end), `"7"` | those lines of a text original, exactly as written; 1-based and inclusive, as the log codec's markers (`lines A-B`) count them |
+//! | `grep` | a regular expression (the `regex` crate's syntax) | every matching line as `N:line`, with `context` lines around it as `N-line`; overlapping or adjacent groups merge, and groups are separated by a line `--` |
+//! | `context` | a number of lines (default 0) | with `grep` only |
+//! | `pointer` | an RFC 6901 JSON Pointer: `/rows/17`, `/items/3/title`, `/a~1b` for the member `a/b`, `/a~0b` for `a~b` | the value it points at in a JSON original, exactly as written |
+//! | `rows` | `"40-59"`, `"-10"`, `"40-"`, `"7"` | those elements of the array the codec tabulated (the one at `pointer`; without it the original itself when it is an array, else its member `rows`, else its longest array member), 0-based like the pointer's indices, written as the tool's codec writes a table losslessly (a TOON or `columnar` table), or as compact JSON where no table is shorter |
+//! | `max_chars` | a number of characters (code points) | the body cut at that size on a line or row boundary; `0`: no limit at all |
+//!
+//! Combinations: `lines` + `grep` (grep within those lines), `grep` + `context`,
+//! `pointer` + `rows` (rows of the array at the pointer), and `max_chars` with any. Any other
+//! pair (`lines` with `pointer` or `rows`, `grep` with `pointer` or `rows`, `context` without
+//! `grep`) is a one-line error naming both.
+//!
+//! # Size
+//!
+//! Without `max_chars`, a result is held to a default size: [`DEFAULT_LIMIT_TOKENS`] tokens
+//! (25,000 o200k tokens, the size Claude Code refuses for one MCP result), configurable with
+//! [`crate::HostBuilder::retrieval_limit_tokens`]. Tokens are counted with the host's
+//! tokenizer: line by line for lines (within a few tokens of counting the whole), a table
+//! whole (the most rows that fit are found by halving), and whether a whole original fits from
+//! a prefix of eight bytes a token, so a 100 MB original is not counted to learn that it does
+//! not. Asked without any selector (or with `max_chars` alone), an original over the size
+//! returns its first part after an outline line (line count, bytes, tokens; for JSON the
+//! top-level members with each array's length), a JSON original's first part being the first
+//! rows of its main array (as `rows` chooses it). A result cut at either limit ends with the
+//! exact selector that returns the next part, and a part always holds at least one line or
+//! row: a single line or row longer than the limit is itself cut, with a line saying so. A
+//! value at `pointer` over the size comes back as rows when it is an array, else cut, with a
+//! line listing its members' pointers.
+//!
+//! The `recover` command applies none of this when given no selector: it prints the exact
+//! original bytes, as a file a person or a script asked for.
+//!
+//! # The result
+//!
+//! ```text
+//! [wm_get_result {"key":"__tee__:ci:1a2b3c4d:1","lines":"4095-4105"}]
+//! …the lines 4095 to 4105 of the original, exactly…
+//! [more: wm_get_result {"key":"__tee__:ci:1a2b3c4d:1","lines":"4106-"}]
+//! ```
+//!
+//! The first line is the header: the tool's name and the selector asked, as the tool's
+//! arguments. Lines in brackets after it (`[outline …]`, `[rows …]`) describe the body; the
+//! body follows; the last line, `[more: …]`, is there only when the result was cut. The
+//! header is how a retrieval is recognised ([`is_retrieval`]): the pipeline passes such a
+//! payload through untouched (reason `already_compressed`), so a retrieval sent back through
+//! a pipeline or a second proxy is never compressed again.
+
+use std::borrow::Cow;
+use std::fmt::Write as _;
+
+use regex::Regex;
+use serde_json::{Map, Value};
+
+use crate::error::RetrieveError;
+use crate::tokens::TokenCounter;
+
+/// The default size of one retrieval, in tokens of the host's tokenizer: 25,000, the size of
+/// one MCP result that Claude Code refuses.
+pub const DEFAULT_LIMIT_TOKENS: usize = 25_000;
+
+/// The first characters of every retrieval's header line.
+const HEADER: &str = "[wm_get_result {";
+
+/// The names of a recovery call's arguments, in the order the header writes them.
+pub const ARGUMENTS: [&str; 7] = [
+    "key",
+    "lines",
+    "grep",
+    "context",
+    "pointer",
+    "rows",
+    "max_chars",
+];
+
+/// Which part of a stored original to return: every member optional (see the
+/// [module documentation](self) for what each selects and which combine).
+///
+/// # Examples
+///
+/// ```
+/// use parrot_host::Selector;
+///
+/// let selector = Selector {
+///     grep: Some("^error".into()),
+///     context: Some(2),
+///     ..Selector::default()
+/// };
+/// assert_eq!(selector.to_arguments("k"), r#"{"key":"k","grep":"^error","context":2}"#);
+/// assert_eq!(selector.to_flags("k"), "recover k --grep '^error' --context 2");
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Selector {
+    /// A line range: `"A-B"`, `"-N"` (the last N), `"A-"` (A to the end), `"A"`; 1-based.
+    pub lines: Option<String>,
+    /// A regular expression; the matching lines are returned with their numbers.
+    pub grep: Option<String>,
+    /// Lines of context around each `grep` match.
+    pub context: Option<usize>,
+    /// An RFC 6901 JSON Pointer into a JSON original.
+    pub pointer: Option<String>,
+    /// A range of the elements of the tabulated array, 0-based: `"40-59"`, `"-10"`, `"40-"`.
+    pub rows: Option<String>,
+    /// The most characters of the body; `0`: no limit, not even the default.
+    pub max_chars: Option<usize>,
+}
+
+impl Selector {
+    /// No selector: the whole original (held to the default size).
+    pub fn is_empty(&self) -> bool {
+        *self == Selector::default()
+    }
+
+    /// The key and the selector of a recovery call's arguments (`wm_get_result`'s `arguments`
+    /// object): `key` a string; `lines`, `grep`, `pointer`, `rows` strings (a number is taken
+    /// as its text for `lines` and `rows`); `context` and `max_chars` non-negative integers.
+    ///
+    /// # Errors
+    ///
+    /// [`RetrieveError::Selector`] naming the argument: an unknown member, a missing key, a
+    /// value of the wrong type.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use parrot_host::Selector;
+    ///
+    /// let args = serde_json::json!({"key": "k", "lines": "-50"});
+    /// let (key, selector) = Selector::from_arguments(args.as_object().unwrap()).unwrap();
+    /// assert_eq!((key.as_str(), selector.lines.as_deref()), ("k", Some("-50")));
+    ///
+    /// let bad = serde_json::json!({"key": "k", "line": "1-2"});
+    /// let err = Selector::from_arguments(bad.as_object().unwrap()).unwrap_err();
+    /// assert_eq!(
+    ///     err.to_string(),
+    ///     "selector \"line\": unknown (known: key, lines, grep, context, pointer, rows, max_chars)"
+    /// );
+    /// ```
+    pub fn from_arguments(
+        arguments: &Map<String, Value>,
+    ) -> Result<(String, Selector), RetrieveError> {
+        if let Some(unknown) = arguments.keys().find(|k| !ARGUMENTS.contains(&k.as_str())) {
+            return Err(bad(
+                unknown,
+                format!("unknown (known: {})", ARGUMENTS.join(", ")),
+            ));
+        }
+        let key = match arguments.get("key") {
+            Some(Value::String(key)) => key.clone(),
+            Some(other) => return Err(bad("key", format!("expected a string, got {other}"))),
+            None => return Err(bad("key", "missing: the key of a \"_tee\" pointer")),
+        };
+        let text = |name: &str, numbers: bool| -> Result<Option<String>, RetrieveError> {
+            match arguments.get(name) {
+                None | Some(Value::Null) => Ok(None),
+                Some(Value::String(text)) => Ok(Some(text.clone())),
+                Some(Value::Number(n)) if numbers => Ok(Some(n.to_string())),
+                Some(other) => Err(bad(name, format!("expected a string, got {other}"))),
+            }
+        };
+        let count = |name: &str| -> Result<Option<usize>, RetrieveError> {
+            match arguments.get(name) {
+                None | Some(Value::Null) => Ok(None),
+                Some(Value::Number(n)) => match n.as_u64().and_then(|n| usize::try_from(n).ok()) {
+                    Some(n) => Ok(Some(n)),
+                    None => Err(bad(
+                        name,
+                        format!("expected a non-negative integer, got {n}"),
+                    )),
+                },
+                Some(other) => Err(bad(
+                    name,
+                    format!("expected a non-negative integer, got {other}"),
+                )),
+            }
+        };
+        let selector = Selector {
+            lines: text("lines", true)?,
+            grep: text("grep", false)?,
+            context: count("context")?,
+            pointer: text("pointer", false)?,
+            rows: text("rows", true)?,
+            max_chars: count("max_chars")?,
+        };
+        Ok((key, selector))
+    }
+
+    /// The recovery call's arguments for `key` and this selector, as one line of JSON in the
+    /// order of [`ARGUMENTS`].
+    pub fn to_arguments(&self, key: &str) -> String {
+        let mut arguments = Map::new();
+        arguments.insert("key".into(), Value::from(key));
+        let mut put = |name: &str, value: Option<Value>| {
+            if let Some(value) = value {
+                arguments.insert(name.into(), value);
+            }
+        };
+        put("lines", self.lines.clone().map(Value::from));
+        put("grep", self.grep.clone().map(Value::from));
+        put("context", self.context.map(Value::from));
+        put("pointer", self.pointer.clone().map(Value::from));
+        put("rows", self.rows.clone().map(Value::from));
+        put("max_chars", self.max_chars.map(Value::from));
+        Value::Object(arguments).to_string()
+    }
+
+    /// The `recover` command's arguments for `key` and this selector, quoted for a POSIX shell
+    /// where needed.
+    pub fn to_flags(&self, key: &str) -> String {
+        let mut flags = format!("recover {}", quote(key));
+        let mut put = |flag: &str, value: Option<String>| {
+            if let Some(value) = value {
+                let _ = write!(flags, " --{flag} {}", quote(&value));
+            }
+        };
+        put("lines", self.lines.clone());
+        put("grep", self.grep.clone());
+        put("context", self.context.map(|n| n.to_string()));
+        put("pointer", self.pointer.clone());
+        put("rows", self.rows.clone());
+        put("max-chars", self.max_chars.map(|n| n.to_string()));
+        flags
+    }
+}
+
+/// `text` as one word of a POSIX shell.
+fn quote(text: &str) -> Cow<'_, str> {
+    let plain = !text.is_empty()
+        && text
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"_-:./,=+@%".contains(&b));
+    if plain {
+        Cow::Borrowed(text)
+    } else {
+        Cow::Owned(format!("'{}'", text.replace('\'', r"'\''")))
+    }
+}
+
+fn bad(selector: &str, message: impl Into<String>) -> RetrieveError {
+    RetrieveError::Selector {
+        selector: selector.to_owned(),
+        message: message.into(),
+    }
+}
+
+/// Whether `payload` is a retrieval: its first line is a retrieval's header,
+/// `[wm_get_result {"key":…}]`.
+///
+/// # Examples
+///
+/// ```
+/// assert!(parrot_host::is_retrieval(b"[wm_get_result {\"key\":\"k\"}]\nbody"));
+/// assert!(!parrot_host::is_retrieval(b"[wm_get_result] is a tool"));
+/// ```
+pub fn is_retrieval(payload: &[u8]) -> bool {
+    if !payload.starts_with(HEADER.as_bytes()) {
+        return false;
+    }
+    let first = payload.split(|&b| b == b'\n').next().unwrap_or_default();
+    let first = first.strip_suffix(b"\r").unwrap_or(first);
+    let Some(arguments) = first
+        .strip_prefix(&HEADER.as_bytes()[..HEADER.len() - 1])
+        .and_then(|rest| rest.strip_suffix(b"]"))
+    else {
+        return false;
+    };
+    matches!(
+        serde_json::from_slice::<Value>(arguments),
+        Ok(Value::Object(members)) if members.get("key").is_some_and(Value::is_string)
+    )
+}
+
+/// What a recovery call returns: the header, the lines that describe the body, the body, and
+/// the selector of the next part when the result was cut.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Retrieval {
+    /// The key the original is stored under.
+    pub key: String,
+    /// The selector asked.
+    pub selector: Selector,
+    /// The `[outline …]` and `[rows …]` lines, without their brackets.
+    pub notes: Vec<String>,
+    /// The selected part.
+    pub body: String,
+    /// The selector that returns the next part, when the body was cut.
+    pub next: Option<Selector>,
+}
+
+impl Retrieval {
+    /// The header line, without its newline.
+    pub fn header(&self) -> String {
+        format!("[wm_get_result {}]", self.selector.to_arguments(&self.key))
+    }
+
+    /// The whole result as `wm_get_result` returns it, the continuation written as the tool's
+    /// arguments.
+    pub fn text(&self) -> String {
+        self.render(
+            self.next
+                .as_ref()
+                .map(|next| format!("wm_get_result {}", next.to_arguments(&self.key))),
+        )
+    }
+
+    /// The whole result as the `recover` command prints it, the continuation written as the
+    /// command's arguments.
+    pub fn command_text(&self) -> String {
+        self.render(
+            self.next
+                .as_ref()
+                .map(|next| format!("parrot-compress {}", next.to_flags(&self.key))),
+        )
+    }
+
+    fn render(&self, more: Option<String>) -> String {
+        let mut out = String::with_capacity(self.body.len() + 256);
+        out.push_str(&self.header());
+        out.push('\n');
+        for note in &self.notes {
+            let _ = writeln!(out, "[{note}]");
+        }
+        out.push_str(&self.body);
+        if let Some(more) = more {
+            if !self.body.is_empty() && !self.body.ends_with('\n') {
+                out.push('\n');
+            }
+            let _ = writeln!(out, "[more: {more}]");
+        }
+        out
+    }
+}
+
+/// How big a part may be.
+#[derive(Clone, Copy)]
+enum Limit<'c> {
+    None,
+    Chars(usize),
+    Tokens(usize, &'c dyn TokenCounter),
+}
+
+impl Limit<'_> {
+    fn size(&self, text: &str) -> usize {
+        match self {
+            Limit::None => 0,
+            Limit::Chars(_) => text.chars().count(),
+            Limit::Tokens(_, counter) => counter.count(text),
+        }
+    }
+
+    /// Whether `text` is over the limit, reading no more of it than the decision needs: a
+    /// token is at least one byte and a character at least one byte, so a text of at most
+    /// `max` bytes fits; for tokens, a prefix of `8 × max` bytes already over the limit
+    /// decides without counting the rest (a token is rarely longer than 8 bytes).
+    fn over(&self, text: &str) -> bool {
+        match self {
+            Limit::None => false,
+            _ if text.len() <= self.max() => false,
+            Limit::Chars(max) => text.chars().nth(*max).is_some(),
+            Limit::Tokens(max, counter) => {
+                let mut end = max.saturating_mul(8).min(text.len());
+                while !text.is_char_boundary(end) {
+                    end -= 1;
+                }
+                counter.count(&text[..end]) > *max
+                    || (end < text.len() && counter.count(text) > *max)
+            }
+        }
+    }
+
+    fn max(&self) -> usize {
+        match self {
+            Limit::None => usize::MAX,
+            Limit::Chars(max) | Limit::Tokens(max, _) => *max,
+        }
+    }
+
+    /// `text` cut to fit, on a character boundary (by characters for a token limit too, at
+    /// four per token: only one oversized line or row is ever cut this way).
+    fn cut<'t>(&self, text: &'t str) -> &'t str {
+        let chars = match self {
+            Limit::None => return text,
+            Limit::Chars(max) => *max,
+            Limit::Tokens(max, _) => max.saturating_mul(4),
+        };
+        match text.char_indices().nth(chars) {
+            Some((at, _)) => &text[..at],
+            None => text,
+        }
+    }
+}
+
+/// What a retrieval needs besides the original: the default size, the tokenizer, and how the
+/// tool's codec writes a table.
+pub(crate) struct Retriever<'a> {
+    /// The default size in tokens (0: none).
+    pub(crate) limit_tokens: usize,
+    pub(crate) counter: &'a dyn TokenCounter,
+    /// A JSON array of rows written as the tool's codec writes it losslessly, or `None` when
+    /// no table is shorter than the array.
+    pub(crate) table: &'a dyn Fn(&str) -> Option<String>,
+}
+
+impl Retriever<'_> {
+    /// The part of `original` (stored under `key`) that `selector` selects.
+    pub(crate) fn retrieve(
+        &self,
+        key: &str,
+        original: &[u8],
+        selector: &Selector,
+    ) -> Result<Retrieval, RetrieveError> {
+        check_combination(selector)?;
+        let limit = match selector.max_chars {
+            Some(0) => Limit::None,
+            Some(max) => Limit::Chars(max),
+            None if self.limit_tokens == 0 => Limit::None,
+            None => Limit::Tokens(self.limit_tokens, self.counter),
+        };
+        let text = String::from_utf8_lossy(original);
+        let mut retrieval = Retrieval {
+            key: key.to_owned(),
+            selector: selector.clone(),
+            notes: Vec::new(),
+            body: String::new(),
+            next: None,
+        };
+        if selector.pointer.is_some() || selector.rows.is_some() {
+            self.json(&text, selector, limit, &mut retrieval)?;
+        } else if selector.lines.is_some() || selector.grep.is_some() {
+            lines(&text, selector, limit, &mut retrieval)?;
+        } else {
+            self.whole(&text, limit, &mut retrieval)?;
+        }
+        Ok(retrieval)
+    }
+
+    /// No selector: the whole original, or its first part with an outline.
+    fn whole(
+        &self,
+        text: &str,
+        limit: Limit<'_>,
+        out: &mut Retrieval,
+    ) -> Result<(), RetrieveError> {
+        if !limit.over(text) {
+            out.body = text.to_owned();
+            return Ok(());
+        }
+        if let Ok(root) = parrot_json::value_span(text)
+            && let Some((pointer, array)) = main_array(text, root.start)
+        {
+            out.notes.push(json_outline(text, root.start));
+            let rows = Selector {
+                pointer: Some(pointer),
+                rows: Some("0-".into()),
+                ..out.selector.clone()
+            };
+            self.rows(text, &array, "0-", &rows, limit, out)?;
+            return Ok(());
+        }
+        let all = split_lines(text);
+        let selector = Selector {
+            lines: Some("1-".into()),
+            ..out.selector.clone()
+        };
+        let shown = take_lines(&all, 0, all.len(), limit, &selector, out);
+        // Counted up to a megabyte (tens of milliseconds); past that, scaled from the part
+        // shown.
+        let tokens = if text.len() <= 1 << 20 {
+            self.counter.count(text).to_string()
+        } else {
+            let part = self.counter.count(&out.body).max(1);
+            format!("about {}", text.len() * part / out.body.len().max(1))
+        };
+        out.notes.push(format!(
+            "outline: {} lines, {} bytes, {tokens} tokens; lines 1-{shown} below",
+            all.len(),
+            text.len(),
+        ));
+        Ok(())
+    }
+
+    /// `pointer` and `rows`.
+    fn json(
+        &self,
+        text: &str,
+        selector: &Selector,
+        limit: Limit<'_>,
+        out: &mut Retrieval,
+    ) -> Result<(), RetrieveError> {
+        let name = if selector.pointer.is_some() {
+            "pointer"
+        } else {
+            "rows"
+        };
+        let root = parrot_json::value_span(text).map_err(|_| {
+            bad(
+                name,
+                format!(
+                    "the original is text, not JSON ({} lines): use lines or grep",
+                    split_lines(text).len()
+                ),
+            )
+        })?;
+        let (pointer, span) = match &selector.pointer {
+            Some(pointer) => (pointer.clone(), resolve(text, root, pointer)?),
+            None => {
+                let (pointer, span) = main_array(text, root.start).ok_or_else(|| {
+                    bad(
+                        "rows",
+                        "the original holds no array at its top level: give the pointer of one",
+                    )
+                })?;
+                (pointer, span)
+            }
+        };
+        let value = &text[span.clone()];
+        if let Some(range) = &selector.rows {
+            if !value.starts_with('[') {
+                return Err(bad(
+                    "rows",
+                    format!("{} is {}, not an array", shown(&pointer), kind_of(value)),
+                ));
+            }
+            let mut next = selector.clone();
+            next.pointer = Some(pointer);
+            return self.rows(text, &span, range, &next, limit, out);
+        }
+        if !limit.over(value) {
+            out.body = value.to_owned();
+            return Ok(());
+        }
+        if value.starts_with('[') {
+            let mut next = selector.clone();
+            next.rows = Some("0-".into());
+            return self.rows(text, &span, "0-", &next, limit, out);
+        }
+        out.notes.push(format!(
+            "{} is {} of {} bytes, over the size: {}",
+            shown(&pointer),
+            kind_of(value),
+            value.len(),
+            if value.starts_with('{') {
+                format!(
+                    "point at one of its members: {}",
+                    member_list(text, span.start, &pointer)
+                )
+            } else {
+                "cut below".to_owned()
+            }
+        ));
+        out.body = limit.cut(value).to_owned();
+        Ok(())
+    }
+
+    /// The rows `range` of the array at `array`, as a table; `asked` is the selector whose
+    /// `rows` the continuation advances.
+    fn rows(
+        &self,
+        text: &str,
+        array: &parrot_json::Span,
+        range: &str,
+        asked: &Selector,
+        limit: Limit<'_>,
+        out: &mut Retrieval,
+    ) -> Result<(), RetrieveError> {
+        let elements = parrot_json::elements(text, array.start)
+            .map_err(|err| bad("rows", format!("the array is not valid JSON: {err}")))?;
+        let (first, end) = parse_range("rows", range, elements.len(), 0, "elements")?;
+        let render = |count: usize| -> String {
+            let mut rows = String::from("[");
+            for (i, span) in elements[first..first + count].iter().enumerate() {
+                if i > 0 {
+                    rows.push(',');
+                }
+                rows.push_str(&text[span.clone()]);
+            }
+            rows.push(']');
+            match (self.table)(&rows) {
+                Some(table) => table,
+                None => {
+                    let mut compact = String::with_capacity(rows.len());
+                    parrot_json::write_compact(&rows, &mut compact);
+                    compact
+                }
+            }
+        };
+        let wanted = end - first;
+        let mut count = wanted;
+        let mut body = render(count);
+        if limit.over(&body) {
+            // The most rows that fit, found by halving: a table's size grows with its rows.
+            let (mut fits, mut over) = (0, count);
+            while over - fits > 1 {
+                let mid = fits + (over - fits) / 2;
+                if !limit.over(&render(mid)) {
+                    fits = mid;
+                } else {
+                    over = mid;
+                }
+            }
+            count = fits.max(1);
+            body = render(count);
+            if fits == 0 {
+                let pointer = asked.pointer.as_deref().unwrap_or_default();
+                out.notes.push(format!(
+                    "row {first} alone is over the size, cut below: its members are at {pointer}/{first}/…"
+                ));
+                body = limit.cut(&body).to_owned();
+            }
+        }
+        let last = first + count - 1;
+        let which = if first == last {
+            format!("row {first}")
+        } else {
+            format!("rows {first}-{last}")
+        };
+        out.notes.push(format!(
+            "{which} of {} at {}",
+            elements.len(),
+            shown(asked.pointer.as_deref().unwrap_or_default())
+        ));
+        if count < wanted {
+            let mut next = asked.clone();
+            next.rows = Some(if end == elements.len() {
+                format!("{}-", last + 1)
+            } else {
+                format!("{}-{}", last + 1, end - 1)
+            });
+            out.next = Some(next);
+        }
+        if !body.ends_with('\n') {
+            body.push('\n');
+        }
+        out.body = body;
+        Ok(())
+    }
+}
+
+/// The pairs of selectors that do not combine.
+fn check_combination(selector: &Selector) -> Result<(), RetrieveError> {
+    let given = |value: bool, name: &'static str| value.then_some(name);
+    let text = [
+        given(selector.lines.is_some(), "lines"),
+        given(selector.grep.is_some(), "grep"),
+    ];
+    let json = [
+        given(selector.pointer.is_some(), "pointer"),
+        given(selector.rows.is_some(), "rows"),
+    ];
+    if let (Some(Some(a)), Some(Some(b))) = (
+        text.iter().find(|n| n.is_some()),
+        json.iter().find(|n| n.is_some()),
+    ) {
+        return Err(bad(
+            a,
+            format!(
+                "does not combine with {b} (these combine: lines+grep, grep+context, pointer+rows, max_chars with any)"
+            ),
+        ));
+    }
+    if selector.context.is_some() && selector.grep.is_none() {
+        return Err(bad("context", "needs grep: the lines around each match"));
+    }
+    Ok(())
+}
+
+/// A range `A-B`, `-N`, `A-` or `A` over `len` items numbered from `base`, as the half-open
+/// range of indices `(first, end)`.
+fn parse_range(
+    name: &str,
+    range: &str,
+    len: usize,
+    base: usize,
+    items: &str,
+) -> Result<(usize, usize), RetrieveError> {
+    let malformed = || {
+        bad(
+            name,
+            format!(
+                "\"{range}\" is not a range: expected A-B, -N (the last N), A- (A to the end) or A, with whole numbers{}",
+                if base == 1 { " from 1" } else { " from 0" }
+            ),
+        )
+    };
+    let number = |text: &str| -> Result<usize, RetrieveError> {
+        if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(malformed());
+        }
+        text.parse::<usize>().map_err(|_| malformed())
+    };
+    let range = range.trim();
+    let (first, last) = match range.split_once('-') {
+        None => {
+            let n = number(range)?;
+            (n, Some(n))
+        }
+        Some(("", count)) => {
+            let count = number(count)?;
+            if count == 0 {
+                return Err(malformed());
+            }
+            let first = len.saturating_sub(count) + base;
+            (first, len.checked_sub(1).map(|last| last + base))
+        }
+        Some((first, "")) => (number(first)?, None),
+        Some((first, last)) => (number(first)?, Some(number(last)?)),
+    };
+    if first < base {
+        return Err(malformed());
+    }
+    if len == 0 {
+        return Err(bad(
+            name,
+            format!("\"{range}\": the original has no {items}"),
+        ));
+    }
+    let highest = len - 1 + base;
+    if first > highest {
+        return Err(bad(
+            name,
+            format!("\"{range}\" starts past the end: there are {len} {items} ({base}-{highest})"),
+        ));
+    }
+    let last = match last {
+        Some(last) if last < first => {
+            return Err(bad(name, format!("\"{range}\" ends before it starts")));
+        }
+        Some(last) if last > highest => {
+            return Err(bad(
+                name,
+                format!(
+                    "\"{range}\" ends past the end: there are {len} {items} ({base}-{highest})"
+                ),
+            ));
+        }
+        Some(last) => last,
+        None => highest,
+    };
+    Ok((first - base, last - base + 1))
+}
+
+/// The lines of `text`, each with its line end.
+fn split_lines(text: &str) -> Vec<&str> {
+    text.split_inclusive('\n').collect()
+}
+
+/// A line without its line end.
+fn content(line: &str) -> &str {
+    let line = line.strip_suffix('\n').unwrap_or(line);
+    line.strip_suffix('\r').unwrap_or(line)
+}
+
+/// `lines`, `grep` and `context`.
+fn lines(
+    text: &str,
+    selector: &Selector,
+    limit: Limit<'_>,
+    out: &mut Retrieval,
+) -> Result<(), RetrieveError> {
+    let all = split_lines(text);
+    let (first, end) = match &selector.lines {
+        Some(range) => parse_range("lines", range, all.len(), 1, "lines")?,
+        None => (0, all.len()),
+    };
+    let Some(pattern) = &selector.grep else {
+        take_lines(&all, first, end, limit, selector, out);
+        return Ok(());
+    };
+    let regex = Regex::new(pattern).map_err(|err| {
+        // The regex crate's message spans lines (the pattern, a caret, the reason): its last
+        // line is the reason.
+        let message = err.to_string();
+        let reason = message.lines().map(str::trim).rfind(|l| !l.is_empty());
+        bad(
+            "grep",
+            format!(
+                "\"{pattern}\" is not a valid regular expression: {}",
+                reason.unwrap_or("invalid")
+            ),
+        )
+    })?;
+    let context = selector.context.unwrap_or(0);
+    // Groups of lines to show, as half-open ranges of indices, merged where they overlap or
+    // touch.
+    let mut groups: Vec<(usize, usize)> = Vec::new();
+    let mut matched = vec![false; end - first];
+    for index in first..end {
+        if !regex.is_match(content(all[index])) {
+            continue;
+        }
+        matched[index - first] = true;
+        let from = index.saturating_sub(context).max(first);
+        let to = (index + context + 1).min(end);
+        match groups.last_mut() {
+            Some(last) if from <= last.1 => last.1 = last.1.max(to),
+            _ => groups.push((from, to)),
+        }
+    }
+    let count = matched.iter().filter(|&&m| m).count();
+    out.notes.push(format!(
+        "{count} matching line{} in lines {}-{}",
+        if count == 1 { "" } else { "s" },
+        first + 1,
+        end
+    ));
+    let mut used = 0;
+    let max = limit.max();
+    for (g, &(from, to)) in groups.iter().enumerate() {
+        for index in from..to {
+            let mark = if matched[index - first] { ':' } else { '-' };
+            let mut line = String::new();
+            if g > 0 && index == from {
+                line.push_str("--\n");
+            }
+            let _ = writeln!(line, "{}{mark}{}", index + 1, content(all[index]));
+            let size = limit.size(&line);
+            if used + size > max {
+                if used == 0 {
+                    out.body.push_str(limit.cut(&line));
+                    let _ = writeln!(out.body, "\n[line {} cut: over the size]", index + 1);
+                    continue_at(selector, index + 1, end, all.len(), out);
+                } else {
+                    continue_at(selector, index, end, all.len(), out);
+                }
+                return Ok(());
+            }
+            used += size;
+            out.body.push_str(&line);
+        }
+    }
+    Ok(())
+}
+
+/// Sets the continuation to the lines from index `next` to `end` (of `len`), with the rest of
+/// `selector`; none when nothing is left.
+fn continue_at(selector: &Selector, next: usize, end: usize, len: usize, out: &mut Retrieval) {
+    if next >= end {
+        return;
+    }
+    let mut following = selector.clone();
+    following.lines = Some(if end == len {
+        format!("{}-", next + 1)
+    } else {
+        format!("{}-{end}", next + 1)
+    });
+    out.next = Some(following);
+}
+
+/// The lines `first..end` of `all`, as many as fit; returns the number of the last line shown.
+fn take_lines(
+    all: &[&str],
+    first: usize,
+    end: usize,
+    limit: Limit<'_>,
+    selector: &Selector,
+    out: &mut Retrieval,
+) -> usize {
+    let max = limit.max();
+    let mut used = 0;
+    for (index, line) in all.iter().enumerate().take(end).skip(first) {
+        let size = limit.size(line);
+        if used + size > max {
+            if index == first {
+                out.body.push_str(limit.cut(line));
+                out.body
+                    .push_str(&format!("\n[line {} cut: over the size]\n", index + 1));
+                continue_at(selector, index + 1, end, all.len(), out);
+                return index + 1;
+            }
+            continue_at(selector, index, end, all.len(), out);
+            return index;
+        }
+        used += size;
+        out.body.push_str(line);
+    }
+    end
+}
+
+/// A pointer for messages: `/` for the root.
+fn shown(pointer: &str) -> &str {
+    if pointer.is_empty() {
+        "the root"
+    } else {
+        pointer
+    }
+}
+
+/// What kind of JSON value `value` (as written) is, with an article.
+fn kind_of(value: &str) -> &'static str {
+    match value.as_bytes().first() {
+        Some(b'{') => "an object",
+        Some(b'[') => "an array",
+        Some(b'"') => "a string",
+        Some(b't' | b'f') => "a boolean",
+        Some(b'n') => "null",
+        _ => "a number",
+    }
+}
+
+/// A member name as one reference token of a pointer (RFC 6901 §3).
+fn escape_token(name: &str) -> String {
+    name.replace('~', "~0").replace('/', "~1")
+}
+
+/// The value `pointer` points at (RFC 6901) in the JSON value at `root`.
+fn resolve(
+    text: &str,
+    root: parrot_json::Span,
+    pointer: &str,
+) -> Result<parrot_json::Span, RetrieveError> {
+    if pointer.is_empty() {
+        return Ok(root);
+    }
+    let Some(rest) = pointer.strip_prefix('/') else {
+        return Err(bad(
+            "pointer",
+            format!("\"{pointer}\" must be empty or start with \"/\" (RFC 6901), e.g. /rows/17"),
+        ));
+    };
+    let mut span = root;
+    let mut at = String::new();
+    for raw in rest.split('/') {
+        let token = unescape_token(raw).ok_or_else(|| {
+            bad(
+                "pointer",
+                format!(
+                    "\"{pointer}\": \"~\" must be followed by 0 or 1 (\"~0\" is ~, \"~1\" is /)"
+                ),
+            )
+        })?;
+        let value = &text[span.clone()];
+        let here = if at.is_empty() {
+            "the root"
+        } else {
+            at.as_str()
+        };
+        span = match value.as_bytes().first() {
+            Some(b'{') => {
+                let members = parrot_json::members(text, span.start)
+                    .map_err(|err| bad("pointer", format!("{here} is not valid JSON: {err}")))?;
+                match members.iter().find(|m| m.name.is(&token)) {
+                    Some(member) => member.value.clone(),
+                    None => {
+                        return Err(bad(
+                            "pointer",
+                            format!("\"{pointer}\": {here} has no member \"{token}\""),
+                        ));
+                    }
+                }
+            }
+            Some(b'[') => {
+                let elements = parrot_json::elements(text, span.start)
+                    .map_err(|err| bad("pointer", format!("{here} is not valid JSON: {err}")))?;
+                let index = (!token.is_empty()
+                    && token.bytes().all(|b| b.is_ascii_digit())
+                    && (token == "0" || !token.starts_with('0')))
+                .then(|| token.parse::<usize>().ok())
+                .flatten()
+                .ok_or_else(|| {
+                    bad(
+                        "pointer",
+                        format!("\"{pointer}\": {here} is an array; \"{token}\" is not an index"),
+                    )
+                })?;
+                match elements.get(index) {
+                    Some(element) => element.clone(),
+                    None => {
+                        return Err(bad(
+                            "pointer",
+                            format!(
+                                "\"{pointer}\": index {index} is past the end of {here} ({} elements)",
+                                elements.len()
+                            ),
+                        ));
+                    }
+                }
+            }
+            _ => {
+                return Err(bad(
+                    "pointer",
+                    format!(
+                        "\"{pointer}\": {here} is {}, not an object or array",
+                        kind_of(value)
+                    ),
+                ));
+            }
+        };
+        at.push('/');
+        at.push_str(raw);
+    }
+    Ok(span)
+}
+
+/// A reference token's value: `~1` is `/`, `~0` is `~`; `None` for any other `~`.
+fn unescape_token(raw: &str) -> Option<Cow<'_, str>> {
+    if !raw.contains('~') {
+        return Some(Cow::Borrowed(raw));
+    }
+    let mut out = String::with_capacity(raw.len());
+    let mut chars = raw.chars();
+    while let Some(c) = chars.next() {
+        if c == '~' {
+            match chars.next() {
+                Some('0') => out.push('~'),
+                Some('1') => out.push('/'),
+                _ => return None,
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    Some(Cow::Owned(out))
+}
+
+/// The array a table was made of, with its pointer: the value at `root` when it is an array;
+/// else its member `rows` when that is an array; else its array member with the most elements.
+fn main_array(text: &str, root: usize) -> Option<(String, parrot_json::Span)> {
+    match text.as_bytes().get(root) {
+        Some(b'[') => Some((String::new(), root..text.len())),
+        Some(b'{') => {
+            let members = parrot_json::members(text, root).ok()?;
+            let arrays = members
+                .iter()
+                .filter(|m| text.as_bytes().get(m.value.start) == Some(&b'['));
+            if let Some(rows) = arrays.clone().find(|m| m.name.is("rows")) {
+                return Some(("/rows".into(), rows.value.clone()));
+            }
+            arrays
+                .max_by_key(|m| parrot_json::elements(text, m.value.start).map_or(0, |e| e.len()))
+                .map(|m| {
+                    (
+                        format!("/{}", escape_token(&m.name.decoded())),
+                        m.value.clone(),
+                    )
+                })
+        }
+        _ => None,
+    }
+}
+
+/// `outline: …` of the JSON value at `root`: its kind and size, and for an object its
+/// members with each one's kind (and an array's length).
+fn json_outline(text: &str, root: usize) -> String {
+    let value = &text[root..];
+    let lines = split_lines(text).len();
+    let mut outline = format!(
+        "outline: JSON, {} bytes, {lines} line{}; ",
+        text.len(),
+        if lines == 1 { "" } else { "s" }
+    );
+    match value.as_bytes().first() {
+        Some(b'[') => {
+            let len = parrot_json::elements(text, root).map_or(0, |e| e.len());
+            let _ = write!(outline, "an array of {len} elements");
+        }
+        Some(b'{') => {
+            let _ = write!(outline, "an object: {}", member_list(text, root, ""));
+        }
+        _ => outline.push_str(kind_of(value)),
+    }
+    outline
+}
+
+/// The members of the object at `start` as pointers with their kinds (an array with its
+/// length), at most 40 of them.
+fn member_list(text: &str, start: usize, pointer: &str) -> String {
+    const SHOWN: usize = 40;
+    let Ok(members) = parrot_json::members(text, start) else {
+        return String::new();
+    };
+    let mut list: Vec<String> = members
+        .iter()
+        .take(SHOWN)
+        .map(|m| {
+            let value = &text[m.value.clone()];
+            let kind = if value.starts_with('[') {
+                let len = parrot_json::elements(text, m.value.start).map_or(0, |e| e.len());
+                format!("an array of {len}")
+            } else {
+                kind_of(value).to_owned()
+            };
+            format!("{pointer}/{} ({kind})", escape_token(&m.name.decoded()))
+        })
+        .collect();
+    if members.len() > SHOWN {
+        list.push(format!("… {} more", members.len() - SHOWN));
+    }
+    list.join(", ")
+}
+
+#[cfg(test)]
+mod tests;
