@@ -15,6 +15,7 @@ mod pipeline;
 mod pipeline_async;
 mod plugins;
 mod prune;
+mod review;
 mod roundtrip;
 mod support;
 mod tee_sqlite;
