@@ -335,6 +335,23 @@ fn control_characters_in_entry_names_are_escaped_in_errors_and_the_listing() {
     );
 }
 
+#[test]
+fn control_characters_in_entry_names_are_escaped_in_explain() {
+    let dir = project(Some("[compressor.\"a\\u0007b\\nc\"]\ncodec = \"toon\"\n"));
+    let out = run(dir.path(), &["explain", "a\u{7}b\nc"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(!stdout.contains('\u{7}'), "{stdout}");
+    assert!(
+        stdout.contains("tool:            a\\u{7}b\\nc\n"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("entry:           \"a\\u{7}b\\nc\" in "),
+        "{stdout}"
+    );
+}
+
 // ---------------------------------------------------------------------------------------------
 // 9. Colour only on a terminal.
 
