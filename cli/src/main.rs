@@ -28,7 +28,7 @@ const SAMPLE_SESSION: &str = include_str!("../../samples/session.jsonl");
 #[command(name = "parrot-compress", version, about)]
 struct Cli {
     /// The project root: its manifest is DIR/.parrot/compressors.toml, its plugin source
-    /// DIR/.parrot/plugins.
+    /// DIR/.parrot/plugins (loaded only with --trust-project-plugins).
     #[arg(long, global = true, value_name = "DIR")]
     project: Option<PathBuf>,
 

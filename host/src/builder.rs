@@ -86,7 +86,8 @@ impl Host {
 
 impl HostBuilder {
     /// The project root (default: the current directory). Its manifest is
-    /// `<project>/.parrot/compressors.toml`; its own plugin source `<project>/.parrot/plugins`.
+    /// `<project>/.parrot/compressors.toml`; its own plugin source `<project>/.parrot/plugins`
+    /// (read only when trusted: [`HostBuilder::trust_project_plugins`]).
     pub fn project(&mut self, dir: impl Into<PathBuf>) -> &mut Self {
         self.project = Some(dir.into());
         self
