@@ -13,9 +13,10 @@ use clap::{Parser, Subcommand, ValueEnum};
 use parrot_host::manifest::SourceKind;
 use parrot_host::mcp::Proxy;
 use parrot_host::{
-    Call, Host, HostBuilder, Input, Level, MemoryTeeStore, Observer, Origin, Retention,
-    RetrieveError, Selector, SqliteTeeStore, TokenEvent, Tokenizer,
+    Call, Host, HostBuilder, Input, Level, MemoryTeeStore, Meta, Observer, Origin, Report,
+    Retention, RetrieveError, Selector, Skip, SqliteTeeStore, TokenCounter, TokenEvent, Tokenizer,
 };
+use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
 /// The sample session replayed when `replay` is given no file: realistic tool calls (query
@@ -27,7 +28,7 @@ const SAMPLE_SESSION: &str = include_str!("../../samples/session.jsonl");
 #[command(name = "parrot-compress", version, about)]
 struct Cli {
     /// The project root: its manifest is DIR/.parrot/compressors.toml, its plugin source
-    /// DIR/.parrot/plugins.
+    /// DIR/.parrot/plugins (loaded only with --trust-project-plugins).
     #[arg(long, global = true, value_name = "DIR")]
     project: Option<PathBuf>,
 
@@ -35,6 +36,11 @@ struct Cli {
     /// precedence order, ahead of PARROT_PLUGIN_PATH and the project's own.
     #[arg(long = "plugins", global = true, value_name = "DIR")]
     plugins: Vec<PathBuf>,
+
+    /// Load the project's own plugins, DIR/.parrot/plugins (also PARROT_TRUST_PROJECT_PLUGINS=1):
+    /// loading a plugin runs its native code, so a project's are left out unless you trust it.
+    #[arg(long, global = true)]
+    trust_project_plugins: bool,
 
     /// The persistent tee store (default: DIR/.parrot/tee.db, created on first use).
     #[arg(long, global = true, value_name = "PATH")]
@@ -181,6 +187,7 @@ fn main() -> ExitCode {
         }
     };
     tracing_subscriber::fmt()
+        .with_ansi(colour())
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("PARROT_LOG")
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
@@ -193,11 +200,40 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(failure) => {
             for line in failure.lines {
-                eprintln!("error: {line}");
+                eprintln!("error: {}", printable(&line));
             }
             ExitCode::from(failure.code)
         }
     }
+}
+
+/// Colour escapes only for a person at a terminal, and never when `NO_COLOR` is set (to
+/// anything but the empty string, <https://no-color.org>): in a pipe or a log file they are noise.
+fn colour() -> bool {
+    std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+}
+
+/// `text` with its control characters escaped (`\n`, `\u{1b}`): names read from files
+/// (manifest keys, paths, codec names) print as one line and cannot drive the terminal.
+fn printable(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.chars().any(char::is_control) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut escaped = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if c.is_control() {
+            escaped.extend(c.escape_default());
+        } else {
+            escaped.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(escaped)
+}
+
+/// Whether the kill switch (`PARROT_COMPRESSION_DISABLED=1`) is on. Read before anything
+/// else: with it on, no manifest, plugin or store is touched.
+fn killed() -> bool {
+    std::env::var_os(parrot_host::KILL_SWITCH_ENV).is_some_and(|v| v == "1")
 }
 
 fn project_dir(cli: &Cli) -> PathBuf {
@@ -239,12 +275,14 @@ fn builder(
     for dir in &cli.plugins {
         builder.plugin_dir(dir);
     }
+    if cli.trust_project_plugins {
+        builder.trust_project_plugins(true);
+    }
     // A person who runs the command asked for the result: compress inline at any size.
     builder.inline_at_any_size(true);
     // With the kill switch on nothing runs, so the store is not even opened (or created).
-    let killed = std::env::var_os(parrot_host::KILL_SWITCH_ENV).is_some_and(|v| v == "1");
     if !cli.no_tee {
-        if store && !killed {
+        if store && !killed() {
             let path = cli
                 .tee_store
                 .clone()
@@ -325,10 +363,9 @@ fn mcp_proxy(cli: &Cli, server: &[OsString], report: bool) -> Result<(), Failure
     };
     let mut command = std::process::Command::new(program);
     command.args(args);
-    let killed = std::env::var_os(parrot_host::KILL_SWITCH_ENV).is_some_and(|v| v == "1");
     // With the kill switch on, the proxy is a pure relay: no host is built, so not even a
     // broken manifest can stand between the client and its server.
-    let (proxy, host) = if killed {
+    let (proxy, host) = if killed() {
         (Proxy::relay(), None)
     } else {
         let mut builder = builder(cli, true, None)?;
@@ -396,6 +433,15 @@ fn compress(
     file: &str,
 ) -> Result<(), Failure> {
     let input = read_input(file)?;
+    // The kill switch comes before any manifest, plugin or store: not even a broken
+    // configuration stands between the caller and its payload.
+    if killed() {
+        write_stdout(&input)?;
+        if with_meta {
+            eprintln!("{}", killed_meta(input.len()).to_json());
+        }
+        return Ok(());
+    }
     let capture = Arc::new(TokenCapture::default());
     let host = host(cli, true, Some(capture.clone()))?;
     let mut call = Call::new(tool, Input::Bytes(&input)).status(status);
@@ -416,6 +462,23 @@ fn compress(
         eprintln!("{meta}");
     }
     Ok(())
+}
+
+/// The metadata of a call with the kill switch on: what the host gives it (the payload went out
+/// as it came, uncounted).
+fn killed_meta(size: usize) -> Meta {
+    Meta {
+        compressed: false,
+        codec: None,
+        level: Level::None,
+        size_before: size,
+        size_after: size,
+        duration_ms: 0.0,
+        teed: false,
+        tee_key: None,
+        skipped: Some(Skip::KillSwitch),
+        route: None,
+    }
 }
 
 /// Without a selector: the exact original bytes (a person or a script asked for the file).
@@ -452,7 +515,36 @@ struct SessionCall {
     result: String,
 }
 
+/// The members of one session line in file order, each value as its raw text: a member named
+/// twice is seen (a map would keep one of them silently), and the result is not parsed at all.
+struct Members(Vec<(String, Box<RawValue>)>);
+
+impl<'de> serde::Deserialize<'de> for Members {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Members, D::Error> {
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = Members;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<Members, A::Error> {
+                let mut members = Vec::new();
+                while let Some(key) = map.next_key::<String>()? {
+                    members.push((key, map.next_value::<Box<RawValue>>()?));
+                }
+                Ok(Members(members))
+            }
+        }
+        deserializer.deserialize_map(Visitor)
+    }
+}
+
 fn parse_session(name: &str, text: &str) -> Result<Vec<SessionCall>, Failure> {
+    // A byte order mark is not part of the first line's JSON.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut calls = Vec::new();
     let mut errors = Vec::new();
     for (i, line) in text.lines().enumerate() {
@@ -460,57 +552,65 @@ fn parse_session(name: &str, text: &str) -> Result<Vec<SessionCall>, Failure> {
             continue;
         }
         let at = format!("{name}:{}", i + 1);
-        let value: Value = match serde_json::from_str(line) {
-            Ok(value) => value,
-            Err(err) => {
-                errors.push(format!("{at}: not a JSON object: {err}"));
-                continue;
-            }
-        };
-        let Some(object) = value.as_object() else {
-            errors.push(format!("{at}: not a JSON object"));
-            continue;
-        };
-        if let Some(unknown) = object
-            .keys()
-            .find(|k| !["tool", "status", "result"].contains(&k.as_str()))
-        {
-            errors.push(format!(
-                "{at}: unknown key \"{unknown}\" (expected: tool, status, result)"
-            ));
-            continue;
+        match parse_call(line) {
+            Ok(call) => calls.push(call),
+            Err(message) => errors.push(format!("{at}: {message}")),
         }
-        let Some(tool) = object.get("tool").and_then(Value::as_str) else {
-            errors.push(format!("{at}: key \"tool\": missing or not a string"));
-            continue;
-        };
-        let status = match object.get("status") {
-            None => "success",
-            Some(Value::String(status)) => status,
-            Some(_) => {
-                errors.push(format!("{at}: key \"status\": not a string"));
-                continue;
-            }
-        };
-        let result = match object.get("result") {
-            Some(Value::String(text)) => text.clone(),
-            Some(other) => other.to_string(),
-            None => {
-                errors.push(format!("{at}: missing key \"result\""));
-                continue;
-            }
-        };
-        calls.push(SessionCall {
-            tool: tool.to_owned(),
-            status: status.to_owned(),
-            result,
-        });
     }
     if errors.is_empty() {
         Ok(calls)
     } else {
-        Err(Failure::runtime(errors.join("\nerror: ")))
+        Err(Failure {
+            code: 1,
+            lines: errors,
+        })
     }
+}
+
+/// One session line, or what is wrong with it.
+fn parse_call(line: &str) -> Result<SessionCall, String> {
+    let Members(members) =
+        serde_json::from_str(line).map_err(|err| format!("not a JSON object: {err}"))?;
+    let mut seen: Vec<&str> = Vec::new();
+    for (key, _) in &members {
+        if !["tool", "status", "result"].contains(&key.as_str()) {
+            return Err(format!(
+                "unknown key \"{key}\" (expected: tool, status, result)"
+            ));
+        }
+        if seen.contains(&key.as_str()) {
+            return Err(format!("key \"{key}\" appears twice"));
+        }
+        seen.push(key);
+    }
+    let member = |key: &str| {
+        members
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, value)| value.get())
+    };
+    let string = |raw: &str| serde_json::from_str::<String>(raw).ok();
+    let tool = member("tool")
+        .and_then(string)
+        .ok_or("key \"tool\": missing or not a string")?;
+    let status = match member("status") {
+        None => "success".to_owned(),
+        Some(raw) => string(raw).ok_or("key \"status\": not a string")?,
+    };
+    // A string result is the text of the call; any other value goes to the pipeline as the
+    // bytes the file holds, as `compress` would read them from a file.
+    let result = match member("result") {
+        Some(raw) if raw.starts_with('"') => {
+            string(raw).ok_or("key \"result\": not a valid JSON string")?
+        }
+        Some(raw) => raw.to_owned(),
+        None => return Err("missing key \"result\"".to_owned()),
+    };
+    Ok(SessionCall {
+        tool,
+        status,
+        result,
+    })
 }
 
 fn replay(
@@ -529,7 +629,12 @@ fn replay(
         None => ("<sample session>".to_owned(), SAMPLE_SESSION.to_owned()),
     };
     let calls = parse_session(&name, &text)?;
-    let host = host(cli, true, None)?;
+    // With the kill switch on no host is built (see `compress`): every call goes out as it came.
+    let host = if killed() {
+        None
+    } else {
+        Some(host(cli, true, None)?)
+    };
     let mut writer = match out {
         Some(path) => Some(std::io::BufWriter::new(
             std::fs::File::create(path).map_err(|err| {
@@ -549,13 +654,22 @@ fn replay(
         None
     };
     for call in &calls {
-        let processed =
-            host.process(Call::new(&call.tool, Input::Text(&call.result)).status(&call.status));
+        let (payload, meta) = match &host {
+            Some(host) => {
+                let processed = host
+                    .process(Call::new(&call.tool, Input::Text(&call.result)).status(&call.status));
+                (processed.payload.into_owned(), processed.meta)
+            }
+            None => (
+                call.result.as_bytes().to_vec(),
+                killed_meta(call.result.len()),
+            ),
+        };
         if let Some(writer) = writer.as_mut() {
             let line = json!({
                 "tool": call.tool,
-                "payload": String::from_utf8_lossy(&processed.payload),
-                "meta": processed.meta.to_json(),
+                "payload": String::from_utf8_lossy(&payload),
+                "meta": meta.to_json(),
             });
             writeln!(writer, "{line}")
                 .map_err(|err| Failure::runtime(format!("--out: cannot write: {err}")))?;
@@ -572,8 +686,13 @@ fn replay(
             .flush()
             .map_err(|err| Failure::runtime(format!("--out: cannot write: {err}")))?;
     }
-    host.flush();
-    let report = host.report().snapshot();
+    let report = match &host {
+        Some(host) => {
+            host.flush();
+            host.report().snapshot()
+        }
+        None => Report::new(tokenizer(cli).name()).snapshot(),
+    };
     if as_json {
         println!("{}", report.to_json());
     } else {
@@ -593,31 +712,40 @@ fn check(host: &Host) {
             },
             SourceKind::Core => "core".to_owned(),
         };
-        println!("  {}. {} ({kind})", i + 1, source.name);
+        println!(
+            "  {}. {} ({})",
+            i + 1,
+            printable(&source.name),
+            printable(&kind)
+        );
     }
     println!("codecs:");
     for codec in host.registry().codecs() {
-        println!("  {:<20} {}", codec.meta.name(), codec.origin);
+        println!(
+            "  {:<20} {}",
+            printable(codec.meta.name()),
+            printable(&codec.origin.to_string())
+        );
     }
     println!("entries:");
     let key_width = host
         .entries()
         .iter()
-        .map(|e| e.key.len() + 2)
+        .map(|e| printable(&e.key).len() + 2)
         .max()
         .unwrap_or(0);
     let codec_width = host
         .entries()
         .iter()
-        .map(|e| e.codec_name.len() + 1 + e.level.as_str().len())
+        .map(|e| printable(&e.codec_name).len() + 1 + e.level.as_str().len())
         .max()
         .unwrap_or(0);
     for entry in host.entries() {
         println!(
             "  {:<key_width$}  {:<codec_width$}  from {}",
-            format!("\"{}\"", entry.key),
-            format!("{}/{}", entry.codec_name, entry.level),
-            entry.source
+            format!("\"{}\"", printable(&entry.key)),
+            format!("{}/{}", printable(&entry.codec_name), entry.level),
+            printable(&entry.source)
         );
     }
     println!(
@@ -633,7 +761,7 @@ fn plugins(host: &Host) {
     let width = host
         .registry()
         .codecs()
-        .map(|c| c.meta.name().len())
+        .map(|c| printable(c.meta.name()).len())
         .max()
         .unwrap_or(0)
         .max("codec".len());
@@ -647,9 +775,10 @@ fn plugins(host: &Host) {
             other => other.to_string(),
         };
         println!(
-            "{:<width$}  {:<9}  {origin}",
-            codec.meta.name(),
-            codec.interface_version
+            "{:<width$}  {:<9}  {}",
+            printable(codec.meta.name()),
+            printable(&codec.interface_version),
+            printable(&origin)
         );
     }
 }

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use serde_json::Map;
 
 use crate::budget::{BreakerConfig, Budgets, Clock, SystemClock};
-use crate::discovery::{self, PLUGIN_PATH_ENV, SourceInfo, absolute};
+use crate::discovery::{self, PLUGIN_PATH_ENV, SourceInfo, TRUST_PROJECT_PLUGINS_ENV, absolute};
 use crate::entries::EntryTable;
 use crate::error::{BuildError, Error, LoadError, ManifestError};
 use crate::host::Host;
@@ -28,7 +28,8 @@ use crate::tokens::{TokenCounter, Tokenizer};
 /// Manifests are read highest precedence first: the project's,
 /// `<project>/.parrot/compressors.toml`; the plugin packages, from the directories given to
 /// [`HostBuilder::plugin_dir`] in order, then `PARROT_PLUGIN_PATH`, then
-/// `<project>/.parrot/plugins` (a folder of packages is taken in name order); the core
+/// `<project>/.parrot/plugins` when the project's plugins are trusted
+/// ([`HostBuilder::trust_project_plugins`]; a folder of packages is taken in name order); the core
 /// defaults compiled into the host. The first source to declare a key wins the whole entry
 /// (params are not merged); a project or package entry with the key of a core entry logs a
 /// warning that it shadows it.
@@ -49,6 +50,7 @@ pub struct HostBuilder {
     project: Option<PathBuf>,
     plugin_dirs: Vec<PathBuf>,
     plugin_path: Option<Option<OsString>>,
+    trust_project_plugins: Option<bool>,
     tee: Option<Arc<dyn TeeStore>>,
     observers: Vec<Arc<dyn Observer>>,
     tokenizer: Option<Arc<dyn TokenCounter>>,
@@ -85,7 +87,8 @@ impl Host {
 
 impl HostBuilder {
     /// The project root (default: the current directory). Its manifest is
-    /// `<project>/.parrot/compressors.toml`; its own plugin source `<project>/.parrot/plugins`.
+    /// `<project>/.parrot/compressors.toml`; its own plugin source `<project>/.parrot/plugins`
+    /// (read only when trusted: [`HostBuilder::trust_project_plugins`]).
     pub fn project(&mut self, dir: impl Into<PathBuf>) -> &mut Self {
         self.project = Some(dir.into());
         self
@@ -102,6 +105,16 @@ impl HostBuilder {
     /// `None` ignores the variable.
     pub fn plugin_path(&mut self, value: Option<OsString>) -> &mut Self {
         self.plugin_path = Some(value);
+        self
+    }
+
+    /// Whether to load the project's own plugins, `<project>/.parrot/plugins` (default: only
+    /// when `PARROT_TRUST_PROJECT_PLUGINS` is `1`). Loading a library runs its code, and a
+    /// project's folder came with the project: a repository just cloned must not run code by
+    /// being checked. Untrusted, its packages are left out with one warning naming the folder.
+    /// Plugins from [`HostBuilder::plugin_dir`] and `PARROT_PLUGIN_PATH` are always loaded.
+    pub fn trust_project_plugins(&mut self, yes: bool) -> &mut Self {
+        self.trust_project_plugins = Some(yes);
         self
     }
 
@@ -242,7 +255,16 @@ impl HostBuilder {
             Some(value) => value.clone(),
             None => std::env::var_os(PLUGIN_PATH_ENV),
         };
-        let manifests = discovery::manifests(&project, &self.plugin_dirs, plugin_path, &mut errors);
+        let trusted = self.trust_project_plugins.unwrap_or_else(|| {
+            std::env::var_os(TRUST_PROJECT_PLUGINS_ENV).is_some_and(|v| v == "1")
+        });
+        let manifests = discovery::manifests(
+            &project,
+            &self.plugin_dirs,
+            plugin_path,
+            trusted,
+            &mut errors,
+        );
 
         let mut registry = Registry::with_builtins();
         plugins::load_all(&manifests, &mut registry, &mut errors);

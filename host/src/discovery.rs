@@ -4,13 +4,23 @@
 //! 1. the project manifest, `<project>/.parrot/compressors.toml`;
 //! 2. plugin packages, in the order their source directories are given: the host's explicit
 //!    directories ([`crate::HostBuilder::plugin_dir`], `--plugins DIR`), then
-//!    `PARROT_PLUGIN_PATH` (`:`-separated), then `<project>/.parrot/plugins`. A source
+//!    `PARROT_PLUGIN_PATH` (`:`-separated), then `<project>/.parrot/plugins` when the project's
+//!    plugins are trusted (see below). A source
 //!    directory is a package (it holds a `compressors.toml`) or a folder of packages, taken in
 //!    name order; a package reached twice counts once, at its first place;
 //! 3. the core defaults compiled into the host.
 //!
 //! A missing manifest or plugin source is skipped, except a directory the caller named
 //! explicitly; one that cannot be read is an error.
+//!
+//! # Trust
+//!
+//! Loading a plugin runs its native code. Libraries named by the caller (`--plugins`,
+//! `PARROT_PLUGIN_PATH`) are the user's own choice. A project's own `.parrot/plugins` came with
+//! the project — a repository just cloned, say — so it is read only when the user trusts it:
+//! [`crate::HostBuilder::trust_project_plugins`] (`--trust-project-plugins`), or
+//! `PARROT_TRUST_PROJECT_PLUGINS=1`. Otherwise its packages are left out, with one warning
+//! naming the folder. The project's manifest is data, not code, and is always read.
 
 use std::collections::HashSet;
 use std::ffi::OsString;
@@ -18,9 +28,19 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, LoadError, ManifestError};
 use crate::manifest::{self, CORE_MANIFEST, CORE_MANIFEST_NAME, Manifest, SourceKind};
+use crate::regular::{self, ReadError};
 
 /// The environment variable listing plugin source directories, `:`-separated.
 pub const PLUGIN_PATH_ENV: &str = "PARROT_PLUGIN_PATH";
+
+/// The environment variable that trusts the project's own plugins, `<project>/.parrot/plugins`,
+/// when set to `1`.
+pub const TRUST_PROJECT_PLUGINS_ENV: &str = "PARROT_TRUST_PROJECT_PLUGINS";
+
+/// The largest manifest a host reads, in bytes (256 KiB): thousands of entries, far beyond
+/// any hand-written manifest, while a file many times larger would cost seconds and
+/// gigabytes at every start. A larger one is an error naming it.
+pub const MAX_MANIFEST_BYTES: u64 = 256 * 1024;
 
 /// A manifest the host read, in precedence order.
 #[derive(Debug, Clone)]
@@ -46,11 +66,13 @@ impl SourceInfo {
 
 /// Reads and validates every manifest, in precedence order: the project's, each package's
 /// (plugin sources: `plugin_dirs`, then the directories of `plugin_path`, then the project's
-/// own), the core defaults. Errors go to `errors`; a manifest that is not TOML is left out.
+/// own, when `trusted`), the core defaults. Errors go to `errors`; a manifest that is not TOML
+/// is left out.
 pub(crate) fn manifests(
     project: &Path,
     plugin_dirs: &[PathBuf],
     plugin_path: Option<OsString>,
+    trusted: bool,
     errors: &mut Vec<Error>,
 ) -> Vec<Manifest> {
     let mut manifests = Vec::new();
@@ -65,7 +87,7 @@ pub(crate) fn manifests(
             errors,
         ));
     }
-    for package in packages(project, plugin_dirs, plugin_path, errors) {
+    for package in packages(project, plugin_dirs, plugin_path, trusted, errors) {
         let path = package.join("compressors.toml");
         if let Some(text) = read_manifest(&path, errors) {
             let name = path.display().to_string();
@@ -93,6 +115,7 @@ fn packages(
     project: &Path,
     plugin_dirs: &[PathBuf],
     plugin_path: Option<OsString>,
+    trusted: bool,
     errors: &mut Vec<Error>,
 ) -> Vec<PathBuf> {
     let mut sources: Vec<(PathBuf, bool)> =
@@ -104,7 +127,16 @@ fn packages(
                 .map(|p| (absolute(&p), false)),
         );
     }
-    sources.push((absolute(&project.join(".parrot").join("plugins")), false));
+    let own = absolute(&project.join(".parrot").join("plugins"));
+    if trusted {
+        sources.push((own, false));
+    } else if own.is_dir() && !packages_in(&own, &mut Vec::new()).is_empty() {
+        tracing::warn!(
+            "{}: the project's plugins are not loaded: they would run its native code; \
+             if you trust this project, pass --trust-project-plugins or set {TRUST_PROJECT_PLUGINS_ENV}=1",
+            own.display()
+        );
+    }
 
     let mut seen = HashSet::new();
     let mut packages = Vec::new();
@@ -166,19 +198,41 @@ fn packages_in(dir: &Path, errors: &mut Vec<Error>) -> Vec<PathBuf> {
     packages
 }
 
-/// A missing manifest is skipped; an unreadable one is an error.
+/// A missing manifest is skipped; an unreadable one, one that is not a regular file (a FIFO
+/// would block the read forever) or one over [`MAX_MANIFEST_BYTES`] is an error.
 fn read_manifest(path: &Path, errors: &mut Vec<Error>) -> Option<String> {
-    match std::fs::read_to_string(path) {
-        Ok(text) => Some(text),
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => None,
-        Err(source) => {
+    let failed = |source: std::io::Error| -> Error {
+        ManifestError::Read {
+            file: path.to_path_buf(),
+            source,
+        }
+        .into()
+    };
+    match regular::read(path, Some(MAX_MANIFEST_BYTES)) {
+        Ok(bytes) => match String::from_utf8(bytes) {
+            Ok(text) => Some(text),
+            Err(err) => {
+                errors.push(failed(std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    err.utf8_error(),
+                )));
+                None
+            }
+        },
+        Err(ReadError::Missing) => None,
+        Err(ReadError::TooLarge(size)) => {
             errors.push(
-                ManifestError::Read {
+                ManifestError::TooLarge {
                     file: path.to_path_buf(),
-                    source,
+                    size,
+                    limit: MAX_MANIFEST_BYTES,
                 }
                 .into(),
             );
+            None
+        }
+        Err(err) => {
+            errors.push(failed(err.into_io()));
             None
         }
     }

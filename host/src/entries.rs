@@ -189,68 +189,20 @@ impl EntryTable {
         };
         for (order, manifest) in manifests.iter().enumerate() {
             for entry in &manifest.entries {
-                if entry.codec == auto::NAME {
-                    match Auto::build(registry, &entry.params, Arc::clone(counter)) {
-                        Ok(built) => {
-                            let built = Arc::new(built);
-                            let codec = Arc::clone(&built) as Arc<dyn DynCodec>;
-                            add(
-                                resolve(manifest, order, entry, codec, Some(built)),
-                                manifest,
-                            );
-                        }
-                        Err(err) => {
-                            // The key's first segment: `columnar.min_rows` is in `columnar`.
-                            let key = err.key().unwrap_or("params");
-                            let line = entry.line_of_param(key.split('.').next());
-                            errors.push(
-                                ManifestError::InvalidValue {
-                                    file: manifest.name.clone(),
-                                    line,
-                                    entry: Some(entry.key.clone()),
-                                    key: key.to_owned(),
-                                    message: err.message().to_owned(),
-                                }
-                                .into(),
-                            );
-                        }
-                    }
-                    continue;
+                if let Some((codec, auto)) = codec_of(manifest, entry, registry, counter, errors) {
+                    add(resolve(manifest, order, entry, codec, auto), manifest);
                 }
-                let Some(info) = registry.get(&entry.codec) else {
-                    errors.push(
-                        ManifestError::UnknownCodec {
-                            file: manifest.name.clone(),
-                            line: entry.codec_line,
-                            entry: entry.key.clone(),
-                            codec: entry.codec.clone(),
-                            known: format!("{}, {}", auto::NAME, registry.names()),
-                        }
-                        .into(),
-                    );
-                    continue;
-                };
-                let codec = match registry.instantiate(&entry.codec, entry.params.clone()) {
-                    Ok(codec) => codec,
-                    Err(source) => {
-                        errors.push(
-                            ManifestError::CodecParams {
-                                file: manifest.name.clone(),
-                                line: entry.line_of_param(source.key()),
-                                entry: entry.key.clone(),
-                                codec: entry.codec.clone(),
-                                library: match &info.origin {
-                                    Origin::Plugin { library, .. } => Some(library.clone()),
-                                    _ => None,
-                                },
-                                source: Box::new(source),
-                            }
-                            .into(),
-                        );
-                        continue;
+            }
+            // Never used, but what else is wrong with them is reported with the rest. Params
+            // that failed (or were not given) are left out: the codec would only repeat that.
+            for entry in &manifest.rejected {
+                if entry.params.is_empty() {
+                    if entry.codec != auto::NAME && registry.get(&entry.codec).is_none() {
+                        errors.push(unknown_codec(manifest, entry, registry).into());
                     }
-                };
-                add(resolve(manifest, order, entry, codec, None), manifest);
+                } else {
+                    codec_of(manifest, entry, registry, counter, errors);
+                }
             }
         }
         EntryTable::index(entries, shadowed, warnings, errors)
@@ -387,6 +339,80 @@ impl EntryTable {
             })
             .collect();
         (shadowed, outranked)
+    }
+}
+
+/// An entry's codec, and the same codec as `auto` when it routes.
+type BuiltCodec = (Arc<dyn DynCodec>, Option<Arc<Auto>>);
+
+/// The codec of `entry`, built from its params; `None` with an error in `errors` when the codec
+/// is unknown or refuses them.
+fn codec_of(
+    manifest: &Manifest,
+    entry: &Entry,
+    registry: &Registry,
+    counter: &Arc<dyn TokenCounter>,
+    errors: &mut Vec<Error>,
+) -> Option<BuiltCodec> {
+    if entry.codec == auto::NAME {
+        match Auto::build(registry, &entry.params, Arc::clone(counter)) {
+            Ok(built) => {
+                let built = Arc::new(built);
+                let codec = Arc::clone(&built) as Arc<dyn DynCodec>;
+                return Some((codec, Some(built)));
+            }
+            Err(err) => {
+                // The key's first segment: `columnar.min_rows` is in `columnar`.
+                let key = err.key().unwrap_or("params");
+                let line = entry.line_of_param(key.split('.').next());
+                errors.push(
+                    ManifestError::InvalidValue {
+                        file: manifest.name.clone(),
+                        line,
+                        entry: Some(entry.key.clone()),
+                        key: key.to_owned(),
+                        message: err.message().to_owned(),
+                    }
+                    .into(),
+                );
+            }
+        }
+        return None;
+    }
+    let Some(info) = registry.get(&entry.codec) else {
+        errors.push(unknown_codec(manifest, entry, registry).into());
+        return None;
+    };
+    let codec = match registry.instantiate(&entry.codec, entry.params.clone()) {
+        Ok(codec) => codec,
+        Err(source) => {
+            errors.push(
+                ManifestError::CodecParams {
+                    file: manifest.name.clone(),
+                    line: entry.line_of_param(source.key()),
+                    entry: entry.key.clone(),
+                    codec: entry.codec.clone(),
+                    library: match &info.origin {
+                        Origin::Plugin { library, .. } => Some(library.clone()),
+                        _ => None,
+                    },
+                    source: Box::new(source),
+                }
+                .into(),
+            );
+            return None;
+        }
+    };
+    Some((codec, None))
+}
+
+fn unknown_codec(manifest: &Manifest, entry: &Entry, registry: &Registry) -> ManifestError {
+    ManifestError::UnknownCodec {
+        file: manifest.name.clone(),
+        line: entry.codec_line,
+        entry: entry.key.clone(),
+        codec: entry.codec.clone(),
+        known: format!("{}, {}", auto::NAME, registry.names()),
     }
 }
 

@@ -50,6 +50,21 @@ pub enum ManifestError {
         source: std::io::Error,
     },
 
+    /// A manifest is larger than [`crate::MAX_MANIFEST_BYTES`].
+    #[error(
+        "{}: {size} bytes, over the limit of {limit} bytes for a manifest (a manifest this large \
+         would cost seconds and gigabytes at every start; split it, or use glob keys)",
+        .file.display()
+    )]
+    TooLarge {
+        /// The manifest.
+        file: PathBuf,
+        /// Its size in bytes (as far as it was read).
+        size: u64,
+        /// The limit, [`crate::MAX_MANIFEST_BYTES`].
+        limit: u64,
+    },
+
     /// A manifest is not valid TOML.
     #[error("{}: {message}", at(.file, *.line))]
     Syntax {

@@ -31,18 +31,18 @@ pub struct Explanation<'h> {
 
 impl std::fmt::Display for Explanation<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        writeln!(f, "tool:            {}", self.tool)?;
+        writeln!(f, "tool:            {}", Escaped(&self.tool))?;
         match self.resolution.entry {
             Some(entry) => writeln!(
                 f,
                 "entry:           \"{}\" in {} ({} match)",
-                entry.key,
-                entry.source,
+                Escaped(&entry.key),
+                Escaped(&entry.source),
                 self.resolution.kind.as_str()
             )?,
             None => writeln!(f, "entry:           none (no entry matches)")?,
         }
-        writeln!(f, "codec:           {}", self.codec)?;
+        writeln!(f, "codec:           {}", Escaped(&self.codec))?;
         writeln!(f, "level:           {}", self.level)?;
         let note = if self.capped {
             " (capped: no tee store)"
@@ -64,19 +64,39 @@ impl std::fmt::Display for Explanation<'_> {
             writeln!(
                 f,
                 "  \"{}\" in {} (shadowed: same key, lower precedence; {}/{})",
-                entry.key, entry.source, entry.codec_name, entry.level
+                Escaped(&entry.key),
+                Escaped(&entry.source),
+                Escaped(&entry.codec_name),
+                entry.level
             )?;
         }
         for (entry, kind) in &self.outranked {
             writeln!(
                 f,
                 "  \"{}\" in {} (shadowed: weaker {} match; {}/{})",
-                entry.key,
-                entry.source,
+                Escaped(&entry.key),
+                Escaped(&entry.source),
                 kind.as_str(),
-                entry.codec_name,
+                Escaped(&entry.codec_name),
                 entry.level
             )?;
+        }
+        Ok(())
+    }
+}
+
+/// A name read from a file (a key, a path, a codec's name) with its control characters escaped
+/// (`\n`, `\u{1b}`): one line per line of the answer, nothing that drives a terminal.
+struct Escaped<'a>(&'a str);
+
+impl std::fmt::Display for Escaped<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for c in self.0.chars() {
+            if c.is_control() {
+                write!(f, "{}", c.escape_default())?;
+            } else {
+                write!(f, "{c}")?;
+            }
         }
         Ok(())
     }

@@ -57,6 +57,7 @@ mod pattern;
 pub mod pipeline;
 mod plugins;
 mod registry;
+mod regular;
 mod report;
 pub mod retrieve;
 mod tee;
@@ -67,7 +68,7 @@ pub use budget::{
 };
 pub use builder::HostBuilder;
 pub use call::{Call, Input, Meta, OwnedCall, OwnedInput, Processed, Skip};
-pub use discovery::{PLUGIN_PATH_ENV, SourceInfo};
+pub use discovery::{MAX_MANIFEST_BYTES, PLUGIN_PATH_ENV, SourceInfo, TRUST_PROJECT_PLUGINS_ENV};
 pub use entries::{MatchKind, Resolution, ResolvedEntry};
 pub use error::{
     BuildError, CompressError, Error, LoadError, ManifestError, McpError, RetrieveError,

@@ -54,6 +54,17 @@ pub enum LoadErrorKind {
         /// The first problem in the list.
         reason: CodecListError,
     },
+    /// Something other than a regular file is at the path (a FIFO, a device, a directory):
+    /// the dynamic loader would block on it or fail obscurely.
+    NotRegularFile {
+        /// What is there instead (`"a FIFO"`).
+        what: &'static str,
+    },
+    /// The file exists but could not be read.
+    Unreadable {
+        /// The I/O error.
+        reason: String,
+    },
     /// The library's root module constructor failed or panicked.
     Constructor {
         /// What went wrong.
@@ -100,6 +111,13 @@ impl fmt::Display for LoadErrorKind {
                 "invalid codec list: {reason}; every codec needs a name of its own \
                  (parrot_codec_api::export_codecs! checks this when the library is compiled)"
             ),
+            LoadErrorKind::NotRegularFile { what } => {
+                write!(
+                    f,
+                    "not a regular file ({what}); a plugin library must be a file"
+                )
+            }
+            LoadErrorKind::Unreadable { reason } => write!(f, "cannot read: {reason}"),
             LoadErrorKind::Constructor { reason } => {
                 write!(
                     f,
@@ -143,12 +161,83 @@ pub(crate) fn load(path: &Path) -> Result<Library, LoadErrorKind> {
     if let Some(library) = loaded.get(&canonical) {
         return Ok(*library);
     }
-    let library = open(&canonical)?;
+    let library = open(&canonical, &canonical)?;
     loaded.insert(canonical, library);
     Ok(library)
 }
 
-fn open(path: &Path) -> Result<Library, LoadErrorKind> {
+/// Loads `bytes`, the verified contents of the library at `path`, from a private copy of
+/// them: what runs is exactly what was hashed, whatever happens to the file at `path` after it
+/// was read. The library keeps `path` as its name.
+pub(crate) fn load_verified(path: &Path, bytes: &[u8]) -> Result<Library, LoadErrorKind> {
+    let canonical = path.canonicalize().map_err(|_| LoadErrorKind::Missing)?;
+    let mut loaded = loaded()
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    if let Some(library) = loaded.get(&canonical) {
+        return Ok(*library);
+    }
+    let copy = PrivateCopy::of(bytes).map_err(|err| LoadErrorKind::Unreadable {
+        reason: format!("cannot make a private copy to load: {err}"),
+    })?;
+    let library = open(&copy.path(), &canonical)?;
+    drop(copy);
+    loaded.insert(canonical, library);
+    Ok(library)
+}
+
+/// Bytes in a file only this process can reach, for the dynamic loader to open: an anonymous
+/// in-memory file on Linux (it has no name in any folder), else a file in a fresh private
+/// temporary folder. Dropped once the library is loaded (the loader keeps its own mapping).
+struct PrivateCopy {
+    #[cfg(target_os = "linux")]
+    file: std::fs::File,
+    #[cfg(not(target_os = "linux"))]
+    file: tempfile::NamedTempFile,
+}
+
+impl PrivateCopy {
+    #[cfg(target_os = "linux")]
+    fn of(bytes: &[u8]) -> std::io::Result<PrivateCopy> {
+        use std::io::Write;
+        use std::os::fd::FromRawFd;
+        // SAFETY: the name is a NUL-terminated literal, valid for the call, which only reads it.
+        let fd = unsafe { libc::memfd_create(c"parrot-plugin".as_ptr(), libc::MFD_CLOEXEC) };
+        if fd < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        // SAFETY: `fd` was just returned open by memfd_create and nothing else owns it.
+        let mut file = unsafe { std::fs::File::from_raw_fd(fd) };
+        file.write_all(bytes)?;
+        Ok(PrivateCopy { file })
+    }
+
+    #[cfg(target_os = "linux")]
+    fn path(&self) -> PathBuf {
+        use std::os::fd::AsRawFd;
+        PathBuf::from(format!("/proc/self/fd/{}", self.file.as_raw_fd()))
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    fn of(bytes: &[u8]) -> std::io::Result<PrivateCopy> {
+        use std::io::Write;
+        let mut file = tempfile::Builder::new()
+            .prefix("parrot-plugin")
+            .tempfile()?;
+        file.write_all(bytes)?;
+        file.flush()?;
+        Ok(PrivateCopy { file })
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    fn path(&self) -> PathBuf {
+        self.file.path().to_path_buf()
+    }
+}
+
+/// Opens the library file at `file`, known as `name`.
+fn open(file: &Path, name: &Path) -> Result<Library, LoadErrorKind> {
+    let path = file;
     let raw = RawLibrary::load_at(path).map_err(|err| match err {
         LibraryError::OpenError { err, .. } => LoadErrorKind::NotSharedLibrary {
             reason: short_reason(&err.to_string(), path),
@@ -206,9 +295,9 @@ fn open(path: &Path) -> Result<Library, LoadErrorKind> {
     }
     CodecMeta::check_list(module.codecs().as_slice())
         .map_err(|reason| LoadErrorKind::InvalidCodecList { reason })?;
-    tracing::debug!(library = %path.display(), version = plugin_version, "loaded codec plugin");
+    tracing::debug!(library = %name.display(), version = plugin_version, "loaded codec plugin");
     Ok(Library {
-        path: Box::leak(path.to_path_buf().into_boxed_path()),
+        path: Box::leak(name.to_path_buf().into_boxed_path()),
         module,
         interface_version: plugin_version,
     })
@@ -241,6 +330,20 @@ fn layout_summary(report: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_verified_library_is_loaded_from_the_bytes_hashed_not_from_its_path() {
+        let built = parrot_codec_test::cdylib("parrot_plugin_line_dedup").unwrap();
+        let bytes = std::fs::read(built).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("libswapped.so");
+        // The file at the path was swapped after its bytes were read and hashed.
+        std::fs::write(&path, b"not the library that was hashed").unwrap();
+        let library = load_verified(&path, &bytes).expect("the bytes given load");
+        assert_eq!(library.path, path.canonicalize().unwrap());
+        let names: Vec<&str> = library.module.codecs().iter().map(|c| c.name()).collect();
+        assert_eq!(names, ["line_dedup"]);
+    }
 
     #[test]
     fn an_invalid_codec_list_says_what_is_wrong_and_how_it_is_prevented() {

@@ -64,6 +64,9 @@ pub struct Manifest {
     pub plugin: Option<PluginDecl>,
     /// The `[compressor."…"]` entries, in file order.
     pub entries: Vec<Entry>,
+    /// Entries with errors of their own that still name a codec: never used, but their codec
+    /// and params are checked too, so that every error of an entry is reported at once.
+    pub rejected: Vec<Entry>,
 }
 
 /// A package's `[plugin]` table, with the library path resolved inside the package folder.
@@ -170,6 +173,7 @@ pub(crate) fn parse(
     };
     let mut plugin = None;
     let mut entries = Vec::new();
+    let mut rejected = Vec::new();
     for (key, value) in &table {
         match key.as_str() {
             "plugin" if kind == SourceKind::Project => {
@@ -179,7 +183,7 @@ pub(crate) fn parse(
                 })
             }
             "plugin" => plugin = ctx.plugin(value, path, errors),
-            "compressor" => entries = ctx.entries(value, errors),
+            "compressor" => (entries, rejected) = ctx.entries(value, errors),
             other => errors.push(ManifestError::UnknownKey {
                 file: name.to_owned(),
                 line: ctx.line(&[other]),
@@ -196,6 +200,7 @@ pub(crate) fn parse(
         kind,
         plugin,
         entries,
+        rejected,
     })
 }
 
@@ -336,7 +341,9 @@ impl Ctx<'_> {
         })
     }
 
-    fn entries(&self, value: &Value, errors: &mut Vec<ManifestError>) -> Vec<Entry> {
+    /// The valid entries, and those with errors that still name a codec (see
+    /// [`Manifest::rejected`]).
+    fn entries(&self, value: &Value, errors: &mut Vec<ManifestError>) -> (Vec<Entry>, Vec<Entry>) {
         let Some(table) = value.as_table() else {
             errors.push(self.invalid(
                 &["compressor"],
@@ -344,14 +351,24 @@ impl Ctx<'_> {
                 "compressor",
                 "must be a table of entries, [compressor.\"<tool>\"]".to_owned(),
             ));
-            return Vec::new();
+            return (Vec::new(), Vec::new());
         };
-        table
-            .iter()
-            .filter_map(|(key, value)| self.entry(key, value, errors))
-            .collect()
+        let mut entries = Vec::new();
+        let mut rejected = Vec::new();
+        for (key, value) in table {
+            let before = errors.len();
+            if let Some(entry) = self.entry(key, value, errors) {
+                if errors.len() == before {
+                    entries.push(entry);
+                } else {
+                    rejected.push(entry);
+                }
+            }
+        }
+        (entries, rejected)
     }
 
+    /// The entry, unless it has no codec name; `errors` gets everything else wrong with it.
     fn entry(&self, key: &str, value: &Value, errors: &mut Vec<ManifestError>) -> Option<Entry> {
         let entry_line = self.line(&["compressor", key]);
         let Some(table) = value.as_table() else {
@@ -366,7 +383,6 @@ impl Ctx<'_> {
             });
             return None;
         };
-        let before = errors.len();
         if let Err(message) = crate::pattern::check_pattern(key) {
             errors.push(ManifestError::InvalidPattern {
                 file: self.name.to_owned(),
@@ -456,7 +472,7 @@ impl Ctx<'_> {
                 Some((param.clone(), line))
             })
             .collect();
-        (errors.len() == before).then(|| Entry {
+        Some(Entry {
             key: key.to_owned(),
             line: entry_line,
             codec,

@@ -12,6 +12,7 @@ use crate::error::{Error, LoadError, ManifestError};
 use crate::loader;
 use crate::manifest::Manifest;
 use crate::registry::Registry;
+use crate::regular::{self, ReadError};
 
 /// Loads the library of every package manifest in `manifests` and registers its codecs.
 pub(crate) fn load_all(manifests: &[Manifest], registry: &mut Registry, errors: &mut Vec<Error>) {
@@ -50,28 +51,40 @@ fn load_plugin(manifest: &Manifest, registry: &mut Registry, errors: &mut Vec<Er
         );
         return;
     }
-    if let Some(expected) = &plugin.sha256 {
-        let actual = match std::fs::read(&plugin.library) {
-            Ok(bytes) => hex(&Sha256::digest(&bytes)),
-            Err(_) => {
-                errors.push(load_error(loader::LoadErrorKind::Missing));
+    // A FIFO in place of the library would block the loader's open (or the read of a pinned
+    // one) forever.
+    if let Err(err) = regular::check(&plugin.library) {
+        errors.push(load_error(kind_of(err)));
+        return;
+    }
+    let loaded = match &plugin.sha256 {
+        Some(expected) => {
+            let bytes = match regular::read(&plugin.library, None) {
+                Ok(bytes) => bytes,
+                Err(err) => {
+                    errors.push(load_error(kind_of(err)));
+                    return;
+                }
+            };
+            let actual = hex(&Sha256::digest(&bytes));
+            if &actual != expected {
+                errors.push(
+                    LoadError::DigestMismatch {
+                        library: plugin.library.clone(),
+                        manifest: manifest_path.clone(),
+                        expected: expected.clone(),
+                        actual,
+                    }
+                    .into(),
+                );
                 return;
             }
-        };
-        if &actual != expected {
-            errors.push(
-                LoadError::DigestMismatch {
-                    library: plugin.library.clone(),
-                    manifest: manifest_path.clone(),
-                    expected: expected.clone(),
-                    actual,
-                }
-                .into(),
-            );
-            return;
+            // The bytes hashed are the bytes loaded: the file is not opened again by path.
+            loader::load_verified(&plugin.library, &bytes)
         }
-    }
-    let library = match loader::load(&plugin.library) {
+        None => loader::load(&plugin.library),
+    };
+    let library = match loaded {
         Ok(library) => library,
         Err(kind) => {
             errors.push(load_error(kind));
@@ -92,6 +105,16 @@ fn load_plugin(manifest: &Manifest, registry: &mut Registry, errors: &mut Vec<Er
                 .into(),
             );
         }
+    }
+}
+
+fn kind_of(err: ReadError) -> loader::LoadErrorKind {
+    match err {
+        ReadError::Missing => loader::LoadErrorKind::Missing,
+        ReadError::NotRegular(what) => loader::LoadErrorKind::NotRegularFile { what },
+        other => loader::LoadErrorKind::Unreadable {
+            reason: other.into_io().to_string(),
+        },
     }
 }
 

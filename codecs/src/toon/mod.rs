@@ -23,14 +23,17 @@
 //!
 //! - numbers are written as the input wrote them (`1000.0`, `1E5`, 30-digit integers), where
 //!   the reference encoder would write `1000`; they are numbers under TOON's grammar all the
-//!   same;
+//!   same. A payload with a number outside the range of a double (`1E400`, a 500-digit
+//!   integer) passes through: a TOON decoder reads such a number as a string (the reference
+//!   one does), and quoting it would make it one, so no TOON form of it is lossless;
 //! - everything else follows the reference layout (TOON spec 4.4, two-space indent, comma
 //!   delimiter), strings and keys quoted by `toon-format`'s own rules.
 //!
 //! The codec declares text output ([`Codec::TEXT_OUTPUT`]): its output for a JSON payload is the
 //! TOON document itself, which the host takes as it is; only when the host adds a `_tee`
 //! pointer does it wrap the document, as a JSON string, in `{"result": …, "_tee": …}`. Payloads
-//! that are not a non-empty object or array, JSON nested deeper than the host's limit
+//! that are not a non-empty object or array, that hold a number beyond a double's range, JSON
+//! nested deeper than the host's limit
 //! (`parrot_json::MAX_DEPTH`, 512 levels), text payloads, and payloads whose TOON would not be
 //! strictly smaller than the input pass through.
 //!
@@ -51,6 +54,24 @@ mod stream;
 
 use parrot_codec_api::{Codec, CodecError, Level, Outcome, Params, Payload};
 use parrot_json::{Str, Value};
+
+/// Whether the JSON number `text` is outside the range of a double (it would read as infinity):
+/// TOON decoders read such a number back as a string.
+fn beyond_double(text: &str) -> bool {
+    // Below 1.7e308 (309 digits) without an exponent, nothing overflows: most numbers stop here.
+    let maybe = text.len() > 300 || text.bytes().any(|b| b | 0x20 == b'e');
+    maybe && !text.parse::<f64>().is_ok_and(f64::is_finite)
+}
+
+/// Whether any number in `value` is [`beyond_double`].
+fn holds_number_beyond_double(value: &Value<'_>) -> bool {
+    match value {
+        Value::Number(text) => beyond_double(text),
+        Value::Array(items) => items.iter().any(holds_number_beyond_double),
+        Value::Object(members) => members.iter().any(|(_, v)| holds_number_beyond_double(v)),
+        _ => false,
+    }
+}
 
 /// The members of an object of the tree, in order.
 type Members<'a> = Vec<(Str<'a>, Value<'a>)>;
@@ -145,7 +166,10 @@ impl Codec for Toon {
             Value::Object(members) => !members.is_empty(),
             _ => false,
         };
-        if !container || (self.hoist && hoist::contains_hoisted(&value)) {
+        if !container
+            || (self.hoist && hoist::contains_hoisted(&value))
+            || holds_number_beyond_double(&value)
+        {
             return Ok(Outcome::Unchanged);
         }
         let toon = encode::encode(&value, self.hoist);
@@ -425,6 +449,35 @@ mod tests {
             "{}",
             &written[..400]
         );
+    }
+
+    #[test]
+    fn numbers_beyond_a_double_pass_through() {
+        let digits = "9".repeat(500);
+        let payloads = [
+            r#"[{"id":1,"v":1E400},{"id":2,"v":3},{"id":3,"v":4}]"#.to_owned(),
+            r#"{"a":{"b":[1,2,-1e999999]},"c":"some text to shorten"}"#.to_owned(),
+            format!(r#"{{"n":{digits},"rows":[{{"a":1,"b":2}},{{"a":3,"b":4}}]}}"#),
+            format!(r#"[{{"k":"x","v":{digits}}},{{"k":"y","v":2}}]"#),
+        ];
+        for input in &payloads {
+            for level in [Level::Minimal, Level::Normal, Level::Aggressive] {
+                let out = codec(true).compress(Payload::json(input), level).unwrap();
+                assert_eq!(out, Outcome::Unchanged, "for {input} at {level:?}");
+            }
+        }
+        // The edge: the largest double still is one; a small exponent or a long fraction too.
+        for text in [
+            "1.7976931348623157e308",
+            "1e-400",
+            "0.5",
+            &format!("0.{digits}"),
+        ] {
+            assert!(!beyond_double(text), "{text}");
+        }
+        for text in ["1.8e308", "1E400", "-1e999999", &digits] {
+            assert!(beyond_double(text), "{text}");
+        }
     }
 
     #[test]

@@ -127,7 +127,12 @@ fn cell<'a>(reader: &mut Reader<'a>) -> Option<Cell<'a>> {
             "true" => Some(Cell::True),
             _ => Some(Cell::False),
         },
-        _ => reader.number().ok().map(Cell::Number),
+        // A number beyond a double is left to the tree, which passes the payload through.
+        _ => reader
+            .number()
+            .ok()
+            .filter(|text| !super::beyond_double(text))
+            .map(Cell::Number),
     }
 }
 

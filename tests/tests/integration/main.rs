@@ -16,6 +16,7 @@ mod pipeline_async;
 mod plugins;
 mod prune;
 mod recover;
+mod review;
 mod roundtrip;
 mod support;
 mod tee_sqlite;

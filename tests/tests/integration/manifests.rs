@@ -476,6 +476,7 @@ fn explicit_plugin_dir_beats_plugin_path_env_which_beats_project_plugins() {
         .project(root.path())
         .plugin_dir(&explicit)
         .plugin_path(Some(env.clone().into_os_string()))
+        .trust_project_plugins(true)
         .build()
         .unwrap();
     let source = |tool: &str| host.resolve(tool).entry.unwrap().source.clone();

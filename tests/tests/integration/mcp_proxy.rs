@@ -612,7 +612,7 @@ fn a_server_that_cannot_start_is_an_error_naming_it() {
 // The real filesystem server from the npm registry, through the official SDK's client.
 
 /// `node`, or a failure that says what is missing.
-fn node() -> &'static str {
+pub(crate) fn node() -> &'static str {
     static CHECKED: OnceLock<()> = OnceLock::new();
     CHECKED.get_or_init(|| {
         let found = Command::new("node")
@@ -629,7 +629,7 @@ fn node() -> &'static str {
 
 /// `tests/mcp/node_modules`, installed with `npm ci` once (the lock is in the target
 /// directory, so test binaries running at once do not race).
-fn node_modules() -> PathBuf {
+pub(crate) fn node_modules() -> PathBuf {
     static INSTALLED: OnceLock<PathBuf> = OnceLock::new();
     INSTALLED
         .get_or_init(|| {

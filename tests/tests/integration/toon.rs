@@ -471,3 +471,102 @@ fn builtin_toon_and_tool_result_prune_plugin_are_listed_and_used_in_one_replay()
     assert_eq!(calls[1]["meta"]["compression_codec"], "tool_result_prune");
     assert_eq!(calls[1]["meta"]["compression_teed"], true);
 }
+
+/// What the reference TOON decoder of the npm registry (`@toon-format/toon`, pinned in
+/// `tests/mcp`) reads `toon` as.
+fn reference_decode(toon: &str) -> Value {
+    use std::io::Write;
+    let script = crate::mcp_proxy::node_modules()
+        .parent()
+        .expect("tests/mcp")
+        .join("toon_decode.mjs");
+    let mut child = Command::new(crate::mcp_proxy::node())
+        .arg(&script)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("node runs");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(toon.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "the reference decoder failed on:\n{toon}"
+    );
+    serde_json::from_slice(&out.stdout).expect("the decoder writes JSON")
+}
+
+#[test]
+fn numbers_beyond_a_double_are_never_claimed_lossless_as_bare_toon() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join(".parrot")).unwrap();
+    std::fs::write(
+        dir.path().join(".parrot/compressors.toml"),
+        "[compressor.\"t\"]\ncodec = \"toon\"\n",
+    )
+    .unwrap();
+    let rows = |big: &str| {
+        let rows: Vec<String> = (0..20)
+            .map(|i| {
+                let v = if i == 7 {
+                    big.to_owned()
+                } else {
+                    i.to_string()
+                };
+                format!(r#"{{"id":{i},"name":"row {i}","v":{v}}}"#)
+            })
+            .collect();
+        format!("[{}]", rows.join(","))
+    };
+    let digits = "7".repeat(500);
+    // The last row is the control: the harness reads ordinary TOON back as its JSON.
+    for (big, bare) in [
+        ("1E400", false),
+        ("1e999999", false),
+        (digits.as_str(), false),
+        ("-2.5e300", true),
+    ] {
+        let input = rows(big);
+        let out = Command::new(support::binary())
+            .arg("--project")
+            .arg(dir.path())
+            .args(["--no-tee", "compress", "--tool", "t", "--meta"])
+            .env_remove("PARROT_PLUGIN_PATH")
+            .env_remove("PARROT_COMPRESSION_DISABLED")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .and_then(|mut child| {
+                use std::io::Write;
+                child.stdin.take().unwrap().write_all(input.as_bytes())?;
+                child.wait_with_output()
+            })
+            .expect("parrot-compress runs");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let payload = String::from_utf8(out.stdout).unwrap();
+        let meta: Value = serde_json::from_slice(&out.stderr).expect("one meta line");
+        if bare {
+            assert_eq!(meta["compression_codec"], "toon", "{meta}");
+            assert!(payload.contains(big), "{payload}");
+        }
+        if meta["compression_codec"] == "toon" && meta["_compressed"] == true {
+            let read = reference_decode(&payload);
+            let expected: Value = serde_json::from_str(&input).unwrap();
+            assert!(
+                equal_by_number_value(&unhoist(read.clone()), &expected),
+                "{big}: the reference decoder reads\n{read}\nfrom\n{payload}"
+            );
+        } else {
+            assert!(!bare, "{big}: {meta}");
+        }
+    }
+}
