@@ -3,9 +3,19 @@
 //! a failing test's section).
 //!
 //! The table is data: one row per pattern, matched as a plain, case-sensitive substring (case
-//! variants are listed as rows of their own). All rows are searched in one pass over the whole
-//! payload (an Aho-Corasick automaton, leftmost-first, so a longer row listed before a shorter
-//! one that starts at the same place wins: `panicked at` before `panic`).
+//! variants are listed as rows of their own). A line's matches are those of an Aho-Corasick
+//! automaton over every row, leftmost-first (so a longer row listed before a shorter one that
+//! starts at the same place wins: `panicked at` before `panic`), each kept if it is placed and
+//! followed as its row says.
+//!
+//! Few lines hold a row, so the automaton runs only on the lines that may: one SIMD pass over
+//! the payload looks for the rows matched anywhere by a rare piece of each (its *anchor*:
+//! `rror:` for `error:` and `Error:`, the row itself for `OOMKilled`), and a look at each
+//! line's first bytes finds the rows placed at its start (`failures:`, `Tests:` after the
+//! indentation). A row that counts on a line has its anchor or its start there, so a line
+//! neither finds has no verdict, and the others get the automaton's, as if it had read the
+//! whole payload (no row holds a line break). The tests hold the scan to a plain search, row
+//! by row, on the corpus's logs, the benchmark payloads and generated lines.
 
 use aho_corasick::{AhoCorasick, MatchKind, packed};
 
@@ -396,20 +406,72 @@ pub(crate) const TABLE: &[Pattern] = &[
 
 /// The compiled table: the built-in rows, then the params' extra failure substrings (each
 /// matched anywhere in a line, standing alone).
+///
+/// Few lines hold a row, so the whole table is searched only on the lines that may hold
+/// one, found by two cheap tests that never miss a line where a row matches:
+///
+/// - the rows matched anywhere ([`At::Anywhere`]) by their *anchors*, each a piece of its
+///   row that starts at a rare fingerprint ([`PIECES`], else the row itself), searched in one
+///   SIMD pass over the text;
+/// - the rows placed at the line's start (every other [`At`]) by a look at the line's first
+///   bytes, after its indentation.
+///
+/// A line with a match that counts holds that row, so its anchor or its start: the lines
+/// neither test marks have no hit, and the marked ones are searched with every row as before.
 pub(crate) struct Matcher {
-    /// Every row.
+    /// Every row, leftmost-first, run on the marked lines.
     automaton: AhoCorasick,
-    /// The rows of 3 bytes or more, and each one's index in the whole list. Few lines hold a
-    /// shorter row, and a short row makes the SIMD search try nearly every position; so the
-    /// lines that hold one are searched with `automaton`, the rest with this.
-    long: Searcher,
-    long_rows: Vec<u32>,
-    /// The rows shorter than 3 bytes.
+    /// The anchors of the rows matched anywhere that are [`ANCHOR`] bytes or longer.
+    anchors: Searcher,
+    /// The rows matched anywhere shorter than that (only extra rows can be).
     short: Vec<memchr::memmem::Finder<'static>>,
+    /// The rows placed at the line's start (where, and the row's text), by the byte a line
+    /// holding one starts with (after its indentation, for [`At::AfterIndent`]).
+    placed: Vec<Vec<Placed>>,
 }
 
-/// How the long rows are searched: packed (SIMD) when the CPU has it, which is several times
-/// faster than the automaton (whose own SIMD prefilter is skipped past 64 rows).
+/// A row placed at the line's start.
+#[derive(Clone, Copy)]
+struct Placed {
+    at: At,
+    text: &'static str,
+    /// The row's first 8 bytes, read as [`head`] reads a line's: most lines differ from the
+    /// row there, and are told apart by one comparison.
+    head: u64,
+    /// The bits of `head` the row's text fills.
+    mask: u64,
+}
+
+impl Placed {
+    fn new(at: At, text: &'static str) -> Placed {
+        let filled = text.len().min(8);
+        Placed {
+            at,
+            text,
+            head: head(text.as_bytes()),
+            mask: head(&[0xff; 8][..filled]),
+        }
+    }
+
+    /// Whether `line` (whose [`head`] is `line_head`) starts with the row.
+    fn starts(&self, line: &[u8], line_head: u64) -> bool {
+        line_head & self.mask == self.head && line.starts_with(self.text.as_bytes())
+    }
+}
+
+/// The first 8 bytes of `bytes` as a number, zero past its end.
+fn head(bytes: &[u8]) -> u64 {
+    if let Some(word) = bytes.first_chunk::<8>() {
+        return u64::from_le_bytes(*word);
+    }
+    let mut word = [0u8; 8];
+    let filled = bytes.len().min(8);
+    word[..filled].copy_from_slice(&bytes[..filled]);
+    u64::from_le_bytes(word)
+}
+
+/// How the anchors are searched: packed (SIMD) when the CPU has it, which is several times
+/// faster than the automaton.
 enum Searcher {
     Packed(packed::Searcher),
     Automaton(AhoCorasick),
@@ -423,8 +485,17 @@ impl std::fmt::Debug for Matcher {
     }
 }
 
-/// Rows shorter than this many bytes are searched only on the lines that hold one.
-const SHORT: usize = 3;
+/// The SIMD search compares each position with the anchors' first `ANCHOR` bytes (its
+/// fingerprints; fewer when an anchor is shorter, which would make it try nearly every
+/// position): rows matched anywhere shorter than this are searched on their own.
+const ANCHOR: usize = 4;
+
+/// Rare pieces of the rows matched anywhere, in the order they are tried: a row's anchor is
+/// the row from the first of these it holds (`rror:` for `error:`, `Error:`, `] Error `…;
+/// `exit` for `non-zero exit`), else the whole row. Rows whose fingerprints differ only in
+/// case (`fail`, `FAIL`) share the search's bucket and cost about one fingerprint; so do rows
+/// that share a piece, while a common start (`] E`, ` err`, `non-`) would be tried often.
+const PIECES: &[&str] = &["rror", "RROR", "FAIL", "exit", "Imag", "collect"];
 
 /// The extra rows' shape: a failure anywhere, standing alone.
 const EXTRA: Pattern = fail("");
@@ -434,6 +505,20 @@ const EXTRA: Pattern = fail("");
 pub(crate) struct Hit {
     pub(crate) class: Class,
     pub(crate) block: Block,
+}
+
+/// The anchor of `text`, a row matched anywhere: see [`PIECES`].
+fn anchor(text: &str) -> &str {
+    PIECES
+        .iter()
+        .find_map(|piece| text.find(piece))
+        .map_or(text, |at| &text[at..])
+}
+
+/// The low half of each of an anchor's first bytes: anchors alike in these share a bucket of
+/// the SIMD search (as case variants do).
+fn low_nibbles(anchor: &str) -> Vec<u8> {
+    anchor.bytes().take(ANCHOR).map(|b| b & 0x0f).collect()
 }
 
 impl Matcher {
@@ -455,128 +540,190 @@ impl Matcher {
                 .map_err(|err| err.to_string())
         };
         let automaton = leftmost(&texts)?;
-        let long_rows: Vec<u32> = (0..texts.len() as u32)
-            .filter(|&i| texts[i as usize].len() >= SHORT)
-            .collect();
-        let long_texts: Vec<&str> = long_rows.iter().map(|&i| texts[i as usize]).collect();
+        let mut anchors: Vec<&str> = Vec::new();
+        let mut short = Vec::new();
+        let mut placed = vec![Vec::new(); 256];
+        for row in TABLE {
+            match row.at {
+                At::Anywhere if row.text.len() < ANCHOR => {
+                    short.push(memchr::memmem::Finder::new(row.text.as_bytes()).into_owned());
+                }
+                At::Anywhere => anchors.push(anchor(row.text)),
+                At::LineStart | At::AfterIndent => {
+                    placed[usize::from(row.text.as_bytes()[0])].push(Placed::new(row.at, row.text));
+                }
+                At::AfterRunOf(byte) => {
+                    placed[usize::from(byte)].push(Placed::new(row.at, row.text));
+                    if row.text.as_bytes()[0] != byte {
+                        placed[usize::from(row.text.as_bytes()[0])]
+                            .push(Placed::new(row.at, row.text));
+                    }
+                }
+            }
+        }
+        for text in extra {
+            if text.len() < ANCHOR {
+                short.push(memchr::memmem::Finder::new(text.as_bytes()).into_owned());
+            } else {
+                anchors.push(anchor(text));
+            }
+        }
+        anchors.sort_unstable();
+        anchors.dedup();
+        // The search gives the anchors buckets in turn, and an anchor alike (in
+        // `low_nibbles`) to one before it that one's bucket: so one anchor of each kind
+        // first, each kind then in a bucket of its own while there are buckets enough.
+        let mut kinds = std::collections::HashSet::new();
+        let (leaders, rest): (Vec<&str>, Vec<&str>) = anchors
+            .iter()
+            .partition(|anchor| kinds.insert(low_nibbles(anchor)));
+        let anchors: Vec<&str> = leaders.into_iter().chain(rest).collect();
         let packed = packed::Config::new()
             .match_kind(packed::MatchKind::LeftmostFirst)
             .heuristic_pattern_limits(false)
             .builder()
-            .extend(&long_texts)
+            .extend(&anchors)
             .build();
-        let long = match packed {
+        let anchors = match packed {
             Some(packed) => Searcher::Packed(packed),
-            None => Searcher::Automaton(leftmost(&long_texts)?),
+            None => Searcher::Automaton(leftmost(&anchors)?),
         };
-        let short = texts
-            .iter()
-            .filter(|text| text.len() < SHORT)
-            .map(|text| memchr::memmem::Finder::new(text.as_bytes()).into_owned())
-            .collect();
         Ok(Matcher {
             automaton,
-            long,
-            long_rows,
+            anchors,
             short,
+            placed,
         })
     }
 
     /// The table's verdict on every line of `text` whose line starts are `starts` (line `i` is
     /// `text[starts[i]..ends[i]]`): `None` where no row matches.
     pub(crate) fn scan(&self, text: &str, starts: &[u32], ends: &[u32]) -> Vec<Option<Hit>> {
-        let mut hits: Vec<Option<Hit>> = vec![None; starts.len()];
         let bytes = text.as_bytes();
+        let mut marked = vec![false; starts.len()];
+        // The anchors: a line that holds one is marked, and the search goes on at the next
+        // line (no row holds a line break, so neither does an anchor).
         let mut line = 0usize;
-        let mut each = |row: u32, at: usize, found_end: usize| {
-            // Matches come in order, so the line index only moves forward.
+        let mut from = 0usize;
+        while from < bytes.len() {
+            let found = match &self.anchors {
+                Searcher::Packed(packed) => packed
+                    .find_in(bytes, aho_corasick::Span::from(from..bytes.len()))
+                    .map(|m| m.start()),
+                Searcher::Automaton(automaton) => automaton
+                    .find(aho_corasick::Input::new(bytes).span(from..bytes.len()))
+                    .map(|m| m.start()),
+            };
+            let Some(at) = found else {
+                break;
+            };
             while line + 1 < starts.len() && starts[line + 1] as usize <= at {
                 line += 1;
             }
-            let (start, end) = (starts[line] as usize, ends[line] as usize);
-            let row = TABLE.get(row as usize).unwrap_or(&EXTRA);
-            let placed = match row.at {
-                At::Anywhere => true,
-                At::LineStart => at == start,
-                At::AfterIndent => bytes[start..at].iter().all(|&b| b == b' ' || b == b'\t'),
-                At::AfterRunOf(byte) => bytes[start..at].iter().all(|&b| b == byte),
-            };
-            let followed = match row.then {
-                Then::Any => true,
-                Then::Digit => bytes.get(found_end).is_some_and(u8::is_ascii_digit),
-                Then::NonZeroDigit => bytes
-                    .get(found_end)
-                    .is_some_and(|b| (b'1'..=b'9').contains(b)),
-                Then::LineEndsWith(tail) => {
-                    found_end <= end && text[found_end..end].ends_with(tail)
-                }
-                Then::Holds(part) => found_end <= end && text[found_end..end].contains(part),
-                Then::Title => found_end <= end && is_pytest_header(&text[start..end]),
-            };
-            if !(placed && followed) {
-                return;
-            }
-            let hit = &mut hits[line];
-            match hit {
-                Some(seen) if seen.class > row.class => {}
-                Some(seen) if seen.class == row.class => {
-                    if seen.block == Block::None {
-                        seen.block = row.block;
-                    }
-                }
-                _ => {
-                    *hit = Some(Hit {
-                        class: row.class,
-                        block: row.block,
-                    })
-                }
-            }
-        };
-        // No row holds a line break, so a line's matches are those of the line alone: the
-        // lines that hold a short row are searched with every row, the text between them
-        // with the long rows only (the short ones cannot match there).
-        let mut marked: Vec<u32> = Vec::new();
-        for finder in &self.short {
-            marked.extend(
-                finder
-                    .find_iter(bytes)
-                    .map(|at| starts.partition_point(|&start| start as usize <= at) as u32 - 1),
-            );
+            marked[line] = true;
+            from = ends[line] as usize + 1;
         }
-        marked.sort_unstable();
-        marked.dedup();
-        let mut from = 0;
-        for &line in marked.iter().chain([&(starts.len() as u32)]) {
-            let to = starts
-                .get(line as usize)
-                .map_or(text.len(), |&at| at as usize);
-            let part = &text[from..to];
-            match &self.long {
-                Searcher::Packed(packed) => packed.find_iter(part).for_each(|m| {
-                    each(
-                        self.long_rows[m.pattern().as_usize()],
-                        from + m.start(),
-                        from + m.end(),
-                    )
-                }),
-                Searcher::Automaton(automaton) => automaton.find_iter(part).for_each(|m| {
-                    each(
-                        self.long_rows[m.pattern().as_usize()],
-                        from + m.start(),
-                        from + m.end(),
-                    )
-                }),
+        for finder in &self.short {
+            for at in finder.find_iter(bytes) {
+                marked[starts.partition_point(|&start| start as usize <= at) - 1] = true;
             }
-            let Some(&end) = ends.get(line as usize) else {
-                break;
-            };
-            from = to;
-            for m in self.automaton.find_iter(&text[from..end as usize]) {
-                each(m.pattern().as_u32(), from + m.start(), from + m.end());
+        }
+        let mut hits: Vec<Option<Hit>> = vec![None; starts.len()];
+        for (i, hit) in hits.iter_mut().enumerate() {
+            let (start, end) = (starts[i] as usize, ends[i] as usize);
+            if !marked[i] && !self.may_place(&bytes[start..end]) {
+                continue;
             }
-            from = end as usize;
+            for m in self.automaton.find_iter(&text[start..end]) {
+                let row = TABLE.get(m.pattern().as_usize()).unwrap_or(&EXTRA);
+                if counts(row, text, start + m.start(), start + m.end(), start, end) {
+                    merge(hit, row);
+                }
+            }
         }
         hits
+    }
+
+    /// Whether `line` may hold a placed row where it counts: it starts (after its
+    /// indentation, for [`At::AfterIndent`]) with the row, or with the run before it.
+    fn may_place(&self, line: &[u8]) -> bool {
+        let Some(&lead) = line.first() else {
+            return false;
+        };
+        let rows = &self.placed[usize::from(lead)];
+        if !rows.is_empty() {
+            let line_head = head(line);
+            let at_start = rows.iter().any(|row| match row.at {
+                At::AfterRunOf(byte) => lead == byte || row.starts(line, line_head),
+                _ => row.starts(line, line_head),
+            });
+            if at_start {
+                return true;
+            }
+        }
+        if lead != b' ' && lead != b'\t' {
+            return false;
+        }
+        let Some(indent) = line.iter().position(|&b| b != b' ' && b != b'\t') else {
+            return false;
+        };
+        let body = &line[indent..];
+        let rows = &self.placed[usize::from(body[0])];
+        if rows.is_empty() {
+            return false;
+        }
+        let body_head = head(body);
+        rows.iter()
+            .any(|row| row.at == At::AfterIndent && row.starts(body, body_head))
+    }
+}
+
+/// Whether the match of `row` at `at..found_end` in `text`, on the line `start..end`, counts:
+/// it is placed as the row says, and followed as it says.
+fn counts(
+    row: &Pattern,
+    text: &str,
+    at: usize,
+    found_end: usize,
+    start: usize,
+    end: usize,
+) -> bool {
+    let bytes = text.as_bytes();
+    let placed = match row.at {
+        At::Anywhere => true,
+        At::LineStart => at == start,
+        At::AfterIndent => bytes[start..at].iter().all(|&b| b == b' ' || b == b'\t'),
+        At::AfterRunOf(byte) => bytes[start..at].iter().all(|&b| b == byte),
+    };
+    let followed = match row.then {
+        Then::Any => true,
+        Then::Digit => bytes.get(found_end).is_some_and(u8::is_ascii_digit),
+        Then::NonZeroDigit => bytes
+            .get(found_end)
+            .is_some_and(|b| (b'1'..=b'9').contains(b)),
+        Then::LineEndsWith(tail) => found_end <= end && text[found_end..end].ends_with(tail),
+        Then::Holds(part) => found_end <= end && text[found_end..end].contains(part),
+        Then::Title => found_end <= end && is_pytest_header(&text[start..end]),
+    };
+    placed && followed
+}
+
+/// Adds a counting match of `row` to its line's verdict: the highest class wins; at the same
+/// class, the first match that heads a block gives the block.
+fn merge(hit: &mut Option<Hit>, row: &Pattern) {
+    match hit {
+        Some(seen) if seen.class > row.class => {}
+        Some(seen) if seen.class == row.class => {
+            if seen.block == Block::None {
+                seen.block = row.block;
+            }
+        }
+        _ => {
+            *hit = Some(Hit {
+                class: row.class,
+                block: row.block,
+            })
+        }
     }
 }
 
@@ -715,6 +862,245 @@ pub(crate) fn preambles<'t>(line: impl Fn(usize) -> &'t str, class: &mut [Class]
             && is_node_location(line(i))
         {
             class[i..i + 3].fill(Class::Failure);
+        }
+    }
+}
+
+/// The benchmark payload (`log_payload`), shared with the benchmarks, for the tests.
+#[cfg(test)]
+#[path = "../../../benches/corpus.rs"]
+mod corpus;
+
+#[cfg(test)]
+mod tests {
+    use super::corpus;
+    use super::*;
+
+    /// The verdicts the table gives, found the plain way: on each line, from its start, the
+    /// leftmost place where a row starts (the first row listed, where several do), then on
+    /// after that match; each match that counts merged into the line's verdict.
+    fn reference(extra: &[String], text: &str) -> Vec<Option<Hit>> {
+        let rows: Vec<(&Pattern, &str)> = TABLE
+            .iter()
+            .map(|row| (row, row.text))
+            .chain(extra.iter().map(|text| (&EXTRA, text.as_str())))
+            .collect();
+        let mut verdicts = Vec::new();
+        let mut start = 0;
+        for line in text.split_terminator('\n') {
+            let end = start + line.len();
+            let mut hit = None;
+            let mut from = 0;
+            loop {
+                let found = rows
+                    .iter()
+                    .filter_map(|&(row, piece)| line[from..].find(piece).map(|at| (at, row, piece)))
+                    .min_by_key(|&(at, ..)| at);
+                let Some((at, row, piece)) = found else {
+                    break;
+                };
+                let at = start + from + at;
+                if counts(row, text, at, at + piece.len(), start, end) {
+                    merge(&mut hit, row);
+                }
+                from = at - start + piece.len();
+            }
+            verdicts.push(hit);
+            start = end + 1;
+        }
+        verdicts
+    }
+
+    /// The line starts and ends of `text`, as the codec makes them.
+    fn lines(text: &str) -> (Vec<u32>, Vec<u32>) {
+        let mut starts = vec![0u32];
+        let mut ends = Vec::new();
+        for at in memchr::memchr_iter(b'\n', text.as_bytes()) {
+            ends.push(at as u32);
+            starts.push(at as u32 + 1);
+        }
+        ends.push(text.len() as u32);
+        if text.ends_with('\n') {
+            starts.pop();
+            ends.pop();
+        }
+        (starts, ends)
+    }
+
+    /// Asserts that the scan gives `text` the reference's verdicts, line by line.
+    fn assert_same(name: &str, extra: &[String], text: &str) {
+        let matcher = Matcher::new(extra).unwrap();
+        let (starts, ends) = lines(text);
+        let found = matcher.scan(text, &starts, &ends);
+        let expected = reference(extra, text);
+        assert_eq!(found.len(), expected.len(), "{name}: line count");
+        for (i, (found, expected)) in found.iter().zip(&expected).enumerate() {
+            let line = &text[starts[i] as usize..ends[i] as usize];
+            assert_eq!(
+                found,
+                expected,
+                "{name}, extra {extra:?}, line {}: {line:?}",
+                i + 1
+            );
+        }
+    }
+
+    fn extras() -> Vec<Vec<String>> {
+        let list = |items: &[&str]| items.iter().map(|item| item.to_string()).collect();
+        vec![
+            Vec::new(),
+            list(&["request_id=", "zz"]),
+            list(&["a", "\u{e9}", "ok", "Error", "rror", "panicked at the"]),
+        ]
+    }
+
+    #[test]
+    fn scan_matches_the_reference_on_the_corpus() {
+        let root = format!("{}/../corpus", env!("CARGO_MANIFEST_DIR"));
+        let mut paths = vec![format!("{root}/build-log.txt")];
+        for dir in ["logs", "logs/real"] {
+            for entry in std::fs::read_dir(format!("{root}/{dir}")).unwrap() {
+                let path = entry.unwrap().path();
+                let log = path.extension().is_some_and(|ext| ext == "log")
+                    || path.parent().is_some_and(|dir| dir.ends_with("real"));
+                if path.is_file() && log {
+                    paths.push(path.display().to_string());
+                }
+            }
+        }
+        assert!(paths.len() > 30, "the corpus's logs: {paths:?}");
+        for path in &paths {
+            let bytes = std::fs::read(path).unwrap();
+            let text = super::super::template::clean(&String::from_utf8_lossy(&bytes)).into_owned();
+            for extra in extras() {
+                assert_same(path, &extra, &text);
+            }
+        }
+    }
+
+    #[test]
+    fn scan_matches_the_reference_on_the_benchmark_payloads() {
+        for size in [1_000_000, 10_000_000] {
+            let text = super::super::template::clean(&corpus::log_payload(size)).into_owned();
+            assert_same(&format!("log_payload({size})"), &[], &text);
+        }
+    }
+
+    /// xorshift64: the same lines every run.
+    struct Rng(u64);
+
+    impl Rng {
+        fn below(&mut self, n: usize) -> usize {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            (self.0 % n as u64) as usize
+        }
+    }
+
+    /// A line made of pieces: rows of the table and extra rows (as listed, or in another
+    /// case, or cut short), the texts their conditions read (digits, ` ----`, ` error`, runs of
+    /// `_`), indentation, words, unicode.
+    fn generated_line(rng: &mut Rng, extra: &[String]) -> String {
+        const BITS: &[&str] = &[
+            " ",
+            "  ",
+            "\t",
+            "    ",
+            "0",
+            "1",
+            "7",
+            ":",
+            " ----",
+            " error",
+            "___",
+            "_",
+            "__ ",
+            " _",
+            "-",
+            "= ",
+            "===",
+            "word",
+            "x",
+            "\u{e9}",
+            "\u{2715}",
+            "\u{25cf}",
+            "\u{65e5}\u{672c}",
+            "E",
+            "  \t",
+            "ok",
+            ".",
+            "] ",
+            "[E0308]",
+            "no",
+            "exit",
+            "rr",
+            "RR",
+            "Pull",
+        ];
+        let mut line = String::new();
+        if rng.below(8) == 0 {
+            // A pytest section header, or something close to one.
+            let run = |rng: &mut Rng| "_".repeat(rng.below(5));
+            let title = generated_line(rng, extra);
+            let spaced = if rng.below(4) == 0 { "" } else { " " };
+            return format!("{}{spaced}{title}{spaced}{}", run(rng), run(rng));
+        }
+        for _ in 0..1 + rng.below(6) {
+            let piece: String = match rng.below(5) {
+                0 | 1 => TABLE[rng.below(TABLE.len())].text.to_string(),
+                2 => BITS[rng.below(BITS.len())].to_string(),
+                3 if !extra.is_empty() => extra[rng.below(extra.len())].clone(),
+                _ => {
+                    let text = TABLE[rng.below(TABLE.len())].text;
+                    match rng.below(4) {
+                        0 => text.to_uppercase(),
+                        1 => text.to_lowercase(),
+                        2 => text.chars().skip(1).collect(),
+                        _ => text
+                            .chars()
+                            .take(text.chars().count().saturating_sub(1))
+                            .collect(),
+                    }
+                }
+            };
+            line.push_str(&piece);
+        }
+        line
+    }
+
+    #[test]
+    fn scan_matches_the_reference_on_generated_lines() {
+        let mut rng = Rng(0x5eed_1065);
+        for extra in extras() {
+            for round in 0..40 {
+                let mut text = String::new();
+                for _ in 0..200 {
+                    text.push_str(&generated_line(&mut rng, &extra));
+                    text.push('\n');
+                }
+                if round % 2 == 1 {
+                    text.pop();
+                }
+                assert_same(&format!("generated round {round}"), &extra, &text);
+            }
+        }
+    }
+
+    #[test]
+    fn every_row_has_an_anchor_or_a_place() {
+        for row in TABLE {
+            match row.at {
+                At::Anywhere => {
+                    assert!(
+                        row.text.len() >= ANCHOR,
+                        "{:?} is searched on its own",
+                        row.text
+                    );
+                    assert!(row.text.contains(anchor(row.text)));
+                }
+                _ => assert!(!row.text.is_empty()),
+            }
         }
     }
 }
