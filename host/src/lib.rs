@@ -80,5 +80,5 @@ pub use parrot_codec_api::{Level, Outcome, Payload, PayloadKind};
 pub use pipeline::{KILL_SWITCH_ENV, Verification};
 pub use registry::{CodecInfo, Origin, Registry};
 pub use report::{Report, ReportSnapshot, Row};
-pub use tee::{MemoryTeeStore, Retention, SqliteTeeStore, TeeStore};
+pub use tee::{MemoryTeeStore, Retention, SqliteTeeStore, TeeStats, TeeStore};
 pub use tokens::{TokenCounter, Tokenizer};
