@@ -8,13 +8,14 @@ use std::io::{IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
+use std::time::{Duration, SystemTime};
 
 use clap::{Parser, Subcommand, ValueEnum};
 use parrot_host::manifest::SourceKind;
 use parrot_host::mcp::Proxy;
 use parrot_host::{
     Call, Host, HostBuilder, Input, Level, MemoryTeeStore, Observer, Origin, Retention,
-    SqliteTeeStore, TokenEvent, Tokenizer,
+    SqliteTeeStore, TeeError, TeeStore, TokenEvent, Tokenizer,
 };
 use serde_json::{Value, json};
 
@@ -100,11 +101,15 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Print the exact original payload stored under KEY; exit 1 if there is none.
+    /// Print the exact original payload stored under KEY; exit 1 if there is none. Reads only
+    /// the tee store: no manifest is read, no plugin loaded.
     Recover {
         /// The tee key (from a `_tee` pointer or `compression_tee_key`).
         key: String,
     },
+    /// Print what the tee store holds: its file, entries, bytes of originals, the oldest entry,
+    /// and its retention. Reads only the tee store.
+    Store,
     /// List every codec: name, interface version, origin.
     Plugins,
     /// Start an MCP server and relay MCP over stdio between it and the client (the agent),
@@ -221,13 +226,7 @@ fn builder(
     let killed = std::env::var_os(parrot_host::KILL_SWITCH_ENV).is_some_and(|v| v == "1");
     if !cli.no_tee {
         if store && !killed {
-            let path = cli
-                .tee_store
-                .clone()
-                .unwrap_or_else(|| project_dir(cli).join(".parrot").join("tee.db"));
-            let sqlite = SqliteTeeStore::open(&path, Retention::default())
-                .map_err(|err| Failure::runtime(err.to_string()))?;
-            builder.tee_store(Arc::new(sqlite));
+            builder.tee_store(Arc::new(open_store(cli)?));
         } else {
             builder.tee_store(Arc::new(MemoryTeeStore::new(1)));
         }
@@ -254,6 +253,7 @@ fn run(cli: &Cli) -> Result<(), Failure> {
         }
         Command::Replay { file, out, json } => replay(cli, file.as_deref(), out.as_deref(), *json),
         Command::Recover { key } => recover(cli, key),
+        Command::Store => store(cli),
         Command::Plugins => {
             plugins(&host(cli, false, None)?);
             Ok(())
@@ -364,9 +364,29 @@ fn compress(
     Ok(())
 }
 
+/// The persistent tee store of `cli`, opened (and created on first use).
+fn open_store(cli: &Cli) -> Result<SqliteTeeStore, Failure> {
+    let path = cli
+        .tee_store
+        .clone()
+        .unwrap_or_else(|| project_dir(cli).join(".parrot").join("tee.db"));
+    SqliteTeeStore::open(&path, Retention::default())
+        .map_err(|err| Failure::runtime(err.to_string()))
+}
+
+/// The store for the commands that only read it (`recover`, `store`): no host is built, so a
+/// broken manifest or a missing plugin cannot stand between a key and its original, and the
+/// kill switch (which stops compression) does not stop recovery.
+fn store_only(cli: &Cli) -> Result<SqliteTeeStore, Failure> {
+    if cli.no_tee {
+        return Err(Failure::runtime(TeeError::NotConfigured.to_string()));
+    }
+    open_store(cli)
+}
+
 fn recover(cli: &Cli, key: &str) -> Result<(), Failure> {
-    let host = host(cli, true, None)?;
-    match host.recover(key) {
+    let store = store_only(cli)?;
+    match store.get(key) {
         Ok(Some(original)) => write_stdout(&original),
         Ok(None) => Err(Failure::runtime(format!(
             "no original is stored under \"{key}\""
@@ -510,6 +530,53 @@ fn replay(
         print!("{}", report.render_table());
     }
     Ok(())
+}
+
+fn store(cli: &Cli) -> Result<(), Failure> {
+    let store = store_only(cli)?;
+    let stats = store
+        .stats()
+        .map_err(|err| Failure::runtime(err.to_string()))?;
+    let oldest = match stats.oldest {
+        Some(at) => {
+            let age = SystemTime::now().duration_since(at).unwrap_or_default();
+            format!("{} ago", duration(age))
+        }
+        None => "none".to_owned(),
+    };
+    let retention = store.retention();
+    let limit = |limit: Option<String>| limit.unwrap_or_else(|| "none".to_owned());
+    println!("store:     {}", store.path().display());
+    println!("entries:   {}", stats.entries);
+    println!("bytes:     {}", bytes(stats.bytes));
+    println!("oldest:    {oldest}");
+    println!(
+        "retention: max_entries {}, max_bytes {}, max_age {}",
+        limit(retention.max_entries.map(|n| n.to_string())),
+        limit(retention.max_bytes.map(bytes)),
+        limit(retention.max_age.map(duration)),
+    );
+    Ok(())
+}
+
+/// A byte count, and in KiB, MiB or GiB past 1024: `1073741824 (1.0 GiB)`.
+fn bytes(n: u64) -> String {
+    const UNITS: [(&str, u64); 3] = [("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)];
+    match UNITS.iter().find(|(_, size)| n >= *size) {
+        Some((unit, size)) => format!("{n} ({:.1} {unit})", n as f64 / *size as f64),
+        None => n.to_string(),
+    }
+}
+
+/// A duration in its largest whole unit: `7d`, `3h`, `12m`, `5s`.
+fn duration(age: Duration) -> String {
+    let secs = age.as_secs();
+    match secs {
+        86_400.. => format!("{}d", secs / 86_400),
+        3_600.. => format!("{}h", secs / 3_600),
+        60.. => format!("{}m", secs / 60),
+        _ => format!("{secs}s"),
+    }
 }
 
 fn check(host: &Host) {

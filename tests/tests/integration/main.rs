@@ -17,6 +17,7 @@ mod plugins;
 mod prune;
 mod roundtrip;
 mod support;
+mod tee_keys;
 mod tee_sqlite;
 mod tee_stores;
 mod tokens;
