@@ -34,24 +34,20 @@ fn sha256_hex(bytes: &[u8]) -> String {
 }
 
 /// Stores `original` from `tool` under its content key, the same for the same bytes wherever
-/// and whenever they are stored; returns the key. A store that holds other bytes under the short
-/// key keeps them, and `original` goes under the whole digest.
+/// and whenever they are stored; returns the key. `key` is that key when the caller has it
+/// already (the pointer's), saving a second digest of the original. A store that holds other
+/// bytes under the short key keeps them, and `original` goes under the whole digest.
 ///
 /// # Errors
 ///
 /// The store's error; [`TeeError::KeyExists`] if even the whole digest holds other bytes.
-pub(super) fn store(tee: &dyn TeeStore, tool: &str, original: &[u8]) -> Result<String, TeeError> {
-    store_with(tee, tool, original, KEY_HEX_DIGITS)
-}
-
-/// [`store`] with `digits` hex digits in the first key tried (tests force collisions with few).
-fn store_with(
+pub(super) fn store(
     tee: &dyn TeeStore,
     tool: &str,
     original: &[u8],
-    digits: usize,
+    key: Option<String>,
 ) -> Result<String, TeeError> {
-    let short = content_key(tool, original, digits);
+    let short = key.unwrap_or_else(|| content_key(tool, original, KEY_HEX_DIGITS));
     match tee.put(&short, original) {
         Err(TeeError::KeyExists { .. }) => {
             let whole = content_key(tool, original, 64);
@@ -165,11 +161,12 @@ mod tests {
     #[test]
     fn the_same_original_is_stored_once_under_one_key() {
         let tee = MemoryTeeStore::new(10);
-        let first = store(&tee, "t", b"original").unwrap();
-        let again = store(&tee, "t", b"original").unwrap();
+        let first = store(&tee, "t", b"original", None).unwrap();
+        let again = store(&tee, "t", b"original", None).unwrap();
         assert_eq!(first, again);
-        assert_ne!(store(&tee, "other_tool", b"original").unwrap(), first);
-        assert_ne!(store(&tee, "t", b"original!").unwrap(), first);
+        assert_eq!(first, content_key("t", b"original", KEY_HEX_DIGITS));
+        assert_ne!(store(&tee, "other_tool", b"original", None).unwrap(), first);
+        assert_ne!(store(&tee, "t", b"original!", None).unwrap(), first);
     }
 
     #[test]
@@ -186,16 +183,17 @@ mod tests {
                     .map(|b| (a, b))
             })
             .expect("pigeonhole");
+        let short = |original: &[u8]| Some(content_key("t", original, 1));
         let tee = MemoryTeeStore::new(10);
-        let key_a = store_with(&tee, "t", a, 1).unwrap();
-        let key_b = store_with(&tee, "t", b, 1).unwrap();
+        let key_a = store(&tee, "t", a, short(a)).unwrap();
+        let key_b = store(&tee, "t", b, short(b)).unwrap();
         assert_eq!(key_a, content_key("t", a, 1));
         assert_eq!(key_b, content_key("t", b, 64));
         assert_eq!(tee.get(&key_a).unwrap().as_deref(), Some(&a[..]));
         assert_eq!(tee.get(&key_b).unwrap().as_deref(), Some(&b[..]));
         // Stored again, each finds its own key and nothing new is stored.
-        assert_eq!(store_with(&tee, "t", b, 1).unwrap(), key_b);
-        assert_eq!(store_with(&tee, "t", a, 1).unwrap(), key_a);
+        assert_eq!(store(&tee, "t", b, short(b)).unwrap(), key_b);
+        assert_eq!(store(&tee, "t", a, short(a)).unwrap(), key_a);
     }
 
     /// A store that holds other bytes under every key.
@@ -215,7 +213,7 @@ mod tests {
 
     #[test]
     fn a_collision_on_the_whole_digest_too_is_an_error_not_a_claim() {
-        let err = store(&Squatted, "t", b"abc").unwrap_err();
+        let err = store(&Squatted, "t", b"abc", None).unwrap_err();
         assert!(
             matches!(&err, TeeError::KeyExists { key } if key == &content_key("t", b"abc", 64)),
             "{err}"

@@ -56,7 +56,7 @@ fn store_error_result(run: &Run<'_, '_>, input: &[u8], meta: &mut Meta) {
     let Some(tee) = run.tee else {
         return;
     };
-    match pointer::store(tee, call.tool, input) {
+    match pointer::store(tee, call.tool, input, None) {
         Ok(key) => {
             meta.teed = true;
             meta.tee_key = Some(key);
@@ -452,7 +452,7 @@ fn store_original(
     let (Some(tee), true) = (run.tee, keep || cut) else {
         return Ok(());
     };
-    match pointer::store(tee, run.call.tool, input) {
+    match pointer::store(tee, run.call.tool, input, pointed.key.clone()) {
         Ok(stored) => {
             if let (Some(unpointed), true) = (
                 &pointed.unpointed,
