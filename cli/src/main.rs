@@ -8,13 +8,15 @@ use std::io::{IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
+use std::time::{Duration, SystemTime};
 
 use clap::{Parser, Subcommand, ValueEnum};
 use parrot_host::manifest::SourceKind;
 use parrot_host::mcp::Proxy;
 use parrot_host::{
     Call, Host, HostBuilder, Input, Level, MemoryTeeStore, Meta, Observer, Origin, Report,
-    Retention, RetrieveError, Selector, Skip, SqliteTeeStore, TokenCounter, TokenEvent, Tokenizer,
+    Retention, RetrieveError, Selector, Skip, SqliteTeeStore, TeeError, TeeStore, TokenCounter,
+    TokenEvent, Tokenizer,
 };
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
@@ -109,7 +111,8 @@ enum Command {
     /// Print the exact original payload stored under KEY, or the part of it the selectors
     /// choose (after a header line naming the key and the selectors; a part cut to size ends
     /// with "[more: …]", the arguments of the next part). Exit 1 if nothing is stored under
-    /// KEY, 2 for a bad selector.
+    /// KEY, 2 for a bad selector. Reads only the tee store: no manifest is read, no plugin
+    /// loaded.
     Recover {
         /// The tee key (from a `_tee` pointer or `compression_tee_key`).
         key: String,
@@ -135,6 +138,9 @@ enum Command {
         #[arg(long, value_name = "N", allow_hyphen_values = true)]
         max_chars: Option<String>,
     },
+    /// Print what the tee store holds: its file, entries, bytes of originals, the oldest entry,
+    /// and its retention. Reads only the tee store.
+    Store,
     /// List every codec: name, interface version, origin.
     Plugins,
     /// Start an MCP server and relay MCP over stdio between it and the client (the agent),
@@ -283,13 +289,7 @@ fn builder(
     // With the kill switch on nothing runs, so the store is not even opened (or created).
     if !cli.no_tee {
         if store && !killed() {
-            let path = cli
-                .tee_store
-                .clone()
-                .unwrap_or_else(|| project_dir(cli).join(".parrot").join("tee.db"));
-            let sqlite = SqliteTeeStore::open(&path, Retention::default())
-                .map_err(|err| Failure::runtime(err.to_string()))?;
-            builder.tee_store(Arc::new(sqlite));
+            builder.tee_store(Arc::new(open_store(cli)?));
         } else {
             builder.tee_store(Arc::new(MemoryTeeStore::new(1)));
         }
@@ -346,6 +346,7 @@ fn run(cli: &Cli) -> Result<(), Failure> {
             };
             recover(cli, key, &selector)
         }
+        Command::Store => store(cli),
         Command::Plugins => {
             plugins(&host(cli, false, None)?);
             Ok(())
@@ -481,13 +482,35 @@ fn killed_meta(size: usize) -> Meta {
     }
 }
 
+/// The persistent tee store of `cli`, opened (and created on first use).
+fn open_store(cli: &Cli) -> Result<SqliteTeeStore, Failure> {
+    let path = cli
+        .tee_store
+        .clone()
+        .unwrap_or_else(|| project_dir(cli).join(".parrot").join("tee.db"));
+    SqliteTeeStore::open(&path, Retention::default())
+        .map_err(|err| Failure::runtime(err.to_string()))
+}
+
+/// The store for the commands that only read it (`recover`, `store`): no host is built, so a
+/// broken manifest or a missing plugin cannot stand between a key and its original, and the
+/// kill switch (which stops compression) does not stop recovery.
+fn store_only(cli: &Cli) -> Result<SqliteTeeStore, Failure> {
+    if cli.no_tee {
+        return Err(Failure::runtime(TeeError::NotConfigured.to_string()));
+    }
+    open_store(cli)
+}
+
 /// Without a selector: the exact original bytes (a person or a script asked for the file).
 /// With one: the retrieval, as `wm_get_result` returns it but with the continuation written as
-/// this command's arguments.
+/// this command's arguments. Either way only the store is read: a selector's part is sized
+/// with the tokenizer and its rows written by the built-in codecs, with no manifest and no
+/// plugin.
 fn recover(cli: &Cli, key: &str, selector: &Selector) -> Result<(), Failure> {
-    let host = host(cli, true, None)?;
+    let store = store_only(cli)?;
     if selector.is_empty() {
-        return match host.recover(key) {
+        return match store.get(key) {
             Ok(Some(original)) => write_stdout(&original),
             Ok(None) => Err(Failure::runtime(format!(
                 "no original is stored under \"{key}\""
@@ -495,6 +518,15 @@ fn recover(cli: &Cli, key: &str, selector: &Selector) -> Result<(), Failure> {
             Err(err) => Err(Failure::runtime(err.to_string())),
         };
     }
+    let mut builder = Host::builder();
+    builder
+        .core_only()
+        .tokenizer(Arc::new(tokenizer(cli)))
+        .kill_switch(Some(false))
+        .tee_store(Arc::new(store));
+    let host = builder
+        .build()
+        .map_err(|err| Failure::config(err.errors.iter().map(ToString::to_string).collect()))?;
     match host.recover_selected(key, selector) {
         Ok(retrieval) => {
             let mut text = retrieval.command_text();
@@ -699,6 +731,53 @@ fn replay(
         print!("{}", report.render_table());
     }
     Ok(())
+}
+
+fn store(cli: &Cli) -> Result<(), Failure> {
+    let store = store_only(cli)?;
+    let stats = store
+        .stats()
+        .map_err(|err| Failure::runtime(err.to_string()))?;
+    let oldest = match stats.oldest {
+        Some(at) => {
+            let age = SystemTime::now().duration_since(at).unwrap_or_default();
+            format!("{} ago", duration(age))
+        }
+        None => "none".to_owned(),
+    };
+    let retention = store.retention();
+    let limit = |limit: Option<String>| limit.unwrap_or_else(|| "none".to_owned());
+    println!("store:     {}", store.path().display());
+    println!("entries:   {}", stats.entries);
+    println!("bytes:     {}", bytes(stats.bytes));
+    println!("oldest:    {oldest}");
+    println!(
+        "retention: max_entries {}, max_bytes {}, max_age {}",
+        limit(retention.max_entries.map(|n| n.to_string())),
+        limit(retention.max_bytes.map(bytes)),
+        limit(retention.max_age.map(duration)),
+    );
+    Ok(())
+}
+
+/// A byte count, and in KiB, MiB or GiB past 1024: `1073741824 (1.0 GiB)`.
+fn bytes(n: u64) -> String {
+    const UNITS: [(&str, u64); 3] = [("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)];
+    match UNITS.iter().find(|(_, size)| n >= *size) {
+        Some((unit, size)) => format!("{n} ({:.1} {unit})", n as f64 / *size as f64),
+        None => n.to_string(),
+    }
+}
+
+/// A duration in its largest whole unit: `7d`, `3h`, `12m`, `5s`.
+fn duration(age: Duration) -> String {
+    let secs = age.as_secs();
+    match secs {
+        86_400.. => format!("{}d", secs / 86_400),
+        3_600.. => format!("{}h", secs / 3_600),
+        60.. => format!("{}m", secs / 60),
+        _ => format!("{secs}s"),
+    }
 }
 
 fn check(host: &Host) {

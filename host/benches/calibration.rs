@@ -53,6 +53,7 @@ fn main() {
     let counting_in_background = std::env::var_os("CALIBRATION_TOKENS").is_some();
     let retention = Retention {
         max_entries: Some(64),
+        max_bytes: None,
         max_age: None,
     };
     let stores: [(&str, Option<Arc<dyn TeeStore>>); 3] = [

@@ -80,31 +80,6 @@ fn items(root: &Path) -> Vec<Item> {
     items
 }
 
-/// The random part of a tee key, zeroed (same length) so that counts do not vary by run.
-fn steady(payload: &str) -> String {
-    let mut out = String::with_capacity(payload.len());
-    let mut rest = payload;
-    while let Some(at) = rest.find("__tee__:") {
-        out.push_str(&rest[..at]);
-        let key = &rest[at..];
-        // __tee__:<tool>:<8 hex>:<n>
-        let hex_start = key[8..].find(':').map(|i| 8 + i + 1);
-        match hex_start {
-            Some(start) if key.len() >= start + 8 => {
-                out.push_str(&key[..start]);
-                out.push_str("00000000");
-                rest = &key[start + 8..];
-            }
-            _ => {
-                out.push_str(&key[..8]);
-                rest = &key[8..];
-            }
-        }
-    }
-    out.push_str(rest);
-    out
-}
-
 fn percent(before: usize, after: usize) -> f64 {
     if before == 0 {
         0.0
@@ -148,7 +123,7 @@ fn main() {
             host.process(Call::new(&item.tool, Input::Text(&item.input)).status(&item.status));
         let payload = processed.text().expect("UTF-8 payload");
         let before = o200k.count(&item.input);
-        let after = o200k.count(&steady(payload));
+        let after = o200k.count(payload);
         let meta = &processed.meta;
         let lossy = meta.compressed && meta.teed && payload.contains("\"reason\":\"lossy\"");
         let codec = if meta.compressed {

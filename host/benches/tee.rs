@@ -31,6 +31,7 @@ fn tee(c: &mut Criterion) {
     let dir = tempfile::tempdir().expect("temporary directory");
     let retention = Retention {
         max_entries: Some(200),
+        max_bytes: None,
         max_age: None,
     };
     let stores: Vec<(&str, Box<dyn TeeStore>)> = vec![

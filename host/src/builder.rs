@@ -48,6 +48,7 @@ use crate::tokens::{TokenCounter, Tokenizer};
 #[derive(Clone, Default)]
 pub struct HostBuilder {
     project: Option<PathBuf>,
+    core_only: bool,
     plugin_dirs: Vec<PathBuf>,
     plugin_path: Option<Option<OsString>>,
     trust_project_plugins: Option<bool>,
@@ -91,6 +92,15 @@ impl HostBuilder {
     /// (read only when trusted: [`HostBuilder::trust_project_plugins`]).
     pub fn project(&mut self, dir: impl Into<PathBuf>) -> &mut Self {
         self.project = Some(dir.into());
+        self
+    }
+
+    /// Builds the core configuration alone: no manifest is read but the core one, no plugin is
+    /// loaded (the project, [`HostBuilder::plugin_dir`] and `PARROT_PLUGIN_PATH` are ignored).
+    /// For what needs only the built-in codecs and the tee store, such as recovery: a broken
+    /// manifest or a missing plugin cannot stand between a key and its original.
+    pub fn core_only(&mut self) -> &mut Self {
+        self.core_only = true;
         self
     }
 
@@ -258,13 +268,17 @@ impl HostBuilder {
         let trusted = self.trust_project_plugins.unwrap_or_else(|| {
             std::env::var_os(TRUST_PROJECT_PLUGINS_ENV).is_some_and(|v| v == "1")
         });
-        let manifests = discovery::manifests(
-            &project,
-            &self.plugin_dirs,
-            plugin_path,
-            trusted,
-            &mut errors,
-        );
+        let manifests = if self.core_only {
+            discovery::core_manifests(&mut errors)
+        } else {
+            discovery::manifests(
+                &project,
+                &self.plugin_dirs,
+                plugin_path,
+                trusted,
+                &mut errors,
+            )
+        };
 
         let mut registry = Registry::with_builtins();
         plugins::load_all(&manifests, &mut registry, &mut errors);

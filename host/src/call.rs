@@ -346,13 +346,13 @@ mod tests {
             size_after: 40,
             duration_ms: 0.1234,
             teed: true,
-            tee_key: Some("__tee__:t:0000abcd:1".into()),
+            tee_key: Some("__tee__:t:00000000abcd".into()),
             skipped: None,
             route: None,
         };
         assert_eq!(
             meta.to_json().to_string(),
-            r#"{"_compressed":true,"compression_codec":"columnar","compression_level":"normal","result_size_bytes_original":100,"result_size_bytes":40,"compression_duration_ms":0.123,"compression_teed":true,"compression_tee_key":"__tee__:t:0000abcd:1"}"#
+            r#"{"_compressed":true,"compression_codec":"columnar","compression_level":"normal","result_size_bytes_original":100,"result_size_bytes":40,"compression_duration_ms":0.123,"compression_teed":true,"compression_tee_key":"__tee__:t:00000000abcd"}"#
         );
     }
 }

@@ -100,14 +100,21 @@ pub(crate) fn manifests(
             ));
         }
     }
-    manifests.extend(parse(
+    manifests.extend(core_manifests(errors));
+    manifests
+}
+
+/// The core defaults' manifest alone.
+pub(crate) fn core_manifests(errors: &mut Vec<Error>) -> Vec<Manifest> {
+    parse(
         CORE_MANIFEST_NAME,
         None,
         SourceKind::Core,
         CORE_MANIFEST,
         errors,
-    ));
-    manifests
+    )
+    .into_iter()
+    .collect()
 }
 
 /// The package folders, in precedence order, each once.

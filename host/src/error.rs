@@ -313,8 +313,9 @@ pub enum RetrieveError {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum TeeError {
-    /// The store already holds the key (a store never overwrites; the caller picks another).
-    #[error("tee store: key \"{key}\" is already taken")]
+    /// The store holds a different original under the key (a store never overwrites; a put of
+    /// the same bytes succeeds).
+    #[error("tee store: key \"{key}\" already holds a different original")]
     KeyExists {
         /// The key.
         key: String,
@@ -344,6 +345,15 @@ pub enum TeeError {
         store: String,
         /// The key.
         key: String,
+        /// SQLite's error.
+        source: rusqlite::Error,
+    },
+
+    /// SQLite could not read what the store holds (a damaged page, an I/O error).
+    #[error("tee store {store}: cannot read its entries: {source}")]
+    Stats {
+        /// The store (its file).
+        store: String,
         /// SQLite's error.
         source: rusqlite::Error,
     },

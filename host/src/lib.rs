@@ -83,5 +83,5 @@ pub use pipeline::{KILL_SWITCH_ENV, Verification};
 pub use registry::{CodecInfo, Origin, Registry};
 pub use report::{Report, ReportSnapshot, Row};
 pub use retrieve::{ARGUMENTS, DEFAULT_LIMIT_TOKENS, Retrieval, Selector, is_retrieval};
-pub use tee::{MemoryTeeStore, Retention, SqliteTeeStore, TeeStore};
+pub use tee::{MemoryTeeStore, Retention, SqliteTeeStore, TeeStats, TeeStore};
 pub use tokens::{TokenCounter, Tokenizer};

@@ -53,7 +53,6 @@ use crate::observe::{CallEvent, Observer};
 use crate::report::Report;
 use crate::tee::TeeStore;
 use crate::tokens::{Job, TokenCounter, TokenWorker};
-use pointer::TeeKeys;
 
 /// The environment variable of the kill switch.
 pub const KILL_SWITCH_ENV: &str = "PARROT_COMPRESSION_DISABLED";
@@ -113,7 +112,6 @@ pub(crate) struct Stage {
     gauge: Gauge,
     calls: AtomicU64,
     verify_counter: AtomicU64,
-    keys: Mutex<TeeKeys>,
 }
 
 impl Stage {
@@ -146,7 +144,6 @@ impl Stage {
             report,
             calls: AtomicU64::new(0),
             verify_counter: AtomicU64::new(0),
-            keys: Mutex::new(TeeKeys::new()),
         }
     }
 

@@ -1,13 +1,10 @@
-//! What the stage keeps in the tee store and how the output points at it: tee keys
-//! (`__tee__:<tool>:<8 hex>:<n>`), storing an original under a fresh key when another process
-//! took the one planned, and the `_tee` pointer spliced into a payload.
-
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+//! What the stage keeps in the tee store and how the output points at it: content-addressed tee
+//! keys (`__tee__:<tool>:<12 hex digits of the original's SHA-256>`, the whole digest when a
+//! different original holds the short key), and the `_tee` pointer spliced into a payload.
 
 use serde_json::json;
+use sha2::{Digest, Sha256};
 
-use super::Stage;
 use crate::error::TeeError;
 use crate::tee::TeeStore;
 use parrot_json::TopLevel;
@@ -15,83 +12,48 @@ use parrot_json::TopLevel;
 /// The hint every tee pointer carries.
 pub const TEE_HINT: &str = "use wm_get_result for the full payload";
 
-/// Tee key allocation: `__tee__:<tool>:<8 hex, random per stage>:<n>`, `n` per tool from 1.
-pub(super) struct TeeKeys {
-    prefix: String,
-    next: HashMap<String, u64>,
+/// The hex digits of the digest in a key: 48 bits, about 7 tokens of o200k (16 digits cost
+/// about 9.4). Among 10,000 originals of one tool, two share a short key with a chance of about
+/// 2 in 10^7; that is not an error: the second original goes under the whole digest
+/// ([`store`]), so the only cost of a collision is a longer key.
+pub(crate) const KEY_HEX_DIGITS: usize = 12;
+
+/// The key of `original` from `tool`, with the first `digits` hex digits of its SHA-256.
+pub(super) fn content_key(tool: &str, original: &[u8], digits: usize) -> String {
+    format!("__tee__:{tool}:{}", &sha256_hex(original)[..digits.min(64)])
 }
 
-impl TeeKeys {
-    pub(super) fn new() -> TeeKeys {
-        TeeKeys {
-            prefix: random_prefix(),
-            next: HashMap::new(),
+fn sha256_hex(bytes: &[u8]) -> String {
+    use std::fmt::Write as _;
+    Sha256::digest(bytes)
+        .iter()
+        .fold(String::with_capacity(64), |mut hex, byte| {
+            let _ = write!(hex, "{byte:02x}");
+            hex
+        })
+}
+
+/// Stores `original` from `tool` under its content key, the same for the same bytes wherever
+/// and whenever they are stored; returns the key. `key` is that key when the caller has it
+/// already (the pointer's), saving a second digest of the original. A store that holds other
+/// bytes under the short key keeps them, and `original` goes under the whole digest.
+///
+/// # Errors
+///
+/// The store's error; [`TeeError::KeyExists`] if even the whole digest holds other bytes.
+pub(super) fn store(
+    tee: &dyn TeeStore,
+    tool: &str,
+    original: &[u8],
+    key: Option<String>,
+) -> Result<String, TeeError> {
+    let short = key.unwrap_or_else(|| content_key(tool, original, KEY_HEX_DIGITS));
+    match tee.put(&short, original) {
+        Err(TeeError::KeyExists { .. }) => {
+            let whole = content_key(tool, original, 64);
+            tee.put(&whole, original).map(|()| whole)
         }
-    }
-
-    fn next_key(&mut self, tool: &str) -> String {
-        let n = self.next.entry(tool.to_owned()).or_insert(0);
-        *n += 1;
-        format!("__tee__:{tool}:{}:{n}", self.prefix)
-    }
-
-    /// After a collision (another process shares the store): a fresh prefix.
-    fn renew(&mut self) {
-        self.prefix = random_prefix();
-        self.next.clear();
-    }
-}
-
-/// Eight hex digits from the process's random hasher keys, the time and a counter.
-fn random_prefix() -> String {
-    use std::hash::{BuildHasher, Hasher};
-    static SALT: AtomicU64 = AtomicU64::new(0);
-    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
-    hasher.write_u64(SALT.fetch_add(1, Ordering::Relaxed));
-    hasher.write_u128(
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or_default(),
-    );
-    hasher.write_u32(std::process::id());
-    format!("{:08x}", hasher.finish() as u32)
-}
-
-impl Stage {
-    /// Stores `original` under `key` (a fresh key for `tool` when `None`), taking a new prefix
-    /// on collision; returns the key it went under.
-    pub(super) fn store(
-        &self,
-        tee: &dyn TeeStore,
-        tool: &str,
-        original: &[u8],
-        key: Option<String>,
-    ) -> Result<String, TeeError> {
-        let mut key = match key {
-            Some(key) => key,
-            None => self.next_key(tool),
-        };
-        for _ in 0..8 {
-            match tee.put(&key, original) {
-                Ok(()) => return Ok(key),
-                Err(TeeError::KeyExists { .. }) => {
-                    let mut keys = self.keys.lock().unwrap_or_else(|p| p.into_inner());
-                    keys.renew();
-                    key = keys.next_key(tool);
-                }
-                Err(err) => return Err(err),
-            }
-        }
-        Err(TeeError::KeyExists { key })
-    }
-
-    /// The next key for `tool`, without storing anything under it yet.
-    pub(super) fn next_key(&self, tool: &str) -> String {
-        self.keys
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .next_key(tool)
+        stored => stored.map(|()| short),
     }
 }
 
@@ -133,6 +95,7 @@ pub(super) fn attach_pointer(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tee::MemoryTeeStore;
 
     #[test]
     fn pointers_go_last_in_objects_and_wrap_everything_else() {
@@ -183,19 +146,77 @@ mod tests {
     }
 
     #[test]
-    fn tee_keys_count_per_tool_under_one_prefix() {
-        let mut keys = TeeKeys::new();
-        let a1 = keys.next_key("a");
-        let a2 = keys.next_key("a");
-        let b1 = keys.next_key("b");
-        let prefix = &keys.prefix;
-        assert_eq!(prefix.len(), 8);
-        assert!(prefix.bytes().all(|b| b.is_ascii_hexdigit()));
-        assert_eq!(a1, format!("__tee__:a:{prefix}:1"));
-        assert_eq!(a2, format!("__tee__:a:{prefix}:2"));
-        assert_eq!(b1, format!("__tee__:b:{prefix}:1"));
-        let old = prefix.clone();
-        keys.renew();
-        assert_ne!(keys.prefix, old);
+    fn keys_are_the_tool_and_twelve_hex_digits_of_the_sha256() {
+        // SHA-256("abc"), FIPS 180-2's first example.
+        assert_eq!(
+            content_key("t", b"abc", KEY_HEX_DIGITS),
+            "__tee__:t:ba7816bf8f01"
+        );
+        assert_eq!(
+            content_key("t", b"abc", 64),
+            "__tee__:t:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+    }
+
+    #[test]
+    fn the_same_original_is_stored_once_under_one_key() {
+        let tee = MemoryTeeStore::new(10);
+        let first = store(&tee, "t", b"original", None).unwrap();
+        let again = store(&tee, "t", b"original", None).unwrap();
+        assert_eq!(first, again);
+        assert_eq!(first, content_key("t", b"original", KEY_HEX_DIGITS));
+        assert_ne!(store(&tee, "other_tool", b"original", None).unwrap(), first);
+        assert_ne!(store(&tee, "t", b"original!", None).unwrap(), first);
+    }
+
+    #[test]
+    fn a_collision_on_the_short_key_goes_under_the_whole_digest() {
+        // With one hex digit, two of any 17 originals share a short key.
+        let originals: Vec<Vec<u8>> = (0..17u8).map(|n| vec![n; 3]).collect();
+        let (a, b) = originals
+            .iter()
+            .enumerate()
+            .find_map(|(i, a)| {
+                originals[i + 1..]
+                    .iter()
+                    .find(|b| content_key("t", a, 1) == content_key("t", b, 1))
+                    .map(|b| (a, b))
+            })
+            .expect("pigeonhole");
+        let short = |original: &[u8]| Some(content_key("t", original, 1));
+        let tee = MemoryTeeStore::new(10);
+        let key_a = store(&tee, "t", a, short(a)).unwrap();
+        let key_b = store(&tee, "t", b, short(b)).unwrap();
+        assert_eq!(key_a, content_key("t", a, 1));
+        assert_eq!(key_b, content_key("t", b, 64));
+        assert_eq!(tee.get(&key_a).unwrap().as_deref(), Some(&a[..]));
+        assert_eq!(tee.get(&key_b).unwrap().as_deref(), Some(&b[..]));
+        // Stored again, each finds its own key and nothing new is stored.
+        assert_eq!(store(&tee, "t", b, short(b)).unwrap(), key_b);
+        assert_eq!(store(&tee, "t", a, short(a)).unwrap(), key_a);
+    }
+
+    /// A store that holds other bytes under every key.
+    struct Squatted;
+
+    impl TeeStore for Squatted {
+        fn put(&self, key: &str, _: &[u8]) -> Result<(), TeeError> {
+            Err(TeeError::KeyExists {
+                key: key.to_owned(),
+            })
+        }
+
+        fn get(&self, _: &str) -> Result<Option<Vec<u8>>, TeeError> {
+            Ok(Some(b"someone else's".to_vec()))
+        }
+    }
+
+    #[test]
+    fn a_collision_on_the_whole_digest_too_is_an_error_not_a_claim() {
+        let err = store(&Squatted, "t", b"abc", None).unwrap_err();
+        assert!(
+            matches!(&err, TeeError::KeyExists { key } if key == &content_key("t", b"abc", 64)),
+            "{err}"
+        );
     }
 }

@@ -9,7 +9,7 @@ use std::time::Duration;
 use parrot_codec_api::{Level, Outcome, Payload, PayloadKind};
 
 use super::Run;
-use super::pointer::{attach_pointer, tee_pointer};
+use super::pointer::{self, KEY_HEX_DIGITS, attach_pointer, content_key, tee_pointer};
 use crate::auto::{Decision, Part};
 use crate::budget::{Admission, Breaker, Route, Router};
 use crate::call::{Meta, Skip};
@@ -40,7 +40,7 @@ fn compress(run: &Run<'_, '_>, input: &[u8], meta: &mut Meta) -> Result<String, 
     let admitted = admit(run, kind, text)?;
     let produced = run_codec(run, kind, text, members, admitted, meta)?;
     let produced = verify(run, produced)?;
-    let mut pointed = point(run, produced)?;
+    let mut pointed = point(run, input, produced)?;
     gain(run, text, &pointed)?;
     let cut = must_cut(run, &pointed.payload);
     store_original(run, input, &mut pointed, cut, meta)?;
@@ -61,7 +61,7 @@ fn store_error_result(run: &Run<'_, '_>, input: &[u8], meta: &mut Meta) {
     let Some(tee) = run.tee else {
         return;
     };
-    match run.stage.store(tee, call.tool, input, None) {
+    match pointer::store(tee, call.tool, input, None) {
         Ok(key) => {
             meta.teed = true;
             meta.tee_key = Some(key);
@@ -377,10 +377,10 @@ struct Pointed {
 
 /// Rule 8, first half: a lossy outcome gets its `_tee` pointer (without a tee store it cannot,
 /// and goes out as the input: `tee_failed`); so does a lossless one that changed the payload
-/// when the host was built with `tee_lossless` (reason `lossless`). The pointer names a
-/// tentative key: the no-gain rule counts it, and nothing is stored for an outcome that rule 9
-/// discards. The second half is [`store_original`].
-fn point(run: &Run<'_, '_>, produced: Produced<'_>) -> Result<Pointed, Skip> {
+/// when the host was built with `tee_lossless` (reason `lossless`). The pointer names the
+/// input's content key: the no-gain rule counts it, and nothing is stored for an outcome that
+/// rule 9 discards. The second half is [`store_original`].
+fn point(run: &Run<'_, '_>, input: &[u8], produced: Produced<'_>) -> Result<Pointed, Skip> {
     let Produced {
         payload,
         lossy,
@@ -395,7 +395,7 @@ fn point(run: &Run<'_, '_>, produced: Produced<'_>) -> Result<Pointed, Skip> {
     }
     let keep = lossy || (run.stage.settings.tee_lossless && run.tee.is_some());
     let reason = if lossy { "lossy" } else { "lossless" };
-    let Some(key) = keep.then(|| run.stage.next_key(run.call.tool)) else {
+    let Some(key) = keep.then(|| content_key(run.call.tool, input, KEY_HEX_DIGITS)) else {
         return Ok(Pointed {
             payload,
             unpointed: None,
@@ -445,9 +445,9 @@ fn must_cut(run: &Run<'_, '_>, payload: &str) -> bool {
 }
 
 /// Rule 8, second half: the input is stored before the output goes out, under the pointer's
-/// key (or the call's key when only rule 10 needs it). A store failure sends the input out
-/// (`tee_failed`); a key another process took gives the call a fresh one, and the pointer is
-/// rewritten to name it.
+/// content key. A store failure sends the input out (`tee_failed`); when the short key holds
+/// another original, the input goes under its whole digest, and the pointer is rewritten to
+/// name it.
 fn store_original(
     run: &Run<'_, '_>,
     input: &[u8],
@@ -459,10 +459,7 @@ fn store_original(
     let (Some(tee), true) = (run.tee, keep || cut) else {
         return Ok(());
     };
-    match run
-        .stage
-        .store(tee, run.call.tool, input, pointed.key.clone())
-    {
+    match pointer::store(tee, run.call.tool, input, pointed.key.clone()) {
         Ok(stored) => {
             if let (Some(unpointed), true) = (
                 &pointed.unpointed,

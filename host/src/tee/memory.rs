@@ -6,7 +6,8 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use super::TeeStore;
 use crate::error::TeeError;
 
-/// A bounded in-memory store: at most `max_retained` originals, the oldest evicted first.
+/// A bounded in-memory store: at most `max_retained` originals, the oldest evicted first (a put
+/// of the bytes a key already holds makes that entry the newest).
 ///
 /// Everything is lost with the process; use [`crate::SqliteTeeStore`] for originals that must
 /// outlive it. One lock guards the map and the eviction order together, so concurrent puts and
@@ -18,9 +19,9 @@ use crate::error::TeeError;
 /// use parrot_host::{MemoryTeeStore, TeeStore};
 ///
 /// let store = MemoryTeeStore::default();
-/// store.put("__tee__:sql_select:0a1b2c3d:1", b"[1,2,3]").unwrap();
+/// store.put("__tee__:sql_select:a615eeaee21d", b"[1,2,3]").unwrap();
 /// assert_eq!(
-///     store.get("__tee__:sql_select:0a1b2c3d:1").unwrap().as_deref(),
+///     store.get("__tee__:sql_select:a615eeaee21d").unwrap().as_deref(),
 ///     Some(&b"[1,2,3]"[..]),
 /// );
 /// ```
@@ -78,10 +79,21 @@ impl TeeStore for MemoryTeeStore {
         // Copy outside the lock: a large original must not stall the other threads.
         let original: Arc<[u8]> = Arc::from(original);
         let mut retained = self.retained();
-        if retained.by_key.contains_key(key) {
-            return Err(TeeError::KeyExists {
-                key: key.to_owned(),
-            });
+        if let Some(held) = retained.by_key.get(key) {
+            if **held != *original {
+                return Err(TeeError::KeyExists {
+                    key: key.to_owned(),
+                });
+            }
+            let Retained { order, .. } = &mut *retained;
+            if let Some(renewed) = order
+                .iter()
+                .position(|k| k == key)
+                .and_then(|at| order.remove(at))
+            {
+                order.push_back(renewed);
+            }
+            return Ok(());
         }
         while retained.order.len() >= self.max_retained {
             let Some(oldest) = retained.order.pop_front() else {

@@ -1,7 +1,8 @@
 //! Tee stores: where the original of every lossy outcome is kept, so that nothing goes lossy
 //! without a way back.
 //!
-//! A store never overwrites a key. Without a store, the host caps `normal` and `aggressive` to
+//! A store never overwrites a key: a put of the bytes a key already holds is a success that
+//! stores nothing new, a put of other bytes is refused. Without a store, the host caps `normal` and `aggressive` to
 //! `minimal`. Two stores ship: [`MemoryTeeStore`], bounded and gone with the process, and
 //! [`SqliteTeeStore`], a file on disk that survives restarts and is shared by several processes.
 
@@ -9,7 +10,7 @@ mod memory;
 mod sqlite;
 
 pub use memory::MemoryTeeStore;
-pub use sqlite::{Retention, SqliteTeeStore};
+pub use sqlite::{Retention, SqliteTeeStore, TeeStats};
 
 use crate::error::TeeError;
 
@@ -23,6 +24,7 @@ use crate::error::TeeError;
 /// let store = MemoryTeeStore::new(2);
 /// store.put("k1", b"one").unwrap();
 /// assert!(store.put("k1", b"again").is_err(), "keys are never overwritten");
+/// store.put("k1", b"one").unwrap(); // the same bytes: nothing new to store
 /// store.put("k2", b"two").unwrap();
 /// store.put("k3", b"three").unwrap();
 /// assert_eq!(store.get("k1").unwrap(), None, "the oldest is evicted");
@@ -30,12 +32,14 @@ use crate::error::TeeError;
 /// assert_eq!(store.name(), "memory");
 /// ```
 pub trait TeeStore: Send + Sync {
-    /// Stores `original` under `key`.
+    /// Stores `original` under `key`. When `key` already holds exactly these bytes, the put
+    /// succeeds without storing them again; a store with an eviction order counts the entry as
+    /// just stored, so that a key handed out again lasts as long as a new one.
     ///
     /// # Errors
     ///
-    /// [`TeeError::KeyExists`] when the key is taken (the caller picks another), or the
-    /// store's error when it fails ([`TeeError::Backend`] for a store of another crate).
+    /// [`TeeError::KeyExists`] when the key holds different bytes (they stay as they were), or
+    /// the store's error when it fails ([`TeeError::Backend`] for a store of another crate).
     fn put(&self, key: &str, original: &[u8]) -> Result<(), TeeError>;
 
     /// The original stored under `key`, if any.

@@ -15,8 +15,9 @@ use crate::error::{TeeError, TeeOpenError};
 /// written to. The bytes spell "PRRT".
 const APPLICATION_ID: i32 = 0x5052_5254;
 
-/// The version of [`SCHEMA`], in the file header's `user_version`.
-const SCHEMA_VERSION: i32 = 1;
+/// The version of [`SCHEMA`], in the file header's `user_version`. Version 1 (no `size`, no
+/// totals) is upgraded in place when opened for writing, and read as it is otherwise.
+const SCHEMA_VERSION: i32 = 2;
 
 /// How long a put or an open waits for another process holding the write lock.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
@@ -30,28 +31,71 @@ const SCHEMA: &str = "
         key        TEXT    PRIMARY KEY NOT NULL,
         original   BLOB    NOT NULL,
         created_at INTEGER NOT NULL,
-        seq        INTEGER NOT NULL
+        seq        INTEGER NOT NULL,
+        size       INTEGER NOT NULL
     );
     CREATE UNIQUE INDEX tee_seq ON tee (seq);
     CREATE INDEX tee_created_at ON tee (created_at);
 ";
 
+/// The running totals that retention reads on every put, kept by triggers so that they stay
+/// exact whichever process (and whichever statement) inserts or deletes.
+const TOTALS: &str = "
+    CREATE TABLE tee_totals (
+        one     INTEGER PRIMARY KEY CHECK (one = 1),
+        entries INTEGER NOT NULL,
+        bytes   INTEGER NOT NULL
+    );
+    INSERT INTO tee_totals SELECT 1, count(*), IFNULL(SUM(size), 0) FROM tee;
+    CREATE TRIGGER tee_inserted AFTER INSERT ON tee BEGIN
+        UPDATE tee_totals SET entries = entries + 1, bytes = bytes + NEW.size;
+    END;
+    CREATE TRIGGER tee_deleted AFTER DELETE ON tee BEGIN
+        UPDATE tee_totals SET entries = entries - 1, bytes = bytes - OLD.size;
+    END;
+";
+
+/// Schema version 1 to 2: the size of each original, and the totals.
+const UPGRADE_FROM_1: &str = "
+    ALTER TABLE tee ADD COLUMN size INTEGER NOT NULL DEFAULT 0;
+    UPDATE tee SET size = length(original);
+";
+
 /// The next `seq` is computed under the write lock that the insert holds, so it is one more
-/// than any other, in whichever process.
-const INSERT: &str = "INSERT INTO tee (key, original, created_at, seq)
-    VALUES (?1, ?2, ?3, (SELECT IFNULL(MAX(seq), 0) + 1 FROM tee))";
+/// than any other, in whichever process. A key already present inserts nothing.
+const INSERT: &str = "INSERT INTO tee (key, original, created_at, seq, size)
+    VALUES (?1, ?2, ?3, (SELECT IFNULL(MAX(seq), 0) + 1 FROM tee), ?4)
+    ON CONFLICT (key) DO NOTHING";
+
+/// Whether the original under a key is the one given: SQLite compares the two blobs itself,
+/// without copying the stored one out.
+const SAME_ORIGINAL: &str = "SELECT original = ?2 FROM tee WHERE key = ?1";
+
+/// A put of the original a key already holds: the entry counts as new for retention.
+const RENEW: &str = "UPDATE tee SET created_at = ?2,
+    seq = (SELECT IFNULL(MAX(seq), 0) + 1 FROM tee) WHERE key = ?1";
 
 const SELECT: &str = "SELECT original FROM tee WHERE key = ?1";
 
+const TOTALS_NOW: &str = "SELECT entries, bytes FROM tee_totals";
+
+/// Read from the entries themselves, so that it also answers for a version 1 file opened
+/// read-only (no totals there).
+const STATS: &str = "SELECT count(*), IFNULL(SUM(length(original)), 0), MIN(created_at) FROM tee";
+
 const DELETE_OLDER_THAN: &str = "DELETE FROM tee WHERE created_at < ?1";
 
-const DELETE_ALL_BUT_NEWEST: &str =
-    "DELETE FROM tee WHERE seq <= (SELECT IFNULL(MAX(seq), 0) FROM tee) - ?1";
+/// The `?1` oldest entries, by insertion order; walks the `seq` index from its oldest end.
+const DELETE_OLDEST: &str =
+    "DELETE FROM tee WHERE seq IN (SELECT seq FROM tee ORDER BY seq LIMIT ?1)";
 
-/// How long a [`SqliteTeeStore`] keeps originals: at most `max_entries` (the oldest go first)
-/// and none older than `max_age`; `None` means no limit of that kind.
+/// How long a [`SqliteTeeStore`] keeps originals: at most `max_entries` and `max_bytes` of
+/// originals (the oldest go first), and none older than `max_age`; `None` means no limit of that
+/// kind.
 ///
-/// The default keeps 10,000 entries for 7 days. `max_entries` of 0 keeps one.
+/// The default keeps 10,000 entries, 1 GiB of originals, for 7 days. The newest entry is always
+/// kept: `max_entries` of 0 keeps one, and an original larger than `max_bytes` stays as the only
+/// entry until the next put.
 ///
 /// # Examples
 ///
@@ -61,6 +105,7 @@ const DELETE_ALL_BUT_NEWEST: &str =
 ///
 /// let default = Retention::default();
 /// assert_eq!(default.max_entries, Some(10_000));
+/// assert_eq!(default.max_bytes, Some(1 << 30));
 /// assert_eq!(default.max_age, Some(Duration::from_secs(7 * 24 * 60 * 60)));
 ///
 /// let by_count_only = Retention { max_age: None, ..Retention::default() };
@@ -70,6 +115,9 @@ const DELETE_ALL_BUT_NEWEST: &str =
 pub struct Retention {
     /// The most entries kept; the oldest (first inserted) are deleted first.
     pub max_entries: Option<usize>,
+    /// The most bytes of originals kept (their lengths summed, not the file's size); the oldest
+    /// are deleted first.
+    pub max_bytes: Option<u64>,
     /// The oldest an entry may be, by the store's clock at the time of a put.
     pub max_age: Option<Duration>,
 }
@@ -77,6 +125,9 @@ pub struct Retention {
 impl Retention {
     /// The default `max_entries`.
     pub const DEFAULT_MAX_ENTRIES: usize = 10_000;
+
+    /// The default `max_bytes`: 1 GiB.
+    pub const DEFAULT_MAX_BYTES: u64 = 1 << 30;
 
     /// The default `max_age`: 7 days.
     pub const DEFAULT_MAX_AGE: Duration = Duration::from_secs(7 * 24 * 60 * 60);
@@ -86,9 +137,23 @@ impl Default for Retention {
     fn default() -> Retention {
         Retention {
             max_entries: Some(Retention::DEFAULT_MAX_ENTRIES),
+            max_bytes: Some(Retention::DEFAULT_MAX_BYTES),
             max_age: Some(Retention::DEFAULT_MAX_AGE),
         }
     }
+}
+
+/// What a [`SqliteTeeStore`] holds, from [`SqliteTeeStore::stats`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct TeeStats {
+    /// The number of originals.
+    pub entries: u64,
+    /// Their bytes, summed (the file is larger: SQLite's pages, the index, the free pages).
+    pub bytes: u64,
+    /// When the oldest entry was stored or last renewed, by the store's clock; `None` when the
+    /// store is empty.
+    pub oldest: Option<SystemTime>,
 }
 
 /// A persistent store on disk: one SQLite file that survives restarts and that several threads
@@ -96,35 +161,45 @@ impl Default for Retention {
 ///
 /// # Schema
 ///
-/// One table, created on first use:
+/// Created on first use:
 ///
 /// ```sql
 /// CREATE TABLE tee (
 ///     key        TEXT    PRIMARY KEY NOT NULL, -- the tee key
 ///     original   BLOB    NOT NULL,             -- the original's exact bytes
 ///     created_at INTEGER NOT NULL,             -- ms since the Unix epoch, by the store's clock
-///     seq        INTEGER NOT NULL              -- insertion order: one more than any before
+///     seq        INTEGER NOT NULL,             -- insertion order: one more than any before
+///     size       INTEGER NOT NULL              -- length(original)
 /// );
 /// CREATE UNIQUE INDEX tee_seq ON tee (seq);
 /// CREATE INDEX tee_created_at ON tee (created_at);
+/// -- One row: count(*) and SUM(size) of tee, kept by an insert and a delete trigger.
+/// CREATE TABLE tee_totals (one INTEGER PRIMARY KEY CHECK (one = 1),
+///                          entries INTEGER NOT NULL, bytes INTEGER NOT NULL);
 /// ```
 ///
-/// The file header carries `application_id` 0x50525254 ("PRRT") and `user_version` 1, so a
+/// The file header carries `application_id` 0x50525254 ("PRRT") and `user_version` 2, so a
 /// SQLite file of another application, or of a later schema, is refused at open instead of being
-/// written to.
+/// written to. A file of version 1 (no `size`, no totals) is upgraded when opened for writing;
+/// opened read-only, it serves gets as it is.
 ///
 /// # Keys
 ///
 /// A put never overwrites: the primary key refuses a second insert of a key atomically, in
-/// whichever process it comes from, and the put returns [`TeeError::KeyExists`].
+/// whichever process it comes from. A put of the original the key already holds (the same
+/// bytes) stores nothing new and succeeds; it renews the entry, which then counts for retention
+/// as if just stored. A put of different bytes under a taken key returns
+/// [`TeeError::KeyExists`] and leaves the entry as it was.
 ///
 /// # Retention
 ///
 /// Applied at open and by every put, in the put's transaction: entries older than
-/// [`Retention::max_age`] are deleted, then all but the newest [`Retention::max_entries`] by
-/// insertion order. Both deletes walk an index from the oldest end, so a put costs the same
-/// whatever the store holds. A get returns what the file holds, even if it has aged since the
-/// last put. Deleted pages are reused by later puts; the file does not shrink.
+/// [`Retention::max_age`] are deleted, then the oldest by insertion order until at most
+/// [`Retention::max_entries`] remain and their originals hold at most [`Retention::max_bytes`];
+/// the newest entry always stays. The deletes walk an index from the oldest end and the counts
+/// come from the totals row, so a put costs the same whatever the store holds. A get returns what
+/// the file holds, even if it has aged since the last put. Deleted pages are reused by later
+/// puts; the file does not shrink.
 ///
 /// # Several threads and processes
 ///
@@ -162,11 +237,11 @@ impl Default for Retention {
 /// let file = dir.path().join("tee.sqlite");
 ///
 /// let store = SqliteTeeStore::open(&file, Retention::default()).unwrap();
-/// store.put("__tee__:sql_select:0a1b2c3d:1", b"[1,2,3]").unwrap();
+/// store.put("__tee__:sql_select:a615eeaee21d", b"[1,2,3]").unwrap();
 /// drop(store);
 ///
 /// let reopened = SqliteTeeStore::open(&file, Retention::default()).unwrap();
-/// let original = reopened.get("__tee__:sql_select:0a1b2c3d:1").unwrap();
+/// let original = reopened.get("__tee__:sql_select:a615eeaee21d").unwrap();
 /// assert_eq!(original.as_deref(), Some(&b"[1,2,3]"[..]));
 /// assert_eq!(reopened.name(), file.display().to_string());
 /// ```
@@ -225,7 +300,7 @@ impl SqliteTeeStore {
     ///     let elapsed_secs = Arc::clone(&elapsed_secs);
     ///     move || SystemTime::UNIX_EPOCH + Duration::from_secs(elapsed_secs.load(Ordering::SeqCst))
     /// };
-    /// let retention = Retention { max_entries: None, max_age: Some(Duration::from_secs(60)) };
+    /// let retention = Retention { max_entries: None, max_bytes: None, max_age: Some(Duration::from_secs(60)) };
     /// let dir = tempfile::tempdir().unwrap();
     /// let store = SqliteTeeStore::open_with_clock(dir.path().join("tee.sqlite"), retention, clock)
     ///     .unwrap();
@@ -297,12 +372,59 @@ impl SqliteTeeStore {
     /// use parrot_host::{Retention, SqliteTeeStore};
     ///
     /// let dir = tempfile::tempdir().unwrap();
-    /// let retention = Retention { max_entries: Some(5), max_age: None };
+    /// let retention = Retention { max_entries: Some(5), max_bytes: None, max_age: None };
     /// let store = SqliteTeeStore::open(dir.path().join("tee.sqlite"), retention).unwrap();
     /// assert_eq!(store.retention(), retention);
     /// ```
     pub fn retention(&self) -> Retention {
         self.retention
+    }
+
+    /// What the store holds now: its entries, the bytes of their originals, and when the
+    /// oldest was stored (or last renewed).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::{Duration, SystemTime};
+    /// use parrot_host::{Retention, SqliteTeeStore, TeeStore};
+    ///
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let at = SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000);
+    /// let store =
+    ///     SqliteTeeStore::open_with_clock(dir.path().join("tee.sqlite"), Retention::default(), move || at)
+    ///         .unwrap();
+    /// assert_eq!(store.stats().unwrap().entries, 0);
+    /// store.put("a", b"12345").unwrap();
+    /// store.put("b", b"678").unwrap();
+    /// let stats = store.stats().unwrap();
+    /// assert_eq!((stats.entries, stats.bytes, stats.oldest), (2, 8, Some(at)));
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`TeeError::Stats`] when the file cannot be read.
+    pub fn stats(&self) -> Result<TeeStats, TeeError> {
+        let connection = self.connection();
+        connection
+            .prepare_cached(STATS)
+            .and_then(|mut stats| {
+                stats.query_row([], |row| {
+                    let count = |n: i64| u64::try_from(n).unwrap_or(0);
+                    let oldest: Option<i64> = row.get(2)?;
+                    Ok(TeeStats {
+                        entries: count(row.get(0)?),
+                        bytes: count(row.get(1)?),
+                        oldest: oldest.map(|ms| {
+                            UNIX_EPOCH + Duration::from_millis(u64::try_from(ms).unwrap_or(0))
+                        }),
+                    })
+                })
+            })
+            .map_err(|source| TeeError::Stats {
+                store: self.name.clone(),
+                source,
+            })
     }
 
     fn connection(&self) -> MutexGuard<'_, Connection> {
@@ -317,6 +439,7 @@ impl SqliteTeeStore {
 impl TeeStore for SqliteTeeStore {
     fn put(&self, key: &str, original: &[u8]) -> Result<(), TeeError> {
         let now = millis_since_epoch((self.clock)());
+        let size = i64::try_from(original.len()).unwrap_or(i64::MAX);
         let mut connection = self.connection();
         if !connection.is_autocommit() {
             // Only a failed COMMIT whose rollback also failed leaves a transaction open; it
@@ -328,26 +451,35 @@ impl TeeStore for SqliteTeeStore {
             // transaction could fail on upgrading its read snapshot without waiting.
             let transaction =
                 connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
-            transaction
+            let inserted = transaction
                 .prepare_cached(INSERT)?
-                .execute(params![key, original, now])?;
-            apply_retention(&transaction, &self.retention, now)?;
-            transaction.commit()
-        })();
-        stored.map_err(|err| {
-            if err.sqlite_extended_error_code() == Some(rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY)
-            {
-                TeeError::KeyExists {
-                    key: key.to_owned(),
+                .execute(params![key, original, now, size])?;
+            if inserted == 0 {
+                let same: bool = transaction
+                    .prepare_cached(SAME_ORIGINAL)?
+                    .query_row(params![key, original], |row| row.get(0))?;
+                if !same {
+                    // Dropping the transaction rolls it back: nothing changed.
+                    return Ok(false);
                 }
-            } else {
-                TeeError::Put {
-                    store: self.name.clone(),
-                    key: key.to_owned(),
-                    source: err,
-                }
+                transaction
+                    .prepare_cached(RENEW)?
+                    .execute(params![key, now])?;
             }
-        })
+            apply_retention(&transaction, &self.retention, now)?;
+            transaction.commit().map(|()| true)
+        })();
+        match stored {
+            Ok(true) => Ok(()),
+            Ok(false) => Err(TeeError::KeyExists {
+                key: key.to_owned(),
+            }),
+            Err(source) => Err(TeeError::Put {
+                store: self.name.clone(),
+                key: key.to_owned(),
+                source,
+            }),
+        }
     }
 
     fn get(&self, key: &str) -> Result<Option<Vec<u8>>, TeeError> {
@@ -447,6 +579,12 @@ fn prepare(
         transaction.query_row("SELECT count(*) FROM sqlite_schema", [], |row| row.get(0))?;
     match (application_id, version) {
         (APPLICATION_ID, SCHEMA_VERSION) => {}
+        (APPLICATION_ID, 1) if read_only => {}
+        (APPLICATION_ID, 1) => {
+            transaction.execute_batch(UPGRADE_FROM_1)?;
+            transaction.execute_batch(TOTALS)?;
+            transaction.pragma_update(None, "user_version", SCHEMA_VERSION)?;
+        }
         (APPLICATION_ID, found) => {
             return Err(TeeOpenError::SchemaVersion {
                 found,
@@ -456,6 +594,7 @@ fn prepare(
         (0, 0) if objects == 0 && read_only => return Err(TeeOpenError::EmptyReadOnly),
         (0, 0) if objects == 0 => {
             transaction.execute_batch(SCHEMA)?;
+            transaction.execute_batch(TOTALS)?;
             transaction.pragma_update(None, "application_id", APPLICATION_ID)?;
             transaction.pragma_update(None, "user_version", SCHEMA_VERSION)?;
         }
@@ -476,7 +615,7 @@ fn prepare(
     Ok(())
 }
 
-/// Deletes what `retention` no longer keeps, the oldest first; both deletes walk an index.
+/// Deletes what `retention` no longer keeps, the oldest first, always keeping the newest entry.
 fn apply_retention(
     connection: &Connection,
     retention: &Retention,
@@ -490,11 +629,32 @@ fn apply_retention(
     }
     if let Some(max_entries) = retention.max_entries {
         let max_entries = i64::try_from(max_entries.max(1)).unwrap_or(i64::MAX);
-        connection
-            .prepare_cached(DELETE_ALL_BUT_NEWEST)?
-            .execute([max_entries])?;
+        let (entries, _) = totals(connection)?;
+        if entries > max_entries {
+            connection
+                .prepare_cached(DELETE_OLDEST)?
+                .execute([entries - max_entries])?;
+        }
+    }
+    if let Some(max_bytes) = retention.max_bytes {
+        let max_bytes = i64::try_from(max_bytes).unwrap_or(i64::MAX);
+        // One at a time: how many go depends on their sizes; a put usually evicts one or none.
+        loop {
+            let (entries, bytes) = totals(connection)?;
+            if bytes <= max_bytes || entries <= 1 {
+                break;
+            }
+            connection.prepare_cached(DELETE_OLDEST)?.execute([1])?;
+        }
     }
     Ok(())
+}
+
+/// The number of entries and the bytes of their originals, from the totals row.
+fn totals(connection: &Connection) -> rusqlite::Result<(i64, i64)> {
+    connection
+        .prepare_cached(TOTALS_NOW)?
+        .query_row([], |row| Ok((row.get(0)?, row.get(1)?)))
 }
 
 /// `created_at` of an entry stored at `time`; a clock before the epoch counts as the epoch.

@@ -342,11 +342,11 @@ fn write_file(dir: &Path, name: &str, bytes: &[u8]) -> std::path::PathBuf {
 #[test]
 fn runtime_failures_exit_1_and_usage_errors_exit_2() {
     let dir = tempfile::tempdir().unwrap();
-    let out = run_with_input(dir.path(), &["recover", "__tee__:t:00000000:1"], b"");
+    let out = run_with_input(dir.path(), &["recover", "__tee__:t:000000000000"], b"");
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(
         text(&out.stderr),
-        "error: no original is stored under \"__tee__:t:00000000:1\"\n"
+        "error: no original is stored under \"__tee__:t:000000000000\"\n"
     );
 
     let missing = dir.path().join("missing.json");

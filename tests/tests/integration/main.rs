@@ -19,6 +19,7 @@ mod recover;
 mod review;
 mod roundtrip;
 mod support;
+mod tee_keys;
 mod tee_sqlite;
 mod tee_stores;
 mod tokens;

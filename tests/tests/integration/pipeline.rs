@@ -160,9 +160,9 @@ fn lossy_outcome_is_teed_and_recovers_the_exact_input() {
     assert_eq!(tee["reason"], "lossy");
     assert_eq!(tee["hint"], "use wm_get_result for the full payload");
     let parts: Vec<&str> = key.split(':').collect();
-    assert_eq!(parts[..3], ["__tee__", "terminal_test", parts[2]]);
-    assert_eq!(parts[2].len(), 8);
-    assert_eq!(parts[3], "1");
+    assert_eq!(parts, ["__tee__", "terminal_test", parts[2]]);
+    assert_eq!(parts[2].len(), 12);
+    assert!(parts[2].bytes().all(|b| b.is_ascii_hexdigit()), "{key}");
     let wrapped: Value = serde_json::from_str(out.text().unwrap()).unwrap();
     assert!(
         wrapped["result"]
@@ -172,10 +172,23 @@ fn lossy_outcome_is_teed_and_recovers_the_exact_input() {
     );
     assert_eq!(s.host.recover(key).unwrap().unwrap(), input.as_bytes());
 
+    // The key is the content's: the same input, the same key; another input, another key.
     let second = s
         .host
         .process(Call::new("terminal_test", Input::Text(&input)));
-    assert!(second.meta.tee_key.unwrap().ends_with(":2"));
+    assert_eq!(second.meta.tee_key.as_deref(), Some(key));
+    let other = colored(41);
+    let third = s
+        .host
+        .process(Call::new("terminal_test", Input::Text(&other)));
+    assert_ne!(third.meta.tee_key.as_deref(), Some(key));
+    assert_eq!(
+        s.host
+            .recover(&third.meta.tee_key.unwrap())
+            .unwrap()
+            .unwrap(),
+        other.as_bytes()
+    );
 }
 
 #[test]
@@ -558,6 +571,7 @@ fn eight_threads_ten_thousand_calls_each_through_the_persistent_store() {
         store_dir.path().join("tee.db"),
         parrot_host::Retention {
             max_entries: None,
+            max_bytes: None,
             max_age: None,
         },
     )

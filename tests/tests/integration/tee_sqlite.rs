@@ -22,6 +22,7 @@ const STORED: &str = "stored-key=";
 
 const UNLIMITED: Retention = Retention {
     max_entries: None,
+    max_bytes: None,
     max_age: None,
 };
 
@@ -59,7 +60,7 @@ fn clock(seconds: &Arc<AtomicU64>) -> impl Fn() -> SystemTime + Send + Sync + 's
 fn entries_survive_reopening() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("nested/dirs/tee.sqlite");
-    let keys: Vec<String> = (0..20).map(|n| format!("__tee__:t:0a1b2c3d:{n}")).collect();
+    let keys: Vec<String> = (0..20).map(|n| format!("__tee__:t:{n:012x}")).collect();
     {
         let store = SqliteTeeStore::open(&file, Retention::default()).unwrap();
         for key in &keys {
@@ -82,6 +83,7 @@ fn retention_by_count_deletes_the_oldest_first() {
     let file = dir.path().join("tee.sqlite");
     let retention = Retention {
         max_entries: Some(5),
+        max_bytes: None,
         max_age: None,
     };
     let keys: Vec<String> = (0..12).map(|n| format!("k{n}")).collect();
@@ -101,6 +103,7 @@ fn retention_by_count_deletes_the_oldest_first() {
     // A smaller limit applies from the open on.
     let fewer = Retention {
         max_entries: Some(3),
+        max_bytes: None,
         max_age: None,
     };
     let store = SqliteTeeStore::open(&file, fewer).unwrap();
@@ -119,6 +122,7 @@ fn retention_by_age_deletes_the_oldest_first() {
     let seconds = fake_time();
     let retention = Retention {
         max_entries: None,
+        max_bytes: None,
         max_age: Some(Duration::from_secs(60)),
     };
     let store =
@@ -173,6 +177,7 @@ fn retention_by_count_and_age_together() {
     let file = dir.path().join("tee.sqlite");
     let retention = Retention {
         max_entries: Some(4),
+        max_bytes: None,
         max_age: Some(Duration::from_secs(100)),
     };
     let seconds = fake_time();
@@ -204,6 +209,178 @@ fn retention_by_count_and_age_together() {
         );
     }
     assert_recovers(&store, "k5");
+}
+
+#[test]
+fn retention_by_bytes_deletes_the_oldest_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("tee.sqlite");
+    let retention = Retention {
+        max_entries: None,
+        max_bytes: Some(10_000),
+        max_age: None,
+    };
+    let sizes: [usize; 6] = [3_000, 4_000, 2_000, 3_000, 1_000, 5_000];
+    let original = |n: usize| crate::support::noise(n as u64, sizes[n]);
+    let store = SqliteTeeStore::open(&file, retention).unwrap();
+    // After each put: which keys remain, and their bytes.
+    let rows: [(&[usize], u64); 6] = [
+        (&[0], 3_000),
+        (&[0, 1], 7_000),
+        (&[0, 1, 2], 9_000),
+        (&[1, 2, 3], 9_000),
+        (&[1, 2, 3, 4], 10_000),
+        (&[3, 4, 5], 9_000),
+    ];
+    for (n, (kept, bytes)) in rows.into_iter().enumerate() {
+        store.put(&format!("k{n}"), &original(n)).unwrap();
+        for m in 0..=n {
+            let back = store.get(&format!("k{m}")).unwrap();
+            if kept.contains(&m) {
+                assert_eq!(back, Some(original(m)), "after k{n}: k{m} kept");
+            } else {
+                assert_eq!(back, None, "after k{n}: k{m} should be gone");
+            }
+        }
+        let stats = store.stats().unwrap();
+        assert_eq!(
+            (stats.entries, stats.bytes),
+            (kept.len() as u64, bytes),
+            "after k{n}"
+        );
+    }
+    drop(store);
+    // A smaller limit applies from the open on.
+    let smaller = Retention {
+        max_bytes: Some(6_000),
+        ..retention
+    };
+    let store = SqliteTeeStore::open(&file, smaller).unwrap();
+    assert_eq!(store.get("k3").unwrap(), None);
+    assert_eq!(store.get("k4").unwrap(), Some(original(4)));
+    assert_eq!(store.get("k5").unwrap(), Some(original(5)));
+    assert_eq!(store.stats().unwrap().bytes, 6_000);
+}
+
+#[test]
+fn an_original_larger_than_max_bytes_is_kept_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let retention = Retention {
+        max_entries: None,
+        max_bytes: Some(1_000),
+        max_age: None,
+    };
+    let store = SqliteTeeStore::open(dir.path().join("tee.sqlite"), retention).unwrap();
+    store.put("small", &[1; 500]).unwrap();
+    store.put("large", &[2; 5_000]).unwrap();
+    assert_eq!(store.get("small").unwrap(), None);
+    assert_eq!(
+        store.get("large").unwrap(),
+        Some(vec![2; 5_000]),
+        "the newest stays"
+    );
+    store.put("next", &[3; 10]).unwrap();
+    assert_eq!(store.get("large").unwrap(), None);
+    assert_eq!(store.stats().unwrap().bytes, 10);
+}
+
+#[test]
+fn a_renewed_entry_is_evicted_last_and_its_age_restarts() {
+    let dir = tempfile::tempdir().unwrap();
+    let seconds = fake_time();
+    let start = seconds.load(Ordering::SeqCst);
+    let retention = Retention {
+        max_entries: Some(3),
+        max_bytes: None,
+        max_age: Some(Duration::from_secs(60)),
+    };
+    let store =
+        SqliteTeeStore::open_with_clock(dir.path().join("tee.sqlite"), retention, clock(&seconds))
+            .unwrap();
+    for (n, key) in ["a", "b", "c"].into_iter().enumerate() {
+        seconds.store(start + n as u64, Ordering::SeqCst);
+        store.put(key, key.as_bytes()).unwrap();
+    }
+    seconds.store(start + 50, Ordering::SeqCst);
+    store.put("a", b"a").unwrap();
+    let stats = store.stats().unwrap();
+    assert_eq!(stats.entries, 3, "stored once");
+    assert_eq!(
+        stats.oldest,
+        Some(SystemTime::UNIX_EPOCH + Duration::from_secs(start + 1)),
+        "b is now the oldest"
+    );
+    // At +70 s the limit is +10 s: b and c go by age; a, renewed at +50 s, stays.
+    seconds.store(start + 70, Ordering::SeqCst);
+    store.put("d", b"d").unwrap();
+    assert_eq!(store.get("a").unwrap().as_deref(), Some(&b"a"[..]));
+    assert_eq!(store.get("b").unwrap(), None);
+    assert_eq!(store.get("c").unwrap(), None);
+    assert_eq!(store.stats().unwrap().entries, 2);
+}
+
+/// The schema of version 1, as its builds created it.
+const SCHEMA_1: &str = "
+    CREATE TABLE tee (
+        key        TEXT    PRIMARY KEY NOT NULL,
+        original   BLOB    NOT NULL,
+        created_at INTEGER NOT NULL,
+        seq        INTEGER NOT NULL
+    );
+    CREATE UNIQUE INDEX tee_seq ON tee (seq);
+    CREATE INDEX tee_created_at ON tee (created_at);
+    PRAGMA application_id = 1347572308;
+    PRAGMA user_version = 1;
+    PRAGMA journal_mode = wal;
+";
+
+fn write_a_store_of_schema_1(file: &Path) {
+    let db = rusqlite::Connection::open(file).unwrap();
+    db.execute_batch(SCHEMA_1).unwrap();
+    for n in 0..5i64 {
+        let key = format!("__tee__:t:0a1b2c3d:{n}");
+        db.execute(
+            "INSERT INTO tee VALUES (?1, ?2, ?3, ?4)",
+            rusqlite::params![key, original_of(&key), 1_000 + n, n + 1],
+        )
+        .unwrap();
+    }
+}
+
+#[test]
+fn a_store_of_schema_1_is_upgraded_and_keeps_its_entries() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("tee.sqlite");
+    write_a_store_of_schema_1(&file);
+    let old: Vec<String> = (0..5).map(|n| format!("__tee__:t:0a1b2c3d:{n}")).collect();
+    let bytes: u64 = old.iter().map(|key| original_of(key).len() as u64).sum();
+    let retention = Retention {
+        max_entries: Some(5),
+        ..UNLIMITED
+    };
+    let store = SqliteTeeStore::open(&file, retention).unwrap();
+    for key in &old {
+        assert_recovers(&store, key);
+    }
+    assert_eq!(store.stats().unwrap().bytes, bytes);
+    store.put("new", &original_of("new")).unwrap();
+    assert_eq!(
+        store.get(&old[0]).unwrap(),
+        None,
+        "the oldest goes by count"
+    );
+    let stats = store.stats().unwrap();
+    assert_eq!(stats.entries, 5);
+    assert_eq!(
+        stats.bytes,
+        bytes - original_of(&old[0]).len() as u64 + original_of("new").len() as u64
+    );
+    drop(store);
+    let db = rusqlite::Connection::open(&file).unwrap();
+    let version: i32 = db
+        .pragma_query_value(None, "user_version", |row| row.get(0))
+        .unwrap();
+    assert_eq!(version, 2);
 }
 
 /// Writes something that is not a tee store at `file`.
@@ -250,7 +427,7 @@ fn write_another_applications_database(file: &Path) {
 fn write_a_store_of_a_later_schema(file: &Path) {
     write_a_store(file);
     let db = rusqlite::Connection::open(file).unwrap();
-    db.pragma_update(None, "user_version", 2).unwrap();
+    db.pragma_update(None, "user_version", 3).unwrap();
 }
 
 fn make_a_directory(file: &Path) {
@@ -275,7 +452,7 @@ fn open_refuses_what_is_not_a_tee_store_naming_the_file() {
         (
             "a later schema",
             write_a_store_of_a_later_schema,
-            "schema version 2",
+            "schema version 3",
         ),
         ("a directory", make_a_directory, "not a regular file"),
     ];

@@ -1,5 +1,6 @@
-//! What every tee store promises, checked on both: the exact bytes back, no key overwritten,
-//! and both under many threads at once. Plus the memory store's bound.
+//! What every tee store promises, checked on both: the exact bytes back, no key overwritten, a
+//! put of the same bytes a success that stores nothing new, and all of it under many threads at
+//! once. Plus the memory store's bound.
 
 use std::sync::Arc;
 use std::thread;
@@ -14,6 +15,7 @@ fn stores(max_entries: usize) -> Vec<(Arc<dyn TeeStore>, Option<TempDir>)> {
     let dir = tempfile::tempdir().unwrap();
     let retention = Retention {
         max_entries: Some(max_entries),
+        max_bytes: None,
         max_age: None,
     };
     let sqlite = SqliteTeeStore::open(dir.path().join("tee.sqlite"), retention).unwrap();
@@ -27,10 +29,10 @@ fn stores(max_entries: usize) -> Vec<(Arc<dyn TeeStore>, Option<TempDir>)> {
 fn round_trip_returns_the_exact_bytes() {
     let all_byte_values: Vec<u8> = (0..=255).collect();
     let cases: [(&str, &str, Vec<u8>); 8] = [
-        ("empty", "__tee__:t:0a1b2c3d:1", Vec::new()),
+        ("empty", "__tee__:t:e3b0c44298fc", Vec::new()),
         (
             "json",
-            "__tee__:sql_select:0a1b2c3d:2",
+            "__tee__:sql_select:2d6b2f0a2f6c",
             br#"[{"id":1}]"#.to_vec(),
         ),
         (
@@ -40,7 +42,11 @@ fn round_trip_returns_the_exact_bytes() {
         ),
         ("NUL bytes", "k:nul", b"a\0b\0\0c".to_vec()),
         ("every byte value", "k:bytes", all_byte_values),
-        ("unicode key", "__tee__:outil_é🦜:ffffffff:1", b"x".to_vec()),
+        (
+            "unicode key",
+            "__tee__:outil_é🦜:ffffffffffff",
+            b"x".to_vec(),
+        ),
         ("4 MB of noise", "k:noise", noise(7, 4 * 1024 * 1024)),
         ("3 MB of zeros", "k:zeros", vec![0; 3 * 1024 * 1024]),
     ];
@@ -73,6 +79,76 @@ fn a_key_is_never_overwritten() {
         assert_eq!(
             store.get("k").unwrap().as_deref(),
             Some(&b"first"[..]),
+            "{}",
+            store.name()
+        );
+    }
+}
+
+#[test]
+fn a_put_of_the_bytes_a_key_holds_succeeds_and_stores_nothing_new() {
+    for (store, _dir) in stores(100) {
+        store.put("k", b"same").unwrap();
+        store.put("k", b"same").unwrap();
+        assert!(
+            matches!(store.put("k", b"other"), Err(TeeError::KeyExists { .. })),
+            "{}",
+            store.name()
+        );
+        store.put("k", b"same").unwrap();
+        assert_eq!(
+            store.get("k").unwrap().as_deref(),
+            Some(&b"same"[..]),
+            "{}",
+            store.name()
+        );
+        // A prefix, a longer original, the empty one: all different bytes.
+        for other in [&b"sam"[..], b"same!", b""] {
+            assert!(
+                store.put("k", other).is_err(),
+                "{}: {other:?}",
+                store.name()
+            );
+        }
+    }
+}
+
+#[test]
+fn a_put_of_the_bytes_a_key_holds_makes_it_the_newest() {
+    for (store, _dir) in stores(3) {
+        for key in ["k0", "k1", "k2"] {
+            store.put(key, key.as_bytes()).unwrap();
+        }
+        // k0 stored again: k1 is now the oldest, and goes first.
+        store.put("k0", b"k0").unwrap();
+        store.put("k3", b"k3").unwrap();
+        for (key, kept) in [("k0", true), ("k1", false), ("k2", true), ("k3", true)] {
+            assert_eq!(
+                store.get(key).unwrap().is_some(),
+                kept,
+                "{}: {key}",
+                store.name()
+            );
+        }
+    }
+}
+
+#[test]
+fn racing_puts_of_the_same_bytes_all_succeed() {
+    for (store, _dir) in stores(100) {
+        thread::scope(|scope| {
+            for _ in 0..8 {
+                let store = &store;
+                scope.spawn(move || {
+                    for _ in 0..50 {
+                        store.put("shared", &noise(3, 5000)).unwrap();
+                    }
+                });
+            }
+        });
+        assert_eq!(
+            store.get("shared").unwrap(),
+            Some(noise(3, 5000)),
             "{}",
             store.name()
         );
@@ -123,7 +199,7 @@ fn eight_threads_of_a_thousand_puts_all_recover() {
                     for n in 0..PUTS {
                         let seed = t * PUTS + n;
                         store
-                            .put(&format!("__tee__:tool{t}:0a1b2c3d:{n}"), &noise(seed, 200))
+                            .put(&format!("__tee__:tool{t}:{n:012x}"), &noise(seed, 200))
                             .unwrap();
                     }
                 });
@@ -131,7 +207,7 @@ fn eight_threads_of_a_thousand_puts_all_recover() {
         });
         for t in 0..THREADS {
             for n in 0..PUTS {
-                let key = format!("__tee__:tool{t}:0a1b2c3d:{n}");
+                let key = format!("__tee__:tool{t}:{n:012x}");
                 assert_eq!(
                     store.get(&key).unwrap(),
                     Some(noise(t * PUTS + n, 200)),
