@@ -214,7 +214,8 @@ impl HostBuilder {
     /// let out = host.process(Call::new("read_file", Input::Text(&input)));
     /// let key = out.meta.tee_key.clone().unwrap();
     /// assert!(out.text().unwrap().ends_with(&format!(
-    ///     r#""_tee":{{"key":"{key}","reason":"lossless","hint":"use wm_get_result for the full payload"}}}}"#
+    ///     r#""_tee":{{"key":"{key}","reason":"lossless","hint":{}}}}}"#,
+    ///     serde_json::Value::from(parrot_host::tee_hint(&key))
     /// )));
     /// assert_eq!(host.recover(&key).unwrap().unwrap(), input.as_bytes());
     /// ```

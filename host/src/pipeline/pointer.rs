@@ -9,8 +9,22 @@ use crate::error::TeeError;
 use crate::tee::TeeStore;
 use parrot_json::TopLevel;
 
-/// The hint every tee pointer carries.
-pub const TEE_HINT: &str = "use wm_get_result for the full payload";
+/// The hint a tee pointer carries: one example call of the recovery tool, with the pointer's
+/// key, and how to ask for only the part a marker names.
+///
+/// ```
+/// assert_eq!(
+///     parrot_host::tee_hint("__tee__:t:0a1b2c3d4e5f"),
+///     r#"wm_get_result {"key":"__tee__:t:0a1b2c3d4e5f"} returns the full payload; add the selector a marker names (lines, pointer or rows) for that part only"#
+/// );
+/// ```
+pub fn tee_hint(key: &str) -> String {
+    format!(
+        "wm_get_result {} returns the full payload; add the selector a marker names (lines, \
+         pointer or rows) for that part only",
+        json!({ "key": key })
+    )
+}
 
 /// The hex digits of the digest in a key: 48 bits, about 7 tokens of o200k (16 digits cost
 /// about 9.4). Among 10,000 originals of one tool, two share a short key with a chance of about
@@ -59,7 +73,7 @@ pub(super) fn store(
 
 /// The `_tee` member's value: `{"key": …, "reason": …, "hint": …}`.
 pub(super) fn tee_pointer(key: &str, reason: &str) -> String {
-    json!({"key": key, "reason": reason, "hint": TEE_HINT}).to_string()
+    json!({"key": key, "reason": reason, "hint": tee_hint(key)}).to_string()
 }
 
 /// Gives a payload its `_tee` pointer: a last member of an object that has none, else a
@@ -107,7 +121,7 @@ mod tests {
             (
                 r#"{"a":1}"#,
                 obj,
-                r#"{"a":1,"_tee":{"key":"k","reason":"lossy","hint":"use wm_get_result for the full payload"}}"#,
+                r#"{"a":1,"_tee":{"key":"k","reason":"lossy","hint":"wm_get_result {\"key\":\"k\"} returns the full payload; add the selector a marker names (lines, pointer or rows) for that part only"}}"#,
             ),
             (
                 "{}",
@@ -115,7 +129,7 @@ mod tests {
                     has_tee: false,
                     empty: true,
                 }),
-                r#"{"_tee":{"key":"k","reason":"lossy","hint":"use wm_get_result for the full payload"}}"#,
+                r#"{"_tee":{"key":"k","reason":"lossy","hint":"wm_get_result {\"key\":\"k\"} returns the full payload; add the selector a marker names (lines, pointer or rows) for that part only"}}"#,
             ),
             (
                 r#"{"_tee":1}"#,
@@ -123,17 +137,17 @@ mod tests {
                     has_tee: true,
                     empty: false,
                 }),
-                r#"{"result":{"_tee":1},"_tee":{"key":"k","reason":"lossy","hint":"use wm_get_result for the full payload"}}"#,
+                r#"{"result":{"_tee":1},"_tee":{"key":"k","reason":"lossy","hint":"wm_get_result {\"key\":\"k\"} returns the full payload; add the selector a marker names (lines, pointer or rows) for that part only"}}"#,
             ),
             (
                 "[1,2]",
                 Some(TopLevel::Other),
-                r#"{"result":[1,2],"_tee":{"key":"k","reason":"lossy","hint":"use wm_get_result for the full payload"}}"#,
+                r#"{"result":[1,2],"_tee":{"key":"k","reason":"lossy","hint":"wm_get_result {\"key\":\"k\"} returns the full payload; add the selector a marker names (lines, pointer or rows) for that part only"}}"#,
             ),
             (
                 "plain \"text\"",
                 None,
-                r#"{"result":"plain \"text\"","_tee":{"key":"k","reason":"lossy","hint":"use wm_get_result for the full payload"}}"#,
+                r#"{"result":"plain \"text\"","_tee":{"key":"k","reason":"lossy","hint":"wm_get_result {\"key\":\"k\"} returns the full payload; add the selector a marker names (lines, pointer or rows) for that part only"}}"#,
             ),
         ];
         for (payload, shape, expected) in cases {

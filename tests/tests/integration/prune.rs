@@ -35,7 +35,8 @@ fn small() -> (tempfile::TempDir, Host) {
 fn pointer(out: &Processed<'_>) -> String {
     let key = out.meta.tee_key.as_deref().expect("a tee key");
     format!(
-        r#""_tee":{{"key":"{key}","reason":"lossy","hint":"use wm_get_result for the full payload"}}"#
+        r#""_tee":{{"key":"{key}","reason":"lossy","hint":{}}}"#,
+        serde_json::Value::from(parrot_host::tee_hint(key))
     )
 }
 
