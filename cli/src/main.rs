@@ -504,11 +504,11 @@ fn store_only(cli: &Cli) -> Result<SqliteTeeStore, Failure> {
 
 /// Without a selector: the exact original bytes (a person or a script asked for the file).
 /// With one: the retrieval, as `wm_get_result` returns it but with the continuation written as
-/// this command's arguments. Either way only the store is read: a selector's part is sized
-/// with the tokenizer and its rows written by the built-in codecs, with no manifest and no
-/// plugin.
+/// this command's arguments. The store is the one thing it needs: a selector's rows are written
+/// as the key's tool entry writes a table when the project's configuration builds, and by the
+/// core configuration alone (built-in codecs, no manifest, no plugin) when it does not.
 fn recover(cli: &Cli, key: &str, selector: &Selector) -> Result<(), Failure> {
-    let store = store_only(cli)?;
+    let store = Arc::new(store_only(cli)?);
     if selector.is_empty() {
         return match store.get(key) {
             Ok(Some(original)) => write_stdout(&original),
@@ -518,15 +518,21 @@ fn recover(cli: &Cli, key: &str, selector: &Selector) -> Result<(), Failure> {
             Err(err) => Err(Failure::runtime(err.to_string())),
         };
     }
-    let mut builder = Host::builder();
-    builder
-        .core_only()
-        .tokenizer(Arc::new(tokenizer(cli)))
-        .kill_switch(Some(false))
-        .tee_store(Arc::new(store));
-    let host = builder
-        .build()
-        .map_err(|err| Failure::config(err.errors.iter().map(ToString::to_string).collect()))?;
+    let build = |builder: &mut HostBuilder| {
+        builder
+            .tokenizer(Arc::new(tokenizer(cli)))
+            .kill_switch(Some(false))
+            .tee_store(store.clone())
+            .build()
+    };
+    let project = builder(cli, false, None)
+        .ok()
+        .and_then(|mut project| build(&mut project).ok());
+    let host = match project {
+        Some(host) => host,
+        None => build(Host::builder().core_only())
+            .map_err(|err| Failure::config(err.errors.iter().map(ToString::to_string).collect()))?,
+    };
     match host.recover_selected(key, selector) {
         Ok(retrieval) => {
             let mut text = retrieval.command_text();

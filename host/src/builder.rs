@@ -215,7 +215,7 @@ impl HostBuilder {
     /// let key = out.meta.tee_key.clone().unwrap();
     /// assert!(out.text().unwrap().ends_with(&format!(
     ///     r#""_tee":{{"key":"{key}","reason":"lossless","hint":{}}}}}"#,
-    ///     serde_json::Value::from(parrot_host::tee_hint(&key))
+    ///     serde_json::Value::from(parrot_host::TEE_HINT)
     /// )));
     /// assert_eq!(host.recover(&key).unwrap().unwrap(), input.as_bytes());
     /// ```

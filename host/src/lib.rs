@@ -79,7 +79,7 @@ pub use host::Host;
 pub use loader::LoadErrorKind;
 pub use observe::{CallEvent, Observer, TokenEvent};
 pub use parrot_codec_api::{Level, Outcome, Payload, PayloadKind};
-pub use pipeline::{KILL_SWITCH_ENV, Verification, tee_hint};
+pub use pipeline::{KILL_SWITCH_ENV, TEE_HINT, Verification};
 pub use registry::{CodecInfo, Origin, Registry};
 pub use report::{Report, ReportSnapshot, Row};
 pub use retrieve::{ARGUMENTS, DEFAULT_LIMIT_TOKENS, Retrieval, Selector, is_retrieval};

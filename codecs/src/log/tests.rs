@@ -187,7 +187,7 @@ fn build_log_keeps_the_error_and_the_summary_within_700_tokens() {
         "{out}"
     );
     // The host wraps lossy text as {"result": "…", "_tee": {…}}: about 40 tokens.
-    let wrapped = serde_json::json!({"result": out, "_tee": {"key": "__tee__:shell_cargo_build:0123abcd4567", "reason": "lossy", "hint": "wm_get_result {\"key\":\"__tee__:shell_cargo_build:0123abcd4567\"} returns the full payload; add the selector a marker names (lines, pointer or rows) for that part only"}}).to_string();
+    let wrapped = serde_json::json!({"result": out, "_tee": {"key": "__tee__:shell_cargo_build:0123abcd4567", "reason": "lossy", "hint": "wm_get_result with this key returns it all; add a marker's selector for that part"}}).to_string();
     assert!(o200k(&wrapped) <= 700, "{} tokens:\n{out}", o200k(&wrapped));
     assert_eq!(
         compress(&codec("{}"), &out, Level::Normal),

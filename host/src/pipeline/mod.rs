@@ -43,7 +43,7 @@ use std::time::Instant;
 use parrot_codec_api::DynCodec;
 use parrot_codec_api::Level;
 
-pub use pointer::tee_hint;
+pub use pointer::TEE_HINT;
 
 use crate::auto::Auto;
 use crate::budget::{Breaker, BreakerConfig, Budgets, Clock, Router};

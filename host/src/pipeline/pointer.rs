@@ -9,22 +9,11 @@ use crate::error::TeeError;
 use crate::tee::TeeStore;
 use parrot_json::TopLevel;
 
-/// The hint a tee pointer carries: one example call of the recovery tool, with the pointer's
-/// key, and how to ask for only the part a marker names.
-///
-/// ```
-/// assert_eq!(
-///     parrot_host::tee_hint("__tee__:t:0a1b2c3d4e5f"),
-///     r#"wm_get_result {"key":"__tee__:t:0a1b2c3d4e5f"} returns the full payload; add the selector a marker names (lines, pointer or rows) for that part only"#
-/// );
-/// ```
-pub fn tee_hint(key: &str) -> String {
-    format!(
-        "wm_get_result {} returns the full payload; add the selector a marker names (lines, \
-         pointer or rows) for that part only",
-        json!({ "key": key })
-    )
-}
+/// The hint every tee pointer carries: how to call the recovery tool, for the whole original
+/// or for the part a marker names (each marker names its selector: `{"lines":"A-B"}`,
+/// `"pointer"`, `"rows"`). Short, because every lossy result pays for it.
+pub const TEE_HINT: &str =
+    "wm_get_result with this key returns it all; add a marker's selector for that part";
 
 /// The hex digits of the digest in a key: 48 bits, about 7 tokens of o200k (16 digits cost
 /// about 9.4). Among 10,000 originals of one tool, two share a short key with a chance of about
@@ -73,7 +62,7 @@ pub(super) fn store(
 
 /// The `_tee` member's value: `{"key": …, "reason": …, "hint": …}`.
 pub(super) fn tee_pointer(key: &str, reason: &str) -> String {
-    json!({"key": key, "reason": reason, "hint": tee_hint(key)}).to_string()
+    json!({"key": key, "reason": reason, "hint": TEE_HINT}).to_string()
 }
 
 /// Gives a payload its `_tee` pointer: a last member of an object that has none, else a
@@ -121,7 +110,7 @@ mod tests {
             (
                 r#"{"a":1}"#,
                 obj,
-                r#"{"a":1,"_tee":{"key":"k","reason":"lossy","hint":"wm_get_result {\"key\":\"k\"} returns the full payload; add the selector a marker names (lines, pointer or rows) for that part only"}}"#,
+                r#"{"a":1,"_tee":{"key":"k","reason":"lossy","hint":"wm_get_result with this key returns it all; add a marker's selector for that part"}}"#,
             ),
             (
                 "{}",
@@ -129,7 +118,7 @@ mod tests {
                     has_tee: false,
                     empty: true,
                 }),
-                r#"{"_tee":{"key":"k","reason":"lossy","hint":"wm_get_result {\"key\":\"k\"} returns the full payload; add the selector a marker names (lines, pointer or rows) for that part only"}}"#,
+                r#"{"_tee":{"key":"k","reason":"lossy","hint":"wm_get_result with this key returns it all; add a marker's selector for that part"}}"#,
             ),
             (
                 r#"{"_tee":1}"#,
@@ -137,17 +126,17 @@ mod tests {
                     has_tee: true,
                     empty: false,
                 }),
-                r#"{"result":{"_tee":1},"_tee":{"key":"k","reason":"lossy","hint":"wm_get_result {\"key\":\"k\"} returns the full payload; add the selector a marker names (lines, pointer or rows) for that part only"}}"#,
+                r#"{"result":{"_tee":1},"_tee":{"key":"k","reason":"lossy","hint":"wm_get_result with this key returns it all; add a marker's selector for that part"}}"#,
             ),
             (
                 "[1,2]",
                 Some(TopLevel::Other),
-                r#"{"result":[1,2],"_tee":{"key":"k","reason":"lossy","hint":"wm_get_result {\"key\":\"k\"} returns the full payload; add the selector a marker names (lines, pointer or rows) for that part only"}}"#,
+                r#"{"result":[1,2],"_tee":{"key":"k","reason":"lossy","hint":"wm_get_result with this key returns it all; add a marker's selector for that part"}}"#,
             ),
             (
                 "plain \"text\"",
                 None,
-                r#"{"result":"plain \"text\"","_tee":{"key":"k","reason":"lossy","hint":"wm_get_result {\"key\":\"k\"} returns the full payload; add the selector a marker names (lines, pointer or rows) for that part only"}}"#,
+                r#"{"result":"plain \"text\"","_tee":{"key":"k","reason":"lossy","hint":"wm_get_result with this key returns it all; add a marker's selector for that part"}}"#,
             ),
         ];
         for (payload, shape, expected) in cases {
