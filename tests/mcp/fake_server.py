@@ -16,6 +16,8 @@ It reads JSON-RPC lines on stdin and writes its messages with Python's default s
   garbage      writes a line that is not JSON, then answers with rows
   die          exits with status 3 without answering
   hang         never answers (for killing the server mid-call)
+  exotic       rows in a line written by hand: numbers as 1E400 and -0.0, escapes, odd
+               whitespace and member order around the text block (the request's id as sent)
 
 Any other method gets {"echo": <method>, "params": <params>}; a line that is not JSON gets a
 JSON-RPC parse error (-32700) whose data is the line as received.
@@ -24,7 +26,7 @@ import json
 import sys
 
 TOOLS = ["rows", "rows_error", "progress", "hold", "release", "batch", "ping_me",
-         "wait_cancel", "garbage", "die", "hang"]
+         "wait_cancel", "garbage", "die", "hang", "exotic"]
 
 
 def send(message):
@@ -122,6 +124,13 @@ def main():
                 sys.exit(3)
             elif name == "hang":
                 pass
+            elif name == "exotic":
+                sys.stdout.write(
+                    '{ "result" :\t{"structuredContent": {"big": 1E400, "zero": -0.0,\t"one": 1.0,'
+                    ' "name": "caf\\u00e9 \\/ x"}, "_meta" : {"n": -1E-400, "t": "\\u00e9"},'
+                    ' "content": [ {"type": "text", "text" : %s } ] } , "id" : %s,'
+                    ' "jsonrpc": "2.0" }\n' % (json.dumps(rows_text()), json.dumps(mid)))
+                sys.stdout.flush()
             else:
                 send({"jsonrpc": "2.0", "id": mid,
                       "error": {"code": -32602, "message": "unknown tool %s" % name}})

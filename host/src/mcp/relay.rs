@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
+use parrot_json::{Span, encode_string};
 use serde_json::{Map, Value, json};
 
 use super::RECOVERY_TOOL;
@@ -73,7 +74,7 @@ struct Pending {
 /// let routed = relay.from_server(result);
 /// assert_eq!(
 ///     routed.forward.unwrap().as_ref(),
-///     b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"{\\\"c\\\":1}\"}]}}\n"
+///     b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"{\\\"c\\\":1}\"}]}}"
 /// );
 /// ```
 pub struct Relay {
@@ -178,45 +179,71 @@ impl Relay {
     }
 
     /// What to do with a line from the client (trailing newline included, if any): forward it,
-    /// answer it from the tee store, or both (a batch).
+    /// answer it from the tee store, or both (a batch). A batch that loses its recovery calls
+    /// goes on with every other byte as the client wrote it, and each answer carries its id as
+    /// the client wrote it.
     pub fn from_client<'a>(&self, line: &'a [u8]) -> Routed<'a> {
         let body = line.trim_ascii();
         if body.is_empty() {
             return Routed::unchanged(line);
         }
-        match serde_json::from_slice::<Value>(body) {
-            Err(err) => Routed::unchanged(line).warn(format!("not JSON ({err})")),
-            Ok(Value::Object(message)) => match self.client_message(&message) {
-                Some(answer) => Routed {
-                    answer: Some(to_line(&answer)),
+        let parsed = match serde_json::from_slice::<Value>(body) {
+            Ok(parsed) => parsed,
+            Err(err) => return Routed::unchanged(line).warn(format!("not JSON ({err})")),
+        };
+        // serde_json read it, so it is UTF-8.
+        let text = std::str::from_utf8(body).unwrap_or_default();
+        match parsed {
+            Value::Object(message) => match self.client_message(&message) {
+                Some(result) => Routed {
+                    answer: Some(
+                        format!(
+                            "{}\n",
+                            response(&message, raw_member(text, 0, "id"), &result)
+                        )
+                        .into_bytes(),
+                    ),
                     ..Routed::default()
                 },
                 None => Routed::unchanged(line),
             },
-            Ok(Value::Array(batch)) => {
+            Value::Array(batch) => {
+                let spans = parrot_json::elements(text, 0).ok();
                 let mut answers = Vec::new();
-                let mut rest = Vec::new();
+                let mut answered = Vec::new();
                 let mut odd = 0;
-                for item in batch {
-                    let answer = match &item {
-                        Value::Object(message) => self.client_message(message),
-                        _ => {
-                            odd += 1;
-                            None
-                        }
+                for (index, item) in batch.iter().enumerate() {
+                    let Value::Object(message) = item else {
+                        odd += 1;
+                        continue;
                     };
-                    match answer {
-                        Some(answer) => answers.push(answer),
-                        None => rest.push(item),
+                    if let Some(result) = self.client_message(message) {
+                        let id = spans
+                            .as_ref()
+                            .and_then(|spans| spans.get(index))
+                            .and_then(|span| raw_member(text, span.start, "id"));
+                        answers.push(response(message, id, &result));
+                        answered.push(index);
                     }
                 }
                 let mut routed = if answers.is_empty() {
                     Routed::unchanged(line)
                 } else {
+                    let forward = (answered.len() < batch.len()).then(|| match &spans {
+                        Some(spans) => splice(line, body_start(line), removals(spans, &answered)),
+                        // The text has a member named twice: the rest as read.
+                        None => to_line(&Value::Array(
+                            batch
+                                .iter()
+                                .enumerate()
+                                .filter(|(index, _)| !answered.contains(index))
+                                .map(|(_, item)| item.clone())
+                                .collect(),
+                        )),
+                    });
                     Routed {
-                        forward: (!rest.is_empty())
-                            .then(|| Cow::Owned(to_line(&Value::Array(rest)))),
-                        answer: Some(to_line(&Value::Array(answers))),
+                        forward: forward.map(Cow::Owned),
+                        answer: Some(format!("[{}]\n", answers.join(",")).into_bytes()),
                         warning: None,
                     }
                 };
@@ -225,60 +252,76 @@ impl Relay {
                 }
                 routed
             }
-            Ok(other) => {
+            other => {
                 Routed::unchanged(line).warn(format!("not a JSON-RPC message ({})", kind(&other)))
             }
         }
     }
 
     /// What to do with a line from the server: forward it, compressed where it answers a
-    /// `tools/call`, with the recovery tool where it answers a `tools/list`.
+    /// `tools/call`, with the recovery tool where it answers a `tools/list`. A changed line is
+    /// the server's line with the changed strings and tools spliced in: every other byte
+    /// (numbers as written, escapes, whitespace, member order, the line's ending) stays.
     pub fn from_server<'a>(&self, line: &'a [u8]) -> Routed<'a> {
         let body = line.trim_ascii();
         if body.is_empty() {
             return Routed::unchanged(line);
         }
-        match serde_json::from_slice::<Value>(body) {
-            Err(err) => Routed::unchanged(line).warn(format!("not JSON ({err})")),
-            Ok(Value::Object(mut message)) => {
-                if self.server_message(&mut message) {
-                    Routed {
-                        forward: Some(Cow::Owned(to_line(&Value::Object(message)))),
-                        ..Routed::default()
-                    }
-                } else {
-                    Routed::unchanged(line)
-                }
-            }
-            Ok(Value::Array(mut batch)) => {
-                let mut changed = false;
-                let mut odd = 0;
-                for item in &mut batch {
+        let parsed = match serde_json::from_slice::<Value>(body) {
+            Ok(parsed) => parsed,
+            Err(err) => return Routed::unchanged(line).warn(format!("not JSON ({err})")),
+        };
+        // serde_json read it, so it is UTF-8.
+        let text = std::str::from_utf8(body).unwrap_or_default();
+        let mut odd = 0;
+        let edits = match parsed {
+            Value::Object(message) => match self.server_message(&message) {
+                Some(change) => change.edits(text, 0),
+                None => Ok(Vec::new()),
+            },
+            Value::Array(batch) => {
+                let mut changes = Vec::new();
+                for (index, item) in batch.iter().enumerate() {
                     match item {
-                        Value::Object(message) => changed |= self.server_message(message),
+                        Value::Object(message) => {
+                            changes.extend(self.server_message(message).map(|c| (index, c)));
+                        }
                         _ => odd += 1,
                     }
                 }
-                let mut routed = if changed {
-                    Routed {
-                        forward: Some(Cow::Owned(to_line(&Value::Array(batch)))),
-                        ..Routed::default()
-                    }
+                if changes.is_empty() {
+                    Ok(Vec::new())
                 } else {
-                    Routed::unchanged(line)
-                };
-                if odd > 0 {
-                    routed.warning = Some(format!("{odd} batch element(s) are not JSON objects"));
+                    batch_edits(text, &changes)
                 }
-                routed
             }
-            Ok(other) => {
-                Routed::unchanged(line).warn(format!("not a JSON-RPC message ({})", kind(&other)))
+            other => {
+                return Routed::unchanged(line)
+                    .warn(format!("not a JSON-RPC message ({})", kind(&other)));
             }
+        };
+        let mut routed = match edits {
+            Ok(edits) if edits.is_empty() => Routed::unchanged(line),
+            Ok(edits) => Routed {
+                forward: Some(Cow::Owned(splice(line, body_start(line), edits))),
+                ..Routed::default()
+            },
+            Err(err) => {
+                Routed::unchanged(line).warn(format!("cannot edit the response in place ({err})"))
+            }
+        };
+        if odd > 0 {
+            let batch = format!("{odd} batch element(s) are not JSON objects");
+            routed.warning = Some(match routed.warning.take() {
+                Some(warning) => format!("{warning}; {batch}"),
+                None => batch,
+            });
         }
+        routed
     }
 
-    /// Records a client request; answers it when it is a recovery call the proxy can answer.
+    /// Records a client request; the result to answer it with when it is a recovery call the
+    /// proxy can answer.
     fn client_message(&self, message: &Map<String, Value>) -> Option<Value> {
         let method = message.get("method").and_then(Value::as_str)?;
         let params = message.get("params");
@@ -288,8 +331,7 @@ impl Relay {
             }
             return None;
         }
-        let id = message.get("id")?;
-        let key = id_key(id)?;
+        let key = id_key(message.get("id")?)?;
         let tool = match method {
             "tools/call" => params
                 .and_then(|p| p.get("name"))
@@ -300,7 +342,7 @@ impl Relay {
         if tool.as_deref() == Some(RECOVERY_TOOL)
             && let Some(answer) = self.recover(params)
         {
-            return Some(json!({"jsonrpc": "2.0", "id": id, "result": answer}));
+            return Some(answer);
         }
         let first_page = params.and_then(|p| p.get("cursor")).is_none();
         self.pending().insert(
@@ -340,59 +382,59 @@ impl Relay {
         }
     }
 
-    /// Rewrites a server response where the proxy has a say; true when it changed anything.
-    fn server_message(&self, message: &mut Map<String, Value>) -> bool {
+    /// What the proxy changes in a server response, if anything.
+    fn server_message(&self, message: &Map<String, Value>) -> Option<Change> {
         if message.contains_key("method")
             || !(message.contains_key("result") || message.contains_key("error"))
         {
-            return false;
+            return None;
         }
-        let Some(key) = message.get("id").and_then(id_key) else {
-            return false;
-        };
-        let Some(pending) = self.pending().remove(&key) else {
-            return false;
-        };
-        let Some(Value::Object(result)) = message.get_mut("result") else {
-            return false;
+        let key = message.get("id").and_then(id_key)?;
+        let pending = self.pending().remove(&key)?;
+        let Some(Value::Object(result)) = message.get("result") else {
+            return None;
         };
         match (pending.method.as_str(), pending.tool) {
             ("tools/list", _) => self.list_tools(result, pending.first_page),
             ("tools/call", Some(tool)) if tool != RECOVERY_TOOL => self.compress(&tool, result),
-            _ => false,
+            _ => None,
         }
     }
 
     /// Puts the recovery tool in a `tools/list` result, in place of a server's own.
-    fn list_tools(&self, result: &mut Map<String, Value>, first_page: bool) -> bool {
-        let Some(Value::Array(tools)) = result.get_mut("tools") else {
-            return false;
+    fn list_tools(&self, result: &Map<String, Value>, first_page: bool) -> Option<Change> {
+        let Some(Value::Array(tools)) = result.get("tools") else {
+            return None;
         };
-        let before = tools.len();
-        tools.retain(|tool| tool.get("name").and_then(Value::as_str) != Some(RECOVERY_TOOL));
-        let had_own = tools.len() != before;
-        if had_own {
+        let removed: Vec<usize> = tools
+            .iter()
+            .enumerate()
+            .filter(|(_, tool)| tool.get("name").and_then(Value::as_str) == Some(RECOVERY_TOOL))
+            .map(|(index, _)| index)
+            .collect();
+        if !removed.is_empty() {
             self.server_recovers.store(true, Ordering::Relaxed);
         }
-        if first_page {
-            tools.push(Relay::recovery_tool());
-        }
-        had_own || first_page
+        (first_page || !removed.is_empty()).then_some(Change::Tools {
+            removed,
+            append: first_page,
+        })
     }
 
     /// Compresses the text blocks of a `tools/call` result, JSON or plain text (the tool's
     /// entry decides what happens to each); tees those of a tool error.
-    fn compress(&self, tool: &str, result: &mut Map<String, Value>) -> bool {
+    fn compress(&self, tool: &str, result: &Map<String, Value>) -> Option<Change> {
         let is_error = result.get("isError").and_then(Value::as_bool) == Some(true);
-        let Some(Value::Array(blocks)) = result.get_mut("content") else {
-            return false;
+        let Some(Value::Array(blocks)) = result.get("content") else {
+            return None;
         };
-        let mut replaced: Vec<(String, String)> = Vec::new();
-        for block in blocks.iter_mut() {
+        // (block index, original text, compressed text)
+        let mut replaced: Vec<(usize, &str, String)> = Vec::new();
+        for (index, block) in blocks.iter().enumerate() {
             if block.get("type").and_then(Value::as_str) != Some("text") {
                 continue;
             }
-            let Some(Value::String(text)) = block.get_mut("text") else {
+            let Some(Value::String(text)) = block.get("text") else {
                 continue;
             };
             if is_retrieval(text.as_bytes()) {
@@ -413,27 +455,197 @@ impl Relay {
             let Some(compressed) = processed.text().map(str::to_owned) else {
                 continue;
             };
-            replaced.push((std::mem::replace(text, compressed.clone()), compressed));
+            replaced.push((index, text, compressed));
         }
         if replaced.is_empty() {
-            return false;
+            return None;
         }
-        if let Some(Value::Object(structured)) = result.get_mut("structuredContent") {
-            for value in structured.values_mut() {
-                if let Value::String(text) = value
-                    && let Some((_, compressed)) =
-                        replaced.iter().find(|(original, _)| original == text)
-                {
-                    *text = compressed.clone();
-                }
-            }
-        }
-        true
+        let structured = match result.get("structuredContent") {
+            Some(Value::Object(members)) => members
+                .iter()
+                .filter_map(|(name, value)| {
+                    let Value::String(text) = value else {
+                        return None;
+                    };
+                    let (_, _, compressed) =
+                        replaced.iter().find(|(_, original, _)| original == text)?;
+                    Some((name.clone(), compressed.clone()))
+                })
+                .collect(),
+            _ => Vec::new(),
+        };
+        Some(Change::Compressed {
+            blocks: replaced
+                .into_iter()
+                .map(|(index, _, compressed)| (index, compressed))
+                .collect(),
+            structured,
+        })
     }
 
     fn pending(&self) -> std::sync::MutexGuard<'_, HashMap<String, Pending>> {
         self.pending.lock().unwrap_or_else(|p| p.into_inner())
     }
+}
+
+/// A change to a message's text: the bytes at the span (of the message's body) become the
+/// string.
+type Edit = (Span, String);
+
+/// What the proxy changes in a server response: found on the parsed message, made in its text
+/// ([`Change::edits`]), so that nothing else of the message is re-serialized.
+#[derive(Debug)]
+enum Change {
+    /// A `tools/call` result: the new texts of content blocks (by index) and of top-level
+    /// string members of `structuredContent` (by name).
+    Compressed {
+        blocks: Vec<(usize, String)>,
+        structured: Vec<(String, String)>,
+    },
+    /// A `tools/list` result: the tools to remove (by index, ascending) and whether to append
+    /// the recovery tool.
+    Tools { removed: Vec<usize>, append: bool },
+}
+
+impl Change {
+    /// The edits that make this change in the response whose `{` is at byte `at` of `text`.
+    /// Fails where the text holds an object with a member named twice: which of the two the
+    /// parsed message kept is not known.
+    fn edits(&self, text: &str, at: usize) -> Result<Vec<Edit>, parrot_json::Error> {
+        let Some(result) = member(text, at, "result")? else {
+            return Ok(Vec::new());
+        };
+        let members = parrot_json::members(text, result.start)?;
+        let span_of = |name: &str| {
+            members
+                .iter()
+                .find(|member| member.name.is(name))
+                .map(|member| member.value.clone())
+        };
+        let mut edits = Vec::new();
+        match self {
+            Change::Compressed { blocks, structured } => {
+                if let Some(content) = span_of("content") {
+                    let elements = parrot_json::elements(text, content.start)?;
+                    for (index, compressed) in blocks {
+                        if let Some(block) = elements.get(*index)
+                            && let Some(string) = member(text, block.start, "text")?
+                        {
+                            edits.push((string, encode_string(compressed)));
+                        }
+                    }
+                }
+                if let Some(object) =
+                    span_of("structuredContent").filter(|_| !structured.is_empty())
+                {
+                    for member in parrot_json::members(text, object.start)? {
+                        if let Some((_, compressed)) =
+                            structured.iter().find(|(name, _)| member.name.is(name))
+                        {
+                            edits.push((member.value, encode_string(compressed)));
+                        }
+                    }
+                }
+            }
+            Change::Tools { removed, append } => {
+                let Some(tools) = span_of("tools") else {
+                    return Ok(Vec::new());
+                };
+                let elements = parrot_json::elements(text, tools.start)?;
+                edits = removals(&elements, removed);
+                if *append {
+                    let close = tools.end - 1;
+                    let comma = if elements.len() > removed.len() {
+                        ","
+                    } else {
+                        ""
+                    };
+                    edits.push((close..close, format!("{comma}{}", Relay::recovery_tool())));
+                }
+            }
+        }
+        Ok(edits)
+    }
+}
+
+/// The edits of the changed responses of a batch (`text`), each change with its element's
+/// index.
+fn batch_edits(text: &str, changes: &[(usize, Change)]) -> Result<Vec<Edit>, parrot_json::Error> {
+    let elements = parrot_json::elements(text, 0)?;
+    let mut edits = Vec::new();
+    for (index, change) in changes {
+        if let Some(element) = elements.get(*index) {
+            edits.extend(change.edits(text, element.start)?);
+        }
+    }
+    Ok(edits)
+}
+
+/// The span of the value of member `name` of the object whose `{` is at byte `at` of `text`.
+fn member(text: &str, at: usize, name: &str) -> Result<Option<Span>, parrot_json::Error> {
+    Ok(parrot_json::members(text, at)?
+        .into_iter()
+        .find(|member| member.name.is(name))
+        .map(|member| member.value))
+}
+
+/// The text of member `name` of the object at byte `at` of `text`, as written; `None` when
+/// the object cannot be read span by span (a member named twice).
+fn raw_member<'t>(text: &'t str, at: usize, name: &str) -> Option<&'t str> {
+    text.get(member(text, at, name).ok()??)
+}
+
+/// Edits that remove the elements at `removed` (ascending) from an array whose elements lie at
+/// `elements`, each with one separator: the one before it, or after it for a leading element.
+fn removals(elements: &[Span], removed: &[usize]) -> Vec<Edit> {
+    let mut edits = Vec::new();
+    let mut kept_before = false;
+    let mut previous_end = None;
+    for (index, span) in elements.iter().enumerate() {
+        if removed.contains(&index) {
+            let remove = match (kept_before, previous_end, elements.get(index + 1)) {
+                (true, Some(end), _) => end..span.end,
+                (_, _, Some(next)) => span.start..next.start,
+                _ => span.clone(),
+            };
+            edits.push((remove, String::new()));
+        } else {
+            kept_before = true;
+        }
+        previous_end = Some(span.end);
+    }
+    edits
+}
+
+/// Where a line's body (the text without surrounding whitespace) starts.
+fn body_start(line: &[u8]) -> usize {
+    line.len() - line.trim_ascii_start().len()
+}
+
+/// `line` with `edits` (spans of its body, which starts at byte `body`) made: every other
+/// byte as it was, the line's ending included.
+fn splice(line: &[u8], body: usize, mut edits: Vec<Edit>) -> Vec<u8> {
+    edits.sort_by_key(|(span, _)| (span.start, span.end));
+    let mut out = Vec::with_capacity(line.len());
+    let mut from = 0;
+    for (span, with) in edits {
+        let start = body + span.start;
+        out.extend_from_slice(line.get(from..start).unwrap_or_default());
+        out.extend_from_slice(with.as_bytes());
+        from = from.max(body + span.end);
+    }
+    out.extend_from_slice(line.get(from..).unwrap_or_default());
+    out
+}
+
+/// The proxy's response to a client request: `result`, with the request's id as the client
+/// wrote it (`raw`), or as read when its text could not be found.
+fn response(request: &Map<String, Value>, raw: Option<&str>, result: &Value) -> String {
+    let id = match raw {
+        Some(raw) => raw.to_owned(),
+        None => request.get("id").unwrap_or(&Value::Null).to_string(),
+    };
+    format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{result}}}"#)
 }
 
 /// A JSON-RPC id as a map key: numbers (by their text) and strings never collide.
@@ -887,5 +1099,96 @@ mod tests {
         let answers = value(&routed.answer.unwrap());
         assert_eq!(answers[0]["id"], 2);
         assert_eq!(answers[0]["result"]["isError"], true);
+    }
+
+    #[test]
+    fn a_compressed_response_differs_from_the_servers_only_inside_the_compressed_string() {
+        let dir = tempfile::tempdir().unwrap();
+        let relay = relay(dir.path());
+        let id = "123456789012345678901234567890";
+        relay.from_client(call(id, "read_text_file").as_bytes());
+        let original = pretty_rows();
+        // Numbers that serde_json writes otherwise (1E400 as 1e+400), escapes it would decode,
+        // whitespace and member order it would drop, around the block that gets compressed.
+        let before = "{ \"result\" :\t{\"structuredContent\": { \"big\": 1E400, \"zero\":-0.0 ,\
+             \"one\":\t1.0, \"name\": \"caf\\u00e9 \\/ x\" },\"_meta\" : {\"n\": -1E-400, \
+             \"t\": \"\\u00e9\"}, \"content\" : [ {\"type\":\"text\", \"text\" : ";
+        let after = format!(
+            " }} ,{{\"type\" : \"text\",\"text\":\"caf\\u00e9\"}} ] }} , \"id\" :{id} ,\t\
+             \"jsonrpc\":\"2.0\" }}\r\n"
+        );
+        let line = format!(
+            "{before}{}{after}",
+            serde_json::to_string(&original).unwrap()
+        );
+        let out = text(&relay.from_server(line.as_bytes()));
+        let compressed = value(out.as_bytes())["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        assert!(compressed.len() < original.len(), "{compressed}");
+        assert_eq!(
+            out,
+            format!("{before}{}{after}", encode_string(&compressed))
+        );
+    }
+
+    #[test]
+    fn the_recovery_tool_is_spliced_into_the_servers_list() {
+        let ours = Relay::recovery_tool().to_string();
+        let own = r#"{"name":"wm_get_result", "inputSchema":{}}"#;
+        let q = r#"{ "name": "q", "n": 1E400 }"#;
+        let cases = [
+            (format!("[ {q} ]"), format!("[ {q} ,{ours}]")),
+            ("[ ]".to_owned(), format!("[ {ours}]")),
+            (format!("[{own}, {q}]"), format!("[{q},{ours}]")),
+            (format!("[{q} , {own} ]"), format!("[{q} ,{ours}]")),
+            (format!("[{own}]"), format!("[{ours}]")),
+            (format!("[ {q},{own},{q} ]"), format!("[ {q},{q} ,{ours}]")),
+        ];
+        for (tools, expected) in cases {
+            let dir = tempfile::tempdir().unwrap();
+            let relay = relay(dir.path());
+            relay.from_client(br#"{"jsonrpc":"2.0","id":1E400,"method":"tools/list"}"#);
+            let list =
+                |tools: &str| format!("{{\"id\": 1E400 , \"result\": {{\"tools\": {tools}}}}}\n");
+            let out = text(&relay.from_server(list(&tools).as_bytes()));
+            assert_eq!(out, list(&expected), "{tools}");
+        }
+    }
+
+    #[test]
+    fn a_client_batch_keeps_the_bytes_of_what_goes_on_and_answers_with_ids_as_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let relay = relay(dir.path());
+        let first = r#"{"jsonrpc":"2.0", "id":1.0, "method":"tools/call", "params":{"name":"q","arguments":{"x": 1E400}}}"#;
+        let recovery = r#"{"jsonrpc":"2.0","id":1E400,"method":"tools/call","params":{"name":"wm_get_result","arguments":{"key":"k"}}}"#;
+        let last =
+            r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progress":-0.0}}"#;
+        let batch = format!("[ {first} ,\t{recovery}, {last} ]\r\n");
+        let routed = relay.from_client(batch.as_bytes());
+        assert_eq!(text(&routed), format!("[ {first}, {last} ]\r\n"));
+        let answer = String::from_utf8(routed.answer.unwrap()).unwrap();
+        assert!(
+            answer.starts_with(r#"[{"jsonrpc":"2.0","id":1E400,"result":{"#),
+            "{answer}"
+        );
+    }
+
+    #[test]
+    fn a_response_with_a_member_named_twice_is_relayed_as_the_server_sent_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let relay = relay(dir.path());
+        relay.from_client(call("1", "q").as_bytes());
+        let rows = serde_json::to_string(&pretty_rows()).unwrap();
+        let line = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"result":{{"_meta":{{"a":1,"a":2}},"content":[{{"type":"text","text":{rows}}}]}}}}"#
+        );
+        let routed = relay.from_server(line.as_bytes());
+        assert_eq!(text(&routed), line);
+        assert_eq!(
+            routed.warning.as_deref(),
+            Some("cannot edit the response in place (JSON object with a duplicate member name)")
+        );
     }
 }

@@ -410,6 +410,36 @@ fn a_batch_response_is_compressed_inside_its_array() {
 }
 
 #[test]
+fn a_compressed_result_keeps_every_byte_of_the_servers_line_outside_its_text() {
+    let project = tempfile::tempdir().unwrap();
+    let mut direct = Peer::direct(&fake_server());
+    direct.initialize();
+    let mut proxy = Peer::proxy(project.path(), &fake_server(), false);
+    proxy.initialize();
+    let id = "123456789012345678901234567890";
+    let call = format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"exotic","arguments":{{}}}}}}"#
+    );
+    direct.send(&call);
+    proxy.send(&call);
+    let sent = direct.until_response(&json_of(id)).concat();
+    assert!(sent.contains("1E400") && sent.contains(id), "{sent}");
+    let relayed = proxy.until_response(&json_of(id)).concat();
+    let (before, after) = sent
+        .split_once(&serde_json::to_string(&rows_text(40)).unwrap())
+        .expect("the server's line holds the rows as one JSON string");
+    let compressed = first_text(&json_of(&relayed)).to_owned();
+    assert!(json_of(&compressed)["_tee"].is_object(), "{compressed}");
+    assert_eq!(
+        relayed,
+        format!(
+            "{before}{}{after}",
+            serde_json::to_string(&compressed).unwrap()
+        )
+    );
+}
+
+#[test]
 fn a_malformed_server_line_is_relayed_and_reported() {
     let project = tempfile::tempdir().unwrap();
     let mut proxy = Peer::proxy(project.path(), &fake_server(), false);
