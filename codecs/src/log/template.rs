@@ -5,9 +5,9 @@
 //! [`template`] runs on nearly every line of a payload, so it does not walk a line byte by
 //! byte. It first classifies the line's bytes 16 at a time (safe SIMD from `wide`) into one
 //! bit per byte for each class it needs (space or tab, digit or slash, slash, letter, letter
-//! that is not a hex digit), 64 bytes to a [`Block`]. The words to template are then found
+//! that is not a hex digit, key byte), 64 bytes to a [`Block`]. The words to template are then found
 //! from those bits alone (see [`template`]), so a word with no digit, no slash and no run of
-//! hex letters costs nothing, and a UUID is told by comparing its hex and hyphen bits with
+//! hex letters is never looked at, a `key=` is found in one step, and a UUID is told by comparing its hex and hyphen bits with
 //! the UUID's pattern. The other kinds are still told by short loops over the bytes of the
 //! few words that get that far.
 
@@ -148,6 +148,8 @@ struct Block {
     letter: u64,
     /// An ASCII letter that is not a hex digit.
     not_hex: u64,
+    /// A byte a `key=value` word's key may hold: an ASCII letter or digit, `_`, `-` or `.`.
+    key: u64,
     /// The byte just after a word to template: one holding a digit or a slash, or hex letters
     /// and no other letter (a space, a tab, or the line's end).
     ends: u64,
@@ -156,7 +158,7 @@ struct Block {
 impl Block {
     /// The classes of the first `chunks` times 16 of 64 bytes, 16 at a time.
     fn new(bytes: &[u8; 64], chunks: usize) -> Block {
-        let (mut sep, mut marked, mut slash, mut letter, mut not_hex) = (0, 0, 0, 0, 0);
+        let (mut sep, mut marked, mut slash, mut letter, mut not_hex, mut key) = (0, 0, 0, 0, 0, 0);
         for (k, lanes) in bytes.chunks_exact(16).take(chunks).enumerate() {
             let v = u8x16::new(lanes.try_into().expect("16 bytes"));
             let bits = |lanes: u8x16| u64::from(lanes.to_bitmask()) << (16 * k);
@@ -168,11 +170,13 @@ impl Block {
             let from_a = (v | u8x16::splat(0x20)) - u8x16::splat(b'a');
             let slashes = is(b'/') | is(b'\\');
             let letters = at_most(from_a, 25);
+            let digits = at_most(v - u8x16::splat(b'0'), 9);
             sep |= bits(is(b' ') | is(b'\t'));
-            marked |= bits(at_most(v - u8x16::splat(b'0'), 9) | slashes);
+            marked |= bits(digits | slashes);
             slash |= bits(slashes);
             letter |= bits(letters);
             not_hex |= bits(letters & !at_most(from_a, 5));
+            key |= bits(letters | digits | is(b'_') | is(b'-') | is(b'.'));
         }
         Block {
             sep,
@@ -180,6 +184,7 @@ impl Block {
             slash,
             letter,
             not_hex,
+            key,
             ends: 0,
         }
     }
@@ -233,24 +238,6 @@ impl Masks<'_> {
         }
     }
 
-    /// The [`LETTER`], [`NOT_HEX`] and [`SLASH`] bits of the bytes in `from..to`, or-ed (a
-    /// path is told by them alone; the other kinds are ruled out by them before their test).
-    fn seen(&self, from: usize, to: usize) -> u8 {
-        let class = |bits: u64, class: u8| if bits != 0 { class } else { 0 };
-        let mut seen = 0;
-        let mut at = from;
-        while at < to {
-            let n = (to - at).min(64 - at % 64);
-            let range = low_bits(n) << (at % 64);
-            let block = &self.blocks[at / 64];
-            seen |= class(block.letter & range, LETTER)
-                | class(block.not_hex & range, NOT_HEX)
-                | class(block.slash & range, SLASH);
-            at += n;
-        }
-        seen
-    }
-
     /// Whether the core `line[from..to]` is a UUID: hyphens at 8, 13, 18 and 23, hex digits
     /// elsewhere.
     fn is_uuid(&self, line: &[u8], from: usize, to: usize) -> bool {
@@ -289,14 +276,12 @@ fn low_bits(n: usize) -> u64 {
     u64::MAX.checked_shr(64 - n.min(64) as u32).unwrap_or(0)
 }
 
-/// [`Masks::seen`] and [`BYTE_CLASS`] bits: an ASCII digit.
+/// [`BYTE_CLASS`] bits: an ASCII digit.
 const DIGIT: u8 = 1;
-/// [`Masks::seen`] and [`BYTE_CLASS`] bits: an ASCII letter.
+/// [`BYTE_CLASS`] bits: an ASCII letter.
 const LETTER: u8 = 2;
-/// [`Masks::seen`] and [`BYTE_CLASS`] bits: an ASCII letter that is not a hex digit.
+/// [`BYTE_CLASS`] bits: an ASCII letter that is not a hex digit.
 const NOT_HEX: u8 = 4;
-/// [`Masks::seen`] bits: `/` or `\`.
-const SLASH: u8 = 8;
 
 /// Each byte's [`DIGIT`], [`LETTER`] and [`NOT_HEX`] bits, for the byte loop of [`mixed`].
 static BYTE_CLASS: [u8; 256] = {
@@ -334,7 +319,7 @@ fn word(line: &[u8], masks: &Masks<'_>, start: usize, end: usize, out: &mut Vec<
     if lead > 0 {
         out.extend_from_slice(&bytes[..lead]);
     }
-    if let Some(key) = key_length(&line[from..to]) {
+    if let Some(key) = key_length(line, masks, from, to) {
         // `key=value`: the key is kept and the value stands as the core (so a `<uuid>` after
         // `request_id=` is one placeholder, not its hex runs one by one).
         out.extend_from_slice(&line[from..=from + key]);
@@ -343,17 +328,17 @@ fn word(line: &[u8], masks: &Masks<'_>, start: usize, end: usize, out: &mut Vec<
     let core = &line[from..to];
     // Each kind but a path is ruled in by its own test; the classes of the core's bytes rule
     // some out before it.
-    let seen = masks.seen(from, to);
+    let holds = |class: fn(&Block) -> u64| masks.any(from, to, class);
     let whole = if core.is_empty() {
         None
     } else if masks.is_uuid(line, from, to) {
         Some("<uuid>")
     } else if is_time(core) {
         Some("<time>")
-    } else if seen & SLASH != 0 && seen & LETTER != 0 {
+    } else if holds(|b| b.slash) && holds(|b| b.letter) {
         // A path: a `/` or `\` and a letter.
         Some("<path>")
-    } else if seen & NOT_HEX != 0 && is_duration(core) {
+    } else if holds(|b| b.not_hex) && is_duration(core) {
         // Every unit holds a letter that is not a hex digit (`µs`: its `s`).
         Some("<dur>")
     } else if is_version(core) {
@@ -378,18 +363,19 @@ fn word(line: &[u8], masks: &Masks<'_>, start: usize, end: usize, out: &mut Vec<
     placed
 }
 
-/// The length of the key of a `key=value` core: letters, digits, `_`, `-` and `.`, starting
-/// with a letter or `_`, then `=` and a non-empty value; `None` for any other core.
-fn key_length(core: &[u8]) -> Option<usize> {
+/// The length of the key of the `key=value` core `line[from..to]`: letters, digits, `_`, `-`
+/// and `.`, starting with a letter or `_`, then `=` and a non-empty value; `None` for any other
+/// core.
+fn key_length(line: &[u8], masks: &Masks<'_>, from: usize, to: usize) -> Option<usize> {
     // Most cores start with a digit (a time, a number): one comparison rules them out.
-    if !core
+    if !line[from..to]
         .first()
         .is_some_and(|&b| b.is_ascii_alphabetic() || b == b'_')
     {
         return None;
     }
-    let eq = core.iter().position(|&b| !KEY_BYTE[usize::from(b)])?;
-    (core[eq] == b'=' && eq + 1 < core.len()).then_some(eq)
+    let eq = masks.find(from, to, |b| !b.key);
+    (eq + 1 < to && line[eq] == b'=').then_some(eq - from)
 }
 
 /// [`WRAP`] bits: a byte a word's core may be wrapped in on its left.
@@ -423,18 +409,6 @@ static WRAP: [u8; 256] = {
         ) {
             table[byte] |= CLOSING;
         }
-        byte += 1;
-    }
-    table
-};
-
-/// Whether a byte may be in a `key=value` word's key: an ASCII letter or digit, `_`, `-`, `.`.
-static KEY_BYTE: [bool; 256] = {
-    let mut table = [false; 256];
-    let mut byte = 0;
-    while byte < 128 {
-        let c = byte as u8;
-        table[byte] = c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.');
         byte += 1;
     }
     table
