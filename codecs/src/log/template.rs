@@ -1,8 +1,19 @@
 //! Templates: a line with its variable fields replaced by placeholders, so that lines which
 //! differ only in numbers, ids, times, paths or versions share one template. Also the two other
 //! per-line transforms: ANSI/carriage-return cleaning and the token estimate.
+//!
+//! [`template`] runs on nearly every line of a payload, so it does not walk a line byte by
+//! byte. It first classifies the line's bytes 16 at a time (safe SIMD from `wide`) into one
+//! bit per byte for each class it needs (space or tab, digit or slash, slash, letter, letter
+//! that is not a hex digit, key byte), 64 bytes to a [`Block`]. The words to template are then found
+//! from those bits alone (see [`template`]), so a word with no digit, no slash and no run of
+//! hex letters is never looked at, a `key=` is found in one step, and a UUID is told by comparing its hex and hyphen bits with
+//! the UUID's pattern. The other kinds are still told by short loops over the bytes of the
+//! few words that get that far.
 
 use std::borrow::Cow;
+
+use wide::u8x16;
 
 /// The placeholders a template may hold, in the order [`template`] tries them on a word.
 #[cfg(test)]
@@ -17,130 +28,264 @@ pub(crate) const PLACEHOLDERS: [&str; 8] = [
 /// digit is kept, except a path or a run of 6+ hex letters (`src/app/x.tsx`, `deadbeef`: see
 /// below) and the test name of a passing test's line (`test x ... ok`, `--- PASS: x`,
 /// `=== RUN x`, `✓ x`, `path::x PASSED`), which becomes `<test>`. A word with a digit (or a
-/// path, or hex letters) loses its wrapping punctuation (kept), and its core becomes one placeholder when the
-/// whole core is one: `<uuid>`, `<time>` (dates, clock times, ISO timestamps), `<path>` (a `/`
-/// or `\` and a letter), `<dur>` (`12ms`, `1.5s`, `2m30s`), `<ver>` (`v1.2`, `1.2.3`,
-/// `1.2.3-rc1`), `<n>` (`12`, `-3.5`, `1,024`, `99%`), `<hex>` (`0x1f`, 6+ hex digits); a
-/// `key=value` core keeps `key=` and its value is tried as the core (`request_id=<uuid>`); else
-/// each run of letters and digits in it is kept, or replaced by `<n>` (all digits) or `<hex>`
-/// (8+ hex digits), or has its digit runs replaced by `<n>` (`crate_171` → `crate_<n>`).
+/// path, or hex letters) loses its wrapping punctuation (kept), and its core becomes one
+/// placeholder when the whole core is one: `<uuid>`, `<time>` (dates, clock times, ISO
+/// timestamps), `<path>` (a `/` or `\` and a letter), `<dur>` (`12ms`, `1.5s`, `2m30s`), `<ver>`
+/// (`v1.2`, `1.2.3`, `1.2.3-rc1`), `<n>` (`12`, `-3.5`, `1,024`, `99%`), `<hex>` (`0x1f`, 6+ hex
+/// digits); a `key=value` core keeps `key=` and its value is tried as the core
+/// (`request_id=<uuid>`); else each run of letters and digits in it is kept, or replaced by
+/// `<n>` (all digits) or `<hex>` (8+ hex digits), or has its digit runs replaced by `<n>`
+/// (`crate_171` → `crate_<n>`).
+///
+/// The line's bytes are classified first, 16 at a time, into one bit per byte and class (see
+/// [`Block`]), and the words to template are found from those bits, without a loop over the
+/// bytes: in a mask of the bytes inside words, adding the bits of the bytes of some class
+/// carries each word holding one into the bit just after it (`word_ends`). So the words that
+/// hold a digit or a slash, and those that hold hex letters and no other letter, are found
+/// at once, and every other word costs nothing.
 pub(crate) fn template(line: &str, out: &mut Vec<u8>) -> Option<(usize, usize)> {
     let bytes = line.as_bytes();
-    let mut test = test_name(line);
+    let len = bytes.len();
+    // One block more than the bytes need when `len` is a multiple of 64, so that the bit just
+    // after the last word is in a block.
+    let count = len / 64 + 1;
+    let mut stack = [Block::default(); STACK_BLOCKS];
+    let mut heap = Vec::new();
+    let blocks: &mut [Block] = if count <= STACK_BLOCKS {
+        &mut stack[..count]
+    } else {
+        heap.resize(count, Block::default());
+        &mut heap
+    };
+    let mut chunks = bytes.chunks_exact(64);
+    for (block, chunk) in blocks.iter_mut().zip(&mut chunks) {
+        *block = Block::new(chunk.try_into().expect("chunks of 64 bytes"), 4);
+    }
+    let mut tail = [0u8; 64];
+    tail[..chunks.remainder().len()].copy_from_slice(chunks.remainder());
+    blocks[count - 1] = Block::new(&tail, chunks.remainder().len().div_ceil(16));
+    let mut carries = [false; 3];
+    for (index, block) in blocks.iter_mut().enumerate() {
+        let inside = !block.sep & low_bits(len.saturating_sub(64 * index));
+        let marked = word_ends(inside, block.marked, &mut carries[0]);
+        let hex = word_ends(inside, block.letter & !block.not_hex, &mut carries[1]);
+        let other = word_ends(inside, block.not_hex, &mut carries[2]);
+        block.ends = marked | (hex & !other);
+    }
+    let masks = Masks { blocks };
+
+    // The test name, if a walk from word to word would meet it (it does not start inside a
+    // word): it is written in place of the words from its start to its end.
+    let mut test =
+        test_name(line, &masks).filter(|&(name, _)| name < len && masks.walk_stops_at(name));
     let mut first: Option<(usize, usize)> = None;
-    // `bytes[copied..i]` is kept as it is, and written in one piece when something replaced
-    // comes (most of a line is kept).
+    // `bytes[copied..]` is not written yet: it is kept as it is, and written in one piece when
+    // something replaced comes (most of a line is kept).
     let mut copied = 0;
-    let mut i = 0;
-    while i < bytes.len() {
-        if let Some((start, end)) = test
-            && i == start
+    let mut ends = masks.blocks.iter().enumerate().flat_map(|(index, block)| {
+        let mut ends = block.ends;
+        std::iter::from_fn(move || {
+            let at = (ends != 0).then(|| 64 * index + ends.trailing_zeros() as usize);
+            ends &= ends.wrapping_sub(1);
+            at
+        })
+    });
+    loop {
+        let next = ends.next().map(|end| (masks.word_start(end), end));
+        let at = next.map_or(len, |(start, _)| start);
+        if let Some((name, end)) = test
+            && name <= at
         {
-            out.extend_from_slice(&bytes[copied..i]);
+            out.extend_from_slice(&bytes[copied..name]);
             out.extend_from_slice(b"<test>");
-            first.get_or_insert((start, end));
-            // Once: an empty name must not stop the walk.
-            test = None;
-            i = end;
+            first.get_or_insert((name, end));
             copied = end;
+            test = None;
+        }
+        let Some((start, end)) = next else { break };
+        // A word inside the test name is part of it; one of hex letters and no other letter
+        // is templated only with 6 of them.
+        if start < copied
+            || (!masks.any(start, end, |b| b.marked) && masks.count(start, end, |b| b.letter) < 6)
+        {
             continue;
         }
-        if BYTE_CLASS[usize::from(bytes[i])] & SEPARATOR != 0 {
-            i += 1;
-            continue;
+        out.extend_from_slice(&bytes[copied..start]);
+        if word(bytes, &masks, start, end, out) {
+            first.get_or_insert((start, end));
         }
-        let start = i;
-        let seen;
-        (i, seen) = word_end(bytes, i);
-        if seen & DIGIT != 0 || digitless_placeholder(&bytes[start..i], seen) {
-            out.extend_from_slice(&bytes[copied..start]);
-            if word(&line[start..i], seen, out) {
-                first.get_or_insert((start, i));
-            }
-            copied = i;
-        }
+        copied = end;
     }
     out.extend_from_slice(&bytes[copied..]);
     first
 }
 
-/// The end of the word that starts at `i` (the next space or tab, or the end), and the
-/// [`BYTE_CLASS`] bits of its bytes, or-ed.
-///
-/// Eight bytes at a time: most of a log's bytes are inside words, and a word's end is found
-/// in a whole word of the machine at once (a byte equal to a space or a tab is a zero byte of
-/// the word xor-ed with eight of them).
-#[inline]
-fn word_end(bytes: &[u8], mut i: usize) -> (usize, u8) {
-    const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
-    const HIGHS: u64 = u64::from_ne_bytes([0x80; 8]);
-    const SPACES: u64 = u64::from_ne_bytes([b' '; 8]);
-    const TABS: u64 = u64::from_ne_bytes([b'\t'; 8]);
-    // The high bit of each zero byte of `x` (and maybe of bytes after the first zero byte,
-    // which the lowest set bit is not).
-    let zeros = |x: u64| x.wrapping_sub(ONES) & !x & HIGHS;
-    let class = |b: u8| BYTE_CLASS[usize::from(b)];
-    let mut seen = 0;
-    while let Some(chunk) = bytes.get(i..).and_then(<[u8]>::first_chunk::<8>) {
-        let x = u64::from_le_bytes(*chunk);
-        let ends = zeros(x ^ SPACES) | zeros(x ^ TABS);
-        if ends == 0 {
-            seen |= class(chunk[0])
-                | class(chunk[1])
-                | class(chunk[2])
-                | class(chunk[3])
-                | class(chunk[4])
-                | class(chunk[5])
-                | class(chunk[6])
-                | class(chunk[7]);
-            i += 8;
-            continue;
-        }
-        let len = (ends.trailing_zeros() / 8) as usize;
-        for &b in &chunk[..len] {
-            seen |= class(b);
-        }
-        return (i + len, seen);
-    }
-    while let Some(&b) = bytes.get(i) {
-        let c = class(b);
-        if c & SEPARATOR != 0 {
-            break;
-        }
-        seen |= c;
-        i += 1;
-    }
-    (i, seen)
+/// The bits just after the words (runs of set bits of `inside`) that hold a bit of `marks`,
+/// with `carry` in from the block before and out to the block after: adding a word's marked
+/// bits to it carries into the bit after it, and no further.
+fn word_ends(inside: u64, marks: u64, carry: &mut bool) -> u64 {
+    let (sum, over) = inside.overflowing_add(marks & inside);
+    let (sum, carried) = sum.overflowing_add(u64::from(*carry));
+    *carry = over || carried;
+    sum & !inside
 }
 
-/// [`BYTE_CLASS`] bits: a space or a tab (a word ends).
-const SEPARATOR: u8 = 1;
-/// [`BYTE_CLASS`] bits: an ASCII digit.
-const DIGIT: u8 = 2;
-/// [`BYTE_CLASS`] bits: an ASCII letter.
-const LETTER: u8 = 4;
-/// [`BYTE_CLASS`] bits: an ASCII letter that is not a hex digit.
-const NOT_HEX: u8 = 8;
-/// [`BYTE_CLASS`] bits: `/` or `\`.
-const SLASH: u8 = 16;
-/// [`BYTE_CLASS`] bits: `=` (a `key=value` word).
-const EQUALS: u8 = 32;
-/// [`BYTE_CLASS`] bits: `-` or `:` (a date or a clock time holds one).
-const TIME_PUNCT: u8 = 64;
-/// [`BYTE_CLASS`] bits: `.` (a version holds one).
-const DOT: u8 = 128;
+/// How many [`Block`]s of a line [`template`] keeps on the stack; a longer line's are on the
+/// heap (one allocation, small next to the work on so many bytes).
+const STACK_BLOCKS: usize = 4;
 
-/// Each byte's class bits, so a word is walked with one lookup per byte.
+/// The classes of 64 bytes of a line: bit `i` of a field is set when byte `i` is of that
+/// class. Bytes past the line's end are of no class.
+#[derive(Clone, Copy, Default)]
+struct Block {
+    /// A space or a tab (a word ends).
+    sep: u64,
+    /// An ASCII digit, `/` or `\\`.
+    marked: u64,
+    /// `/` or `\\`.
+    slash: u64,
+    /// An ASCII letter.
+    letter: u64,
+    /// An ASCII letter that is not a hex digit.
+    not_hex: u64,
+    /// A byte a `key=value` word's key may hold: an ASCII letter or digit, `_`, `-` or `.`.
+    key: u64,
+    /// The byte just after a word to template: one holding a digit or a slash, or hex letters
+    /// and no other letter (a space, a tab, or the line's end).
+    ends: u64,
+}
+
+impl Block {
+    /// The classes of the first `chunks` times 16 of 64 bytes, 16 at a time.
+    fn new(bytes: &[u8; 64], chunks: usize) -> Block {
+        let (mut sep, mut marked, mut slash, mut letter, mut not_hex, mut key) = (0, 0, 0, 0, 0, 0);
+        for (k, lanes) in bytes.chunks_exact(16).take(chunks).enumerate() {
+            let v = u8x16::new(lanes.try_into().expect("16 bytes"));
+            let bits = |lanes: u8x16| u64::from(lanes.to_bitmask()) << (16 * k);
+            let is = |c: u8| v.simd_eq(u8x16::splat(c));
+            // `x <= max` for unsigned lanes, as `x - max` saturating to zero.
+            let at_most =
+                |x: u8x16, max: u8| x.saturating_sub(u8x16::splat(max)).simd_eq(u8x16::ZERO);
+            // A letter's lower case, counted from `a` (wrapping: any other byte lands above 25).
+            let from_a = (v | u8x16::splat(0x20)) - u8x16::splat(b'a');
+            let slashes = is(b'/') | is(b'\\');
+            let letters = at_most(from_a, 25);
+            let digits = at_most(v - u8x16::splat(b'0'), 9);
+            sep |= bits(is(b' ') | is(b'\t'));
+            marked |= bits(digits | slashes);
+            slash |= bits(slashes);
+            letter |= bits(letters);
+            not_hex |= bits(letters & !at_most(from_a, 5));
+            key |= bits(letters | digits | is(b'_') | is(b'-') | is(b'.'));
+        }
+        Block {
+            sep,
+            marked,
+            slash,
+            letter,
+            not_hex,
+            key,
+            ends: 0,
+        }
+    }
+}
+
+/// A line's [`Block`]s, queried over byte ranges.
+struct Masks<'a> {
+    blocks: &'a [Block],
+}
+
+impl Masks<'_> {
+    /// The first byte in `from..to` of the class `class` picks from a block, or `to`.
+    #[inline]
+    fn find(&self, from: usize, to: usize, class: impl Fn(&Block) -> u64) -> usize {
+        let mut at = from;
+        while at < to {
+            let bits = class(&self.blocks[at / 64]) >> (at % 64);
+            if bits != 0 {
+                return (at + bits.trailing_zeros() as usize).min(to);
+            }
+            at = (at / 64 + 1) * 64;
+        }
+        to
+    }
+
+    /// Whether a byte in `from..to` is of the class `class` picks.
+    #[inline]
+    fn any(&self, from: usize, to: usize, class: impl Fn(&Block) -> u64) -> bool {
+        self.find(from, to, class) < to
+    }
+
+    /// How many bytes in `from..to` are of the class `class` picks.
+    fn count(&self, from: usize, to: usize, class: impl Fn(&Block) -> u64) -> u32 {
+        let mut count = 0;
+        let mut at = from;
+        while at < to {
+            let n = (to - at).min(64 - at % 64);
+            count += (class(&self.blocks[at / 64]) >> (at % 64) & low_bits(n)).count_ones();
+            at += n;
+        }
+        count
+    }
+
+    /// The 64 bits of the class `class` picks from byte `at` on.
+    fn window(&self, at: usize, class: impl Fn(&Block) -> u64) -> u64 {
+        let (index, shift) = (at / 64, at % 64);
+        let low = self.blocks.get(index).map_or(0, &class) >> shift;
+        match (shift, self.blocks.get(index + 1)) {
+            (1.., Some(next)) => low | class(next) << (64 - shift),
+            _ => low,
+        }
+    }
+
+    /// Whether the core `line[from..to]` is a UUID: hyphens at 8, 13, 18 and 23, hex digits
+    /// elsewhere.
+    fn is_uuid(&self, line: &[u8], from: usize, to: usize) -> bool {
+        const DASHES: u64 = 1 << 8 | 1 << 13 | 1 << 18 | 1 << 23;
+        let all = low_bits(36);
+        let hex = |b: &Block| (b.marked & !b.slash) | (b.letter & !b.not_hex);
+        to - from == 36
+            && self.window(from, hex) & all == all & !DASHES
+            && [8, 13, 18, 23].iter().all(|&at| line[from + at] == b'-')
+    }
+
+    /// Where the word ending at `end` starts: just after the space or tab before it, or 0.
+    fn word_start(&self, end: usize) -> usize {
+        let mut index = end / 64;
+        let mut seps = self.blocks[index].sep & low_bits(end % 64);
+        while seps == 0 {
+            if index == 0 {
+                return 0;
+            }
+            index -= 1;
+            seps = self.blocks[index].sep;
+        }
+        64 * index + 64 - seps.leading_zeros() as usize
+    }
+
+    /// Whether a walk of the line from word to word stands at byte `at`: a space, a tab, or a
+    /// word's first byte.
+    fn walk_stops_at(&self, at: usize) -> bool {
+        let bit = |at: usize| self.blocks[at / 64].sep >> (at % 64) & 1 == 1;
+        at == 0 || bit(at) || bit(at - 1)
+    }
+}
+
+/// The `n` low bits set (all 64 from 64 on).
+fn low_bits(n: usize) -> u64 {
+    u64::MAX.checked_shr(64 - n.min(64) as u32).unwrap_or(0)
+}
+
+/// [`BYTE_CLASS`] bits: an ASCII digit.
+const DIGIT: u8 = 1;
+/// [`BYTE_CLASS`] bits: an ASCII letter.
+const LETTER: u8 = 2;
+/// [`BYTE_CLASS`] bits: an ASCII letter that is not a hex digit.
+const NOT_HEX: u8 = 4;
+
+/// Each byte's [`DIGIT`], [`LETTER`] and [`NOT_HEX`] bits, for the byte loop of [`mixed`].
 static BYTE_CLASS: [u8; 256] = {
     let mut table = [0u8; 256];
-    table[b' ' as usize] = SEPARATOR;
-    table[b'\t' as usize] = SEPARATOR;
-    table[b'/' as usize] = SLASH;
-    table[b'\\' as usize] = SLASH;
-    table[b'=' as usize] = EQUALS;
-    table[b'-' as usize] = TIME_PUNCT;
-    table[b':' as usize] = TIME_PUNCT;
-    table[b'.' as usize] = DOT;
     let mut byte = 0;
     while byte < 128 {
         let c = byte as u8;
@@ -156,78 +301,47 @@ static BYTE_CLASS: [u8; 256] = {
     table
 };
 
-/// Whether a word without a digit may still be a placeholder's value: a path (`src/app/x.tsx`)
-/// or hex digits that happen to be letters (`deadbeef`). Such a word is templated like one
-/// with a digit, so that a template's placeholder stands for every value of its kind: a fold
-/// of `<path>` lines never leaves out a line whose path has no digit. `seen` is the
-/// [`BYTE_CLASS`] bits of its bytes, or-ed.
-fn digitless_placeholder(word: &[u8], seen: u8) -> bool {
-    if seen & SLASH != 0 {
-        return true;
-    }
-    // Only hex letters, if any letters: count them.
-    seen & (LETTER | NOT_HEX) == LETTER
-        && word.iter().filter(|b| b.is_ascii_alphabetic()).count() >= 6
-}
-
-/// Writes the template of one word that holds a digit, or that [`digitless_placeholder`]
-/// picks; whether it wrote a placeholder.
-///
-/// `seen` is the [`BYTE_CLASS`] bits of its bytes, or-ed (its wrapping punctuation has none).
-fn word(word: &str, seen: u8, out: &mut Vec<u8>) -> bool {
-    let bytes = word.as_bytes();
+/// Writes the template of the word `line[start..end]`, one that holds a digit, a slash, or 6+
+/// hex letters and no other letter; whether it wrote a placeholder.
+fn word(line: &[u8], masks: &Masks<'_>, start: usize, end: usize, out: &mut Vec<u8>) -> bool {
+    let bytes = &line[start..end];
     let lead = bytes
         .iter()
-        .take_while(|b| matches!(b, b'(' | b'[' | b'{' | b'<' | b'"' | b'\'' | b'`' | b'#'))
-        .count();
+        .position(|&b| WRAP[usize::from(b)] & OPENING == 0)
+        .unwrap_or(bytes.len());
     let trail = bytes[lead..]
         .iter()
         .rev()
-        .take_while(|b| {
-            matches!(
-                b,
-                b')' | b']'
-                    | b'}'
-                    | b'>'
-                    | b'"'
-                    | b'\''
-                    | b'`'
-                    | b','
-                    | b';'
-                    | b':'
-                    | b'.'
-                    | b'!'
-                    | b'?'
-            )
-        })
-        .count();
-    let mut core = &bytes[lead..bytes.len() - trail];
-    out.extend_from_slice(&bytes[..lead]);
-    let mut seen = seen;
-    // The bits of `seen` rule out most kinds at once (each needs a byte of some class).
-    if let Some(eq) = (seen & EQUALS != 0).then(|| key_length(core)).flatten() {
+        .position(|&b| WRAP[usize::from(b)] & CLOSING == 0)
+        .unwrap_or(bytes.len() - lead);
+    // The core is `line[from..to]`.
+    let (mut from, to) = (start + lead, end - trail);
+    if lead > 0 {
+        out.extend_from_slice(&bytes[..lead]);
+    }
+    if let Some(key) = key_length(line, masks, from, to) {
         // `key=value`: the key is kept and the value stands as the core (so a `<uuid>` after
         // `request_id=` is one placeholder, not its hex runs one by one).
-        out.extend_from_slice(&core[..=eq]);
-        core = &core[eq + 1..];
-        seen = core
-            .iter()
-            .fold(0, |seen, &b| seen | BYTE_CLASS[usize::from(b)]);
+        out.extend_from_slice(&line[from..=from + key]);
+        from += key + 1;
     }
+    let core = &line[from..to];
+    // Each kind but a path is ruled in by its own test; the classes of the core's bytes rule
+    // some out before it.
+    let holds = |class: fn(&Block) -> u64| masks.any(from, to, class);
     let whole = if core.is_empty() {
         None
-    } else if seen & TIME_PUNCT != 0 && is_uuid(core) {
+    } else if masks.is_uuid(line, from, to) {
         Some("<uuid>")
-    } else if seen & (TIME_PUNCT | SLASH) != 0 && is_time(core) {
+    } else if is_time(core) {
         Some("<time>")
-    } else if seen & SLASH != 0 && seen & LETTER != 0 {
+    } else if holds(|b| b.slash) && holds(|b| b.letter) {
         // A path: a `/` or `\` and a letter.
         Some("<path>")
-    } else if seen & NOT_HEX != 0 && is_duration(core) {
+    } else if holds(|b| b.not_hex) && is_duration(core) {
         // Every unit holds a letter that is not a hex digit (`µs`: its `s`).
         Some("<dur>")
-    } else if seen & (DOT | NOT_HEX) != 0 && is_version(core) {
-        // `1.2.3` holds a `.`; `v1` a `v`.
+    } else if is_version(core) {
         Some("<ver>")
     } else if is_number(core) {
         Some("<n>")
@@ -243,25 +357,62 @@ fn word(word: &str, seen: u8, out: &mut Vec<u8>) -> bool {
         }
         None => mixed(core, out),
     };
-    out.extend_from_slice(&bytes[bytes.len() - trail..]);
+    if trail > 0 {
+        out.extend_from_slice(&bytes[bytes.len() - trail..]);
+    }
     placed
 }
 
-/// The length of the key of a `key=value` core: letters, digits, `_`, `-` and `.`, starting
-/// with a letter or `_`, then `=` and a non-empty value; `None` for any other core.
-fn key_length(core: &[u8]) -> Option<usize> {
+/// The length of the key of the `key=value` core `line[from..to]`: letters, digits, `_`, `-`
+/// and `.`, starting with a letter or `_`, then `=` and a non-empty value; `None` for any other
+/// core.
+fn key_length(line: &[u8], masks: &Masks<'_>, from: usize, to: usize) -> Option<usize> {
     // Most cores start with a digit (a time, a number): one comparison rules them out.
-    if !core
+    if !line[from..to]
         .first()
         .is_some_and(|&b| b.is_ascii_alphabetic() || b == b'_')
     {
         return None;
     }
-    let eq = core
-        .iter()
-        .position(|&b| !(b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.')))?;
-    (core[eq] == b'=' && eq + 1 < core.len()).then_some(eq)
+    let eq = masks.find(from, to, |b| !b.key);
+    (eq + 1 < to && line[eq] == b'=').then_some(eq - from)
 }
+
+/// [`WRAP`] bits: a byte a word's core may be wrapped in on its left.
+const OPENING: u8 = 1;
+/// [`WRAP`] bits: a byte a word's core may be wrapped in on its right.
+const CLOSING: u8 = 2;
+
+/// Each byte's [`OPENING`] and [`CLOSING`] bits: the punctuation [`word`] keeps around a core.
+static WRAP: [u8; 256] = {
+    let mut table = [0u8; 256];
+    let mut byte = 0;
+    while byte < 128 {
+        let c = byte as u8;
+        if matches!(c, b'(' | b'[' | b'{' | b'<' | b'"' | b'\'' | b'`' | b'#') {
+            table[byte] |= OPENING;
+        }
+        if matches!(
+            c,
+            b')' | b']'
+                | b'}'
+                | b'>'
+                | b'"'
+                | b'\''
+                | b'`'
+                | b','
+                | b';'
+                | b':'
+                | b'.'
+                | b'!'
+                | b'?'
+        ) {
+            table[byte] |= CLOSING;
+        }
+        byte += 1;
+    }
+    table
+};
 
 /// A word that is no one placeholder: each run of ASCII letters and digits is templated on its
 /// own, everything between runs kept.
@@ -319,30 +470,26 @@ fn digits(bytes: &[u8]) -> usize {
     bytes.iter().take_while(|b| b.is_ascii_digit()).count()
 }
 
-fn is_uuid(b: &[u8]) -> bool {
-    b.len() == 36
-        && b.iter().enumerate().all(|(i, c)| match i {
-            8 | 13 | 18 | 23 => *c == b'-',
-            _ => c.is_ascii_hexdigit(),
-        })
-}
-
 /// A date (`2026-11-29`, `2026/11/29`, with anything after) or a clock time (`10:08:09`,
 /// `9:05`, with anything after).
 fn is_time(b: &[u8]) -> bool {
-    let date = b.len() >= 10
-        && digits(b) == 4
-        && matches!(b[4], b'-' | b'/')
-        && digits(&b[5..]) == 2
-        && b[7] == b[4]
-        && digits(&b[8..]) == 2;
     let lead = digits(b);
-    let clock = (1..=2).contains(&lead)
-        && b.get(lead) == Some(&b':')
-        && digits(&b[lead + 1..]) == 2
-        && b.get(lead + 3)
-            .is_none_or(|c| matches!(c, b':' | b'.' | b',' | b'Z' | b'+' | b'-'));
-    date || clock
+    match lead {
+        4 => {
+            b.len() >= 10
+                && matches!(b[4], b'-' | b'/')
+                && digits(&b[5..]) == 2
+                && b[7] == b[4]
+                && digits(&b[8..]) == 2
+        }
+        1 | 2 => {
+            b.get(lead) == Some(&b':')
+                && digits(&b[lead + 1..]) == 2
+                && b.get(lead + 3)
+                    .is_none_or(|c| matches!(c, b':' | b'.' | b',' | b'Z' | b'+' | b'-'))
+        }
+        _ => false,
+    }
 }
 
 /// One or more number-unit pairs: `12ms`, `1.5s`, `2m30s`, `3 sec` is two words.
@@ -406,11 +553,11 @@ fn is_version(b: &[u8]) -> bool {
     } else {
         parts >= 3
     };
-    let suffix = b[i..].first().is_none_or(|c| matches!(c, b'-' | b'+'))
+    enough
+        && b[i..].first().is_none_or(|c| matches!(c, b'-' | b'+'))
         && b[i..]
             .iter()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'+' | b'.'));
-    enough && suffix
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'+' | b'.'))
 }
 
 /// `12`, `-3.5`, `1,024`, `1_000`, `99%`, `3x`.
@@ -442,23 +589,39 @@ fn is_hex(b: &[u8]) -> bool {
 }
 
 /// The span of the test name in a passing (or skipped) test's line of a recognised runner.
-fn test_name(line: &str) -> Option<(usize, usize)> {
-    let indent = line
-        .bytes()
-        .position(|b| b != b' ' && b != b'\t')
-        .unwrap_or(line.len());
+fn test_name(line: &str, masks: &Masks<'_>) -> Option<(usize, usize)> {
+    let indent = masks.find(0, line.len(), |b| !b.sep);
     let rest = &line[indent..];
+    let pytest = || {
+        // The first space, from the bits when it is the first space or tab.
+        let sep = masks.find(indent, line.len(), |b| b.sep);
+        let space = match line.as_bytes().get(sep) {
+            Some(b' ') => Some(sep - indent),
+            Some(_) => rest.bytes().position(|b| b == b' '),
+            None => None,
+        };
+        pytest_passed(rest, space?).map(|len| (indent, indent + len))
+    };
     // Every runner's form below starts with one of these bytes, but pytest's (a path).
     let first = rest.as_bytes().first().copied().unwrap_or(0);
     if !matches!(first, b't' | b'-' | b'=' | b'P' | 0xe2) {
-        return pytest_passed(rest).map(|len| (indent, indent + len));
+        return pytest();
     }
     // cargo test: `test path::name ... ok`.
-    if let Some(name) = rest.strip_prefix("test ")
-        && (rest.ends_with(" ... ok") || rest.contains(" ... ignored"))
-    {
-        let end = name.find(" ... ")?;
-        return Some((indent + 5, indent + 5 + end));
+    if rest.starts_with("test ") && (rest.ends_with(" ... ok") || rest.contains(" ... ignored")) {
+        // The first ` ... `, from one space to the next.
+        let mut at = indent + 5;
+        let end = loop {
+            let space = masks.find(at, line.len(), |b| b.sep);
+            if space == line.len() {
+                return None;
+            }
+            if line.as_bytes()[space..].starts_with(b" ... ") {
+                break space;
+            }
+            at = space + 1;
+        };
+        return Some((indent + 5, end));
     }
     // go test.
     for prefix in [
@@ -487,18 +650,19 @@ fn test_name(line: &str) -> Option<(usize, usize)> {
             return (len > 0).then_some((start, start + len));
         }
     }
-    pytest_passed(rest).map(|len| (indent, indent + len))
+    pytest()
 }
 
 /// pytest -v: `tests/test_a.py::test_x PASSED [ 50%]`: the name's length.
-fn pytest_passed(rest: &str) -> Option<usize> {
-    let space = rest.bytes().position(|b| b == b' ')?;
+/// `space` is where the first space of `rest` is.
+fn pytest_passed(rest: &str, space: usize) -> Option<usize> {
     let (name, after) = (&rest[..space], &rest[space + 1..]);
     let verdict = after.trim_start_matches(' ');
     // The verdict first: it rules out most lines at once.
-    let passed = ["PASSED", "SKIPPED", "XFAIL", "XPASS"]
-        .iter()
-        .any(|word| verdict.starts_with(word));
+    let passed = matches!(verdict.as_bytes().first(), Some(b'P' | b'S' | b'X'))
+        && ["PASSED", "SKIPPED", "XFAIL", "XPASS"]
+            .iter()
+            .any(|word| verdict.starts_with(word));
     (passed && name.contains("::")).then_some(name.len())
 }
 
@@ -649,3 +813,87 @@ static TOKEN_KIND: [u8; 256] = {
     }
     table
 };
+
+#[cfg(test)]
+mod block_tests {
+    use super::template;
+
+    type Span = Option<(usize, usize)>;
+
+    /// Words placed across the 64-byte blocks of the masks, and lines long enough for their
+    /// masks to be on the heap: (line, template, span of the first placeholder word).
+    #[test]
+    fn words_across_blocks() {
+        let uuid = "3fa2b1c4-1a2b-4c3d-a123-123456789abc";
+        let pad = |n: usize| " ".repeat(n);
+        let rows: Vec<(String, String, Span)> = vec![
+            (
+                format!("{}{uuid}", pad(40)),
+                format!("{}<uuid>", pad(40)),
+                Some((40, 76)),
+            ),
+            (
+                format!("{}{uuid}", pad(64)),
+                format!("{}<uuid>", pad(64)),
+                Some((64, 100)),
+            ),
+            (
+                format!("{} request_id={uuid}", "x".repeat(50)),
+                format!("{} request_id=<uuid>", "x".repeat(50)),
+                Some((51, 98)),
+            ),
+            (
+                format!("{}key=12ms", pad(60)),
+                format!("{}key=<dur>", pad(60)),
+                Some((60, 68)),
+            ),
+            (
+                format!("{}facade", pad(61)),
+                format!("{}<hex>", pad(61)),
+                Some((61, 67)),
+            ),
+            (
+                format!("{}faced", pad(61)),
+                format!("{}faced", pad(61)),
+                None,
+            ),
+            (
+                format!("{} 12", "x".repeat(64)),
+                format!("{} <n>", "x".repeat(64)),
+                Some((65, 67)),
+            ),
+            ("1".repeat(200), "<n>".to_owned(), Some((0, 200))),
+            (
+                format!("{}id=12 2026-11-29", "word ".repeat(60)),
+                format!("{}id=<n> <time>", "word ".repeat(60)),
+                Some((300, 305)),
+            ),
+            (
+                format!("{}::test_x PASSED [ 50%]", "a".repeat(63)),
+                "<test> PASSED [ <n>]".to_owned(),
+                Some((0, 71)),
+            ),
+            (
+                format!("{}:x:test_x PASSED", "a".repeat(63)),
+                format!("{}:x:test_x PASSED", "a".repeat(63)),
+                None,
+            ),
+            (
+                format!("{}test a::b ... ok", pad(70)),
+                format!("{}test <test> ... ok", pad(70)),
+                Some((75, 79)),
+            ),
+            (
+                "test  ... ok".to_owned(),
+                "test <test> ... ok".to_owned(),
+                Some((5, 5)),
+            ),
+        ];
+        for (line, expected, span) in rows {
+            let mut out = Vec::new();
+            let first = template(&line, &mut out);
+            assert_eq!(String::from_utf8(out).unwrap(), expected, "{line:?}");
+            assert_eq!(first, span, "{line:?}");
+        }
+    }
+}
