@@ -251,13 +251,16 @@ pub struct SqliteTeeStore {
     retention: Retention,
     clock: Box<dyn Fn() -> SystemTime + Send + Sync>,
     connection: Mutex<Connection>,
+    read_only: bool,
 }
 
 impl SqliteTeeStore {
     /// Opens the store at `path`, creating the file and its parent directories on first use.
     ///
-    /// A file that the process may read but not write opens read-only: gets work, puts return
-    /// [`TeeError::Put`].
+    /// The file is looked at read-only first: one that is not a tee store is refused untouched.
+    /// A tee store that the process may read but not write (a read-only file, directory or
+    /// mount, a full disk) opens read-only, with one warning naming it: gets work, puts return
+    /// [`TeeError::Put`] ([`SqliteTeeStore::is_read_only`]).
     ///
     /// # Examples
     ///
@@ -326,26 +329,41 @@ impl SqliteTeeStore {
             source,
         };
         check_file(path).map_err(fail)?;
-        let mut connection = Connection::open_with_flags(
-            path,
-            // No URI flag: a path is a path, even one starting with "file:". The mutex below
-            // serializes use of the connection, so SQLite's own is not needed.
-            OpenFlags::SQLITE_OPEN_READ_WRITE
-                | OpenFlags::SQLITE_OPEN_CREATE
-                | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-        )
-        .map_err(|err| fail(err.into()))?;
-        connection
-            .busy_timeout(BUSY_TIMEOUT)
-            .map_err(|err| fail(err.into()))?;
+        // Looked at read-only first: a file that is not a tee store (another application's
+        // database, a later schema) is refused as it was found, without even its journal mode
+        // switched.
+        if path.exists() {
+            inspect(path).map_err(fail)?;
+        }
         let now = millis_since_epoch(clock());
-        prepare_with_retries(&mut connection, &retention, now).map_err(fail)?;
+        let (connection, read_only) = match open_for_writing(path, &retention, now) {
+            Ok(connection) => {
+                let read_only = connection.is_readonly("main").unwrap_or(false);
+                (connection, read_only)
+            }
+            Err(err) if cannot_write(&err) => {
+                // The file is the store, but this process cannot change it (a read-only file,
+                // directory or mount, a full disk): gets can still be served. Failing that,
+                // the reason it could not be written is the one that counts.
+                let connection = inspect(path).map_err(|_| fail(err))?;
+                (connection, true)
+            }
+            Err(err) => return Err(fail(err)),
+        };
+        if read_only {
+            tracing::warn!(
+                "tee store {}: cannot be written, opened read-only: originals stored before are \
+                 served, lossy results go out uncompressed",
+                path.display()
+            );
+        }
         Ok(SqliteTeeStore {
             path: path.to_owned(),
             name: path.display().to_string(),
             retention,
             clock: Box::new(clock),
             connection: Mutex::new(connection),
+            read_only,
         })
     }
 
@@ -427,6 +445,23 @@ impl SqliteTeeStore {
             })
     }
 
+    /// Whether the store was opened read-only, because the process cannot write its file (a
+    /// read-only file, directory or mount, a full disk): gets work, puts return
+    /// [`TeeError::Put`]. Open logs one warning naming the file when it is.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use parrot_host::{Retention, SqliteTeeStore};
+    ///
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let store = SqliteTeeStore::open(dir.path().join("tee.sqlite"), Retention::default()).unwrap();
+    /// assert!(!store.is_read_only());
+    /// ```
+    pub fn is_read_only(&self) -> bool {
+        self.read_only
+    }
+
     fn connection(&self) -> MutexGuard<'_, Connection> {
         // Transactions roll back when their guard drops, even while unwinding, so the connection
         // behind a poisoned lock is as usable as any.
@@ -504,6 +539,7 @@ impl fmt::Debug for SqliteTeeStore {
         f.debug_struct("SqliteTeeStore")
             .field("path", &self.path)
             .field("retention", &self.retention)
+            .field("read_only", &self.read_only)
             .finish_non_exhaustive()
     }
 }
@@ -528,6 +564,124 @@ fn check_file(path: &Path) -> Result<(), TeeOpenError> {
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(()),
         Err(source) => Err(TeeOpenError::Unreadable { source }),
     }
+}
+
+/// A connection that may write `path`, the schema created or upgraded and retention applied.
+/// SQLite opens a file it may not write read-only by itself; [`Connection::is_readonly`] tells.
+fn open_for_writing(
+    path: &Path,
+    retention: &Retention,
+    now: i64,
+) -> Result<Connection, TeeOpenError> {
+    let mut connection = Connection::open_with_flags(
+        path,
+        // No URI flag: a path is a path, even one starting with "file:". The mutex of the
+        // store serializes use of the connection, so SQLite's own is not needed.
+        OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_CREATE
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )?;
+    connection.busy_timeout(BUSY_TIMEOUT)?;
+    prepare_with_retries(&mut connection, retention, now)?;
+    Ok(connection)
+}
+
+/// A read-only connection to the existing file `path`, once its header and schema say it is a
+/// tee store (of a version this build reads) or an empty database. Nothing is written: not the
+/// journal mode, not a transaction.
+fn inspect(path: &Path) -> Result<Connection, TeeOpenError> {
+    let connection = Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )?;
+    connection.busy_timeout(BUSY_TIMEOUT)?;
+    // The first statement to read the file: a garbage or truncated file fails here.
+    let connection = match read_header(&connection) {
+        Err(err) if is_read_only_wal(&err) => {
+            // A WAL file read-only in a directory this process cannot write either: SQLite
+            // needs a shared-memory file beside it to read it, and cannot create one. When
+            // there is none, no writer has the file open and its log was checkpointed into it
+            // when the last one closed, so the file alone holds every entry: read it as
+            // immutable, without the shared memory.
+            let immutable = Connection::open_with_flags(
+                immutable_uri(path),
+                OpenFlags::SQLITE_OPEN_READ_ONLY
+                    | OpenFlags::SQLITE_OPEN_NO_MUTEX
+                    | OpenFlags::SQLITE_OPEN_URI,
+            )?;
+            read_header(&immutable)?;
+            immutable
+        }
+        read => {
+            read?;
+            connection
+        }
+    };
+    let application_id: i32 =
+        connection.pragma_query_value(None, "application_id", |row| row.get(0))?;
+    let version: i32 = connection.pragma_query_value(None, "user_version", |row| row.get(0))?;
+    let objects: i64 =
+        connection.query_row("SELECT count(*) FROM sqlite_schema", [], |row| row.get(0))?;
+    match (application_id, version) {
+        (APPLICATION_ID, 1 | SCHEMA_VERSION) => Ok(connection),
+        (APPLICATION_ID, found) => Err(TeeOpenError::SchemaVersion {
+            found,
+            supported: SCHEMA_VERSION,
+        }),
+        (0, 0) if objects == 0 => Ok(connection),
+        _ => Err(TeeOpenError::ForeignDatabase {
+            application_id,
+            objects,
+        }),
+    }
+}
+
+/// Reads the file header (the first read of the file), to find out whether SQLite can read it.
+fn read_header(connection: &Connection) -> rusqlite::Result<i32> {
+    connection.pragma_query_value(None, "application_id", |row| row.get(0))
+}
+
+/// Whether reading failed because SQLite could not set up the shared memory of a WAL file.
+fn is_read_only_wal(err: &rusqlite::Error) -> bool {
+    matches!(
+        err.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::ReadOnly | rusqlite::ErrorCode::CannotOpen)
+    )
+}
+
+/// The `file:` URI of `path` opened as immutable (its bytes percent-encoded but for the
+/// unreserved ones and `/`, so that `?`, `#` and `%` in a name stay part of it).
+fn immutable_uri(path: &Path) -> String {
+    let mut uri = String::from("file:");
+    for &byte in path.as_os_str().as_encoded_bytes() {
+        if byte.is_ascii_alphanumeric() || b"/-._~".contains(&byte) {
+            uri.push(char::from(byte));
+        } else {
+            uri.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    uri.push_str("?immutable=1");
+    uri
+}
+
+/// Whether opening for writing failed because the file cannot be changed (read-only file,
+/// directory or mount, no permission, a full disk, a failing write) rather than because of
+/// what it holds or another process holding it.
+fn cannot_write(err: &TeeOpenError) -> bool {
+    use rusqlite::ErrorCode;
+    let TeeOpenError::Sqlite { source } = err else {
+        return false;
+    };
+    matches!(
+        source.sqlite_error_code(),
+        Some(
+            ErrorCode::ReadOnly
+                | ErrorCode::CannotOpen
+                | ErrorCode::DiskFull
+                | ErrorCode::PermissionDenied
+                | ErrorCode::SystemIoFailure
+        )
+    )
 }
 
 /// [`prepare`], retried while another process holds the file busy: switching a new file to WAL

@@ -754,3 +754,165 @@ fn child() {
         other => panic!("unknown child mode {other}"),
     }
 }
+
+/// A SQLite file of another application, in the default rollback-journal mode, is refused
+/// exactly as it was: not a byte changed, its journal mode not switched, no log beside it.
+#[test]
+fn another_applications_database_is_refused_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("theirs.sqlite");
+    {
+        let db = rusqlite::Connection::open(&file).unwrap();
+        let mode: String = db
+            .pragma_update_and_check(None, "journal_mode", "delete", |row| row.get(0))
+            .unwrap();
+        assert_eq!(mode, "delete");
+        db.execute_batch("CREATE TABLE notes (body TEXT); INSERT INTO notes VALUES ('mine');")
+            .unwrap();
+    }
+    let before = std::fs::read(&file).unwrap();
+    let listing = |dir: &Path| {
+        let mut names: Vec<_> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|entry| entry.unwrap().file_name())
+            .collect();
+        names.sort();
+        names
+    };
+    let files_before = listing(dir.path());
+
+    let err = SqliteTeeStore::open(&file, Retention::default()).unwrap_err();
+    assert!(err.to_string().contains("another application"), "{err}");
+
+    assert!(std::fs::read(&file).unwrap() == before, "the file changed");
+    assert_eq!(
+        listing(dir.path()),
+        files_before,
+        "files appeared beside it"
+    );
+    let db =
+        rusqlite::Connection::open_with_flags(&file, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .unwrap();
+    let mode: String = db
+        .pragma_query_value(None, "journal_mode", |row| row.get(0))
+        .unwrap();
+    assert_eq!(mode, "delete");
+}
+
+/// A project whose store this user cannot write (another user's, as on a read-only mount: the
+/// file and its directory both read-only to the command): every command still runs, with one
+/// warning naming the store. Lossless work goes on, a lossy result goes out uncompressed
+/// (`tee_failed`), `recover` reads what was stored.
+#[cfg(unix)]
+#[test]
+fn the_command_works_on_a_store_it_cannot_write() {
+    use std::os::unix::process::CommandExt;
+
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("project");
+    std::fs::create_dir_all(project.join(".parrot")).unwrap();
+    std::fs::write(
+        project.join(".parrot/compressors.toml"),
+        "[compressor.\"rows\"]\ncodec = \"columnar\"\nlevel = \"normal\"\n",
+    )
+    .unwrap();
+    let rows: Vec<String> = (0..40)
+        .map(|i| format!("{{\"id\":{i},\"region\":\"south\",\"notes\":null}}"))
+        .collect();
+    let payload = format!("[{}]", rows.join(","));
+    let input = dir.path().join("rows.json");
+    std::fs::write(&input, &payload).unwrap();
+    let store = project.join(".parrot/tee.db");
+
+    let command = |args: &[&str]| {
+        let mut command = Command::new(crate::support::binary());
+        command
+            .arg("--project")
+            .arg(&project)
+            .args(args)
+            .env_remove("PARROT_COMPRESSION_DISABLED")
+            .env("NO_COLOR", "1");
+        command
+    };
+    let meta_of = |output: &Output| -> serde_json::Value {
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        let line = stderr.lines().rfind(|line| line.starts_with('{')).unwrap();
+        serde_json::from_str(line).unwrap()
+    };
+    let compress = [
+        "compress",
+        "--tool",
+        "rows",
+        "--meta",
+        input.to_str().unwrap(),
+    ];
+
+    // Stored while the store could still be written.
+    let output = command(&compress).output().unwrap();
+    assert_success("first compress", &output);
+    let key = meta_of(&output)["compression_tee_key"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+
+    // Read-only to whoever runs the command next. Root passes permission bits by, so then the
+    // command runs as nobody, and the files stay root's.
+    set_mode(dir.path(), 0o755);
+    let as_root = std::fs::metadata(dir.path()).map(|m| {
+        use std::os::unix::fs::MetadataExt;
+        m.uid() == 0
+    });
+    let as_root = as_root.unwrap() && std::os::unix::fs::chown(&store, Some(0), None).is_ok();
+    if !as_root {
+        set_mode(&store, 0o444);
+        set_mode(&project.join(".parrot"), 0o555);
+    }
+    let unprivileged = |args: &[&str]| {
+        let mut command = command(args);
+        if as_root {
+            command.uid(65534).gid(65534);
+        }
+        let output = command.output().unwrap();
+        assert_success(&args.join(" "), &output);
+        let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+        let warning = format!(
+            "tee store {}: cannot be written, opened read-only",
+            store.display()
+        );
+        assert_eq!(
+            stderr.matches(&warning).count(),
+            1,
+            "one warning naming the store: {stderr}"
+        );
+        output
+    };
+    let before = std::fs::read(&store).unwrap();
+
+    let lossy = unprivileged(&compress);
+    assert!(
+        lossy.stdout == payload.as_bytes(),
+        "the lossy result goes out as it came"
+    );
+    let meta = meta_of(&lossy);
+    assert_eq!(meta["compression_skipped"], "tee_failed", "{meta}");
+
+    let minimal = [&compress[..], &["--level", "minimal"]].concat();
+    let lossless = unprivileged(&minimal);
+    assert_eq!(meta_of(&lossless)["_compressed"], true);
+    assert!(lossless.stdout.len() < payload.len());
+
+    let recovered = unprivileged(&["recover", &key]);
+    assert!(
+        recovered.stdout == payload.as_bytes(),
+        "recover reads the store"
+    );
+
+    assert!(
+        std::fs::read(&store).unwrap() == before,
+        "the store changed"
+    );
+
+    if !as_root {
+        set_mode(&project.join(".parrot"), 0o755);
+    }
+}
