@@ -528,7 +528,7 @@ fn eight_threads_share_one_pipeline_and_every_key_recovers() {
             std::thread::spawn(move || {
                 let mut keys = Vec::new();
                 for i in 0..250 {
-                    let input = format!("\u{1b}[31mthread {t}\u{1b}[0m call {i}\n").repeat(20);
+                    let input = format!("\u{1b}[31mthread {t}\u{1b}[0m call {i}\n").repeat(40);
                     let out = host.process(Call::new("terminal_x", Input::Text(&input)));
                     let key = out.meta.tee_key.expect("lossy outcome teed");
                     keys.push((key, input));
@@ -592,7 +592,7 @@ fn eight_threads_ten_thousand_calls_each_through_the_persistent_store() {
                     let (tool, input) = match i % 4 {
                         0 => (
                             "terminal_run",
-                            format!("\u{1b}[31mthread {t}\u{1b}[0m call {i} failed\n").repeat(20),
+                            format!("\u{1b}[31mthread {t}\u{1b}[0m call {i} failed\n").repeat(40),
                         ),
                         1 => ("shell_run", format!("thread {t} polling {i}\n").repeat(6)),
                         2 => ("get_rows", format!("[{{\"t\":{t},\"i\":{i},\"x\":null}}]")),

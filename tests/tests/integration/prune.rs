@@ -163,7 +163,7 @@ fn mcp_tool_result_keeps_is_error_and_takes_the_pointer_as_its_last_member() {
 #[test]
 fn a_json_string_result_is_pruned_as_text() {
     let (_dir, host) = small();
-    let input = format!(r#""{}""#, r"line\n".repeat(30));
+    let input = format!(r#""{}""#, r"line\n".repeat(60));
     let out = host.process(Call::new("t", Input::Text(&input)));
     assert_teed_and_recoverable(&host, &out, &input);
     assert_eq!(wrapped_text(&out), format!("line{MARKER}ne\n"));
