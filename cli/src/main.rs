@@ -468,18 +468,7 @@ fn compress(
 /// The metadata of a call with the kill switch on: what the host gives it (the payload went out
 /// as it came, uncounted).
 fn killed_meta(size: usize) -> Meta {
-    Meta {
-        compressed: false,
-        codec: None,
-        level: Level::None,
-        size_before: size,
-        size_after: size,
-        duration_ms: 0.0,
-        teed: false,
-        tee_key: None,
-        skipped: Some(Skip::KillSwitch),
-        route: None,
-    }
+    Meta::passed_through(size, Skip::KillSwitch)
 }
 
 /// The persistent tee store of `cli`, opened (and created on first use).

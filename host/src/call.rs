@@ -254,6 +254,22 @@ pub struct Meta {
 }
 
 impl Meta {
+    /// The metadata of a payload of `size` bytes that went out as it came, for `skip`.
+    pub fn passed_through(size: usize, skip: Skip) -> Meta {
+        Meta {
+            compressed: false,
+            codec: None,
+            level: Level::None,
+            size_before: size,
+            size_after: size,
+            duration_ms: 0.0,
+            teed: false,
+            tee_key: None,
+            skipped: Some(skip),
+            route: None,
+        }
+    }
+
     /// The metadata as a JSON object with the contract's member names. Token counts are added
     /// by whoever waits for them (`tokens_before`, `tokens_after`).
     pub fn to_json(&self) -> Value {
@@ -299,18 +315,7 @@ impl<'a> Processed<'a> {
         let size = payload.len();
         Processed {
             payload,
-            meta: Meta {
-                compressed: false,
-                codec: None,
-                level: Level::None,
-                size_before: size,
-                size_after: size,
-                duration_ms: 0.0,
-                teed: false,
-                tee_key: None,
-                skipped: Some(skip),
-                route: None,
-            },
+            meta: Meta::passed_through(size, skip),
             call_id: 0,
         }
     }

@@ -79,20 +79,26 @@ struct Lines<'t> {
     ends: Vec<u32>,
 }
 
+/// Where each line of `text` starts and ends (line `i` is `text[starts[i]..ends[i]]`, without
+/// its `\n`); the empty part after a final line break is not a line.
+pub(super) fn line_bounds(text: &str) -> (Vec<u32>, Vec<u32>) {
+    let mut starts = vec![0u32];
+    let mut ends = Vec::new();
+    for at in memchr::memchr_iter(b'\n', text.as_bytes()) {
+        ends.push(at as u32);
+        starts.push(at as u32 + 1);
+    }
+    ends.push(text.len() as u32);
+    if text.ends_with('\n') {
+        starts.pop();
+        ends.pop();
+    }
+    (starts, ends)
+}
+
 impl<'t> Lines<'t> {
     fn new(text: &'t str) -> Lines<'t> {
-        let mut starts = vec![0u32];
-        let mut ends = Vec::new();
-        for at in memchr::memchr_iter(b'\n', text.as_bytes()) {
-            ends.push(at as u32);
-            starts.push(at as u32 + 1);
-        }
-        ends.push(text.len() as u32);
-        if text.ends_with('\n') {
-            // The empty part after a final line break is not a line.
-            starts.pop();
-            ends.pop();
-        }
+        let (starts, ends) = line_bounds(text);
         Lines { text, starts, ends }
     }
 

@@ -913,18 +913,7 @@ mod tests {
 
     /// The line starts and ends of `text`, as the codec makes them.
     fn lines(text: &str) -> (Vec<u32>, Vec<u32>) {
-        let mut starts = vec![0u32];
-        let mut ends = Vec::new();
-        for at in memchr::memchr_iter(b'\n', text.as_bytes()) {
-            ends.push(at as u32);
-            starts.push(at as u32 + 1);
-        }
-        ends.push(text.len() as u32);
-        if text.ends_with('\n') {
-            starts.pop();
-            ends.pop();
-        }
-        (starts, ends)
+        super::super::fold::line_bounds(text)
     }
 
     /// Asserts that the scan gives `text` the reference's verdicts, line by line.

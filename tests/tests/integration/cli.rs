@@ -174,21 +174,7 @@ fn unknown_option_is_a_usage_error() {
 }
 
 fn run_with_input(project: &Path, args: &[&str], input: &[u8]) -> Output {
-    use std::io::Write;
-    let mut child = Command::new(support::binary())
-        .arg("--project")
-        .arg(project)
-        .args(args)
-        .env_remove("PARROT_PLUGIN_PATH")
-        .env_remove("PARROT_COMPRESSION_DISABLED")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("parrot-compress runs");
-    // A command that does not read stdin may close it first.
-    let _ = child.stdin.take().unwrap().write_all(input);
-    child.wait_with_output().unwrap()
+    support::run_in(project, args, input)
 }
 
 fn plugins_dir(root: &Path) -> std::path::PathBuf {

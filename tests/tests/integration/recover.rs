@@ -4,7 +4,7 @@
 //! serde_json for pointer and rows), and each bad selector to one line on stderr and exit 2.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 use serde_json::Value;
 
@@ -17,24 +17,7 @@ fn corpus(name: &str) -> PathBuf {
 }
 
 fn run(project: &Path, args: &[&str], input: Option<&[u8]>) -> Output {
-    use std::io::Write;
-    let mut child = Command::new(support::binary())
-        .arg("--project")
-        .arg(project)
-        .args(args)
-        .env_remove("PARROT_PLUGIN_PATH")
-        .env_remove("PARROT_COMPRESSION_DISABLED")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("parrot-compress runs");
-    let _ = child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.unwrap_or_default());
-    child.wait_with_output().unwrap()
+    support::run_in(project, args, input.unwrap_or_default())
 }
 
 fn stdout(out: &Output) -> String {

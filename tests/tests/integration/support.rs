@@ -2,7 +2,7 @@
 //! and lays out plugin packages in temporary folders (with `parrot-codec-test`).
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Output};
 use std::sync::OnceLock;
 
 use parrot_codec_test::{Cargo, Package};
@@ -131,6 +131,26 @@ pub fn binary() -> PathBuf {
 }
 
 /// The source folder of a shipped plugin (`plugins/line-dedup`).
+/// Runs the command with `--project project` and `args`, `input` on its stdin, without the
+/// environment variables that would change what it does (the plugin path, the kill switch).
+pub fn run_in(project: &Path, args: &[&str], input: &[u8]) -> Output {
+    use std::io::Write;
+    let mut child = Command::new(binary())
+        .arg("--project")
+        .arg(project)
+        .args(args)
+        .env_remove("PARROT_PLUGIN_PATH")
+        .env_remove("PARROT_COMPRESSION_DISABLED")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("parrot-compress runs");
+    // A command that does not read stdin may close it first.
+    let _ = child.stdin.take().expect("a piped stdin").write_all(input);
+    child.wait_with_output().expect("parrot-compress ends")
+}
+
 pub fn plugin_source(dir: &str) -> PathBuf {
     workspace().join("plugins").join(dir)
 }

@@ -129,20 +129,7 @@ fn another_original_under_the_short_key_is_kept_and_the_input_goes_under_the_who
 }
 
 fn run(project: &Path, args: &[&str], input: &[u8]) -> Output {
-    use std::io::Write;
-    let mut child = Command::new(support::binary())
-        .arg("--project")
-        .arg(project)
-        .args(args)
-        .env_remove("PARROT_PLUGIN_PATH")
-        .env_remove("PARROT_COMPRESSION_DISABLED")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("parrot-compress runs");
-    let _ = child.stdin.take().unwrap().write_all(input);
-    child.wait_with_output().unwrap()
+    support::run_in(project, args, input)
 }
 
 fn text(bytes: &[u8]) -> String {

@@ -531,22 +531,11 @@ fn numbers_beyond_a_double_are_never_claimed_lossless_as_bare_toon() {
         ("-2.5e300", true),
     ] {
         let input = rows(big);
-        let out = Command::new(support::binary())
-            .arg("--project")
-            .arg(dir.path())
-            .args(["--no-tee", "compress", "--tool", "t", "--meta"])
-            .env_remove("PARROT_PLUGIN_PATH")
-            .env_remove("PARROT_COMPRESSION_DISABLED")
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .and_then(|mut child| {
-                use std::io::Write;
-                child.stdin.take().unwrap().write_all(input.as_bytes())?;
-                child.wait_with_output()
-            })
-            .expect("parrot-compress runs");
+        let out = support::run_in(
+            dir.path(),
+            &["--no-tee", "compress", "--tool", "t", "--meta"],
+            input.as_bytes(),
+        );
         assert!(
             out.status.success(),
             "{}",
