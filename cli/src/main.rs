@@ -289,7 +289,7 @@ fn builder(
     // With the kill switch on nothing runs, so the store is not even opened (or created).
     if !cli.no_tee {
         if store && !killed() {
-            builder.tee_store(Arc::new(open_store(cli)?));
+            builder.tee_store(persistent_or_unavailable(cli));
         } else {
             builder.tee_store(Arc::new(MemoryTeeStore::new(1)));
         }
@@ -479,6 +479,43 @@ fn open_store(cli: &Cli) -> Result<SqliteTeeStore, Failure> {
         .unwrap_or_else(|| project_dir(cli).join(".parrot").join("tee.db"));
     SqliteTeeStore::open(&path, Retention::default())
         .map_err(|err| Failure::runtime(err.to_string()))
+}
+
+/// The persistent store for the commands that compress; when it cannot be opened at all (its
+/// directory cannot be created, the disk is full), one warning and a store that refuses every
+/// put: lossless work goes on, and a lossy result goes out uncompressed (`tee_failed`) rather
+/// than the command stopping. (A store that exists but cannot be written opens read-only.)
+fn persistent_or_unavailable(cli: &Cli) -> Arc<dyn TeeStore> {
+    match open_store(cli) {
+        Ok(store) => Arc::new(store),
+        Err(failure) => {
+            let reason = failure.lines.join("; ");
+            tracing::warn!("{reason}; lossy results go out uncompressed");
+            Arc::new(Unavailable { reason })
+        }
+    }
+}
+
+/// A tee store that could not be opened: every put fails with why, nothing is stored.
+struct Unavailable {
+    reason: String,
+}
+
+impl TeeStore for Unavailable {
+    fn put(&self, _key: &str, _original: &[u8]) -> Result<(), TeeError> {
+        Err(TeeError::Backend {
+            store: self.name(),
+            source: self.reason.clone().into(),
+        })
+    }
+
+    fn get(&self, _key: &str) -> Result<Option<Vec<u8>>, TeeError> {
+        Ok(None)
+    }
+
+    fn name(&self) -> String {
+        "unavailable".to_owned()
+    }
 }
 
 /// The store for the commands that only read it (`recover`, `store`): no host is built, so a

@@ -478,3 +478,52 @@ fn check_reports_every_error_of_one_entry() {
         "{stderr}"
     );
 }
+
+/// Item 1, a store that cannot be opened at all (its directory cannot be created: here a
+/// regular file stands where the directory would be): one warning, lossless work goes on, a
+/// lossy result goes out uncompressed (`tee_failed`).
+#[test]
+fn a_store_that_cannot_be_opened_leaves_lossless_work_going() {
+    let dir = project(None);
+    let blocker = dir.path().join("blocker");
+    std::fs::write(&blocker, "a file, not a directory").unwrap();
+    let store = blocker.join("tee.db");
+    let store = store.to_str().unwrap();
+
+    let json = br#"{"id": 7, "tags": null, "items": [{"x": 1}, {"x": 1}, {"x": 1}]}"#;
+    let args = ["--tee-store", store, "compress", "--tool", "t", "--meta"];
+    let out = run_env(dir.path(), &args, json, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stdout),
+        r#"{"id":7,"items":[{"_repeat":3,"_value":{"x":1}}]}"#
+    );
+    let warnings: Vec<String> = text(&out.stderr)
+        .lines()
+        .filter(|line| line.contains("WARN"))
+        .map(str::to_owned)
+        .collect();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(warnings[0].contains("blocker"), "{warnings:?}");
+
+    let log: String = (0..200)
+        .map(|i| {
+            format!(
+                "2026-11-29T10:00:{:02}.000Z INFO  compiling crate_{i} v0.1.{i}\n",
+                i % 60
+            )
+        })
+        .collect();
+    let out = run_env(dir.path(), &args, log.as_bytes(), &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(
+        out.stdout,
+        log.as_bytes(),
+        "the lossy result goes out as it came"
+    );
+    let meta = text(&out.stderr);
+    assert!(
+        meta.contains(r#""compression_skipped":"tee_failed""#),
+        "{meta}"
+    );
+}
