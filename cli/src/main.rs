@@ -289,7 +289,7 @@ fn builder(
     // With the kill switch on nothing runs, so the store is not even opened (or created).
     if !cli.no_tee {
         if store && !killed() {
-            builder.tee_store(persistent_or_unavailable(cli));
+            builder.tee_store(persistent_or_unavailable(cli)?);
         } else {
             builder.tee_store(Arc::new(MemoryTeeStore::new(1)));
         }
@@ -471,28 +471,34 @@ fn killed_meta(size: usize) -> Meta {
     Meta::passed_through(size, Skip::KillSwitch)
 }
 
+/// Where the persistent tee store of `cli` is.
+fn store_path(cli: &Cli) -> std::path::PathBuf {
+    cli.tee_store
+        .clone()
+        .unwrap_or_else(|| project_dir(cli).join(".parrot").join("tee.db"))
+}
+
 /// The persistent tee store of `cli`, opened (and created on first use).
 fn open_store(cli: &Cli) -> Result<SqliteTeeStore, Failure> {
-    let path = cli
-        .tee_store
-        .clone()
-        .unwrap_or_else(|| project_dir(cli).join(".parrot").join("tee.db"));
-    SqliteTeeStore::open(&path, Retention::default())
+    SqliteTeeStore::open(store_path(cli), Retention::default())
         .map_err(|err| Failure::runtime(err.to_string()))
 }
 
-/// The persistent store for the commands that compress; when it cannot be opened at all (its
-/// directory cannot be created, the disk is full), one warning and a store that refuses every
-/// put: lossless work goes on, and a lossy result goes out uncompressed (`tee_failed`) rather
-/// than the command stopping. (A store that exists but cannot be written opens read-only.)
-fn persistent_or_unavailable(cli: &Cli) -> Arc<dyn TeeStore> {
-    match open_store(cli) {
-        Ok(store) => Arc::new(store),
-        Err(failure) => {
-            let reason = failure.lines.join("; ");
+/// The persistent store for the commands that compress. When it cannot be opened at all
+/// because of where it is (its directory cannot be created, no space, no permission): one
+/// warning and a store that refuses every put, so lossless work goes on and a lossy result goes
+/// out uncompressed (`tee_failed`) rather than the command stopping. A file that is not a tee
+/// store is still refused, naming it. (A store that exists but cannot be written opens
+/// read-only.)
+fn persistent_or_unavailable(cli: &Cli) -> Result<Arc<dyn TeeStore>, Failure> {
+    match SqliteTeeStore::open(store_path(cli), Retention::default()) {
+        Ok(store) => Ok(Arc::new(store)),
+        Err(err) if err.is_unavailable() => {
+            let reason = err.to_string();
             tracing::warn!("{reason}; lossy results go out uncompressed");
-            Arc::new(Unavailable { reason })
+            Ok(Arc::new(Unavailable { reason }))
         }
+        Err(err) => Err(Failure::runtime(err.to_string())),
     }
 }
 

@@ -377,6 +377,35 @@ pub enum TeeError {
     },
 }
 
+impl TeeError {
+    /// Whether the store could not be opened or created because of where it is — a directory
+    /// that cannot be created, a file that cannot be read, no space, no permission — rather
+    /// than because the file is not a tee store (garbage, another application's database, a
+    /// later schema, not a regular file). The command goes on without a store in the first
+    /// case, and refuses the file in the second.
+    pub fn is_unavailable(&self) -> bool {
+        let TeeError::Open { source, .. } = self else {
+            return false;
+        };
+        match source {
+            TeeOpenError::CreateDir { .. }
+            | TeeOpenError::Unreadable { .. }
+            | TeeOpenError::EmptyReadOnly => true,
+            TeeOpenError::Sqlite { source } => matches!(
+                source.sqlite_error_code(),
+                Some(
+                    rusqlite::ErrorCode::DiskFull
+                        | rusqlite::ErrorCode::CannotOpen
+                        | rusqlite::ErrorCode::ReadOnly
+                        | rusqlite::ErrorCode::PermissionDenied
+                        | rusqlite::ErrorCode::SystemIoFailure
+                )
+            ),
+            _ => false,
+        }
+    }
+}
+
 /// Why a file cannot be opened as a tee store; [`TeeError::Open`] names the file.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
