@@ -71,6 +71,7 @@ pub(crate) fn template(line: &str, out: &mut Vec<u8>) -> Option<(usize, usize)> 
         let hex = word_ends(inside, block.letter & !block.not_hex, &mut carries[1]);
         let other = word_ends(inside, block.not_hex, &mut carries[2]);
         block.ends = marked | (hex & !other);
+        block.marked_ends = marked;
     }
     let masks = Masks { blocks };
 
@@ -106,7 +107,8 @@ pub(crate) fn template(line: &str, out: &mut Vec<u8>) -> Option<(usize, usize)> 
         // A word inside the test name is part of it; one of hex letters and no other letter
         // is templated only with 6 of them.
         if start < copied
-            || (!masks.any(start, end, |b| b.marked) && masks.count(start, end, |b| b.letter) < 6)
+            || (masks.blocks[end / 64].marked_ends >> (end % 64) & 1 == 0
+                && masks.count(start, end, |b| b.letter) < 6)
         {
             continue;
         }
@@ -148,17 +150,17 @@ struct Block {
     letter: u64,
     /// An ASCII letter that is not a hex digit.
     not_hex: u64,
-    /// A byte a `key=value` word's key may hold: an ASCII letter or digit, `_`, `-` or `.`.
-    key: u64,
     /// The byte just after a word to template: one holding a digit or a slash, or hex letters
     /// and no other letter (a space, a tab, or the line's end).
     ends: u64,
+    /// The bits of `ends` after a word holding a digit or a slash.
+    marked_ends: u64,
 }
 
 impl Block {
     /// The classes of the first `chunks` times 16 of 64 bytes, 16 at a time.
     fn new(bytes: &[u8; 64], chunks: usize) -> Block {
-        let (mut sep, mut marked, mut slash, mut letter, mut not_hex, mut key) = (0, 0, 0, 0, 0, 0);
+        let (mut sep, mut marked, mut slash, mut letter, mut not_hex) = (0, 0, 0, 0, 0);
         for (k, lanes) in bytes.chunks_exact(16).take(chunks).enumerate() {
             let v = u8x16::new(lanes.try_into().expect("16 bytes"));
             let bits = |lanes: u8x16| u64::from(lanes.to_bitmask()) << (16 * k);
@@ -176,7 +178,6 @@ impl Block {
             slash |= bits(slashes);
             letter |= bits(letters);
             not_hex |= bits(letters & !at_most(from_a, 5));
-            key |= bits(letters | digits | is(b'_') | is(b'-') | is(b'.'));
         }
         Block {
             sep,
@@ -184,8 +185,8 @@ impl Block {
             slash,
             letter,
             not_hex,
-            key,
             ends: 0,
+            marked_ends: 0,
         }
     }
 }
@@ -283,18 +284,26 @@ const LETTER: u8 = 2;
 /// [`BYTE_CLASS`] bits: an ASCII letter that is not a hex digit.
 const NOT_HEX: u8 = 4;
 
-/// Each byte's [`DIGIT`], [`LETTER`] and [`NOT_HEX`] bits, for the byte loop of [`mixed`].
+/// [`BYTE_CLASS`] bits: a byte a `key=value` word's key may hold: an ASCII letter or digit,
+/// `_`, `-` or `.`.
+const KEY: u8 = 8;
+
+/// Each byte's [`DIGIT`], [`LETTER`], [`NOT_HEX`] and [`KEY`] bits, for the byte loops of
+/// [`mixed`] and [`key_length`].
 static BYTE_CLASS: [u8; 256] = {
     let mut table = [0u8; 256];
     let mut byte = 0;
     while byte < 128 {
         let c = byte as u8;
+        if c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.') {
+            table[byte] = KEY;
+        }
         if c.is_ascii_digit() {
-            table[byte] = DIGIT;
+            table[byte] |= DIGIT;
         } else if c.is_ascii_hexdigit() {
-            table[byte] = LETTER;
+            table[byte] |= LETTER;
         } else if c.is_ascii_alphabetic() {
-            table[byte] = LETTER | NOT_HEX;
+            table[byte] |= LETTER | NOT_HEX;
         }
         byte += 1;
     }
@@ -319,7 +328,7 @@ fn word(line: &[u8], masks: &Masks<'_>, start: usize, end: usize, out: &mut Vec<
     if lead > 0 {
         out.extend_from_slice(&bytes[..lead]);
     }
-    if let Some(key) = key_length(line, masks, from, to) {
+    if let Some(key) = key_length(line, from, to) {
         // `key=value`: the key is kept and the value stands as the core (so a `<uuid>` after
         // `request_id=` is one placeholder, not its hex runs one by one).
         out.extend_from_slice(&line[from..=from + key]);
@@ -366,16 +375,20 @@ fn word(line: &[u8], masks: &Masks<'_>, start: usize, end: usize, out: &mut Vec<
 /// The length of the key of the `key=value` core `line[from..to]`: letters, digits, `_`, `-`
 /// and `.`, starting with a letter or `_`, then `=` and a non-empty value; `None` for any other
 /// core.
-fn key_length(line: &[u8], masks: &Masks<'_>, from: usize, to: usize) -> Option<usize> {
+fn key_length(line: &[u8], from: usize, to: usize) -> Option<usize> {
+    let core = &line[from..to];
     // Most cores start with a digit (a time, a number): one comparison rules them out.
-    if !line[from..to]
+    if !core
         .first()
         .is_some_and(|&b| b.is_ascii_alphabetic() || b == b'_')
     {
         return None;
     }
-    let eq = masks.find(from, to, |b| !b.key);
-    (eq + 1 < to && line[eq] == b'=').then_some(eq - from)
+    let key = core
+        .iter()
+        .position(|&b| BYTE_CLASS[usize::from(b)] & KEY == 0)
+        .unwrap_or(core.len());
+    (key + 1 < core.len() && core[key] == b'=').then_some(key)
 }
 
 /// [`WRAP`] bits: a byte a word's core may be wrapped in on its left.
