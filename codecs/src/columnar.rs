@@ -66,8 +66,10 @@
 //! ```
 
 use std::borrow::Cow;
-use std::cmp::Ordering;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
+use std::hash::BuildHasher as _;
+
+use hashbrown::HashTable;
 
 use parrot_codec_api::{Codec, CodecError, Level, Outcome, Params, Payload};
 
@@ -672,14 +674,14 @@ impl<'a> Table<'a> {
             .iter()
             .map(|role| {
                 (*role == Role::Cell).then(|| ColumnStats {
-                    distinct: HashSet::with_capacity_and_hasher(rows, Default::default()),
+                    rows,
                     ..ColumnStats::default()
                 })
             })
             .collect();
-        for &(column, value) in &self.cells {
+        for (index, &(column, value)) in self.cells.iter().enumerate() {
             if let Some(Some(stats)) = stats.get_mut(column) {
-                stats.add(value);
+                stats.add(value, index, &self.cells);
             }
         }
         out.extend_from_slice(b",\"stats\":{");
@@ -698,11 +700,11 @@ impl<'a> Table<'a> {
             out.extend_from_slice(
                 format!(":{{\"nulls\":{nulls},\"distinct\":{distinct}").as_bytes(),
             );
-            if let (Some(min), Some(max)) = (stats.min, stats.max) {
+            if let (Some(min), Some(max)) = (&stats.min, &stats.max) {
                 out.extend_from_slice(b",\"min\":");
-                write_cell(min, clip, || None, out);
+                write_cell(min.text, clip, || None, out);
                 out.extend_from_slice(b",\"max\":");
-                write_cell(max, clip, || None, out);
+                write_cell(max.text, clip, || None, out);
             }
             out.push(b'}');
         }
@@ -767,11 +769,33 @@ fn write_cell(
 struct ColumnStats<'a> {
     /// The distinct non-null values, each as one text: numbers and booleans as written, strings
     /// as `"decoded value"` (so `"A"` and `"\u0041"` are one value, and `"1"` is not `1`).
-    distinct: HashSet<Cow<'a, str>, foldhash::fast::RandomState>,
+    /// Each is held as the index of its first cell in the table's cells, with [`ESCAPED`] set
+    /// when that cell is a string holding an escape: 4 bytes a value, so the set of a column of
+    /// distinct ids stays small enough to be reused from one call to the next.
+    distinct: HashTable<u32>,
+    /// The table's row count: a column that shows many distinct values early is sized for
+    /// all its rows at once.
+    rows: usize,
     /// The kind all non-null values share so far.
     kind: Option<Kind>,
-    min: Option<&'a str>,
-    max: Option<&'a str>,
+    /// The least and the greatest value so far (while the kind allows them).
+    min: Option<Extreme<'a>>,
+    max: Option<Extreme<'a>>,
+}
+
+/// A value as written and as it orders: each value is decoded once, and a running minimum or
+/// maximum is compared in its decoded form.
+#[derive(Clone)]
+struct Extreme<'a> {
+    text: &'a str,
+    order: Order<'a>,
+}
+
+/// What a value orders by: a number by value, a string by the code points of its contents.
+#[derive(Clone, PartialEq, Eq, PartialOrd, Ord)]
+enum Order<'a> {
+    Number(parrot_json::Number<'a>),
+    String(Cow<'a, str>),
 }
 
 /// What kind of values a column holds, for `min` and `max`.
@@ -783,66 +807,122 @@ enum Kind {
     Other,
 }
 
+/// The bit of a [`ColumnStats::distinct`] entry set when its cell is a string with an escape.
+const ESCAPED: u32 = 1 << 31;
+
+/// After this many distinct values a column's set is sized for every row.
+const MANY_DISTINCT: usize = 64;
+
+/// The text a value counts as distinct by: numbers and booleans as written, a string with an
+/// escape as `"decoded value"`.
+fn distinct_form(value: &str, escaped: bool) -> Cow<'_, str> {
+    if escaped {
+        Cow::Owned(format!("\"{}\"", decoded_string(value)))
+    } else {
+        Cow::Borrowed(value)
+    }
+}
+
 impl<'a> ColumnStats<'a> {
-    fn add(&mut self, value: &'a str) {
+    /// Counts `value`, the cell at `index` in `cells`.
+    fn add(&mut self, value: &'a str, index: usize, cells: &[(usize, &'a str)]) {
         let kind = match value.as_bytes().first() {
             Some(b'n') => return,
             Some(b'"') => Kind::String,
             Some(b't' | b'f') => Kind::Other,
             _ => Kind::Number,
         };
-        let distinct = if kind == Kind::String && value.contains('\\') {
-            Cow::Owned(format!("\"{}\"", decoded_string(value)))
-        } else {
-            Cow::Borrowed(value)
-        };
-        self.distinct.insert(distinct);
+        // A string's contents, decoded once (for the distinct set and for its order).
+        let contents = (kind == Kind::String).then(|| {
+            if memchr::memchr(b'\\', value.as_bytes()).is_some() {
+                decoded_string(value)
+            } else {
+                Cow::Borrowed(between_quotes(value))
+            }
+        });
+        self.count_distinct(value, index, matches!(contents, Some(Cow::Owned(_))), cells);
         match self.kind {
-            None if kind != Kind::Other => {
-                self.min = Some(value);
-                self.max = Some(value);
-                self.kind = Some(kind);
-            }
-            Some(shared) if shared == kind && kind != Kind::Other => {
-                if self
-                    .min
-                    .is_some_and(|min| compare(kind, value, min) == Ordering::Less)
-                {
-                    self.min = Some(value);
-                }
-                if self
-                    .max
-                    .is_some_and(|max| compare(kind, value, max) == Ordering::Greater)
-                {
-                    self.max = Some(value);
-                }
-            }
-            _ => {
+            Some(shared) if shared != kind || kind == Kind::Other => {
                 self.kind = Some(Kind::Other);
                 self.min = None;
                 self.max = None;
+                return;
             }
+            None if kind == Kind::Other => {
+                self.kind = Some(Kind::Other);
+                return;
+            }
+            Some(Kind::Other) => return,
+            _ => {}
+        }
+        self.kind = Some(kind);
+        let order = match contents {
+            Some(contents) => Order::String(contents),
+            None => Order::Number(parrot_json::Number::parse(value)),
+        };
+        let less = self.min.as_ref().is_none_or(|min| order < min.order);
+        let greater = self.max.as_ref().is_none_or(|max| order > max.order);
+        match (less, greater) {
+            (true, true) => {
+                self.max = Some(Extreme {
+                    text: value,
+                    order: order.clone(),
+                });
+                self.min = Some(Extreme { text: value, order });
+            }
+            (true, false) => self.min = Some(Extreme { text: value, order }),
+            (false, true) => self.max = Some(Extreme { text: value, order }),
+            (false, false) => {}
         }
     }
 }
 
-/// The decoded value of a string written as JSON (checked by the reader).
+impl ColumnStats<'_> {
+    /// Adds the value to the distinct set unless an equal one is there.
+    fn count_distinct(
+        &mut self,
+        value: &str,
+        index: usize,
+        escaped: bool,
+        cells: &[(usize, &str)],
+    ) {
+        let hasher = foldhash::fast::FixedState::default();
+        // The entry's cell and its escape bit.
+        let stored = |entry: u32| {
+            let cell = cells.get((entry & !ESCAPED) as usize).map_or("", |c| c.1);
+            (cell, entry & ESCAPED != 0)
+        };
+        let form = distinct_form(value, escaped);
+        let hash = hasher.hash_one(&form);
+        let equal = |&entry: &u32| {
+            let (cell, cell_escaped) = stored(entry);
+            cell == value
+                || ((escaped || cell_escaped) && distinct_form(cell, cell_escaped) == form)
+        };
+        if self.distinct.find(hash, equal).is_some() {
+            return;
+        }
+        if self.distinct.len() == MANY_DISTINCT {
+            self.distinct.reserve(self.rows, |&entry| {
+                let (cell, cell_escaped) = stored(entry);
+                hasher.hash_one(distinct_form(cell, cell_escaped))
+            });
+        }
+        let entry = index as u32 | if escaped { ESCAPED } else { 0 };
+        self.distinct.insert_unique(hash, entry, |&entry| {
+            let (cell, cell_escaped) = stored(entry);
+            hasher.hash_one(distinct_form(cell, cell_escaped))
+        });
+    }
+}
+
+/// The decoded value of a string written as JSON (checked by the reader), without its quotes.
 fn decoded_string(text: &str) -> Cow<'_, str> {
     parrot_json::decode_string(text).unwrap_or(Cow::Borrowed(text))
 }
 
 fn between_quotes(text: &str) -> &str {
     text.get(1..text.len().saturating_sub(1)).unwrap_or("")
-}
-
-/// Orders two numbers by value, or two strings by code point.
-fn compare(kind: Kind, a: &str, b: &str) -> Ordering {
-    match kind {
-        Kind::Number => parrot_json::cmp_numbers(a, b),
-        // UTF-8 orders like code points: without escapes the contents compare as they are.
-        _ if !a.contains('\\') && !b.contains('\\') => between_quotes(a).cmp(between_quotes(b)),
-        _ => decoded_string(a).cmp(&decoded_string(b)),
-    }
 }
 
 fn refuse(why: &str) -> CodecError {
@@ -1321,6 +1401,42 @@ mod tests {
         assert!(lossy);
         assert!(
             out.contains("[… 1046 chars clipped; pointer /rows/1/a~1b …]"),
+            "{out}"
+        );
+    }
+
+    #[test]
+    fn aggressive_counts_distinct_values_exactly() {
+        // 100 distinct ids (past the point where a column's set is sized for every row), and
+        // strings equal once decoded: `"A"` and `"\u0041"` are one value, `"y\n"` and
+        // `"y\u000a"` one, `"\\"` another; numbers count as written (`1` and `1.0` are two).
+        let cells = [
+            r#""A""#,
+            r#""\u0041""#,
+            r#""y\n""#,
+            r#""y\u000a""#,
+            r#""\\""#,
+        ];
+        let lines: Vec<String> = (0..100)
+            .map(|i| {
+                let n = if i % 2 == 0 { "1" } else { "1.0" };
+                format!(r#"{{"id":{i},"s":{},"n":{n}}}"#, cells[i % 5])
+            })
+            .collect();
+        let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
+        let codec = built(r#"{"min_rows": 2, "sample_rows": 1}"#);
+        let (out, lossy) = transform(&codec, &rows(&refs), Level::Aggressive).unwrap();
+        assert!(lossy);
+        assert!(
+            out.contains(r#""id":{"nulls":0,"distinct":100,"min":0,"max":99}"#),
+            "{out}"
+        );
+        assert!(
+            out.contains(r#""s":{"nulls":0,"distinct":3,"min":"A","max":"y\n"}"#),
+            "{out}"
+        );
+        assert!(
+            out.contains(r#""n":{"nulls":0,"distinct":2,"min":1,"max":1}"#),
             "{out}"
         );
     }

@@ -133,7 +133,7 @@ mod write;
 pub use check::{JsonCheck, TopLevel, check, top_level};
 pub use equal::{equivalent, scalar_eq};
 pub use names::{DistinctNames, all_distinct};
-pub use number::{cmp_numbers, is_number};
+pub use number::{Number, cmp_numbers, is_number};
 pub use reader::{Error, MAX_DEPTH, Reader, string_stop};
 pub use span::{Member, Span, elements, members, value_span};
 pub use string::{

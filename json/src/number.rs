@@ -52,32 +52,7 @@ pub fn cmp_numbers(a: &str, b: &str) -> Ordering {
             (true, false) => Ordering::Less,
         };
     }
-    let a = Decimal::parse(a);
-    let b = Decimal::parse(b);
-    match (a.is_zero(), b.is_zero()) {
-        (true, true) => return Ordering::Equal,
-        (true, false) => {
-            return if b.negative {
-                Ordering::Greater
-            } else {
-                Ordering::Less
-            };
-        }
-        (false, true) => {
-            return if a.negative {
-                Ordering::Less
-            } else {
-                Ordering::Greater
-            };
-        }
-        (false, false) => {}
-    }
-    match (a.negative, b.negative) {
-        (true, false) => Ordering::Less,
-        (false, true) => Ordering::Greater,
-        (false, false) => a.cmp_magnitude(&b),
-        (true, true) => b.cmp_magnitude(&a),
-    }
+    Number::parse(a).cmp(&Number::parse(b))
 }
 
 /// A JSON integer as its sign (negative) and digits.
@@ -89,17 +64,62 @@ fn integer(text: &str) -> Option<(bool, &str)> {
         .then_some((text.starts_with('-'), digits))
 }
 
-/// A JSON number as `±0.DIGITS × 10^exponent`, where DIGITS (`int` then `frac`, borrowed from
-/// the text) has no leading or trailing zeros.
-struct Decimal<'a> {
+/// A JSON number parsed once to be compared exactly by value many times (a running minimum,
+/// say): `±0.DIGITS × 10^exponent`, where DIGITS (`int` then `frac`, borrowed from the text)
+/// has no leading or trailing zeros. Its order is [`cmp_numbers`]'s.
+///
+/// ```
+/// use std::cmp::Ordering;
+/// use parrot_json::Number;
+///
+/// assert_eq!(Number::parse("1e1").cmp(&Number::parse("10.0")), Ordering::Equal);
+/// assert_eq!(Number::parse("-0.5").cmp(&Number::parse("0")), Ordering::Less);
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub struct Number<'a> {
     negative: bool,
     int: &'a [u8],
     frac: &'a [u8],
     exponent: i128,
 }
 
-impl<'a> Decimal<'a> {
-    fn parse(text: &'a str) -> Decimal<'a> {
+impl Ord for Number<'_> {
+    fn cmp(&self, other: &Self) -> Ordering {
+        match (self.is_zero(), other.is_zero()) {
+            (true, true) => Ordering::Equal,
+            (true, false) if other.negative => Ordering::Greater,
+            (true, false) => Ordering::Less,
+            (false, true) if self.negative => Ordering::Less,
+            (false, true) => Ordering::Greater,
+            (false, false) => match (self.negative, other.negative) {
+                (true, false) => Ordering::Less,
+                (false, true) => Ordering::Greater,
+                (false, false) => self.cmp_magnitude(other),
+                (true, true) => other.cmp_magnitude(self),
+            },
+        }
+    }
+}
+
+impl PartialOrd for Number<'_> {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+/// Equal by value: `1`, `1.0` and `1e0` are one number.
+impl PartialEq for Number<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+
+impl Eq for Number<'_> {}
+
+impl<'a> Number<'a> {
+    /// Parses a number written as JSON writes it (checked by the caller: any other text gives
+    /// some number, not an error).
+    pub fn parse(text: &'a str) -> Number<'a> {
         let text = text.as_bytes();
         let (negative, text) = match text.split_first() {
             Some((b'-', rest)) => (true, rest),
@@ -145,7 +165,7 @@ impl<'a> Decimal<'a> {
                 int = rest;
             }
         }
-        Decimal {
+        Number {
             negative,
             int,
             frac,
@@ -157,7 +177,7 @@ impl<'a> Decimal<'a> {
         self.int.is_empty() && self.frac.is_empty()
     }
 
-    fn cmp_magnitude(&self, other: &Decimal<'_>) -> Ordering {
+    fn cmp_magnitude(&self, other: &Number<'_>) -> Ordering {
         self.exponent.cmp(&other.exponent).then_with(|| {
             self.int
                 .iter()
