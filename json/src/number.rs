@@ -179,10 +179,18 @@ impl<'a> Number<'a> {
 
     fn cmp_magnitude(&self, other: &Number<'_>) -> Ordering {
         self.exponent.cmp(&other.exponent).then_with(|| {
-            self.int
-                .iter()
-                .chain(self.frac)
-                .cmp(other.int.iter().chain(other.frac))
+            // The digits `int` then `frac` compare as one string; with integer parts of one
+            // length (the usual case) that is the two parts compared in turn.
+            if self.int.len() == other.int.len() {
+                self.int
+                    .cmp(other.int)
+                    .then_with(|| self.frac.cmp(other.frac))
+            } else {
+                self.int
+                    .iter()
+                    .chain(self.frac)
+                    .cmp(other.int.iter().chain(other.frac))
+            }
         })
     }
 }
