@@ -8,7 +8,7 @@ use hashbrown::HashTable;
 
 use super::Log;
 use super::patterns::{Block, Class, Step, is_diagnostic_line, preambles};
-use super::template::{clean, estimate_bytes, estimate_tokens, template};
+use super::template::{clean_line, estimate_bytes, estimate_tokens, template};
 
 /// No template: a failure line (never folded) or a line too long to template.
 const NONE: u32 = u32::MAX;
@@ -72,11 +72,25 @@ impl Template {
     }
 }
 
-/// The payload's lines and what is decided about them.
-struct Lines<'t> {
+/// The payload's lines, each as cleaning leaves it (see [`clean_line`]): a line that holds
+/// no ESC and no CR is a slice of the payload; the cleaned text of the others is kept apart,
+/// so the payload is never copied whole.
+pub(super) struct Lines<'t> {
+    /// The payload.
     text: &'t str,
+    /// Where each line lies in the payload, before cleaning.
     starts: Vec<u32>,
     ends: Vec<u32>,
+    /// The cleaned text of the lines that cleaning changes, each followed by a `\n`.
+    cleaned: String,
+    /// For each line, the index of its cleaned text among the changed lines', or [`NONE`]
+    /// when cleaning leaves it as it is.
+    alt: Vec<u32>,
+    /// Where each changed line's cleaned text starts and ends in `cleaned`, and which line it
+    /// is.
+    clean_starts: Vec<u32>,
+    clean_ends: Vec<u32>,
+    changed: Vec<u32>,
 }
 
 /// Where each line of `text` starts and ends (line `i` is `text[starts[i]..ends[i]]`, without
@@ -97,18 +111,92 @@ pub(super) fn line_bounds(text: &str) -> (Vec<u32>, Vec<u32>) {
 }
 
 impl<'t> Lines<'t> {
-    fn new(text: &'t str) -> Lines<'t> {
+    /// The lines of `text` (under 4 GiB), each cleaned.
+    pub(super) fn new(text: &'t str) -> Lines<'t> {
         let (starts, ends) = line_bounds(text);
-        Lines { text, starts, ends }
+        let mut alt = Vec::new();
+        let (mut clean_starts, mut clean_ends, mut changed) = (Vec::new(), Vec::new(), Vec::new());
+        let mut cleaned = String::new();
+        let mut scratch = String::new();
+        let bytes = text.as_bytes();
+        // Only the lines holding an ESC or a CR change: from each such byte to the end of its
+        // line, then the search goes on after it.
+        let mut line = 0;
+        let mut from = 0;
+        while let Some(at) = memchr::memchr2(0x1b, b'\r', &bytes[from..]).map(|p| from + p) {
+            while (ends[line] as usize) < at {
+                line += 1;
+            }
+            if alt.is_empty() {
+                alt = vec![NONE; starts.len()];
+            }
+            alt[line] = changed.len() as u32;
+            changed.push(line as u32);
+            clean_starts.push(cleaned.len() as u32);
+            clean_line(
+                &text[starts[line] as usize..ends[line] as usize],
+                &mut scratch,
+                &mut cleaned,
+            );
+            clean_ends.push(cleaned.len() as u32);
+            cleaned.push('\n');
+            from = ends[line] as usize + 1;
+            if from >= bytes.len() {
+                break;
+            }
+        }
+        Lines {
+            text,
+            starts,
+            ends,
+            cleaned,
+            alt,
+            clean_starts,
+            clean_ends,
+            changed,
+        }
     }
 
-    fn len(&self) -> usize {
+    pub(super) fn len(&self) -> usize {
         self.starts.len()
     }
 
+    /// Line `i`, cleaned.
     #[inline]
-    fn get(&self, i: usize) -> &'t str {
-        &self.text[self.starts[i] as usize..self.ends[i] as usize]
+    pub(super) fn get(&self, i: usize) -> &str {
+        match self.alt.get(i) {
+            Some(&at) if at != NONE => {
+                let (start, end) = (self.clean_starts[at as usize], self.clean_ends[at as usize]);
+                &self.cleaned[start as usize..end as usize]
+            }
+            _ => &self.text[self.starts[i] as usize..self.ends[i] as usize],
+        }
+    }
+
+    /// The payload, before cleaning.
+    pub(super) fn text(&self) -> &'t str {
+        self.text
+    }
+
+    /// Where each line lies in the payload, before cleaning: starts and ends.
+    pub(super) fn bounds(&self) -> (&[u32], &[u32]) {
+        (&self.starts, &self.ends)
+    }
+
+    /// Whether cleaning changes line `i`.
+    pub(super) fn changed(&self, i: usize) -> bool {
+        self.alt.get(i).is_some_and(|&at| at != NONE)
+    }
+
+    /// The cleaned text of the lines cleaning changes, each followed by a `\n`, with where
+    /// each starts and ends in it and which line it is.
+    pub(super) fn changed_lines(&self) -> (&str, &[u32], &[u32], &[u32]) {
+        (
+            &self.cleaned,
+            &self.clean_starts,
+            &self.clean_ends,
+            &self.changed,
+        )
     }
 }
 
@@ -119,8 +207,7 @@ impl Log {
         if input.len() >= u32::MAX as usize {
             return None;
         }
-        let text = clean(input);
-        let lines = Lines::new(&text);
+        let lines = Lines::new(input);
         let n = lines.len();
         if n < self.min_lines || n == 0 {
             return None;
@@ -310,21 +397,20 @@ impl Log {
             &shape,
             &keys,
             over_budget,
-            text.ends_with('\n'),
+            input.ends_with('\n'),
         ))
     }
 
     /// Each line's class (after cleaning), for the tests; `None` as for [`Log::classify`].
     #[cfg(test)]
     pub(super) fn classes(&self, input: &str) -> Option<Vec<Class>> {
-        let text = clean(input);
-        self.classify(&Lines::new(&text))
+        self.classify(&Lines::new(input))
     }
 
     /// Each line's class, from the table and the blocks; `None` when the text holds a line
     /// this codec writes (a fold line or a marker): it is compressed already.
     fn classify(&self, lines: &Lines<'_>) -> Option<Vec<Class>> {
-        let hits = self.matcher.scan(lines.text, &lines.starts, &lines.ends);
+        let hits = self.matcher.scan(lines);
         let mut class = Vec::with_capacity(lines.len());
         let mut block: Option<(Block, Class)> = None;
         for (i, hit) in hits.iter().enumerate() {
@@ -394,7 +480,7 @@ impl Log {
     /// `budget_tokens`: a partial sum never exceeds the whole, so the rest cannot change the
     /// result, and a large log is not estimated in full.
     fn budget(&self, lines: &Lines<'_>, aggressive: bool) -> usize {
-        let breaks = lines.text.len() - lines.ends[lines.len() - 1] as usize;
+        let breaks = lines.text().len() - lines.bounds().1[lines.len() - 1] as usize;
         let mut estimate = 0usize;
         for i in 0..lines.len() {
             // Every line but the last is followed by a line break; the last one is when the

@@ -11,8 +11,6 @@
 //! the UUID's pattern. The other kinds are still told by short loops over the bytes of the
 //! few words that get that far.
 
-use std::borrow::Cow;
-
 use wide::u8x16;
 
 /// The placeholders a template may hold, in the order [`template`] tries them on a word.
@@ -679,17 +677,16 @@ fn pytest_passed(rest: &str, space: usize) -> Option<usize> {
     (passed && name.contains("::")).then_some(name.len())
 }
 
-/// The text with ANSI escape sequences removed and each line's carriage-return redraws
-/// resolved to the line's final state (the last non-empty `\r`-separated part; a `\r` ending a
-/// line, as in `\r\n`, only ends it). Line breaks are never removed, so line `i` of the result
-/// is line `i` of the input. Borrowed when there is nothing to clean.
-pub(crate) fn clean(text: &str) -> Cow<'_, str> {
+/// The text with each line cleaned (see [`clean_line`]). Line breaks are never removed, so
+/// line `i` of the result is line `i` of the input. Borrowed when there is nothing to clean.
+#[cfg(test)]
+pub(crate) fn clean(text: &str) -> std::borrow::Cow<'_, str> {
     let bytes = text.as_bytes();
     let Some(mut at) = memchr::memchr2(0x1b, b'\r', bytes) else {
-        return Cow::Borrowed(text);
+        return std::borrow::Cow::Borrowed(text);
     };
     let mut out = String::with_capacity(text.len());
-    let mut plain = String::new();
+    let mut scratch = String::new();
     // Only the lines holding an ESC or a CR change; the text between them is copied in one
     // piece. `text[copied..]` is not written yet, and `copied` is a line's start or its `\n`.
     let mut copied = 0;
@@ -697,10 +694,7 @@ pub(crate) fn clean(text: &str) -> Cow<'_, str> {
         let start = memchr::memrchr(b'\n', &bytes[copied..at]).map_or(copied, |p| copied + p + 1);
         let end = memchr::memchr(b'\n', &bytes[at..]).map_or(bytes.len(), |p| at + p);
         out.push_str(&text[copied..start]);
-        plain.clear();
-        strip_ansi(&text[start..end], &mut plain);
-        let body = plain.strip_suffix('\r').unwrap_or(&plain);
-        out.push_str(last_state(body));
+        clean_line(&text[start..end], &mut scratch, &mut out);
         copied = end;
         match memchr::memchr2(0x1b, b'\r', &bytes[end..]) {
             Some(p) => at = end + p,
@@ -708,7 +702,17 @@ pub(crate) fn clean(text: &str) -> Cow<'_, str> {
         }
     }
     out.push_str(&text[copied..]);
-    Cow::Owned(out)
+    std::borrow::Cow::Owned(out)
+}
+
+/// Appends `line` (without its line break) cleaned: its ANSI escape sequences removed and its
+/// carriage-return redraws resolved to its final state (the last non-empty `\r`-separated
+/// part; a `\r` ending the line, as in `\r\n`, only ends it). `scratch` is working space.
+pub(crate) fn clean_line(line: &str, scratch: &mut String, out: &mut String) {
+    scratch.clear();
+    strip_ansi(line, scratch);
+    let body = scratch.strip_suffix('\r').unwrap_or(scratch);
+    out.push_str(last_state(body));
 }
 
 /// The last non-empty `\r`-separated part of `line`, or `""`.
