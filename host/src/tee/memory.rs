@@ -39,6 +39,20 @@ struct Retained {
     order: VecDeque<String>,
 }
 
+impl Retained {
+    /// Makes `key` the newest entry, if the store holds it.
+    fn renew(&mut self, key: &str) {
+        if let Some(renewed) = self
+            .order
+            .iter()
+            .position(|k| k == key)
+            .and_then(|at| self.order.remove(at))
+        {
+            self.order.push_back(renewed);
+        }
+    }
+}
+
 impl MemoryTeeStore {
     /// The default bound.
     pub const DEFAULT_MAX_RETAINED: usize = 200;
@@ -76,23 +90,38 @@ impl Default for MemoryTeeStore {
 
 impl TeeStore for MemoryTeeStore {
     fn put(&self, key: &str, original: &[u8]) -> Result<(), TeeError> {
-        // Copy outside the lock: a large original must not stall the other threads.
+        // Keys are content addresses: a tool that gives the same result again gets the key it
+        // got before, so the bytes held are compared before anything is copied. Both the
+        // comparison and the copy run outside the lock: a large original must not stall the
+        // other threads.
+        let held = self.retained().by_key.get(key).cloned();
+        if let Some(held) = held {
+            if *held != *original {
+                return Err(TeeError::KeyExists {
+                    key: key.to_owned(),
+                });
+            }
+            let mut retained = self.retained();
+            if retained
+                .by_key
+                .get(key)
+                .is_some_and(|now| Arc::ptr_eq(now, &held))
+            {
+                retained.renew(key);
+                return Ok(());
+            }
+            // Evicted since it was compared (and perhaps stored again): as if it were new.
+        }
         let original: Arc<[u8]> = Arc::from(original);
         let mut retained = self.retained();
+        // Another thread may have stored the key between the two locks.
         if let Some(held) = retained.by_key.get(key) {
             if **held != *original {
                 return Err(TeeError::KeyExists {
                     key: key.to_owned(),
                 });
             }
-            let Retained { order, .. } = &mut *retained;
-            if let Some(renewed) = order
-                .iter()
-                .position(|k| k == key)
-                .and_then(|at| order.remove(at))
-            {
-                order.push_back(renewed);
-            }
+            retained.renew(key);
             return Ok(());
         }
         while retained.order.len() >= self.max_retained {
@@ -113,5 +142,81 @@ impl TeeStore for MemoryTeeStore {
 
     fn name(&self) -> String {
         "memory".to_owned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::thread;
+
+    use super::*;
+
+    fn held(store: &MemoryTeeStore, key: &str) -> Arc<[u8]> {
+        Arc::clone(&store.retained().by_key[key])
+    }
+
+    fn consistent(store: &MemoryTeeStore) -> usize {
+        let retained = store.retained();
+        assert_eq!(retained.by_key.len(), retained.order.len());
+        assert!(
+            retained
+                .order
+                .iter()
+                .all(|k| retained.by_key.contains_key(k))
+        );
+        retained.order.len()
+    }
+
+    #[test]
+    fn a_put_of_the_bytes_a_key_holds_stores_nothing_new() {
+        let store = MemoryTeeStore::new(10);
+        let original = vec![7u8; 300 * 1024];
+        store.put("k", &original).unwrap();
+        let first = held(&store, "k");
+        store.put("k", &original.clone()).unwrap();
+        assert!(
+            Arc::ptr_eq(&first, &held(&store, "k")),
+            "the copy stored first is the one kept"
+        );
+        assert_eq!(consistent(&store), 1);
+    }
+
+    #[test]
+    fn other_bytes_under_a_taken_key_are_refused_and_the_held_ones_stay() {
+        let store = MemoryTeeStore::new(10);
+        store.put("k", b"first").unwrap();
+        let first = held(&store, "k");
+        let err = store.put("k", b"first!").unwrap_err();
+        assert!(
+            matches!(&err, TeeError::KeyExists { key } if key == "k"),
+            "{err}"
+        );
+        assert!(Arc::ptr_eq(&first, &held(&store, "k")));
+        assert_eq!(consistent(&store), 1);
+    }
+
+    #[test]
+    fn repeated_puts_from_many_threads_while_evicting_stay_consistent() {
+        // Two slots, three keys: every put may find its key held, evicted since it looked, or
+        // stored again by another thread.
+        let store = MemoryTeeStore::new(2);
+        let originals: Vec<Vec<u8>> = (0..3u8).map(|n| vec![n; 4096]).collect();
+        thread::scope(|scope| {
+            for t in 0..4 {
+                let (store, originals) = (&store, &originals);
+                scope.spawn(move || {
+                    for n in 0..500 {
+                        let i = (n + t) % originals.len();
+                        store.put(&format!("k{i}"), &originals[i]).unwrap();
+                    }
+                });
+            }
+        });
+        assert_eq!(consistent(&store), 2);
+        for (i, original) in originals.iter().enumerate() {
+            if let Some(back) = store.get(&format!("k{i}")).unwrap() {
+                assert_eq!(&back, original, "k{i}");
+            }
+        }
     }
 }
