@@ -22,7 +22,9 @@
 //! evidence: the gauge then falls back to bytes, and an output may replace the input when it is
 //! no larger.
 
+use std::cell::Cell;
 use std::sync::{Arc, OnceLock};
+use std::time::Instant;
 
 use crate::tokens::TokenCounter;
 
@@ -72,6 +74,18 @@ pub(crate) struct Gauge {
     blind: OnceLock<bool>,
 }
 
+thread_local! {
+    /// How long this thread has waited for a gauge's first count (the tokenizer's start-up:
+    /// loading its tables, or waiting for another thread that loads them), in nanoseconds.
+    /// [`crate::Host::process`] leaves it out of the duration it reports.
+    static STARTUP_NANOS: Cell<u64> = const { Cell::new(0) };
+}
+
+/// How long this thread has waited for the tokenizer's start-up so far, in nanoseconds.
+pub(crate) fn startup_nanos() -> u64 {
+    STARTUP_NANOS.with(Cell::get)
+}
+
 impl Gauge {
     /// A gauge counting with `counter`.
     pub(crate) fn new(counter: Arc<dyn TokenCounter>) -> Gauge {
@@ -88,9 +102,17 @@ impl Gauge {
 
     /// Whether the counter counts nothing (a no-op counter): then bytes decide.
     pub(crate) fn blind(&self) -> bool {
-        *self
+        if let Some(&blind) = self.blind.get() {
+            return blind;
+        }
+        // The first count: the tokenizer's start-up, timed for this thread.
+        let started = Instant::now();
+        let blind = *self
             .blind
-            .get_or_init(|| self.counter.count("a text with tokens") == 0)
+            .get_or_init(|| self.counter.count("a text with tokens") == 0);
+        let nanos = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        STARTUP_NANOS.with(|spent| spent.set(spent.get().saturating_add(nanos)));
+        blind
     }
 
     /// Tokens of `text`: exact up to [`EXACT_BYTES`], else estimated from [`WINDOWS`] evenly
@@ -114,11 +136,12 @@ impl Gauge {
     ///
     /// Equal tokens are allowed; whether the bytes must shrink too is the caller's rule.
     pub(crate) fn no_more_tokens(&self, input: &str, output: &str) -> bool {
-        if self.blind() {
-            return output.len() <= input.len();
-        }
+        // First, as it needs no tokenizer (and holds for a blind one too: fewer bytes).
         if (output.len() as f64) <= MUCH_SMALLER * input.len() as f64 {
             return true;
+        }
+        if self.blind() {
+            return output.len() <= input.len();
         }
         let before = self.tokens(input);
         if before.count == 0 && !input.is_empty() {

@@ -38,7 +38,7 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use parrot_codec_api::DynCodec;
 use parrot_codec_api::Level;
@@ -213,6 +213,7 @@ pub(crate) fn process<'a>(run: Run<'_, 'a>) -> Processed<'a> {
         return Processed::passed_through(input, Skip::KillSwitch);
     }
     let started = Instant::now();
+    let startup_before = crate::gauge::startup_nanos();
     let call_id = stage.calls.fetch_add(1, Ordering::Relaxed) + 1;
     let mut meta = Meta {
         compressed: false,
@@ -245,7 +246,10 @@ pub(crate) fn process<'a>(run: Run<'_, 'a>) -> Processed<'a> {
         None => input.clone(),
     };
     meta.size_after = payload.len();
-    meta.duration_ms = started.elapsed().as_secs_f64() * 1000.0;
+    // The compression alone: the tokenizer's start-up, paid once by the first call that counts
+    // tokens, is not this call's work.
+    let startup = Duration::from_nanos(crate::gauge::startup_nanos() - startup_before);
+    meta.duration_ms = started.elapsed().saturating_sub(startup).as_secs_f64() * 1000.0;
 
     let event = CallEvent {
         call_id,

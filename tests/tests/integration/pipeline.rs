@@ -644,3 +644,67 @@ fn eight_threads_ten_thousand_calls_each_through_the_persistent_store() {
     );
     assert_eq!(report.total.tokens_pending, 0);
 }
+
+/// A tokenizer whose first count takes 400 ms, as a real one loads its tables on first use.
+struct SlowStart {
+    started: std::sync::Once,
+}
+
+impl TokenCounter for SlowStart {
+    fn name(&self) -> &str {
+        "slow-start words"
+    }
+
+    fn count(&self, text: &str) -> usize {
+        self.started
+            .call_once(|| std::thread::sleep(Duration::from_millis(400)));
+        text.split_whitespace().count()
+    }
+}
+
+#[test]
+fn the_reported_duration_leaves_out_the_tokenizers_start_up() {
+    let dir = tempfile::tempdir().unwrap();
+    let host = Host::builder()
+        .project(dir.path())
+        .plugin_path(None)
+        .tokenizer(Arc::new(SlowStart {
+            started: std::sync::Once::new(),
+        }))
+        .tee_store(Arc::new(MemoryTeeStore::default()))
+        .inline_at_any_size(true)
+        .build()
+        .unwrap();
+    // Rows under the default configuration: the router counts tokens to choose, so the
+    // first call is the one that starts the tokenizer.
+    let rows: Vec<String> = (0..200)
+        .map(|i| {
+            format!(
+                r#"{{"id":{i},"name":"user {i}","region":"south","score":{}}}"#,
+                i * 7
+            )
+        })
+        .collect();
+    let input = format!("[{}]", rows.join(","));
+    for call in 0..2 {
+        let started = std::time::Instant::now();
+        let processed = host.process(Call::new("get_rows", Input::Text(&input)));
+        let took = started.elapsed();
+        assert!(
+            processed.meta.compressed,
+            "call {call}: {:?}",
+            processed.meta
+        );
+        if call == 0 {
+            assert!(
+                took >= Duration::from_millis(400),
+                "the start-up was in the call"
+            );
+        }
+        assert!(
+            processed.meta.duration_ms < 200.0,
+            "call {call}: {} ms reported for a 200-row payload",
+            processed.meta.duration_ms
+        );
+    }
+}
