@@ -70,7 +70,8 @@
 //!
 //! The stage's metadata names the winner as `compression_codec` and the decision as
 //! `compression_route`, one line: the shape, then each candidate that changed the payload with
-//! its tokens, fewest first, then those that did not; for example
+//! its tokens, fewest first, then those that did not (when only one changed it, nothing is
+//! ranked and nothing is counted but what the no-gain rule needs); for example
 //! `rows: toon 1,946 < columnar 2,003 < json_compact 2,944 tokens`,
 //! `rows (sample of 64 rows): toon 1,210 < json_compact 1,804 tokens; toon ran on the whole`,
 //! `text: log, the only candidate to change it`,
@@ -522,9 +523,18 @@ impl Auto {
             });
         }
         // The input is the yardstick: an output must hold no more tokens than what it replaces
-        // (the stage's no-gain rule, decided the same way).
+        // (the stage's no-gain rule, decided the same way). With one output there is nothing to
+        // rank: only the rule decides, and it needs no count when the output has at most half
+        // the input's bytes (so a log's route never starts the tokenizer).
         let mut input = None;
-        if ran.iter().any(|r| r.result.is_ok()) {
+        let changed = ran.iter().filter(|r| r.result.is_ok()).count();
+        if changed == 1 {
+            for r in &mut ran {
+                if let Ok((output, _)) = &r.result {
+                    r.fits = self.gauge.no_more_tokens(on, output);
+                }
+            }
+        } else if changed > 1 {
             input = Some(self.count(on));
             for r in &mut ran {
                 if let Ok((output, _)) = &r.result {
@@ -706,6 +716,16 @@ fn write_route(
     };
     match (order, input) {
         (_, _) if ran.is_empty() => route.push_str("no candidate, passed through"),
+        (&[only], None) => {
+            let _ = write!(
+                route,
+                "{}, the only candidate to change it",
+                ran[only].candidate.name
+            );
+            if !ran[only].fits {
+                route.push_str(", not fewer tokens than the input: passed through");
+            }
+        }
         ([], _) | (_, None) => route.push_str("no candidate changed it"),
         (_, Some(input)) => {
             let ranked: Vec<String> = order
@@ -1271,7 +1291,8 @@ mod tests {
         assert!(decision.routed.is_none());
         assert_eq!(
             decision.route,
-            format!("rows: wordy {wordy} tokens (input {before}), none fewer: passed through")
+            "rows: wordy, the only candidate to change it, not fewer tokens than the input: \
+             passed through"
         );
     }
 

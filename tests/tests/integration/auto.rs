@@ -80,7 +80,7 @@ fn a_plugin_codec_is_a_candidate() {
     );
     assert_eq!(
         out.meta.route.as_deref(),
-        Some("text: line_dedup 60 tokens (input 160)")
+        Some("text: line_dedup, the only candidate to change it")
     );
     let codec = host
         .registry()
