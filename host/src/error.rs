@@ -488,6 +488,16 @@ pub enum RedisFailure {
         last: String,
     },
 
+    /// Redis refused the credentials, or asks for some and the URL gave none.
+    #[error(
+        "Redis refused the credentials ({source}); give the password in the URL \
+         (redis://:PASSWORD@HOST) or in PARROT_TEE_REDIS_PASSWORD"
+    )]
+    Credentials {
+        /// The client's error.
+        source: redis::RedisError,
+    },
+
     /// The store's host name does not resolve.
     #[error("host \"{host}\" does not resolve: {reason}")]
     Resolve {

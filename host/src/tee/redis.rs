@@ -241,12 +241,19 @@ impl RedisTeeStore {
             health: Mutex::default(),
         };
         store.check_host(&host, port)?;
-        match store.connection() {
-            Ok(mut connection) => match redis::cmd("PING").query::<String>(&mut connection) {
-                Ok(_) => store.keep(connection),
-                Err(err) => return Err(store.open_error(err)),
-            },
-            Err(err) if refuses_credentials(&err) => return Err(store.open_error(err)),
+        let pinged = store.connection().and_then(|mut connection| {
+            redis::cmd("PING")
+                .query::<String>(&mut connection)
+                .map(|_| connection)
+        });
+        match pinged {
+            Ok(connection) => store.keep(connection),
+            Err(err) if refuses_credentials(&err) => {
+                return Err(TeeError::RedisOpen {
+                    store: store.name.clone(),
+                    source: RedisFailure::Credentials { source: err },
+                });
+            }
             Err(err) => {
                 tracing::warn!(
                     "tee store {}: Redis does not answer ({err}); lossy results go out \
@@ -412,7 +419,9 @@ impl RedisTeeStore {
             .min(MAX_BACKOFF);
         health.retry_at = Some(Instant::now() + wait);
         health.last = err.to_string();
-        RedisFailure::Redis { source: err.clone() }
+        RedisFailure::Redis {
+            source: err.clone(),
+        }
     }
 
     fn healthy(&self) {
@@ -439,7 +448,11 @@ impl RedisTeeStore {
         let (tx, rx) = mpsc::channel();
         let lookup = (host.to_owned(), port);
         std::thread::spawn(move || {
-            let _ = tx.send(lookup.to_socket_addrs().map(|mut addrs| addrs.next().is_some()));
+            let _ = tx.send(
+                lookup
+                    .to_socket_addrs()
+                    .map(|mut addrs| addrs.next().is_some()),
+            );
         });
         match rx.recv_timeout(self.settings.connect_timeout.max(Duration::from_secs(1))) {
             Ok(Ok(true)) | Err(_) => Ok(()),
@@ -460,13 +473,6 @@ impl RedisTeeStore {
         }
     }
 
-    fn open_error(&self, err: RedisError) -> TeeError {
-        TeeError::RedisOpen {
-            store: self.name.clone(),
-            source: RedisFailure::Redis { source: err },
-        }
-    }
-
     fn key(&self, key: &str) -> String {
         format!("{}{key}", self.settings.prefix)
     }
@@ -483,10 +489,9 @@ impl RedisTeeStore {
 
 impl TeeStore for RedisTeeStore {
     fn put(&self, key: &str, original: &[u8]) -> Result<(), TeeError> {
-        let ttl_ms = self
-            .settings
-            .ttl
-            .map_or(0, |ttl| u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX).max(1));
+        let ttl_ms = self.settings.ttl.map_or(0, |ttl| {
+            u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX).max(1)
+        });
         let stored_key = self.key(key);
         let stored = self.call(|connection| {
             redis::cmd("EVAL")
@@ -541,7 +546,10 @@ impl fmt::Debug for RedisTeeStore {
 /// Whether `err` says Redis could not be reached or did not answer in time, rather than
 /// answering with an error.
 fn unreachable(err: &RedisError) -> bool {
-    err.is_io_error() || err.is_timeout() || err.is_connection_dropped() || err.is_connection_refusal()
+    err.is_io_error()
+        || err.is_timeout()
+        || err.is_connection_dropped()
+        || err.is_connection_refusal()
 }
 
 /// Whether connecting failed because Redis refused the credentials (or needs some).
@@ -587,7 +595,11 @@ impl Target {
         }
         let host = match parsed.host_str() {
             Some(host) if !host.is_empty() => host.to_owned(),
-            _ => return Err(error("no host (expected redis://HOST[:PORT][/DB])".to_owned())),
+            _ => {
+                return Err(error(
+                    "no host (expected redis://HOST[:PORT][/DB])".to_owned(),
+                ));
+            }
         };
         let port = parsed.port().unwrap_or(6379);
         if port == 0 {
@@ -691,7 +703,10 @@ mod tests {
     fn a_password_is_masked_wherever_the_url_puts_it() {
         let cases = [
             ("redis://:secret@h:1/0", "redis://:***@h:1/0"),
-            ("redis://user:secret@h/0?prefix=a", "redis://user:***@h/0?prefix=a"),
+            (
+                "redis://user:secret@h/0?prefix=a",
+                "redis://user:***@h/0?prefix=a",
+            ),
             ("redis://user@h", "redis://user@h"),
             ("redis://h:1", "redis://h:1"),
             ("rediss://:p@ss:w@rd@h", "rediss://:***@h"),
@@ -710,7 +725,10 @@ mod tests {
             RedisSettings::default(),
         )
         .unwrap();
-        assert_eq!(target.name, "redis://:***@localhost:7000/3?prefix=team-a:&ttl=60&timeout_ms=20&connect_timeout_ms=30");
+        assert_eq!(
+            target.name,
+            "redis://:***@localhost:7000/3?prefix=team-a:&ttl=60&timeout_ms=20&connect_timeout_ms=30"
+        );
         assert_eq!(target.address, "redis://:pw@localhost:7000/3");
         assert_eq!((target.host.as_str(), target.port), ("localhost", 7000));
         assert_eq!(settings.prefix, "team-a:");
@@ -722,13 +740,34 @@ mod tests {
         assert_eq!((settings.ttl, settings.prefix.as_str()), (None, ""));
 
         let refused = [
-            ("http://:pw@h:1", "tee store URL http://:***@h:1: unsupported scheme \"http\" (expected redis:// or rediss://)"),
-            ("redis://:pw@/0", "tee store URL redis://:***@/0: empty host"),
-            ("redis://:pw@h/x", "tee store URL redis://:***@h/x: database \"x\" is not a number (expected /0, /1, …)"),
-            ("redis://h?tll=5", "tee store URL redis://h?tll=5: unknown parameter \"tll\" (known: prefix, ttl, timeout_ms, connect_timeout_ms)"),
-            ("redis://h?ttl=-1", "tee store URL redis://h?ttl=-1: parameter \"ttl\": expected seconds (0: no expiry), got \"-1\""),
-            ("redis://h?timeout_ms=0", "tee store URL redis://h?timeout_ms=0: parameter \"timeout_ms\": expected a positive number of milliseconds, got \"0\""),
-            ("redis://h:99999", "tee store URL redis://h:99999: invalid port number"),
+            (
+                "http://:pw@h:1",
+                "tee store URL http://:***@h:1: unsupported scheme \"http\" (expected redis:// or rediss://)",
+            ),
+            (
+                "redis://:pw@/0",
+                "tee store URL redis://:***@/0: empty host",
+            ),
+            (
+                "redis://:pw@h/x",
+                "tee store URL redis://:***@h/x: database \"x\" is not a number (expected /0, /1, …)",
+            ),
+            (
+                "redis://h?tll=5",
+                "tee store URL redis://h?tll=5: unknown parameter \"tll\" (known: prefix, ttl, timeout_ms, connect_timeout_ms)",
+            ),
+            (
+                "redis://h?ttl=-1",
+                "tee store URL redis://h?ttl=-1: parameter \"ttl\": expected seconds (0: no expiry), got \"-1\"",
+            ),
+            (
+                "redis://h?timeout_ms=0",
+                "tee store URL redis://h?timeout_ms=0: parameter \"timeout_ms\": expected a positive number of milliseconds, got \"0\"",
+            ),
+            (
+                "redis://h:99999",
+                "tee store URL redis://h:99999: invalid port number",
+            ),
         ];
         for (url, message) in refused {
             let err = Target::parse(url, RedisSettings::default()).err().unwrap();
