@@ -73,10 +73,10 @@ impl RedisServer {
             {
                 panic!("redis-server exited at start ({status}):\n{}", self.log());
             }
-            if let Some(answer) = self.ping() {
-                if answer.starts_with("+PONG") || answer.starts_with("-NOAUTH") {
-                    return;
-                }
+            if let Some(answer) = self.ping()
+                && (answer.starts_with("+PONG") || answer.starts_with("-NOAUTH"))
+            {
+                return;
             }
             assert!(
                 Instant::now() < deadline,

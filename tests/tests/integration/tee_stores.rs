@@ -12,8 +12,11 @@ use parrot_host::{MemoryTeeStore, RedisTeeStore, Retention, SqliteTeeStore, TeeE
 use crate::redis_server::RedisServer;
 use crate::support::noise;
 
-/// Each store under test, with what must outlive it (its directory, its server).
-fn stores(max_entries: usize) -> Vec<(Arc<dyn TeeStore>, Option<Box<dyn Any>>)> {
+/// A store under test, with what must outlive it (its directory, its server).
+type Kept = (Arc<dyn TeeStore>, Option<Box<dyn Any>>);
+
+/// Each store under test.
+fn stores(max_entries: usize) -> Vec<Kept> {
     let mut stores = bounded_stores(max_entries);
     let server = RedisServer::start(&[]);
     let redis = RedisTeeStore::open(&server.url("")).unwrap();
@@ -22,7 +25,7 @@ fn stores(max_entries: usize) -> Vec<(Arc<dyn TeeStore>, Option<Box<dyn Any>>)> 
 }
 
 /// The stores that keep at most `max_entries` (Redis's bound is its memory, not a count).
-fn bounded_stores(max_entries: usize) -> Vec<(Arc<dyn TeeStore>, Option<Box<dyn Any>>)> {
+fn bounded_stores(max_entries: usize) -> Vec<Kept> {
     let dir = tempfile::tempdir().unwrap();
     let retention = Retention {
         max_entries: Some(max_entries),
