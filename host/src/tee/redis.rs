@@ -140,7 +140,8 @@ impl Default for RedisSettings {
 ///
 /// Opening checks the URL, resolves the host and connects once. A URL that cannot be read, a
 /// host that does not resolve, or a server that refuses the credentials is an error then; a
-/// Redis that does not answer is not (the store opens, and its calls fail until it does).
+/// Redis that cannot be reached is not (one warning; the store opens, and its calls fail until
+/// Redis answers).
 ///
 /// # Examples
 ///
@@ -255,12 +256,12 @@ impl RedisTeeStore {
                 });
             }
             Err(err) => {
+                // No backoff yet: the first call tries again, and fails with its own reason.
                 tracing::warn!(
-                    "tee store {}: Redis does not answer ({err}); lossy results go out \
-                     uncompressed until it does",
+                    "tee store {}: cannot reach Redis ({err}); lossy results go out \
+                     uncompressed until it answers",
                     store.name
                 );
-                store.failed(&err);
             }
         }
         Ok(store)
