@@ -11,6 +11,8 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use clap::{Parser, Subcommand, ValueEnum};
+#[cfg(feature = "redis")]
+use parrot_host::RedisTeeStore;
 use parrot_host::manifest::SourceKind;
 use parrot_host::mcp::Proxy;
 use parrot_host::{
@@ -44,8 +46,11 @@ struct Cli {
     #[arg(long, global = true)]
     trust_project_plugins: bool,
 
-    /// The persistent tee store (default: DIR/.parrot/tee.db, created on first use).
-    #[arg(long, global = true, value_name = "PATH")]
+    /// The persistent tee store: a SQLite file (default: DIR/.parrot/tee.db, created on first
+    /// use), or a Redis URL, redis://[:PASSWORD@]HOST[:PORT][/DB][?prefix=P&ttl=SECS] (rediss://
+    /// for TLS; the password also from PARROT_TEE_REDIS_PASSWORD), shared by every machine
+    /// that reaches it.
+    #[arg(long, global = true, value_name = "PATH|URL")]
     tee_store: Option<PathBuf>,
 
     /// Run without a tee store: normal and aggressive are capped to minimal.
@@ -471,27 +476,83 @@ fn killed_meta(size: usize) -> Meta {
     Meta::passed_through(size, Skip::KillSwitch)
 }
 
-/// Where the persistent tee store of `cli` is.
-fn store_path(cli: &Cli) -> std::path::PathBuf {
-    cli.tee_store
-        .clone()
-        .unwrap_or_else(|| project_dir(cli).join(".parrot").join("tee.db"))
+/// Where the persistent tee store of `cli` is: a file, or a URL (a value with `://` in it).
+enum StoreAt {
+    File(PathBuf),
+    Url(String),
 }
 
-/// The persistent tee store of `cli`, opened (and created on first use).
-fn open_store(cli: &Cli) -> Result<SqliteTeeStore, Failure> {
-    SqliteTeeStore::open(store_path(cli), Retention::default())
-        .map_err(|err| Failure::runtime(err.to_string()))
+fn store_at(cli: &Cli) -> StoreAt {
+    match &cli.tee_store {
+        Some(given) => match given.to_str() {
+            Some(url) if url.contains("://") => StoreAt::Url(url.to_owned()),
+            _ => StoreAt::File(given.clone()),
+        },
+        None => StoreAt::File(project_dir(cli).join(".parrot").join("tee.db")),
+    }
 }
 
-/// The persistent store for the commands that compress. When it cannot be opened at all
+/// The persistent tee store of `cli`, opened (a file is created on first use).
+enum Persistent {
+    Sqlite(SqliteTeeStore),
+    #[cfg(feature = "redis")]
+    Redis(RedisTeeStore),
+}
+
+impl Persistent {
+    fn shared(self) -> Arc<dyn TeeStore> {
+        match self {
+            Persistent::Sqlite(store) => Arc::new(store),
+            #[cfg(feature = "redis")]
+            Persistent::Redis(store) => Arc::new(store),
+        }
+    }
+}
+
+/// Opens the store at `url`. A URL that cannot be used is bad usage (exit 2); a Redis that
+/// refuses the credentials or a host that does not resolve is a runtime failure (exit 1).
+#[cfg(feature = "redis")]
+fn open_url(url: &str) -> Result<Persistent, Failure> {
+    match RedisTeeStore::open(url) {
+        Ok(store) => Ok(Persistent::Redis(store)),
+        Err(err @ TeeError::Url { .. }) => Err(Failure::config(vec![err.to_string()])),
+        Err(err) => Err(Failure::runtime(err.to_string())),
+    }
+}
+
+#[cfg(not(feature = "redis"))]
+fn open_url(url: &str) -> Result<Persistent, Failure> {
+    Err(Failure::config(vec![
+        TeeError::Url {
+            url: url.to_owned(),
+            reason: "this build has no Redis tee store (parrot-compress feature redis)".to_owned(),
+        }
+        .to_string(),
+    ]))
+}
+
+/// The persistent tee store of `cli`, opened (and a file created on first use).
+fn open_store(cli: &Cli) -> Result<Persistent, Failure> {
+    match store_at(cli) {
+        StoreAt::File(path) => SqliteTeeStore::open(path, Retention::default())
+            .map(Persistent::Sqlite)
+            .map_err(|err| Failure::runtime(err.to_string())),
+        StoreAt::Url(url) => open_url(&url),
+    }
+}
+
+/// The persistent store for the commands that compress. When a file cannot be opened at all
 /// because of where it is (its directory cannot be created, no space, no permission): one
 /// warning and a store that refuses every put, so lossless work goes on and a lossy result goes
 /// out uncompressed (`tee_failed`) rather than the command stopping. A file that is not a tee
 /// store is still refused, naming it. (A store that exists but cannot be written opens
-/// read-only.)
+/// read-only.) A Redis store opens even when Redis does not answer: its puts fail until it does.
 fn persistent_or_unavailable(cli: &Cli) -> Result<Arc<dyn TeeStore>, Failure> {
-    match SqliteTeeStore::open(store_path(cli), Retention::default()) {
+    let path = match store_at(cli) {
+        StoreAt::File(path) => path,
+        StoreAt::Url(url) => return open_url(&url).map(Persistent::shared),
+    };
+    match SqliteTeeStore::open(path, Retention::default()) {
         Ok(store) => Ok(Arc::new(store)),
         Err(err) if err.is_unavailable() => {
             let reason = err.to_string();
@@ -527,7 +588,7 @@ impl TeeStore for Unavailable {
 /// The store for the commands that only read it (`recover`, `store`): no host is built, so a
 /// broken manifest or a missing plugin cannot stand between a key and its original, and the
 /// kill switch (which stops compression) does not stop recovery.
-fn store_only(cli: &Cli) -> Result<SqliteTeeStore, Failure> {
+fn store_only(cli: &Cli) -> Result<Persistent, Failure> {
     if cli.no_tee {
         return Err(Failure::runtime(TeeError::NotConfigured.to_string()));
     }
@@ -540,7 +601,7 @@ fn store_only(cli: &Cli) -> Result<SqliteTeeStore, Failure> {
 /// as the key's tool entry writes a table when the project's configuration builds, and by the
 /// core configuration alone (built-in codecs, no manifest, no plugin) when it does not.
 fn recover(cli: &Cli, key: &str, selector: &Selector) -> Result<(), Failure> {
-    let store = Arc::new(store_only(cli)?);
+    let store = store_only(cli)?.shared();
     if selector.is_empty() {
         return match store.get(key) {
             Ok(Some(original)) => write_stdout(&original),
@@ -772,10 +833,36 @@ fn replay(
 }
 
 fn store(cli: &Cli) -> Result<(), Failure> {
-    let store = store_only(cli)?;
-    let stats = store
-        .stats()
-        .map_err(|err| Failure::runtime(err.to_string()))?;
+    let limit = |limit: Option<String>| limit.unwrap_or_else(|| "none".to_owned());
+    let (name, stats, retention) = match store_only(cli)? {
+        Persistent::Sqlite(store) => {
+            let retention = store.retention();
+            (
+                store.path().display().to_string(),
+                store.stats(),
+                format!(
+                    "max_entries {}, max_bytes {}, max_age {}",
+                    limit(retention.max_entries.map(|n| n.to_string())),
+                    limit(retention.max_bytes.map(bytes)),
+                    limit(retention.max_age.map(duration)),
+                ),
+            )
+        }
+        #[cfg(feature = "redis")]
+        Persistent::Redis(store) => {
+            let settings = store.settings();
+            (
+                store.name(),
+                store.stats(),
+                format!(
+                    "ttl {}, max_bytes Redis maxmemory, prefix \"{}\"",
+                    limit(settings.ttl.map(duration)),
+                    printable(&settings.prefix),
+                ),
+            )
+        }
+    };
+    let stats = stats.map_err(|err| Failure::runtime(err.to_string()))?;
     let oldest = match stats.oldest {
         Some(at) => {
             let age = SystemTime::now().duration_since(at).unwrap_or_default();
@@ -783,18 +870,11 @@ fn store(cli: &Cli) -> Result<(), Failure> {
         }
         None => "none".to_owned(),
     };
-    let retention = store.retention();
-    let limit = |limit: Option<String>| limit.unwrap_or_else(|| "none".to_owned());
-    println!("store:     {}", store.path().display());
+    println!("store:     {name}");
     println!("entries:   {}", stats.entries);
     println!("bytes:     {}", bytes(stats.bytes));
     println!("oldest:    {oldest}");
-    println!(
-        "retention: max_entries {}, max_bytes {}, max_age {}",
-        limit(retention.max_entries.map(|n| n.to_string())),
-        limit(retention.max_bytes.map(bytes)),
-        limit(retention.max_age.map(duration)),
-    );
+    println!("retention: {retention}");
     Ok(())
 }
 

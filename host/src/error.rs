@@ -367,6 +367,65 @@ pub enum TeeError {
         source: TeeOpenError,
     },
 
+    /// A tee store URL that cannot be used: not a `redis://` or `rediss://` URL, no host, a
+    /// database that is not a number, an unknown or bad parameter, or `rediss://` in a build
+    /// without TLS. The URL is given with its password masked.
+    #[error("tee store URL {url}: {reason}")]
+    Url {
+        /// The URL, its password masked.
+        url: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+
+    /// A Redis store cannot be opened: its host does not resolve, or Redis refuses the
+    /// credentials. (A Redis that does not answer is not an error at open: the store opens and
+    /// its calls fail until it answers.)
+    #[cfg(feature = "redis")]
+    #[error("tee store {store}: cannot open: {source}")]
+    RedisOpen {
+        /// The store (its URL, the password masked).
+        store: String,
+        /// Why.
+        source: RedisFailure,
+    },
+
+    /// Redis could not store an original: it cannot be reached or did not answer in time,
+    /// the store is waiting before trying again, or Redis refused (`OOM`, `READONLY`).
+    #[cfg(feature = "redis")]
+    #[error("tee store {store}: cannot store key \"{key}\": {source}")]
+    RedisPut {
+        /// The store (its URL, the password masked).
+        store: String,
+        /// The key.
+        key: String,
+        /// Why.
+        source: RedisFailure,
+    },
+
+    /// Redis could not return an original: it cannot be reached or did not answer in time,
+    /// or the store is waiting before trying again.
+    #[cfg(feature = "redis")]
+    #[error("tee store {store}: cannot read key \"{key}\": {source}")]
+    RedisGet {
+        /// The store (its URL, the password masked).
+        store: String,
+        /// The key.
+        key: String,
+        /// Why.
+        source: RedisFailure,
+    },
+
+    /// Redis could not list what the store holds.
+    #[cfg(feature = "redis")]
+    #[error("tee store {store}: cannot read its entries: {source}")]
+    RedisStats {
+        /// The store (its URL, the password masked).
+        store: String,
+        /// Why.
+        source: RedisFailure,
+    },
+
     /// A store of another kind (not one of this crate's) failed.
     #[error("tee store {store}: {source}")]
     Backend {
@@ -404,6 +463,49 @@ impl TeeError {
             _ => false,
         }
     }
+}
+
+/// Why a call to a Redis tee store failed; the [`TeeError`] around it names the store and key.
+#[cfg(feature = "redis")]
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum RedisFailure {
+    /// The client's error: Redis refused the connection or closed it, did not answer within
+    /// the timeout, refused the credentials, or answered with an error (`OOM`, `READONLY`).
+    #[error("{source}")]
+    Redis {
+        /// The client's error.
+        source: redis::RedisError,
+    },
+
+    /// The call was not tried: Redis could not be reached a moment ago, and the store waits
+    /// before trying again.
+    #[error("not tried: Redis could not be reached ({last}); next attempt in {} ms", .retry_in.as_millis())]
+    Backoff {
+        /// How long until the next attempt.
+        retry_in: std::time::Duration,
+        /// The last failure to reach it.
+        last: String,
+    },
+
+    /// Redis refused the credentials, or asks for some and the URL gave none.
+    #[error(
+        "Redis refused the credentials ({source}); give the password in the URL \
+         (redis://:PASSWORD@HOST) or in PARROT_TEE_REDIS_PASSWORD"
+    )]
+    Credentials {
+        /// The client's error.
+        source: redis::RedisError,
+    },
+
+    /// The store's host name does not resolve.
+    #[error("host \"{host}\" does not resolve: {reason}")]
+    Resolve {
+        /// The host name.
+        host: String,
+        /// The resolver's answer.
+        reason: String,
+    },
 }
 
 /// Why a file cannot be opened as a tee store; [`TeeError::Open`] names the file.

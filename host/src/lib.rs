@@ -70,6 +70,8 @@ pub use builder::HostBuilder;
 pub use call::{Call, Input, Meta, OwnedCall, OwnedInput, Processed, Skip};
 pub use discovery::{MAX_MANIFEST_BYTES, PLUGIN_PATH_ENV, SourceInfo, TRUST_PROJECT_PLUGINS_ENV};
 pub use entries::{MatchKind, Resolution, ResolvedEntry};
+#[cfg(feature = "redis")]
+pub use error::RedisFailure;
 pub use error::{
     BuildError, CompressError, Error, LoadError, ManifestError, McpError, RetrieveError,
     SettingsError, TeeError, TeeOpenError,
@@ -84,4 +86,6 @@ pub use registry::{CodecInfo, Origin, Registry};
 pub use report::{Report, ReportSnapshot, Row};
 pub use retrieve::{ARGUMENTS, DEFAULT_LIMIT_TOKENS, Retrieval, Selector, is_retrieval};
 pub use tee::{MemoryTeeStore, Retention, SqliteTeeStore, TeeStats, TeeStore};
+#[cfg(feature = "redis")]
+pub use tee::{REDIS_PASSWORD_ENV, RedisSettings, RedisTeeStore};
 pub use tokens::{TokenCounter, Tokenizer};

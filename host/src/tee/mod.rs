@@ -3,13 +3,18 @@
 //!
 //! A store never overwrites a key: a put of the bytes a key already holds is a success that
 //! stores nothing new, a put of other bytes is refused. Without a store, the host caps `normal` and `aggressive` to
-//! `minimal`. Two stores ship: [`MemoryTeeStore`], bounded and gone with the process, and
-//! [`SqliteTeeStore`], a file on disk that survives restarts and is shared by several processes.
+//! `minimal`. Three stores ship: [`MemoryTeeStore`], bounded and gone with the process;
+//! [`SqliteTeeStore`], a file on disk that survives restarts and is shared by several processes;
+//! and, with the feature `redis`, `RedisTeeStore`, shared by every machine that reaches one Redis.
 
 mod memory;
+#[cfg(feature = "redis")]
+mod redis;
 mod sqlite;
 
 pub use memory::MemoryTeeStore;
+#[cfg(feature = "redis")]
+pub use redis::{REDIS_PASSWORD_ENV, RedisSettings, RedisTeeStore};
 pub use sqlite::{Retention, SqliteTeeStore, TeeStats};
 
 use crate::error::TeeError;

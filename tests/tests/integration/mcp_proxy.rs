@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+use crate::redis_server::RedisServer;
 use crate::support;
 
 /// How long a test waits for any one line before it fails.
@@ -79,10 +80,16 @@ impl Peer {
     /// The proxy in `project` in front of `server`; `kill_switch` sets
     /// PARROT_COMPRESSION_DISABLED=1.
     fn proxy(project: &Path, server: &[String], kill_switch: bool) -> Peer {
+        Peer::proxy_with(project, &[], server, kill_switch)
+    }
+
+    /// [`Peer::proxy`] with global options (`--tee-store URL`).
+    fn proxy_with(project: &Path, options: &[&str], server: &[String], kill_switch: bool) -> Peer {
         let mut command = Command::new(support::binary());
         command
             .arg("--project")
             .arg(project)
+            .args(options)
             .args(["mcp-proxy", "--"])
             .args(server)
             .env_remove("PARROT_PLUGIN_PATH")
@@ -257,7 +264,57 @@ fn server_pid(proxy: &Child) -> u32 {
 #[test]
 fn tools_list_gains_wm_get_result_and_a_json_result_is_compressed_and_recovered_exactly() {
     let project = tempfile::tempdir().unwrap();
-    let mut proxy = Peer::proxy(project.path(), &fake_server(), false);
+    let proxy = Peer::proxy(project.path(), &fake_server(), false);
+    list_compress_and_recover(proxy);
+}
+
+/// The same session with the store in Redis; then a second process, with another project,
+/// returns the original from the same Redis, by `recover` and by its own proxy's
+/// `wm_get_result`.
+#[test]
+fn with_a_redis_store_another_process_recovers_what_the_proxy_stored() {
+    let redis = RedisServer::start(&[]);
+    let url = redis.url("?prefix=agents:");
+    let project = tempfile::tempdir().unwrap();
+    let proxy = Peer::proxy_with(
+        project.path(),
+        &["--tee-store", &url],
+        &fake_server(),
+        false,
+    );
+    let key = list_compress_and_recover(proxy);
+
+    let elsewhere = tempfile::tempdir().unwrap();
+    let out = support::run_in(
+        elsewhere.path(),
+        &["--tee-store", &url, "recover", &key],
+        b"",
+    );
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        rows_text(40),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut other = Peer::proxy_with(
+        elsewhere.path(),
+        &["--tee-store", &url],
+        &fake_server(),
+        false,
+    );
+    other.initialize();
+    let recovered = other.call(json!(1), "wm_get_result", json!({"key": key}));
+    assert_eq!(
+        first_text(&recovered),
+        format!("[wm_get_result {{\"key\":\"{key}\"}}]\n{}", rows_text(40))
+    );
+    let (status, stderr) = other.finish(Duration::from_secs(5));
+    assert!(status.success(), "{status}: {stderr}");
+}
+
+/// Lists the tools, calls `rows` (compressed, with a pointer) and `wm_get_result` (the exact
+/// original back; an unknown key is a tool error); the key, once the proxy has exited 0.
+fn list_compress_and_recover(mut proxy: Peer) -> String {
     proxy.initialize();
     proxy.send(r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#);
     let list = proxy.response(&json!(1));
@@ -284,7 +341,10 @@ fn tools_list_gains_wm_get_result_and_a_json_result_is_compressed_and_recovered_
         original.len()
     );
     let payload = json_of(text);
-    let key = payload["_tee"]["key"].as_str().expect("a _tee pointer");
+    let key = payload["_tee"]["key"]
+        .as_str()
+        .expect("a _tee pointer")
+        .to_owned();
     assert!(key.starts_with("__tee__:rows:"), "{key}");
     assert_eq!(payload["_tee"]["hint"], parrot_host::TEE_HINT);
 
@@ -300,6 +360,7 @@ fn tools_list_gains_wm_get_result_and_a_json_result_is_compressed_and_recovered_
     assert_eq!(first_text(&unknown), "no original is stored under \"nope\"");
     let (status, stderr) = proxy.finish(Duration::from_secs(5));
     assert!(status.success(), "{status}: {stderr}");
+    key
 }
 
 #[test]
@@ -807,6 +868,35 @@ fn real_server_file_read_is_compressed_and_wm_get_result_returns_the_exact_origi
     // Through the proxy with the kill switch on, the SDK's client sees what it sees directly.
     let relayed = sdk_client(&data, &file, &proxy_command(project.path(), &server), true);
     assert_eq!(relayed, direct);
+}
+
+/// The SDK's client through the proxy with its store in Redis: the read compressed, and
+/// `wm_get_result` returning the exact file, as with the SQLite store.
+#[test]
+fn real_server_with_a_redis_store_returns_the_exact_original() {
+    let redis = RedisServer::start(&[]);
+    let (_dir, data) = data_dir();
+    let project = tempfile::tempdir().unwrap();
+    let file = data.join("github-repos.json");
+    let original = std::fs::read_to_string(&file).unwrap();
+    let mut command = proxy_command(project.path(), &filesystem_server(&data));
+    command.splice(3..3, ["--tee-store".to_owned(), redis.url("")]);
+    let out = sdk_client(&data, &file, &command, false);
+    let read = out["read"]["text"][0].as_str().unwrap();
+    assert!(read.len() < original.len(), "not compressed");
+    let key = out["pointer"]["key"].as_str().expect("a _tee pointer");
+    assert_eq!(out["recovered"]["isError"], false);
+    assert_eq!(
+        out["recovered"]["text"][0],
+        format!("[wm_get_result {{\"key\":\"{key}\"}}]\n{original}")
+    );
+    assert_eq!(
+        parrot_host::RedisTeeStore::open(&redis.url(""))
+            .and_then(|store| parrot_host::TeeStore::get(&store, key))
+            .unwrap()
+            .as_deref(),
+        Some(original.as_bytes())
+    );
 }
 
 #[test]

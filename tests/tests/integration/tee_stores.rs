@@ -1,17 +1,31 @@
-//! What every tee store promises, checked on both: the exact bytes back, no key overwritten, a
-//! put of the same bytes a success that stores nothing new, and all of it under many threads at
-//! once. Plus the memory store's bound.
+//! What every tee store promises, checked on all three (Redis on a real `redis-server`): the
+//! exact bytes back, no key overwritten, a put of the same bytes a success that stores nothing
+//! new, and all of it under many threads at once. Plus the bound of the stores that count
+//! entries.
 
+use std::any::Any;
 use std::sync::Arc;
 use std::thread;
 
-use parrot_host::{MemoryTeeStore, Retention, SqliteTeeStore, TeeError, TeeStore};
-use tempfile::TempDir;
+use parrot_host::{MemoryTeeStore, RedisTeeStore, Retention, SqliteTeeStore, TeeError, TeeStore};
 
+use crate::redis_server::RedisServer;
 use crate::support::noise;
 
-/// Each store under test, with the directory that must outlive it.
-fn stores(max_entries: usize) -> Vec<(Arc<dyn TeeStore>, Option<TempDir>)> {
+/// A store under test, with what must outlive it (its directory, its server).
+type Kept = (Arc<dyn TeeStore>, Option<Box<dyn Any>>);
+
+/// Each store under test.
+fn stores(max_entries: usize) -> Vec<Kept> {
+    let mut stores = bounded_stores(max_entries);
+    let server = RedisServer::start(&[]);
+    let redis = RedisTeeStore::open(&server.url("")).unwrap();
+    stores.push((Arc::new(redis), Some(Box::new(server))));
+    stores
+}
+
+/// The stores that keep at most `max_entries` (Redis's bound is its memory, not a count).
+fn bounded_stores(max_entries: usize) -> Vec<Kept> {
     let dir = tempfile::tempdir().unwrap();
     let retention = Retention {
         max_entries: Some(max_entries),
@@ -21,7 +35,7 @@ fn stores(max_entries: usize) -> Vec<(Arc<dyn TeeStore>, Option<TempDir>)> {
     let sqlite = SqliteTeeStore::open(dir.path().join("tee.sqlite"), retention).unwrap();
     vec![
         (Arc::new(MemoryTeeStore::new(max_entries)), None),
-        (Arc::new(sqlite), Some(dir)),
+        (Arc::new(sqlite), Some(Box::new(dir))),
     ]
 }
 
@@ -115,7 +129,7 @@ fn a_put_of_the_bytes_a_key_holds_succeeds_and_stores_nothing_new() {
 
 #[test]
 fn a_put_of_the_bytes_a_key_holds_makes_it_the_newest() {
-    for (store, _dir) in stores(3) {
+    for (store, _dir) in bounded_stores(3) {
         for key in ["k0", "k1", "k2"] {
             store.put(key, key.as_bytes()).unwrap();
         }
@@ -273,4 +287,11 @@ fn names_say_where_the_originals_are() {
     let sqlite = SqliteTeeStore::open(&file, Retention::default()).unwrap();
     assert_eq!(sqlite.name(), file.display().to_string());
     assert_eq!(MemoryTeeStore::default().name(), "memory");
+    let server = RedisServer::start(&["--requirepass", "secret"]);
+    let url = format!("redis://:secret@127.0.0.1:{}/0?prefix=p:", server.port());
+    let redis = RedisTeeStore::open(&url).unwrap();
+    assert_eq!(
+        redis.name(),
+        format!("redis://:***@127.0.0.1:{}/0?prefix=p:", server.port())
+    );
 }
