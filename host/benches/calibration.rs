@@ -4,8 +4,9 @@
 //! `cargo bench -p parrot-host --bench calibration` prints Markdown tables (`cargo xtask
 //! bench` puts them into docs/BENCHMARKS.md; the README's budgets are derived from them). Each
 //! row interleaves its yardstick with the calls — a non-allocating serde_json scan of the same
-//! bytes — and gives the ratio. `process` runs with no tee store, a memory store and a SQLite
-//! store. The stage's decisions count o200k tokens as a host's do (the no-gain rule's gauge,
+//! bytes — and gives the ratio. `process` runs with no tee store, a memory store, a SQLite
+//! store and a Redis store (a `redis-server` the benchmark starts on a loopback port; left out,
+//! with a line saying so, without `redis-server` on `PATH`). The stage's decisions count o200k tokens as a host's do (the no-gain rule's gauge,
 //! on the caller's path); by default the savings report's background counting is off
 //! (`HostBuilder::report_tokens(false)`), which isolates the caller's cost;
 //! `CALIBRATION_TOKENS=1` turns it on, as a host has it, to show what that costs the caller on
@@ -18,9 +19,12 @@ use std::time::{Duration, Instant};
 use std::fmt::Write as _;
 
 use parrot_host::{
-    Call, Host, Input, Level, MemoryTeeStore, Retention, SqliteTeeStore, TeeStore,
+    Call, Host, Input, Level, MemoryTeeStore, RedisTeeStore, Retention, SqliteTeeStore, TeeStore,
     TokenCounter as _, Tokenizer,
 };
+
+mod support;
+use support::RedisServer;
 
 #[path = "../../benches/corpus.rs"]
 mod corpus;
@@ -56,7 +60,7 @@ fn main() {
         max_bytes: None,
         max_age: None,
     };
-    let stores: [(&str, Option<Arc<dyn TeeStore>>); 3] = [
+    let mut stores: Vec<(&str, Option<Arc<dyn TeeStore>>)> = vec![
         ("no store", None),
         ("memory", Some(Arc::new(MemoryTeeStore::new(64)))),
         (
@@ -66,6 +70,12 @@ fn main() {
             )),
         ),
     ];
+    let redis = RedisServer::start(dir.path(), "calibration");
+    if let Some(server) = &redis {
+        let url = format!("redis://127.0.0.1:{}/0?prefix=calibration:", server.port);
+        let store = RedisTeeStore::open(&url).expect("the Redis store");
+        stores.push(("Redis", Some(Arc::new(store))));
+    }
     let hosts: Vec<(&str, Host)> = stores
         .iter()
         .map(|(name, store)| {
@@ -91,15 +101,23 @@ fn main() {
          non-allocating serde_json scan of the same bytes, interleaved with the calls. Without a \
          tee store `normal` is capped to `minimal` (nothing lossy may go out without its \
          original kept), so that column measures `minimal` there; with a store, `columnar` at \
-         `normal` is lossy and its call includes the store's put.\n\n\
-         | payload | codec | level | scan p50 | no store | memory store | SQLite store | p99 (memory) | runs |\n\
-         |---|---|---|---|---|---|---|---|---|\n",
+         `normal` is lossy and its call includes the store's put (Redis: a `redis-server` on \
+         a loopback port, no persistence).\n\n\
+         | payload | codec | level | scan p50 | no store | memory store | SQLite store |{} p99 \
+         (memory) | runs |\n\
+         |---|---|---|---|---|---|---|{}---|---|\n",
         if counting_in_background {
             "o200k on the background worker (`CALIBRATION_TOKENS` set)"
         } else {
             "off for the report (it runs on a background worker and is measured below), o200k \
              for the no-gain rule's decisions"
-        }
+        },
+        if redis.is_some() {
+            " Redis store |"
+        } else {
+            ""
+        },
+        if redis.is_some() { "---|" } else { "" },
     );
     let volume: usize = if quick { 20 << 20 } else { 100 << 20 };
     for size in [1 << 10, 10 << 10, 100 << 10, 1 << 20, 10 << 20] {

@@ -10,12 +10,13 @@
 //! `cargo bench -p parrot-host --bench tee`
 
 use std::hint::black_box;
-use std::net::TcpStream;
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use parrot_host::{MemoryTeeStore, RedisTeeStore, Retention, SqliteTeeStore, TeeStore};
+
+mod support;
+use support::RedisServer;
 
 const SIZES: [(&str, usize); 2] = [("1KB", 1024), ("1MB", 1024 * 1024)];
 
@@ -32,58 +33,6 @@ fn original(len: usize) -> Vec<u8> {
         .collect()
 }
 
-/// A `redis-server` on a free loopback port, killed when dropped.
-struct RedisServer {
-    child: Child,
-    port: u16,
-}
-
-impl RedisServer {
-    /// Starts one in `dir`; `None`, with a line saying why, when there is no `redis-server`.
-    fn start(dir: &std::path::Path) -> Option<RedisServer> {
-        let port = std::net::TcpListener::bind(("127.0.0.1", 0))
-            .and_then(|listener| listener.local_addr())
-            .expect("a free loopback port")
-            .port();
-        let child = Command::new("redis-server")
-            .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--dir"])
-            .arg(dir)
-            .args(["--save", "", "--appendonly", "no"])
-            .args(["--maxmemory", "256mb", "--maxmemory-policy", "volatile-ttl"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn();
-        let child = match child {
-            Ok(child) => child,
-            Err(err) => {
-                eprintln!(
-                    "tee: the Redis store is left out: cannot start redis-server ({err}); \
-                     install it (Debian: apt-get install redis-server)"
-                );
-                return None;
-            }
-        };
-        let mut server = RedisServer { child, port };
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while TcpStream::connect(("127.0.0.1", port)).is_err() {
-            if Instant::now() > deadline || server.child.try_wait().ok().flatten().is_some() {
-                eprintln!("tee: the Redis store is left out: redis-server did not start");
-                return None;
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        // Listening means ready: a server with no data to load takes commands at once.
-        Some(server)
-    }
-}
-
-impl Drop for RedisServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 fn tee(c: &mut Criterion) {
     let dir = tempfile::tempdir().expect("temporary directory");
     let retention = Retention {
@@ -98,7 +47,7 @@ fn tee(c: &mut Criterion) {
             Box::new(SqliteTeeStore::open(dir.path().join("tee.sqlite"), retention).expect("open")),
         ),
     ];
-    let redis = RedisServer::start(dir.path());
+    let redis = RedisServer::start(dir.path(), "tee");
     if let Some(server) = &redis {
         let url = format!("redis://127.0.0.1:{}/0?prefix=bench:", server.port);
         stores.push(("redis", Box::new(RedisTeeStore::open(&url).expect("open"))));

@@ -548,7 +548,9 @@ fn tee_table(all: &BTreeMap<String, BTreeMap<String, Estimate>>) -> String {
     let mut table = String::from(
         "`cargo bench -p parrot-host --bench tee`: criterion medians. The SQLite store \
          (WAL, `synchronous=NORMAL`) is held at 200 entries, so each put also deletes the \
-         oldest.\n\n| operation | store | payload | median |\n|---|---|---|---|\n",
+         oldest; the Redis store talks to a `redis-server` the benchmark starts on a loopback \
+         port (no persistence, 256 MiB under `volatile-ttl`), each call a round trip.\n\n\
+         | operation | store | payload | median |\n|---|---|---|---|\n",
     );
     if let Some(functions) = all.get("tee") {
         for (function, e) in functions {
