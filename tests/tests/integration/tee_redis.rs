@@ -562,23 +562,20 @@ fn with_redis_stopped_compress_sends_the_input_unchanged_within_the_put_deadline
     };
     // Paused: connections are accepted, nothing answers; each wait is 200 ms.
     let url = server.url("?timeout_ms=200&connect_timeout_ms=200");
+    let timed = || {
+        let started = Instant::now();
+        let out = command(
+            &args(&url).iter().map(String::as_str).collect::<Vec<_>>(),
+            log.as_bytes(),
+            &[],
+        );
+        (out, started.elapsed())
+    };
     server.pause();
-    let started = Instant::now();
-    let out = command(
-        &args(&url).iter().map(String::as_str).collect::<Vec<_>>(),
-        log.as_bytes(),
-        &[],
-    );
-    let paused = started.elapsed();
+    let (out, paused) = timed();
     server.resume();
     server.kill();
-    let started = Instant::now();
-    let out_stopped = command(
-        &args(&url).iter().map(String::as_str).collect::<Vec<_>>(),
-        log.as_bytes(),
-        &[],
-    );
-    let stopped = started.elapsed();
+    let (out_stopped, stopped) = timed();
     for (out, took) in [(out, paused), (out_stopped, stopped)] {
         assert_eq!(
             out.status.code(),
