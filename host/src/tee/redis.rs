@@ -47,7 +47,7 @@ const MAX_BACKOFF: Duration = Duration::from_secs(1);
 
 /// How a [`RedisTeeStore`] names and keeps its keys, and how long it waits for Redis.
 ///
-/// Read from the store URL's query (`?prefix=team-a:&ttl=86400&timeout_ms=250`), or set on
+/// Read from the store URL's query (`?prefix=team-a:&ttl=86400&timeout_ms=250`: a slower link's deadline), or set on
 /// [`RedisTeeStore::open_with`].
 ///
 /// # Examples
@@ -59,8 +59,8 @@ const MAX_BACKOFF: Duration = Duration::from_secs(1);
 /// let settings = RedisSettings::default();
 /// assert_eq!(settings.prefix, "parrot:");
 /// assert_eq!(settings.ttl, Retention::default().max_age, "the SQLite store's age limit");
-/// assert_eq!(settings.connect_timeout, Duration::from_millis(250));
-/// assert_eq!(settings.timeout, Duration::from_millis(500));
+/// assert_eq!(settings.connect_timeout, Duration::from_millis(50));
+/// assert_eq!(settings.timeout, Duration::from_millis(25));
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -82,11 +82,13 @@ impl RedisSettings {
     /// The default `prefix`.
     pub const DEFAULT_PREFIX: &str = "parrot:";
 
-    /// The default `connect_timeout`.
-    pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_millis(250);
+    /// The default `connect_timeout`. With [`Self::DEFAULT_TIMEOUT`] each way, a stuck Redis
+    /// holds a call at most 100 ms, the pipeline's budget for a call on its executor.
+    pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_millis(50);
 
-    /// The default `timeout`.
-    pub const DEFAULT_TIMEOUT: Duration = Duration::from_millis(500);
+    /// The default `timeout` (on a LAN a put of 1 MB takes a few milliseconds; a slower link
+    /// sets its own in the URL).
+    pub const DEFAULT_TIMEOUT: Duration = Duration::from_millis(25);
 }
 
 impl Default for RedisSettings {

@@ -9,6 +9,10 @@ use std::time::{Duration, Instant};
 /// How long a server may take to accept commands after it starts.
 const READY_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// The deadlines test stores get, as URL parameters: seconds, not milliseconds, so that a put
+/// on a machine busy with other tests is not taken for a stuck Redis.
+pub const GENEROUS: &str = "timeout_ms=2000&connect_timeout_ms=2000";
+
 /// One `redis-server` process: its port and directory outlive a restart.
 pub struct RedisServer {
     child: Option<Child>,
@@ -97,8 +101,18 @@ impl RedisServer {
         Some(String::from_utf8_lossy(&answer[..n]).into_owned())
     }
 
-    /// `redis://127.0.0.1:PORT/0`, then `query` (`?prefix=…`) if not empty.
+    /// `redis://127.0.0.1:PORT/0`, then `query` (`?prefix=…`) if not empty, with [`GENEROUS`]
+    /// deadlines unless it sets its own.
     pub fn url(&self, query: &str) -> String {
+        // Deadlines for a loaded test machine (the defaults, 50 and 25 ms, are for a quiet
+        // one); a query that sets its own keeps them.
+        let query = if query.contains("timeout_ms") {
+            query.to_owned()
+        } else if query.is_empty() {
+            format!("?{GENEROUS}")
+        } else {
+            format!("{query}&{GENEROUS}")
+        };
         format!("redis://127.0.0.1:{}/0{query}", self.port)
     }
 

@@ -215,7 +215,14 @@ fn two_processes_write_a_thousand_keys_each_and_each_reads_all() {
 fn redis_killed_mid_session_loses_nothing_acknowledged_and_calls_recover_after_restart() {
     let mut server = RedisServer::durable();
     let project = tempfile::tempdir().unwrap();
-    let store = Arc::new(RedisTeeStore::open_with(&server.url(""), settings(300), None).unwrap());
+    let store = Arc::new(
+        RedisTeeStore::open_with(
+            &server.url("?timeout_ms=300&connect_timeout_ms=300"),
+            settings(300),
+            None,
+        )
+        .unwrap(),
+    );
     let host = host(project.path(), store.clone());
     let mut acknowledged = Vec::new();
     for seed in 0..5 {
@@ -313,7 +320,12 @@ fn an_original_expires_its_ttl_after_its_last_put() {
 #[test]
 fn a_paused_redis_fails_the_call_within_its_deadline_and_the_store_comes_back() {
     let server = RedisServer::start(&[]);
-    let store = RedisTeeStore::open_with(&server.url(""), settings(200), None).unwrap();
+    let store = RedisTeeStore::open_with(
+        &server.url("?timeout_ms=200&connect_timeout_ms=200"),
+        settings(200),
+        None,
+    )
+    .unwrap();
     store.put("before", b"1").unwrap();
     server.pause();
     let started = Instant::now();
@@ -380,9 +392,9 @@ fn a_full_redis_refuses_puts_and_keeps_what_it_holds() {
 #[test]
 fn wrong_credentials_are_one_error_naming_the_url_with_the_password_masked() {
     let server = RedisServer::start(&["--requirepass", "right-one"]);
-    let url = format!("redis://:wrong-one@127.0.0.1:{}/0", server.port());
+    let url = server.url("").replace("redis://", "redis://:wrong-one@");
     let err = RedisTeeStore::open(&url).unwrap_err().to_string();
-    let masked = format!("redis://:***@127.0.0.1:{}/0", server.port());
+    let masked = url.replace(":wrong-one@", ":***@");
     assert!(
         err.starts_with(&format!(
             "tee store {masked}: cannot open: Redis refused the credentials"
