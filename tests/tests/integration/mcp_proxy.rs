@@ -946,6 +946,19 @@ fn real_server_killed_mid_session_ends_the_proxy_within_a_second() {
 
 #[test]
 fn real_server_build_log_slices_come_back_exactly_and_small() {
+    build_log_slices(None);
+}
+
+/// The same slices with the proxy's store in Redis.
+#[test]
+fn real_server_build_log_slices_come_back_exactly_from_a_redis_store() {
+    let redis = RedisServer::start(&[]);
+    build_log_slices(Some(redis.url("")));
+}
+
+/// The SDK's client reads the corpus's build log through the proxy (its store SQLite, or the
+/// one at `store`) and asks `wm_get_result` for slices of it: each comes back exact and small.
+fn build_log_slices(store: Option<String>) {
     use parrot_host::{TokenCounter, Tokenizer};
 
     let (_dir, data) = data_dir_of(&["build-log.txt"]);
@@ -954,14 +967,22 @@ fn real_server_build_log_slices_come_back_exactly_and_small() {
     let log = std::fs::read_to_string(&file).unwrap();
     let lines: Vec<&str> = log.lines().collect();
     let server = filesystem_server(&data);
-    let out = sdk_client_with(
-        &data,
-        &file,
-        &proxy_command(project.path(), &server),
-        false,
-        Some(r"^error\["),
-    );
+    let mut command = proxy_command(project.path(), &server);
+    if let Some(url) = &store {
+        command.splice(3..3, ["--tee-store".to_owned(), url.clone()]);
+    }
+    let out = sdk_client_with(&data, &file, &command, false, Some(r"^error\["));
     let key = out["pointer"]["key"].as_str().expect("a _tee pointer");
+    if let Some(url) = &store {
+        let held = parrot_host::RedisTeeStore::open(url)
+            .and_then(|redis| parrot_host::TeeStore::get(&redis, key))
+            .unwrap();
+        assert_eq!(
+            held.as_deref(),
+            Some(log.as_bytes()),
+            "the original is in Redis"
+        );
+    }
     let selected = out["selected"].as_array().expect("the recovery calls ran");
     assert_eq!(
         selected.len(),
