@@ -132,8 +132,14 @@ pub fn binary() -> PathBuf {
 
 /// The source folder of a shipped plugin (`plugins/line-dedup`).
 /// Runs the command with `--project project` and `args`, `input` on its stdin, without the
-/// environment variables that would change what it does (the plugin path, the kill switch).
+/// environment variables that would change what it does (the plugin path, the kill switch, the
+/// Redis store's password).
 pub fn run_in(project: &Path, args: &[&str], input: &[u8]) -> Output {
+    run_in_with(project, args, input, &[])
+}
+
+/// [`run_in`] with the environment variables `envs` set.
+pub fn run_in_with(project: &Path, args: &[&str], input: &[u8], envs: &[(&str, &str)]) -> Output {
     use std::io::Write;
     let mut child = Command::new(binary())
         .arg("--project")
@@ -141,6 +147,8 @@ pub fn run_in(project: &Path, args: &[&str], input: &[u8]) -> Output {
         .args(args)
         .env_remove("PARROT_PLUGIN_PATH")
         .env_remove("PARROT_COMPRESSION_DISABLED")
+        .env_remove("PARROT_TEE_REDIS_PASSWORD")
+        .envs(envs.iter().copied())
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())

@@ -36,6 +36,11 @@ fn expected_key(tool: &str, original: &[u8], hex_digits: usize) -> String {
     format!("__tee__:{tool}:{}", &hex[..hex_digits])
 }
 
+/// A SQLite store, `dir/tee.db`, with the default retention.
+fn store_in(dir: &Path) -> Arc<SqliteTeeStore> {
+    Arc::new(SqliteTeeStore::open(dir.join("tee.db"), Retention::default()).unwrap())
+}
+
 fn host_with(store: Arc<dyn TeeStore>, project: &Path) -> Host {
     Host::builder()
         .project(project)
@@ -48,8 +53,7 @@ fn host_with(store: Arc<dyn TeeStore>, project: &Path) -> Host {
 #[test]
 fn compressing_the_same_payload_twice_is_byte_identical_with_one_store_entry() {
     let dir = tempfile::tempdir().unwrap();
-    let store =
-        Arc::new(SqliteTeeStore::open(dir.path().join("tee.db"), Retention::default()).unwrap());
+    let store = store_in(dir.path());
     let log = build_log();
     let expected = expected_key("shell_cargo_build", log.as_bytes(), 12);
     let outputs: Vec<Vec<u8>> = (0..2)
@@ -80,8 +84,7 @@ fn compressing_the_same_payload_twice_is_byte_identical_with_one_store_entry() {
 #[test]
 fn the_same_bytes_from_another_tool_get_another_key() {
     let dir = tempfile::tempdir().unwrap();
-    let store =
-        Arc::new(SqliteTeeStore::open(dir.path().join("tee.db"), Retention::default()).unwrap());
+    let store = store_in(dir.path());
     let host = host_with(store.clone(), dir.path());
     let log = build_log();
     let a = host
@@ -100,8 +103,7 @@ fn the_same_bytes_from_another_tool_get_another_key() {
 #[test]
 fn another_original_under_the_short_key_is_kept_and_the_input_goes_under_the_whole_digest() {
     let dir = tempfile::tempdir().unwrap();
-    let store =
-        Arc::new(SqliteTeeStore::open(dir.path().join("tee.db"), Retention::default()).unwrap());
+    let store = store_in(dir.path());
     let log = build_log();
     let short = expected_key("shell_cargo_build", log.as_bytes(), 12);
     let whole = expected_key("shell_cargo_build", log.as_bytes(), 64);

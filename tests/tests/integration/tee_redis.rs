@@ -467,24 +467,10 @@ fn a_bad_store_url_is_one_line_naming_it_with_the_password_masked() {
 
 /// Runs the command in a fresh project with `envs` and `input` on stdin, without the variables
 /// that would change what it does.
+/// The command in a project of its own (nothing but the store is shared between two runs).
 fn command(args: &[&str], input: &[u8], envs: &[(&str, &str)]) -> Output {
-    use std::io::Write;
     let project = tempfile::tempdir().unwrap();
-    let mut child = Command::new(support::binary())
-        .arg("--project")
-        .arg(project.path())
-        .args(args)
-        .env_remove("PARROT_PLUGIN_PATH")
-        .env_remove("PARROT_COMPRESSION_DISABLED")
-        .env_remove("PARROT_TEE_REDIS_PASSWORD")
-        .envs(envs.iter().copied())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let _ = child.stdin.take().unwrap().write_all(input);
-    child.wait_with_output().unwrap()
+    support::run_in_with(project.path(), args, input, envs)
 }
 
 fn meta(out: &Output) -> Value {
