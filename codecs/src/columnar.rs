@@ -817,10 +817,15 @@ const MANY_DISTINCT: usize = 64;
 /// escape as `"decoded value"`.
 fn distinct_form(value: &str, escaped: bool) -> Cow<'_, str> {
     if escaped {
-        Cow::Owned(format!("\"{}\"", decoded_string(value)))
+        quoted(&decoded_string(value))
     } else {
         Cow::Borrowed(value)
     }
+}
+
+/// A string's decoded contents in quotes: the distinct form of a string with an escape.
+fn quoted<'v>(decoded: &str) -> Cow<'v, str> {
+    Cow::Owned(format!("\"{decoded}\""))
 }
 
 impl<'a> ColumnStats<'a> {
@@ -842,7 +847,12 @@ impl<'a> ColumnStats<'a> {
                 Cow::Borrowed(between_quotes(value))
             }
         });
-        self.count_distinct(value, index, matches!(contents, Some(Cow::Owned(_))), cells);
+        // A string with an escape was decoded above: its distinct form is made from that.
+        let (form, escaped) = match &contents {
+            Some(Cow::Owned(decoded)) => (quoted(decoded), true),
+            _ => (Cow::Borrowed(value), false),
+        };
+        self.count_distinct(value, form, index, escaped, cells);
         match self.kind {
             Some(shared) if shared != kind || kind == Kind::Other => {
                 self.kind = Some(Kind::Other);
@@ -880,10 +890,12 @@ impl<'a> ColumnStats<'a> {
 }
 
 impl ColumnStats<'_> {
-    /// Adds the value to the distinct set unless an equal one is there.
+    /// Adds `value` (the cell at `index`, its distinct form `form`) to the distinct set
+    /// unless an equal one is there.
     fn count_distinct(
         &mut self,
         value: &str,
+        form: Cow<'_, str>,
         index: usize,
         escaped: bool,
         cells: &[(usize, &str)],
@@ -894,7 +906,11 @@ impl ColumnStats<'_> {
             let cell = cells.get((entry & !ESCAPED) as usize).map_or("", |c| c.1);
             (cell, entry & ESCAPED != 0)
         };
-        let form = distinct_form(value, escaped);
+        // An entry's hash, when the table grows.
+        let rehash = |&entry: &u32| {
+            let (cell, cell_escaped) = stored(entry);
+            hasher.hash_one(distinct_form(cell, cell_escaped))
+        };
         let hash = hasher.hash_one(&form);
         let equal = |&entry: &u32| {
             let (cell, cell_escaped) = stored(entry);
@@ -905,16 +921,10 @@ impl ColumnStats<'_> {
             return;
         }
         if self.distinct.len() == MANY_DISTINCT {
-            self.distinct.reserve(self.rows, |&entry| {
-                let (cell, cell_escaped) = stored(entry);
-                hasher.hash_one(distinct_form(cell, cell_escaped))
-            });
+            self.distinct.reserve(self.rows, rehash);
         }
         let entry = index as u32 | if escaped { ESCAPED } else { 0 };
-        self.distinct.insert_unique(hash, entry, |&entry| {
-            let (cell, cell_escaped) = stored(entry);
-            hasher.hash_one(distinct_form(cell, cell_escaped))
-        });
+        self.distinct.insert_unique(hash, entry, rehash);
     }
 }
 
