@@ -236,32 +236,20 @@ fn recover_needs_only_the_store() {
             "{case}: the project is broken"
         );
 
-        let recovered = run(dir.path(), &["recover", &key], b"");
-        assert_eq!(
-            recovered.status.code(),
-            Some(0),
-            "{case}: {}",
-            text(&recovered.stderr)
-        );
-        assert_eq!(recovered.stdout, log.as_bytes(), "{case}");
+        let recovers = |args: &[&str]| {
+            let recovered = run(dir.path(), args, b"");
+            assert_eq!(
+                recovered.status.code(),
+                Some(0),
+                "{case}: {}",
+                text(&recovered.stderr)
+            );
+            assert_eq!(recovered.stdout, log.as_bytes(), "{case}");
+        };
+        recovers(&["recover", &key]);
         // A plugin folder that does not exist is no reason to fail either.
-        let recovered = run(
-            dir.path(),
-            &[
-                "--plugins",
-                dir.path().join("gone").to_str().unwrap(),
-                "recover",
-                &key,
-            ],
-            b"",
-        );
-        assert_eq!(
-            recovered.status.code(),
-            Some(0),
-            "{case}: {}",
-            text(&recovered.stderr)
-        );
-        assert_eq!(recovered.stdout, log.as_bytes(), "{case}");
+        let gone = dir.path().join("gone");
+        recovers(&["--plugins", gone.to_str().unwrap(), "recover", &key]);
         assert_eq!(
             run(dir.path(), &["store"], b"").status.code(),
             Some(0),
