@@ -203,6 +203,34 @@ impl Codec for Log {
     }
 }
 
+/// The first stages of [`Log::compress`] on their own, for the benchmark that measures what
+/// they cost (`benches/log.rs`, "the codec's floor"). Not part of the API.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stage {
+    /// The line table and the cleaning of coloured and redrawn lines.
+    Lines,
+    /// Those, then the pattern scan that finds the failure and warning lines.
+    Scan,
+}
+
+impl Log {
+    /// Runs `text` through the first stages of the codec, up to `stage`, and returns how many
+    /// lines it has (with `Scan`: how many the table matched, so nothing is optimised away).
+    /// For the benchmark only; not part of the API.
+    #[doc(hidden)]
+    pub fn run_stages(&self, text: &str, stage: Stage) -> usize {
+        if text.len() >= u32::MAX as usize {
+            return 0;
+        }
+        let lines = fold::Lines::new(text);
+        match stage {
+            Stage::Lines => lines.len(),
+            Stage::Scan => self.matcher.scan(&lines).iter().flatten().count(),
+        }
+    }
+}
+
 /// The `failure_patterns` param: a list of non-empty single-line strings.
 fn failure_patterns(params: &mut Params) -> Result<Vec<String>, CodecError> {
     const KEY: &str = "failure_patterns";
