@@ -776,3 +776,17 @@ fn a_one_line_fold_at_a_region_edge_is_written_as_the_line() {
     let verbatim = check_grammar(&input, &out);
     assert!(verbatim.contains(&32) && verbatim.contains(&33), "{out}");
 }
+
+/// The benchmark's stages count what they ran on: lines (a coloured and a redrawn one among
+/// them), then the lines the pattern table matched.
+#[test]
+fn the_benchmarks_stages_count_lines_and_matches() {
+    use super::Stage;
+    let log = codec("{}");
+    let text = "\u{1b}[32m   Compiling\u{1b}[0m a v0.1.0\nerror[E0308]: mismatched types\n  \
+                Building [==  ] 10%\r  Building [====] 100%\nwarning: unused variable: `x`\n\
+                done\n";
+    assert_eq!(log.run_stages(text, Stage::Lines), 5);
+    assert_eq!(log.run_stages(text, Stage::Scan), 2);
+    assert_eq!(log.run_stages("no failure here\nnor here", Stage::Scan), 0);
+}
