@@ -210,7 +210,7 @@ impl Codec for Columnar {
     }
 }
 
-inventory::submit! { crate::Builtin::of::<Columnar>() }
+inventory::submit! { crate::Builtin::validating::<Columnar>() }
 
 /// Where the rows sit in the payload.
 enum Shape<'a> {

@@ -178,7 +178,7 @@ impl Codec for JsonCompact {
     }
 }
 
-inventory::submit! { crate::Builtin::of::<JsonCompact>() }
+inventory::submit! { crate::Builtin::validating::<JsonCompact>() }
 
 /// What one pass over the input does.
 #[derive(Debug, Clone, Copy)]

@@ -52,6 +52,8 @@ pub mod columnar;
 pub mod json_compact;
 pub mod log;
 pub mod toon;
+#[cfg(test)]
+mod validating;
 
 pub use columnar::Columnar;
 pub use json_compact::JsonCompact;
@@ -91,6 +93,15 @@ pub struct Builtin {
     pub meta: CodecMeta,
     /// Builds the codec from a manifest entry's params, rejecting unknown keys.
     pub build: fn(Params) -> Result<Box<dyn DynCodec>, CodecError>,
+    /// The codec validates a JSON payload in its own pass, as `parrot_json::check` would: at
+    /// every level and with any params, it returns [`Outcome::Changed`] for a payload given as
+    /// JSON only when the whole text is JSON that `check` accepts (no duplicate member name at
+    /// any depth, nested no deeper than `parrot_json::MAX_DEPTH`, nothing after the value),
+    /// and it leaves every text payload unchanged. So the host may give it a payload that
+    /// starts like a JSON container before checking it, and check it only when the codec
+    /// leaves it unchanged or fails (docs/CONTRACT.md §4, the fused pass). Property-tested in
+    /// `validating.rs` on the corpus and on invalid variants of it.
+    pub validates_json: bool,
 }
 
 impl Builtin {
@@ -99,6 +110,16 @@ impl Builtin {
         Builtin {
             meta: CodecMeta::of::<C>(),
             build: build_boxed::<C>,
+            validates_json: false,
+        }
+    }
+
+    /// The registration of codec `C`, which validates its JSON payloads in its own pass (see
+    /// [`Builtin::validates_json`]).
+    pub const fn validating<C: Codec>() -> Builtin {
+        Builtin {
+            validates_json: true,
+            ..Builtin::of::<C>()
         }
     }
 }

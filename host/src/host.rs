@@ -234,12 +234,17 @@ impl Host {
             ),
             None => (self.fallback_codec(), true, None),
         };
+        // The codec that runs is the registered one of its name (an entry's codec is built
+        // from the registry), so its flag is the registry's.
+        let validates_json =
+            auto.is_none() && builtin && self.registry.validates_json(codec.name());
         let level = self.level_of(&resolution, call.status, call.level);
         pipeline::process(Run {
             stage: &self.stage,
             tee: self.tee.as_deref(),
             codec,
             builtin,
+            validates_json,
             auto,
             level,
             call,

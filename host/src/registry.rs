@@ -142,6 +142,12 @@ impl Registry {
         self.codecs.get(name).map(|(info, _)| info)
     }
 
+    /// Whether codec `name` is a built-in that validates its JSON payloads in its own pass
+    /// ([`Builtin::validates_json`]), so the pipeline may leave the check to it.
+    pub(crate) fn validates_json(&self, name: &str) -> bool {
+        matches!(self.codecs.get(name), Some((_, Provider::Builtin(builtin))) if builtin.validates_json)
+    }
+
     /// The registered names, comma-separated, for messages.
     pub(crate) fn names(&self) -> String {
         self.codecs.keys().copied().collect::<Vec<_>>().join(", ")

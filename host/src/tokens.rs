@@ -97,6 +97,15 @@ impl TokenWorker {
         }
     }
 
+    /// Whether jobs are counted: a worker that is [`TokenWorker::off`] drops them, so the
+    /// caller need not build one.
+    pub(crate) fn is_on(&self) -> bool {
+        self.sender
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .is_some()
+    }
+
     pub(crate) fn submit(&self, job: Job) {
         let (lock, _) = &*self.pending;
         *lock.lock().unwrap_or_else(|p| p.into_inner()) += 1;

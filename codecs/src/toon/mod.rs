@@ -198,7 +198,7 @@ impl Codec for Toon {
     }
 }
 
-inventory::submit! { crate::Builtin::of::<Toon>() }
+inventory::submit! { crate::Builtin::validating::<Toon>() }
 
 #[cfg(test)]
 mod tests {

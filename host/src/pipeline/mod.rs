@@ -196,6 +196,9 @@ pub(crate) struct Run<'h, 'a> {
     pub(crate) tee: Option<&'h dyn TeeStore>,
     pub(crate) codec: &'h dyn DynCodec,
     pub(crate) builtin: bool,
+    /// The codec is a built-in that validates JSON in its own pass: the pipeline leaves the
+    /// JSON check to it (rule 4, the fused pass).
+    pub(crate) validates_json: bool,
     /// The entry's codec is `auto`: it routes, and the winner's flags apply.
     pub(crate) auto: Option<&'h Auto>,
     pub(crate) level: Level,
@@ -230,14 +233,15 @@ pub(crate) fn process<'a>(run: Run<'_, 'a>) -> Processed<'a> {
 
     let output: Option<String> = rules::decide(&run, &input, &mut meta);
 
-    // The token worker gets its own copies: the caller keeps the input and the output. Text is
-    // copied as it is (it was checked as UTF-8 already); only a payload that is not UTF-8
-    // goes through the lossy conversion.
+    // The token worker, when it counts, gets its own copies: the caller keeps the input and
+    // the output. Text is copied as it is; only a payload that is not UTF-8 goes through the
+    // lossy conversion. A worker that is off gets nothing, and nothing is copied.
     let text_of = |bytes: &[u8]| match std::str::from_utf8(bytes) {
         Ok(text) => text.to_owned(),
         Err(_) => String::from_utf8_lossy(bytes).into_owned(),
     };
-    let after_copy = output.clone();
+    let counting = stage.tokens.is_on();
+    let after_copy = if counting { output.clone() } else { None };
     let payload = match output {
         Some(text) => {
             meta.compressed = true;
@@ -261,12 +265,14 @@ pub(crate) fn process<'a>(run: Run<'_, 'a>) -> Processed<'a> {
             observer.on_processed(&event);
         }));
     }
-    stage.tokens.submit(Job {
-        call_id,
-        tool: call.tool.to_owned(),
-        before: text_of(&input),
-        after: after_copy,
-    });
+    if counting {
+        stage.tokens.submit(Job {
+            call_id,
+            tool: call.tool.to_owned(),
+            before: text_of(&input),
+            after: after_copy,
+        });
+    }
     Processed {
         payload,
         meta,

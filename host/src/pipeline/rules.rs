@@ -36,9 +36,38 @@ fn compress(run: &Run<'_, '_>, input: &[u8], meta: &mut Meta) -> Result<String, 
         // replace the part asked for with markers pointing at the same original.
         return Err(Skip::AlreadyCompressed);
     }
-    let (kind, text, members) = supported(run, input)?;
-    let admitted = admit(run, kind, text)?;
-    let produced = run_codec(run, kind, text, members, admitted, meta)?;
+    let (text, produced) = match fused_json(run, input) {
+        Some(text) => {
+            // The fused pass: the codec validates the payload as it reads it. Its `Changed`
+            // means the payload is JSON the check accepts; otherwise the check decides, as it
+            // would have before the codec ran.
+            let admitted = match admit(run, PayloadKind::Json, text) {
+                Ok(admitted) => admitted,
+                Err(skip) => {
+                    // A payload the stage never changes says so first, as it would have.
+                    supported(run, input)?;
+                    return Err(skip);
+                }
+            };
+            match run_codec(run, PayloadKind::Json, text, None, admitted, meta) {
+                Ok(produced) => (text, produced),
+                Err(skip) => {
+                    // Not JSON, or too deep: text, which a validating codec leaves unchanged.
+                    let (kind, ..) = supported(run, input)?;
+                    return Err(if kind == PayloadKind::Json {
+                        skip
+                    } else {
+                        Skip::NoGain
+                    });
+                }
+            }
+        }
+        None => {
+            let (kind, text, members) = supported(run, input)?;
+            let admitted = admit(run, kind, text)?;
+            (text, run_codec(run, kind, text, members, admitted, meta)?)
+        }
+    };
     let produced = verify(run, produced)?;
     let mut pointed = point(run, input, produced)?;
     gain(run, text, &pointed)?;
@@ -83,6 +112,25 @@ fn passthrough_flags(run: &Run<'_, '_>) -> Result<(), Skip> {
     } else {
         Ok(())
     }
+}
+
+/// Rule 4, fused: the payload as JSON without checking it first, when the codec validates
+/// JSON in its own pass (a built-in declaring [`parrot_codecs::Builtin::validates_json`], not
+/// `auto`) and the payload is UTF-8 that starts, after whitespace, like an object or an array.
+/// The codec's `Changed` then stands for the check; anything else and the check runs after it
+/// (see [`compress`]), so every payload ends where the check alone would have sent it. The
+/// validation's time counts in the codec call's budget, as it is part of the codec's pass.
+fn fused_json<'i>(run: &Run<'_, '_>, input: &'i [u8]) -> Option<&'i str> {
+    if !run.validates_json {
+        return None;
+    }
+    let first = input
+        .iter()
+        .find(|b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r'))?;
+    if !matches!(first, b'{' | b'[') {
+        return None;
+    }
+    std::str::from_utf8(input).ok()
 }
 
 /// Rule 4: the text a codec gets and its kind; payloads the stage never changes (not UTF-8,

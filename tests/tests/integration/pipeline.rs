@@ -708,3 +708,78 @@ fn the_reported_duration_leaves_out_the_tokenizers_start_up() {
         );
     }
 }
+
+/// The built-ins that validate JSON in their own pass run before the payload is checked (the
+/// fused pass); every payload still ends where the check alone sent it: a duplicate member
+/// name anywhere is `unsupported_payload`, text that only starts like JSON (cut, trailing
+/// bytes, nested too deep, not JSON at all) is text, which they leave alone (`no_gain`), and
+/// valid JSON is compressed. The payload of every skip is the input, byte for byte.
+#[test]
+fn the_fused_pass_ends_every_payload_where_the_check_would() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join(".parrot")).unwrap();
+    let entries: String = ["json_compact", "columnar", "toon"]
+        .iter()
+        .map(|codec| format!("[compressor.\"rows_{codec}\"]\ncodec = \"{codec}\"\n"))
+        .collect();
+    std::fs::write(dir.path().join(".parrot/compressors.toml"), entries).unwrap();
+    let mut builder = Host::builder();
+    builder
+        .project(dir.path())
+        .plugin_path(None)
+        .tee_store(Arc::new(MemoryTeeStore::default()));
+    let host = builder.build().expect("host builds");
+
+    let row = |i: usize| format!(r#"{{"id":{i},"name":"row {i}","empty":null,"tag":"t"}}"#);
+    let rows = |n: usize| format!("[{}]", (0..n).map(row).collect::<Vec<_>>().join(","));
+    let valid = rows(60);
+    let deep = format!("[{}{}{}]", "[".repeat(600), "1", "]".repeat(600));
+    let cases: Vec<(&str, String, Option<Skip>)> = vec![
+        ("valid rows", valid.clone(), None),
+        (
+            "a duplicate at the top",
+            format!(r#"{{"rows":{valid},"rows":[]}}"#),
+            Some(Skip::UnsupportedPayload),
+        ),
+        (
+            "a duplicate in the last row",
+            valid.replacen(r#"{"id":59,"#, r#"{"id":59,"id":60,"#, 1),
+            Some(Skip::UnsupportedPayload),
+        ),
+        (
+            "trailing bytes",
+            format!("{valid} and more"),
+            Some(Skip::NoGain),
+        ),
+        (
+            "cut short",
+            valid[..valid.len() - 3].to_owned(),
+            Some(Skip::NoGain),
+        ),
+        ("nested too deep", deep, Some(Skip::NoGain)),
+        (
+            "not JSON",
+            "{ this is a note, not JSON }\n".repeat(20),
+            Some(Skip::NoGain),
+        ),
+    ];
+    for codec in ["json_compact", "columnar", "toon"] {
+        let tool = format!("rows_{codec}");
+        for level in [Level::Minimal, Level::Normal] {
+            for (what, payload, skipped) in &cases {
+                let out = host.process(Call::new(&tool, Input::Text(payload)).level(level));
+                assert_eq!(out.meta.skipped, *skipped, "{codec} at {level}: {what}");
+                match skipped {
+                    Some(_) => {
+                        assert_eq!(&*out.payload, payload.as_bytes(), "{codec}: {what}");
+                        assert!(!out.meta.compressed, "{codec}: {what}");
+                    }
+                    None => {
+                        assert!(out.meta.compressed, "{codec}: {what}");
+                        assert!(out.payload.len() < payload.len(), "{codec}: {what}");
+                    }
+                }
+            }
+        }
+    }
+}
