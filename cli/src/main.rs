@@ -449,7 +449,12 @@ fn compress(
         return Ok(());
     }
     let capture = Arc::new(TokenCapture::default());
-    let host = host(cli, true, Some(capture.clone()))?;
+    // Token counts are shown only with --meta: without it nothing counts them for the report,
+    // so the tokenizer is loaded only if the no-gain rule needs it.
+    let host = builder(cli, true, Some(capture.clone()))?
+        .report_tokens(with_meta)
+        .build()
+        .map_err(|err| Failure::config(err.errors.iter().map(ToString::to_string).collect()))?;
     let mut call = Call::new(tool, Input::Bytes(&input)).status(status);
     call.level = level;
     let processed = host.process(call);
