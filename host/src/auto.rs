@@ -129,6 +129,8 @@ struct Candidate {
     name: String,
     codec: Arc<dyn DynCodec>,
     builtin: bool,
+    /// A built-in that validates JSON in its own pass ([`Registry::validates_json`]).
+    validates_json: bool,
 }
 
 /// The routing codec (see the module docs).
@@ -159,6 +161,9 @@ pub(crate) struct Part<'a> {
     pub(crate) codec: &'a dyn DynCodec,
     /// The candidate is built in (for the verification policy).
     pub(crate) builtin: bool,
+    /// The candidate validates JSON in its own pass: its output for a JSON input vouches that
+    /// the input is JSON the check accepts (the fused pass, CONTRACT §4).
+    pub(crate) validates_json: bool,
     /// The kind of the part's input.
     pub(crate) kind: PayloadKind,
     /// The part's input (the payload itself, a JSON string's decoded text, a block's text).
@@ -333,6 +338,7 @@ impl Auto {
                         name: name.clone(),
                         codec,
                         builtin,
+                        validates_json: registry.validates_json(name),
                     });
                     built.push(Arc::clone(&candidate));
                     Ok(candidate)
@@ -435,6 +441,7 @@ impl Auto {
             parts: vec![Part {
                 codec: &*won.candidate.codec,
                 builtin: won.candidate.builtin,
+                validates_json: won.candidate.validates_json,
                 kind: won.kind,
                 input: won.input,
                 output,
@@ -640,6 +647,7 @@ impl Auto {
             parts.push(Part {
                 codec: &*won.candidate.codec,
                 builtin: won.candidate.builtin,
+                validates_json: won.candidate.validates_json,
                 kind: won.kind,
                 input: won.input,
                 output: Some(won.output),
@@ -1250,6 +1258,7 @@ mod tests {
             name: codec.name().to_owned(),
             codec,
             builtin: true,
+            validates_json: false,
         })
     }
 

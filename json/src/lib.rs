@@ -135,7 +135,7 @@ pub use equal::{equivalent, scalar_eq};
 pub use names::{DistinctNames, all_distinct};
 pub use number::{Number, cmp_numbers, is_number};
 pub use reader::{Error, MAX_DEPTH, Reader, string_stop};
-pub use span::{Member, Span, elements, members, value_span};
+pub use span::{Member, Span, elements, members, members_unchecked, value_span};
 pub use string::{
     Decoded, RawStr, Str, WrittenChars, decode_string, encode_string, write_string, write_unescaped,
 };

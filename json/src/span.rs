@@ -103,6 +103,115 @@ pub fn members(text: &str, start: usize) -> Result<Vec<Member<'_>>, Error> {
     Ok(members)
 }
 
+/// The members of the object whose `{` is at byte `start` of `text`, found by structure alone:
+/// each name is read as [`members`] reads it, but each value is only skipped, a string to its
+/// closing quote and a container to its matching bracket, without checking what it holds (its
+/// syntax, depth or names). Nor are the names checked for duplicates, nor what follows the
+/// object. For a caller that validates the values in a pass of its own (the host's fused pass,
+/// CONTRACT §4): on JSON that [`crate::check`] accepts, the result is exactly [`members`]'s;
+/// on other text it is `None` or spans that a validating pass will refuse.
+///
+/// # Examples
+///
+/// ```
+/// let text = r#"{"driver": "pg", "rows": [{"a": "]"}, {"a": 2}]}"#;
+/// let found = parrot_json::members_unchecked(text, 0).unwrap();
+/// assert_eq!(found, parrot_json::members(text, 0).unwrap());
+/// assert_eq!(&text[found[1].value.clone()], r#"[{"a": "]"}, {"a": 2}]"#);
+/// // Values are not checked: a validating pass must follow.
+/// assert!(parrot_json::members_unchecked(r#"{"a": [01, 02]}"#, 0).is_some());
+/// assert!(parrot_json::members_unchecked(r#"{"a": [1, 2}"#, 0).is_none());
+/// ```
+pub fn members_unchecked(text: &str, start: usize) -> Option<Vec<Member<'_>>> {
+    let bytes = text.as_bytes();
+    let mut reader = opened(text, start, b'{').ok()?;
+    let mut members = Vec::new();
+    if reader.empty_container(b'}') {
+        return Some(members);
+    }
+    loop {
+        let name = reader.string().ok()?;
+        reader.expect(b':').ok()?;
+        reader.skip_ws();
+        let at = reader.pos();
+        let end = structural_end(bytes, at)?;
+        reader.skip(end - at);
+        members.push(Member {
+            name,
+            value: at..end,
+        });
+        if !reader.next_or_close(b'}').ok()? {
+            return Some(members);
+        }
+    }
+}
+
+/// Where the value that starts at `pos` ends, by structure alone: a string past its closing
+/// quote, a container past its matching bracket (brackets inside strings do not count), any
+/// other value at the next `,`, `]`, `}` or whitespace. `None` when the text ends first or a
+/// bracket does not match.
+fn structural_end(bytes: &[u8], pos: usize) -> Option<usize> {
+    match *bytes.get(pos)? {
+        b'"' => string_end(bytes, pos),
+        b'[' | b'{' => {
+            let mut open: Vec<u8> = Vec::new();
+            let mut at = pos;
+            loop {
+                while !STRUCTURAL[usize::from(*bytes.get(at)?)] {
+                    at += 1;
+                }
+                match bytes[at] {
+                    b'"' => {
+                        at = string_end(bytes, at)?;
+                        continue;
+                    }
+                    b'[' => open.push(b']'),
+                    b'{' => open.push(b'}'),
+                    close => {
+                        if open.pop() != Some(close) {
+                            return None;
+                        }
+                        if open.is_empty() {
+                            return Some(at + 1);
+                        }
+                    }
+                }
+                at += 1;
+            }
+        }
+        _ => Some(
+            bytes[pos..]
+                .iter()
+                .position(|b| matches!(b, b',' | b']' | b'}' | b' ' | b'\t' | b'\n' | b'\r'))
+                .map_or(bytes.len(), |len| pos + len),
+        ),
+    }
+}
+
+/// Past the closing quote of the string whose opening quote is at `pos`, or `None`.
+fn string_end(bytes: &[u8], pos: usize) -> Option<usize> {
+    let mut at = pos + 1;
+    loop {
+        at = crate::reader::string_stop(bytes, at);
+        match *bytes.get(at)? {
+            b'"' => return Some(at + 1),
+            b'\\' => at += 2,
+            _ => at += 1,
+        }
+    }
+}
+
+/// The bytes [`structural_end`] stops at inside a container: quotes and brackets.
+static STRUCTURAL: [bool; 256] = {
+    let mut table = [false; 256];
+    table[b'"' as usize] = true;
+    table[b'[' as usize] = true;
+    table[b']' as usize] = true;
+    table[b'{' as usize] = true;
+    table[b'}' as usize] = true;
+    table
+};
+
 /// A reader just past the `open` at byte `start` of `text`.
 fn opened(text: &str, start: usize, open: u8) -> Result<Reader<'_>, Error> {
     let mut reader = Reader::at(text, start);
@@ -140,6 +249,38 @@ mod tests {
             .collect();
         assert_eq!(items, ["1.50", "\"x\\\"]\"", "{ }"]);
         assert_eq!(&text[value_span(text).unwrap()], text);
+    }
+
+    /// On valid JSON the structural scan finds what the validating one does, whatever the
+    /// strings hold; on broken structure it gives up.
+    #[test]
+    fn unchecked_members_are_the_members_of_valid_json() {
+        let texts = [
+            r#"{}"#,
+            r#" {"a":1} "#,
+            r#"{"a" : "x\"]}\\" , "b":[{"c":"[","d":[1,[2,{}]]}],"e":-1.5e3,"f":true,"g":null}"#,
+            r#"{"rows":[{"id":1,"v":"}"},{"id":2,"v":"\u005d"}],"n":{"x":{"y":[]}}}"#,
+            "{\"a\":\t[ 1 ,\n2 ]\r\n,\"b\":\"\"}",
+        ];
+        for text in texts {
+            let start = text.len() - text.trim_start().len();
+            assert_eq!(
+                members_unchecked(text, start),
+                Some(members(text, start).unwrap()),
+                "{text}"
+            );
+        }
+        for broken in [
+            r#"{"a":[1,2}"#,
+            r#"{"a":{"b":1]}"#,
+            r#"{"a":"unterminated}"#,
+            r#"{"a":[1,2"#,
+            r#"{"a" 1}"#,
+            r#"{"a":1"#,
+            "[1]",
+        ] {
+            assert_eq!(members_unchecked(broken, 0), None, "{broken}");
+        }
     }
 
     #[test]

@@ -37,35 +37,13 @@ fn compress(run: &Run<'_, '_>, input: &[u8], meta: &mut Meta) -> Result<String, 
         return Err(Skip::AlreadyCompressed);
     }
     let (text, produced) = match fused_json(run, input) {
-        Some(text) => {
-            // The fused pass: the codec validates the payload as it reads it. Its `Changed`
-            // means the payload is JSON the check accepts; otherwise the check decides, as it
-            // would have before the codec ran.
-            let admitted = match admit(run, PayloadKind::Json, text) {
-                Ok(admitted) => admitted,
-                Err(skip) => {
-                    // A payload the stage never changes says so first, as it would have.
-                    supported(run, input)?;
-                    return Err(skip);
-                }
-            };
-            match run_codec(run, PayloadKind::Json, text, None, admitted, meta) {
-                Ok(produced) => (text, produced),
-                Err(skip) => {
-                    // Not JSON, or too deep: text, which a validating codec leaves unchanged.
-                    let (kind, ..) = supported(run, input)?;
-                    return Err(if kind == PayloadKind::Json {
-                        skip
-                    } else {
-                        Skip::NoGain
-                    });
-                }
-            }
-        }
+        Some(text) => (text, fused(run, input, text, meta)?),
         None => {
             let (kind, text, members) = supported(run, input)?;
             let admitted = admit(run, kind, text)?;
-            (text, run_codec(run, kind, text, members, admitted, meta)?)
+            let (produced, elapsed) = run_codec(run, kind, text, members, meta);
+            admitted.record(run, elapsed);
+            (text, produced?)
         }
     };
     let produced = verify(run, produced)?;
@@ -114,14 +92,13 @@ fn passthrough_flags(run: &Run<'_, '_>) -> Result<(), Skip> {
     }
 }
 
-/// Rule 4, fused: the payload as JSON without checking it first, when the codec validates
-/// JSON in its own pass (a built-in declaring [`parrot_codecs::Builtin::validates_json`], not
-/// `auto`) and the payload is UTF-8 that starts, after whitespace, like an object or an array.
-/// The codec's `Changed` then stands for the check; anything else and the check runs after it
-/// (see [`compress`]), so every payload ends where the check alone would have sent it. The
-/// validation's time counts in the codec call's budget, as it is part of the codec's pass.
+/// Rule 4, fused: the payload as JSON without checking it first, when the entry's codec is
+/// `auto` or a built-in that validates JSON in its own pass
+/// ([`parrot_codecs::Builtin::validates_json`]) and the payload is UTF-8 that starts, after
+/// whitespace, like an object or an array (see [`fused`]). The validation's time counts in the
+/// codec call's budget, as it is part of the codec's pass.
 fn fused_json<'i>(run: &Run<'_, '_>, input: &'i [u8]) -> Option<&'i str> {
-    if !run.validates_json {
+    if !run.validates_json && run.auto.is_none() {
         return None;
     }
     let first = input
@@ -132,6 +109,75 @@ fn fused_json<'i>(run: &Run<'_, '_>, input: &'i [u8]) -> Option<&'i str> {
     }
     std::str::from_utf8(input).ok()
 }
+
+/// Rules 4 to 7 for a payload [`fused_json`] lets through: the codec (or `auto`, which finds
+/// an object's members by structure alone) runs on it as JSON first. A result whose codec
+/// validated the whole payload stands for the check. Otherwise the check runs, and the call
+/// ends where the check first would have sent it: its skip for a payload the stage never
+/// changes; the attempt's own result for JSON (the same as with the check first: on JSON the
+/// structural members are the checked ones); for text, `no_gain` from a validating codec (it
+/// leaves text alone), and `auto` routes it again as text. The breaker sees one call, as with
+/// the check first.
+fn fused<'r>(
+    run: &'r Run<'_, '_>,
+    input: &'r [u8],
+    text: &'r str,
+    meta: &mut Meta,
+) -> Result<Produced<'r>, Skip> {
+    let admitted = match admit(run, PayloadKind::Json, text) {
+        Ok(admitted) => admitted,
+        Err(skip) => {
+            // A payload the stage never changes says so first, as it would have.
+            supported(run, input)?;
+            return Err(skip);
+        }
+    };
+    let members = run.auto.and_then(|_| {
+        let start = text.len() - text.trim_start_matches(WS).len();
+        (text.as_bytes().get(start) == Some(&b'{'))
+            .then(|| parrot_json::members_unchecked(text, start))
+            .flatten()
+    });
+    let before = meta.clone();
+    let (attempt, elapsed) = run_codec(run, PayloadKind::Json, text, members, meta);
+    if attempt.as_ref().is_ok_and(|produced| produced.validated) {
+        admitted.record(run, elapsed);
+        return attempt;
+    }
+    let kind = match supported(run, input) {
+        Ok((kind, ..)) => kind,
+        Err(skip) => {
+            // As if the codec had not run: nothing for the breaker to count.
+            admitted.abandon();
+            *meta = before;
+            return Err(skip);
+        }
+    };
+    if kind == PayloadKind::Json || run.auto.is_none() {
+        admitted.record(run, elapsed);
+        return if kind == PayloadKind::Json {
+            attempt
+        } else {
+            Err(Skip::NoGain)
+        };
+    }
+    // `auto` on text: routed as text, under the budget the router gives text, as one call.
+    *meta = before;
+    let budget = match budget(run, PayloadKind::Text, text) {
+        Ok(budget) => budget,
+        Err(skip) => {
+            admitted.abandon();
+            return Err(skip);
+        }
+    };
+    let admitted = Admitted { budget, ..admitted };
+    let (produced, elapsed) = run_codec(run, PayloadKind::Text, text, None, meta);
+    admitted.record(run, elapsed);
+    produced
+}
+
+/// Whitespace around a JSON value.
+const WS: &[char] = &[' ', '\t', '\n', '\r'];
 
 /// Rule 4: the text a codec gets and its kind; payloads the stage never changes (not UTF-8,
 /// empty, JSON with a duplicate member name) pass through. JSON nested deeper than the
@@ -159,7 +205,6 @@ fn classify(
     if text.is_empty() {
         return Err("empty");
     }
-    const WS: &[char] = &[' ', '\t', '\n', '\r'];
     let body = text.trim_start_matches(WS);
     if members && body.starts_with('{') {
         let start = text.len() - body.len();
@@ -196,6 +241,22 @@ struct Admitted {
 /// Rule 5: the router (over its thresholds without an executor: passthrough), then the
 /// codec's breaker (open: passthrough).
 fn admit(run: &Run<'_, '_>, kind: PayloadKind, text: &str) -> Result<Admitted, Skip> {
+    let budget = budget(run, kind, text)?;
+    let stage = run.stage;
+    let breaker = stage.breaker(run.codec.name());
+    let admission = breaker.admit(stage.settings.clock.now());
+    if admission == Admission::Open {
+        return Err(Skip::BreakerOpen);
+    }
+    Ok(Admitted {
+        breaker,
+        admission,
+        budget,
+    })
+}
+
+/// Rule 5 alone: the budget of a call the router lets through, or `budget_passthrough`.
+fn budget(run: &Run<'_, '_>, kind: PayloadKind, text: &str) -> Result<Duration, Skip> {
     let stage = run.stage;
     // The level the codec really runs at: `auto` runs JSON candidates at `minimal` unless its
     // entry says `lossy_json` (CONTRACT §2.8), so a JSON payload under `auto` is judged, and
@@ -217,16 +278,25 @@ fn admit(run: &Run<'_, '_>, kind: PayloadKind, text: &str) -> Result<Admitted, S
     if route == Route::Passthrough {
         return Err(Skip::BudgetPassthrough);
     }
-    let breaker = stage.breaker(run.codec.name());
-    let admission = breaker.admit(stage.settings.clock.now());
-    if admission == Admission::Open {
-        return Err(Skip::BreakerOpen);
+    Ok(stage.router.budget(minimal, route))
+}
+
+impl Admitted {
+    /// Tells the breaker how the codec's call went: over its budget or not.
+    fn record(&self, run: &Run<'_, '_>, elapsed: Duration) {
+        self.breaker.record(
+            run.stage.settings.clock.now(),
+            self.admission,
+            elapsed > self.budget,
+        );
     }
-    Ok(Admitted {
-        breaker,
-        admission,
-        budget: stage.router.budget(minimal, route),
-    })
+
+    /// Gives back an admission whose call does not count (a probe stays available).
+    fn abandon(&self) {
+        if self.admission == Admission::Probe {
+            self.breaker.abandon_probe();
+        }
+    }
 }
 
 /// What a codec returned, once rule 6 accepted it.
@@ -241,9 +311,13 @@ struct Produced<'r> {
     /// What rule 7 verifies: each part of the payload with the codec that produced it (one
     /// part, the whole payload, unless `auto` routed an MCP result's blocks one by one).
     parts: Vec<Part<'r>>,
+    /// The payload was given as JSON to a codec that validates JSON in its own pass, whole,
+    /// and it changed it: the payload is JSON the check accepts (the fused pass).
+    validated: bool,
 }
 
-/// Rule 6: the codec runs, timed against its budget for the breaker. An error or a panic is
+/// Rule 6: the codec runs, timed for the breaker (the caller records the time against the
+/// call's budget). An error or a panic is
 /// `codec_error`; an unchanged outcome is `no_gain`; a plugin's output for a JSON payload must
 /// be JSON unless the codec declares text output (else `codec_error`).
 ///
@@ -255,22 +329,30 @@ fn run_codec<'r>(
     kind: PayloadKind,
     text: &'r str,
     members: Option<Vec<Member<'r>>>,
-    admitted: Admitted,
     meta: &mut Meta,
-) -> Result<Produced<'r>, Skip> {
-    let (tool, codec, clock) = (run.call.tool, run.codec, &run.stage.settings.clock);
+) -> (Result<Produced<'r>, Skip>, Duration) {
+    let clock = &run.stage.settings.clock;
     let started = clock.now();
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match run.auto {
         Some(auto) => Ok(Ran::Routed(auto.route_read(text, kind, members, run.level))),
-        None => codec
+        None => run
+            .codec
             .compress(Payload::new(text, kind), run.level)
             .map(Ran::Codec),
     }));
     let elapsed = clock.now().saturating_duration_since(started);
-    admitted
-        .breaker
-        .record(clock.now(), admitted.admission, elapsed > admitted.budget);
+    (produced(run, kind, text, result, meta), elapsed)
+}
 
+/// What the codec call gave, under rule 6.
+fn produced<'r>(
+    run: &'r Run<'_, '_>,
+    kind: PayloadKind,
+    text: &'r str,
+    result: std::thread::Result<Result<Ran<'r>, parrot_codec_api::CodecError>>,
+    meta: &mut Meta,
+) -> Result<Produced<'r>, Skip> {
+    let (tool, codec) = (run.call.tool, run.codec);
     let ran = match result {
         Ok(Ok(ran)) => ran,
         Ok(Err(err)) => {
@@ -288,6 +370,7 @@ fn run_codec<'r>(
             let part = Part {
                 codec,
                 builtin: run.builtin,
+                validates_json: run.validates_json,
                 kind,
                 input: Cow::Borrowed(text),
                 output: None,
@@ -333,12 +416,22 @@ fn run_codec<'r>(
             return Err(Skip::CodecError);
         }
     }
+    // One part that is the whole payload, given as JSON to a validating codec, which changed
+    // it (a part's output is `None` when it is the routed payload itself).
+    let validated = matches!(
+        parts.as_slice(),
+        [part] if part.validates_json
+            && part.kind == PayloadKind::Json
+            && part.output.is_none()
+            && std::ptr::eq(part.input.as_ref(), text)
+    );
     Ok(Produced {
         payload,
         lossy,
         shape,
         text_output,
         parts,
+        validated,
     })
 }
 

@@ -713,12 +713,14 @@ fn the_reported_duration_leaves_out_the_tokenizers_start_up() {
 /// fused pass); every payload still ends where the check alone sent it: a duplicate member
 /// name anywhere is `unsupported_payload`, text that only starts like JSON (cut, trailing
 /// bytes, nested too deep, not JSON at all) is text, which they leave alone (`no_gain`), and
-/// valid JSON is compressed. The payload of every skip is the input, byte for byte.
+/// valid JSON is compressed. The payload of every skip is the input, byte for byte. `auto`
+/// (which finds an object's members by structure, then lets its winner validate) ends each
+/// the same way and routes text as text.
 #[test]
 fn the_fused_pass_ends_every_payload_where_the_check_would() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(dir.path().join(".parrot")).unwrap();
-    let entries: String = ["json_compact", "columnar", "toon"]
+    let entries: String = ["json_compact", "columnar", "toon", "auto"]
         .iter()
         .map(|codec| format!("[compressor.\"rows_{codec}\"]\ncodec = \"{codec}\"\n"))
         .collect();
@@ -763,6 +765,30 @@ fn the_fused_pass_ends_every_payload_where_the_check_would() {
             Some(Skip::NoGain),
         ),
     ];
+    // `auto` ends each the same way, and routes what is not JSON as text.
+    for level in [Level::Minimal, Level::Normal] {
+        for (what, payload, skipped) in &cases {
+            let out = host.process(Call::new("rows_auto", Input::Text(payload)).level(level));
+            assert_eq!(out.meta.skipped, *skipped, "auto at {level}: {what}");
+            let route = out.meta.route.as_deref().unwrap_or_default();
+            match skipped {
+                Some(Skip::NoGain) => {
+                    assert!(route.starts_with("text: "), "auto: {what}: {route}");
+                    assert_eq!(&*out.payload, payload.as_bytes(), "auto: {what}");
+                }
+                Some(_) => assert_eq!(&*out.payload, payload.as_bytes(), "auto: {what}"),
+                None => assert!(route.starts_with("rows: "), "auto: {what}: {route}"),
+            }
+        }
+    }
+    // A log whose lines start with a brace is text: `auto` routes it to the log codec.
+    let log: String = (0..80)
+        .map(|i| format!("{{worker {}}} step {i}: waiting for the lock\n", i % 3))
+        .collect();
+    let out = host.process(Call::new("rows_auto", Input::Text(&log)).level(Level::Normal));
+    assert_eq!(out.meta.skipped, None);
+    assert_eq!(out.meta.codec.as_deref(), Some("log"));
+    assert!(out.payload.len() < log.len());
     for codec in ["json_compact", "columnar", "toon"] {
         let tool = format!("rows_{codec}");
         for level in [Level::Minimal, Level::Normal] {
