@@ -90,9 +90,55 @@ pub fn top_level(text: &str) -> Option<TopLevel> {
     Some(TopLevel::Object { has_tee, empty })
 }
 
+/// The top-level shape of `text` read by its structure alone (an object's member names and
+/// where its values end, not what they hold), for text that is JSON by construction: a
+/// built-in codec's output. On JSON that [`check`] accepts it is [`top_level`]'s; on other text
+/// it is `None` or a shape that means nothing.
+///
+/// # Examples
+///
+/// ```
+/// use parrot_json::{TopLevel, top_level_unchecked};
+///
+/// assert_eq!(
+///     top_level_unchecked(r#" {"rows": [{"_tee": 1}], "_tee": {}}"#),
+///     Some(TopLevel::Object { has_tee: true, empty: false })
+/// );
+/// assert_eq!(top_level_unchecked("{}"), Some(TopLevel::Object { has_tee: false, empty: true }));
+/// assert_eq!(top_level_unchecked("[1]"), Some(TopLevel::Other));
+/// ```
+pub fn top_level_unchecked(text: &str) -> Option<TopLevel> {
+    let start = text.len() - text.trim_start_matches([' ', '\t', '\n', '\r']).len();
+    if text.as_bytes().get(start) != Some(&b'{') {
+        return Some(TopLevel::Other);
+    }
+    let members = crate::members_unchecked(text, start)?;
+    Some(TopLevel::Object {
+        has_tee: members.iter().any(|member| member.name.is("_tee")),
+        empty: members.is_empty(),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// On JSON, the structural read gives the validating one's shape.
+    #[test]
+    fn the_unchecked_shape_of_json_is_its_shape() {
+        for text in [
+            r#"{"a":1,"_tee":{"key":"k"}}"#,
+            r#" { "rows" : [ {"_tee": 1} , "}" ] } "#,
+            "{}",
+            " { } ",
+            r#"{"\u005ftee": 2}"#,
+            "[1, {\"_tee\": 1}]",
+            "\"text\"",
+            "12",
+        ] {
+            assert_eq!(top_level_unchecked(text), top_level(text), "{text}");
+        }
+    }
 
     #[test]
     fn texts_are_classified() {

@@ -107,9 +107,10 @@ pub fn members(text: &str, start: usize) -> Result<Vec<Member<'_>>, Error> {
 /// each name is read as [`members`] reads it, but each value is only skipped, a string to its
 /// closing quote and a container to its matching bracket, without checking what it holds (its
 /// syntax, depth or names). Nor are the names checked for duplicates, nor what follows the
-/// object. For a caller that validates the values in a pass of its own (the host's fused pass,
-/// CONTRACT §4): on JSON that [`crate::check`] accepts, the result is exactly [`members`]'s;
-/// on other text it is `None` or spans that a validating pass will refuse.
+/// object, nor that each bracket closes one of its kind. For a caller that validates the values
+/// in a pass of its own (the host's fused pass, CONTRACT §4): on JSON that [`crate::check`]
+/// accepts, the result is exactly [`members`]'s; on other text it is `None` or spans that a
+/// validating pass will refuse.
 ///
 /// # Examples
 ///
@@ -147,34 +148,30 @@ pub fn members_unchecked(text: &str, start: usize) -> Option<Vec<Member<'_>>> {
 }
 
 /// Where the value that starts at `pos` ends, by structure alone: a string past its closing
-/// quote, a container past its matching bracket (brackets inside strings do not count), any
-/// other value at the next `,`, `]`, `}` or whitespace. `None` when the text ends first or a
-/// bracket does not match.
+/// quote, a container past the bracket that closes it (brackets of either kind counted alike,
+/// outside strings), any other value at the next `,`, `]`, `}` or whitespace. `None` when the
+/// text ends first or closes more than it opened.
 fn structural_end(bytes: &[u8], pos: usize) -> Option<usize> {
     match *bytes.get(pos)? {
         b'"' => string_end(bytes, pos),
         b'[' | b'{' => {
-            let mut open: Vec<u8> = Vec::new();
+            let mut depth = 0usize;
             let mut at = pos;
             loop {
-                while !STRUCTURAL[usize::from(*bytes.get(at)?)] {
-                    at += 1;
-                }
-                match bytes[at] {
+                at = next_structural(bytes, at);
+                match *bytes.get(at)? {
                     b'"' => {
                         at = string_end(bytes, at)?;
                         continue;
                     }
-                    b'[' => open.push(b']'),
-                    b'{' => open.push(b'}'),
-                    close => {
-                        if open.pop() != Some(close) {
-                            return None;
-                        }
-                        if open.is_empty() {
+                    b'[' | b'{' => depth += 1,
+                    b']' | b'}' => {
+                        depth = depth.checked_sub(1)?;
+                        if depth == 0 {
                             return Some(at + 1);
                         }
                     }
+                    _ => {}
                 }
                 at += 1;
             }
@@ -201,16 +198,37 @@ fn string_end(bytes: &[u8], pos: usize) -> Option<usize> {
     }
 }
 
-/// The bytes [`structural_end`] stops at inside a container: quotes and brackets.
-static STRUCTURAL: [bool; 256] = {
-    let mut table = [false; 256];
-    table[b'"' as usize] = true;
-    table[b'[' as usize] = true;
-    table[b']' as usize] = true;
-    table[b'{' as usize] = true;
-    table[b'}' as usize] = true;
-    table
-};
+/// The first byte from `at` on that may be a quote or a bracket, or the length of `bytes`;
+/// eight bytes at a time. It may also stop at a byte 0x02 (a quote once bit 5 is set), which
+/// the caller passes over.
+fn next_structural(bytes: &[u8], mut at: usize) -> usize {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let zero_bytes = |v: u64| v.wrapping_sub(ONES) & !v;
+    while let Some(chunk) = bytes.get(at..at + 8) {
+        let Ok(word) = <[u8; 8]>::try_from(chunk) else {
+            break;
+        };
+        // Bit 5 set folds `[` onto `{` and `]` onto `}`. Each test's lowest hit is exact, so
+        // the lowest of them is.
+        let folded = u64::from_le_bytes(word) | (ONES * 0x20);
+        let hits = (zero_bytes(folded ^ (ONES * u64::from(b'"')))
+            | zero_bytes(folded ^ (ONES * u64::from(b'{')))
+            | zero_bytes(folded ^ (ONES * u64::from(b'}'))))
+            & HIGHS;
+        if hits != 0 {
+            return at + hits.trailing_zeros() as usize / 8;
+        }
+        at += 8;
+    }
+    while let Some(&byte) = bytes.get(at) {
+        if matches!(byte, b'"' | b'[' | b']' | b'{' | b'}') {
+            break;
+        }
+        at += 1;
+    }
+    at
+}
 
 /// A reader just past the `open` at byte `start` of `text`.
 fn opened(text: &str, start: usize, open: u8) -> Result<Reader<'_>, Error> {
@@ -272,7 +290,7 @@ mod tests {
         }
         for broken in [
             r#"{"a":[1,2}"#,
-            r#"{"a":{"b":1]}"#,
+            r#"{"a":[1]]}"#,
             r#"{"a":"unterminated}"#,
             r#"{"a":[1,2"#,
             r#"{"a" 1}"#,

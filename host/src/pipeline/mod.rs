@@ -231,12 +231,15 @@ pub(crate) fn process<'a>(run: Run<'_, 'a>) -> Processed<'a> {
         route: None,
     };
 
-    let output: Option<String> = rules::decide(&run, &input, &mut meta);
+    let decided = rules::decide(&run, &input, &mut meta);
+    // The input as the text the stage read, when it read one (no need to check it again).
+    let read = decided.as_ref().map(|(_, text)| *text);
+    let output: Option<String> = decided.map(|(output, _)| output);
 
     // The token worker, when it counts, gets its own copies: the caller keeps the input and
     // the output. Text is copied as it is; only a payload that is not UTF-8 goes through the
     // lossy conversion. A worker that is off gets nothing, and nothing is copied.
-    let text_of = |bytes: &[u8]| match std::str::from_utf8(bytes) {
+    let text_of = |bytes: &[u8]| match read.map_or_else(|| std::str::from_utf8(bytes), Ok) {
         Ok(text) => text.to_owned(),
         Err(_) => String::from_utf8_lossy(bytes).into_owned(),
     };

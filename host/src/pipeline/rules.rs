@@ -15,9 +15,13 @@ use crate::budget::{Admission, Breaker, Route, Router};
 use crate::call::{Meta, Skip};
 use parrot_json::{JsonCheck, Member, TopLevel};
 
-/// Decides the call's output: `Some(new payload)` or `None` (the input goes out), filling in
-/// the metadata.
-pub(super) fn decide(run: &Run<'_, '_>, input: &[u8], meta: &mut Meta) -> Option<String> {
+/// Decides the call's output: `Some(new payload, the input as the text it was read as)` or
+/// `None` (the input goes out), filling in the metadata.
+pub(super) fn decide<'i>(
+    run: &Run<'_, '_>,
+    input: &'i [u8],
+    meta: &mut Meta,
+) -> Option<(String, &'i str)> {
     store_error_result(run, input, meta);
     match compress(run, input, meta) {
         Ok(output) => Some(output),
@@ -28,8 +32,12 @@ pub(super) fn decide(run: &Run<'_, '_>, input: &[u8], meta: &mut Meta) -> Option
     }
 }
 
-/// Rules 3 to 10: the new payload, or why the input goes out.
-fn compress(run: &Run<'_, '_>, input: &[u8], meta: &mut Meta) -> Result<String, Skip> {
+/// Rules 3 to 10: the new payload (with the input's text), or why the input goes out.
+fn compress<'i>(
+    run: &Run<'_, '_>,
+    input: &'i [u8],
+    meta: &mut Meta,
+) -> Result<(String, &'i str), Skip> {
     passthrough_flags(run)?;
     if crate::retrieve::is_retrieval(input) {
         // A recovery call's result, sent back through a pipeline: compressing it again would
@@ -51,11 +59,12 @@ fn compress(run: &Run<'_, '_>, input: &[u8], meta: &mut Meta) -> Result<String, 
     gain(run, text, &pointed)?;
     let cut = must_cut(run, &pointed.payload);
     store_original(run, input, &mut pointed, cut, meta)?;
-    Ok(if cut {
+    let output = if cut {
         cut_payload(run, &pointed)
     } else {
         pointed.payload
-    })
+    };
+    Ok((output, text))
 }
 
 /// Rule 2: a status other than `success` is stored (reason `error`), so nothing is lost when
@@ -522,6 +531,12 @@ struct Pointed {
 /// input's content key: the no-gain rule counts it, and nothing is stored for an outcome that
 /// rule 9 discards. The second half is [`store_original`].
 fn point(run: &Run<'_, '_>, input: &[u8], produced: Produced<'_>) -> Result<Pointed, Skip> {
+    // A built-in's output for a JSON input is JSON by construction (property-tested and
+    // fuzzed): its shape is read by structure alone. Any other output is checked.
+    let json_by_construction = produced
+        .parts
+        .iter()
+        .all(|part| part.builtin && part.kind == PayloadKind::Json);
     let Produced {
         payload,
         lossy,
@@ -546,7 +561,11 @@ fn point(run: &Run<'_, '_>, input: &[u8], produced: Produced<'_>) -> Result<Poin
         });
     };
     if shape.is_none() && !text_output {
-        shape = parrot_json::top_level(&payload);
+        shape = if json_by_construction {
+            parrot_json::top_level_unchecked(&payload)
+        } else {
+            parrot_json::top_level(&payload)
+        };
     }
     Ok(Pointed {
         payload: attach_pointer(&payload, shape, &key, reason),
