@@ -3,7 +3,7 @@
 //! 1. [`corpus`]: the registry payloads of `corpus/registry.toml` are downloaded (once; a
 //!    tarball already on disk is reused when its digest matches), checked against their sha256
 //!    and extracted into `target/bench-corpus/`, with an `index.json` the benchmarks read.
-//! 2. `cargo bench -p parrot-codecs -p parrot-host`, with `PARROT_BENCH_REPORT` pointing at
+//! 2. `cargo bench -p parrot-codecs -p parrot-host -p parrot-compress`, with `PARROT_BENCH_REPORT` pointing at
 //!    `target/bench-report/`: the criterion benchmarks leave their estimates there
 //!    (`CRITERION_HOME`), the others write their tables and target lines as Markdown.
 //! 3. `docs/BENCHMARKS.md` is rewritten from those: machine, date, toolchain, every table, and
@@ -182,7 +182,15 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
     let mut bench = Command::new(cargo);
     bench
         .current_dir(root)
-        .args(["bench", "-p", "parrot-codecs", "-p", "parrot-host"])
+        .args([
+            "bench",
+            "-p",
+            "parrot-codecs",
+            "-p",
+            "parrot-host",
+            "-p",
+            "parrot-compress",
+        ])
         .env("PARROT_BENCH_REPORT", &report)
         .env("PARROT_BENCH_CORPUS", &corpus)
         .env("CRITERION_HOME", report.join("criterion"));
@@ -346,6 +354,8 @@ fn render(report: &Path, quick: bool) -> Result<String> {
     out.push_str(&boundary.1);
     for name in [
         "defaults",
+        "process",
+        "command",
         "auto",
         "construction",
         "memory",
@@ -398,6 +408,8 @@ fn render(report: &Path, quick: bool) -> Result<String> {
     out.push_str(&boundary.0);
     writeln!(out, "\n## `process` end to end\n")?;
     out.push_str(&fragment(report, "process.md"));
+    writeln!(out, "\n## The command\n")?;
+    out.push_str(&fragment(report, "command.md"));
     writeln!(out, "\n## The routing codec `auto`\n")?;
     out.push_str(&fragment(report, "auto.md"));
     writeln!(out, "\n## The token gauge: the no-gain rule in tokens\n")?;
