@@ -135,7 +135,9 @@ impl Columnar {
             .count();
         let heterogeneous =
             intersection == 0 || union as f64 / intersection as f64 > self.heterogeneity_ratio;
-        let mut out = Vec::with_capacity(text.len());
+        // The summary is small whatever the rows; the other outputs are about the input's size.
+        let summary = level == Level::Aggressive && !heterogeneous && !table.nested;
+        let mut out = Vec::with_capacity(if summary { 0 } else { text.len() });
         let lossy = if heterogeneous || table.nested {
             if !level.allows_loss() {
                 return None;
@@ -264,7 +266,7 @@ impl Shape<'_> {
 /// One column: its name as first written and what the rows hold in it.
 struct Column<'a> {
     name: RawStr<'a>,
-    /// The name as written, to match the next row's.
+    /// The name as last written, to match the next row's.
     written: Written<'a>,
     /// Rows that have the key.
     present: usize,
@@ -281,8 +283,9 @@ struct Column<'a> {
     last_row: usize,
 }
 
-/// A member name as written (quotes included), held so as to match it at a place in the text
-/// cheaply: the same bytes there are the same name.
+/// A member name as written (quotes included), with the whitespace and the colon around it
+/// as a row last wrote them, held so as to match them at a place in the text cheaply: the same
+/// bytes there are the same name, and read the member up to its value.
 struct Written<'a> {
     raw: &'a [u8],
     /// Its bytes as a little-endian integer, and the mask of those bytes, when it has at most
@@ -293,7 +296,7 @@ struct Written<'a> {
 impl<'a> Written<'a> {
     fn new(raw: &'a str) -> Self {
         let raw = raw.as_bytes();
-        let word = (raw.len() <= 16).then(|| {
+        let word = (1..=16).contains(&raw.len()).then(|| {
             let mut bytes = [0u8; 16];
             let mut mask = [0u8; 16];
             for ((byte, mask), &b) in bytes.iter_mut().zip(&mut mask).zip(raw) {
@@ -316,7 +319,7 @@ impl<'a> Written<'a> {
             .and_then(|window| <[u8; 16]>::try_from(window).ok());
         match (window, self.word) {
             (Some(window), Some((word, mask))) => (u128::from_le_bytes(window) ^ word) & mask == 0,
-            _ => text.get(at..at + self.raw.len()) == Some(self.raw),
+            _ => !self.raw.is_empty() && text.get(at..at + self.raw.len()) == Some(self.raw),
         }
     }
 }
@@ -461,8 +464,10 @@ impl<'a> Table<'a> {
         if !reader.empty_container(b'}') {
             let mut member = 0;
             loop {
-                // Rows usually repeat the previous row's keys in the same order: the name
-                // written there, matched byte for byte, reads this one.
+                // Rows usually repeat the previous row's keys in the same order and layout:
+                // the name and the separators around it as written there, matched byte for
+                // byte, read this member up to its value.
+                let at = reader.pos();
                 let guess = previous_start + member;
                 let guessed = self
                     .cells
@@ -470,16 +475,23 @@ impl<'a> Table<'a> {
                     .filter(|_| guess < row_start)
                     .and_then(|&(column, _)| Some((column, &self.columns.get(column)?.written)));
                 let column = match guessed {
-                    Some((column, name)) if name.is_next(text.as_bytes(), reader.pos()) => {
-                        reader.skip(name.len());
+                    Some((column, written)) if written.is_next(text.as_bytes(), at) => {
+                        reader.skip(written.len());
                         column
                     }
                     _ => {
+                        reader.skip_ws();
                         let key = reader.string()?;
-                        self.column_named(key)
+                        reader.expect(b':')?;
+                        reader.skip_ws();
+                        let column = self.column_named(key);
+                        if let Some(stats) = self.columns.get_mut(column) {
+                            stats.written = Written::new(reader.slice(at, reader.pos()));
+                        }
+                        column
                     }
                 };
-                reader.expect(b':')?;
+                // More whitespace before the value than last time.
                 reader.skip_ws();
                 let (value, kind) = match reader.peek() {
                     Some(b'"') => {
@@ -518,8 +530,15 @@ impl<'a> Table<'a> {
                 }
                 self.cells.push((column, value));
                 member += 1;
-                if !reader.next_or_close(b'}')? {
-                    break;
+                // The whitespace after a comma is read with the next member's name.
+                reader.skip_ws();
+                match reader.peek() {
+                    Some(b',') => reader.bump(),
+                    Some(b'}') => {
+                        reader.bump();
+                        break;
+                    }
+                    _ => return Err(reader.error()),
                 }
             }
         }
@@ -2193,5 +2212,43 @@ mod tests {
             "{out}"
         );
         assert_eq!(summary(&reordered), summary(&in_order));
+    }
+
+    #[test]
+    fn rows_in_different_layouts_read_alike() {
+        // Each row's names are matched with the separators the row before wrote: any change of
+        // layout, name or order falls back to reading the member.
+        let compact = rows(&[
+            r#"{"a":1,"bb":"x","c":null}"#,
+            r#"{"a":2,"bb":"y","c":true}"#,
+            r#"{"a":3,"bb":"x","c":false}"#,
+            r#"{"a":4,"bb":"z","c":null}"#,
+            r#"{"a":5,"bb":"x","c":true}"#,
+        ]);
+        let spaced = rows(&[
+            r#"{"a": 1, "bb": "x", "c": null}"#,
+            r#"{"a":2,"bb":"y","c":true}"#,
+            "{ \"a\" :\t3 ,\n\"bb\":  \"x\" , \"c\" : false }",
+            r#"{"a": 4, "bb": "z", "c": null}"#,
+            r#"{"a": 5,  "bb" : "x", "c":true}"#,
+        ]);
+        let renamed = rows(&[
+            r#"{"a": 1, "bb": "x", "c": null}"#,
+            r#"{"a": 2, "b": "y", "c": true}"#,
+        ]);
+        let codec = built(r#"{"min_rows": 2}"#);
+        for level in [Level::Minimal, Level::Aggressive] {
+            assert_eq!(
+                transform(&codec, &spaced, level),
+                transform(&codec, &compact, level),
+                "{level}"
+            );
+        }
+        let codec = built(r#"{"min_rows": 2, "heterogeneity_ratio": 2}"#);
+        let (out, _) = transform(&codec, &renamed, Level::Normal).unwrap();
+        assert_eq!(
+            out,
+            r#"{"columns":["a","bb","c","b"],"rows":[[1,"x",null,null],[2,null,true,"y"]],"constants":{}}"#
+        );
     }
 }
