@@ -1111,10 +1111,10 @@ impl<'v, 's> Distinct<'v, 's> {
     }
 }
 
-/// A set of values, each named by a 32-bit entry (a column's value index), found by a 32-bit
-/// hash: open addressing with linear probing, the table at most half full. A slot holds the
-/// hash and the entry plus one (0 is an empty slot), so a probe reads no value unless the
-/// hashes match, and the table grows without hashing anything again.
+/// A set of values, each named by a 32-bit entry (a column's value index), found by a hash:
+/// open addressing with linear probing, the table at most half full. A slot holds 31 bits of
+/// the hash with the top bit set (0 is an empty slot) and the entry, so a probe reads no value
+/// unless the hashes match, and the table grows without hashing anything again.
 #[derive(Default)]
 struct Set {
     slots: Vec<u64>,
@@ -1170,16 +1170,16 @@ impl Set {
         if 2 * (self.len + 1) > self.slots.len() {
             self.resize(self.len + 1);
         }
-        let hash = (hash >> 32) as u32;
+        let hash = (hash >> 32) as u32 | 1 << 31;
         let mask = self.slots.len() - 1;
         let mut at = hash as usize & mask;
         while let Some(slot) = self.slots.get_mut(at) {
             if *slot == 0 {
-                *slot = u64::from(hash) << 32 | u64::from(entry + 1);
+                *slot = u64::from(hash) << 32 | u64::from(entry);
                 self.len += 1;
                 return;
             }
-            if (*slot >> 32) as u32 == hash && equal((*slot as u32) - 1) {
+            if (*slot >> 32) as u32 == hash && equal(*slot as u32) {
                 return;
             }
             at = (at + 1) & mask;
