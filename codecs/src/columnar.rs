@@ -418,12 +418,16 @@ fn read_rows<'a>(
     if reader.empty_container(b']') {
         return Ok(Some(table));
     }
+    let start = reader.pos();
     loop {
         if reader.peek() != Some(b'{') {
             return Ok(None);
         }
         if !table.read_row(reader, text, depth + 1, stop_on_nested)? {
             return Ok(None);
+        }
+        if table.row_ends.len() == 1 {
+            table.reserve_like_first_row(reader.pos() - start, text.len() - reader.pos());
         }
         if !reader.next_or_close(b']')? {
             return Ok(Some(table));
@@ -432,6 +436,21 @@ fn read_rows<'a>(
 }
 
 impl<'a> Table<'a> {
+    /// Sizes the table for the rest of the text, were the rows all like the first one (of
+    /// `row_bytes`): grown by doubling, the cells would take up to twice the room they need
+    /// (and a large table's memory would come and go from one payload to the next). Only
+    /// room is reserved, which a wrong guess leaves untouched; a reservation refused is left
+    /// to growth.
+    #[cold]
+    #[inline(never)]
+    fn reserve_like_first_row(&mut self, row_bytes: usize, rest: usize) {
+        let rows = rest / row_bytes.max(1);
+        // A member takes at least 5 bytes (`"":0,`).
+        let cells = rows.saturating_mul(self.cells.len()).min(rest / 5);
+        let _ = self.cells.try_reserve(cells + cells / 16);
+        let _ = self.row_ends.try_reserve(rows + rows / 16);
+    }
+
     fn row_count(&self) -> usize {
         self.row_ends.len()
     }
