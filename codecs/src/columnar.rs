@@ -67,9 +67,7 @@
 
 use std::borrow::Cow;
 use std::collections::HashMap;
-use std::hash::BuildHasher as _;
-
-use hashbrown::HashTable;
+use std::hash::{BuildHasher as _, Hasher as _};
 
 use parrot_codec_api::{Codec, CodecError, Level, Outcome, Params, Payload};
 
@@ -137,7 +135,9 @@ impl Columnar {
             .count();
         let heterogeneous =
             intersection == 0 || union as f64 / intersection as f64 > self.heterogeneity_ratio;
-        let mut out = Vec::with_capacity(text.len());
+        // The summary is small whatever the rows; the other outputs are about the input's size.
+        let summary = level == Level::Aggressive && !heterogeneous && !table.nested;
+        let mut out = Vec::with_capacity(if summary { 0 } else { text.len() });
         let lossy = if heterogeneous || table.nested {
             if !level.allows_loss() {
                 return None;
@@ -266,16 +266,62 @@ impl Shape<'_> {
 /// One column: its name as first written and what the rows hold in it.
 struct Column<'a> {
     name: RawStr<'a>,
+    /// The name as last written, to match the next row's.
+    written: Written<'a>,
     /// Rows that have the key.
     present: usize,
     /// Rows where the value is not `null`.
     non_null: usize,
+    /// The kinds of its other values ([`STRINGS`], [`NUMBERS`], [`OTHERS`], and [`ESCAPES`]
+    /// when a string holds an escape).
+    kinds: u8,
     /// The value in the first row that has the key.
     first: &'a str,
     /// Every row that has the key has `first` there.
     uniform: bool,
     /// The last row that had the key (a second member of the same name is a duplicate).
     last_row: usize,
+}
+
+/// A member name as written (quotes included), with the whitespace and the colon around it
+/// as a row last wrote them, held so as to match them at a place in the text cheaply: the same
+/// bytes there are the same name, and read the member up to its value.
+struct Written<'a> {
+    raw: &'a [u8],
+    /// Its bytes as a little-endian integer, and the mask of those bytes, when it has at most
+    /// 16 (one compare of a 16-byte load, no loop and no call).
+    word: Option<(u128, u128)>,
+}
+
+impl<'a> Written<'a> {
+    fn new(raw: &'a str) -> Self {
+        let raw = raw.as_bytes();
+        let word = (1..=16).contains(&raw.len()).then(|| {
+            let mut bytes = [0u8; 16];
+            let mut mask = [0u8; 16];
+            for ((byte, mask), &b) in bytes.iter_mut().zip(&mut mask).zip(raw) {
+                (*byte, *mask) = (b, 0xff);
+            }
+            (u128::from_le_bytes(bytes), u128::from_le_bytes(mask))
+        });
+        Written { raw, word }
+    }
+
+    fn len(&self) -> usize {
+        self.raw.len()
+    }
+
+    /// Whether `text` goes on with this name at `at`.
+    #[inline]
+    fn is_next(&self, text: &[u8], at: usize) -> bool {
+        let window = text
+            .get(at..at + 16)
+            .and_then(|window| <[u8; 16]>::try_from(window).ok());
+        match (window, self.word) {
+            (Some(window), Some((word, mask))) => (u128::from_le_bytes(window) ^ word) & mask == 0,
+            _ => !self.raw.is_empty() && text.get(at..at + self.raw.len()) == Some(self.raw),
+        }
+    }
 }
 
 /// The rows as read: cells borrowed from the input.
@@ -312,8 +358,10 @@ fn read(
     let mut reader = Reader::new(text);
     reader.skip_ws();
     let found = match reader.peek() {
-        Some(b'[') => read_rows(&mut reader, 0, stop_on_nested)?.map(|table| (Shape::Rows, table)),
-        Some(b'{') => read_query(&mut reader, stop_on_nested)?,
+        Some(b'[') => {
+            read_rows(&mut reader, text, 0, stop_on_nested)?.map(|table| (Shape::Rows, table))
+        }
+        Some(b'{') => read_query(&mut reader, text, stop_on_nested)?,
         _ => None,
     };
     if found.is_some() {
@@ -324,6 +372,7 @@ fn read(
 
 fn read_query<'a>(
     reader: &mut Reader<'a>,
+    text: &'a str,
     stop_on_nested: bool,
 ) -> Result<Option<(Shape<'a>, Table<'a>)>, parrot_json::Error> {
     reader.bump();
@@ -336,7 +385,7 @@ fn read_query<'a>(
             reader.skip_ws();
             let start = reader.pos();
             if rows.is_none() && reader.peek() == Some(b'[') && key.is("rows") {
-                let Some(table) = read_rows(reader, 1, stop_on_nested)? else {
+                let Some(table) = read_rows(reader, text, 1, stop_on_nested)? else {
                     return Ok(None);
                 };
                 rows = Some((members.len(), table));
@@ -360,6 +409,7 @@ fn read_query<'a>(
 /// object, or at the first nested cell when `stop_on_nested`.
 fn read_rows<'a>(
     reader: &mut Reader<'a>,
+    text: &'a str,
     depth: usize,
     stop_on_nested: bool,
 ) -> Result<Option<Table<'a>>, parrot_json::Error> {
@@ -368,12 +418,16 @@ fn read_rows<'a>(
     if reader.empty_container(b']') {
         return Ok(Some(table));
     }
+    let start = reader.pos();
     loop {
         if reader.peek() != Some(b'{') {
             return Ok(None);
         }
-        if !table.read_row(reader, depth + 1, stop_on_nested)? {
+        if !table.read_row(reader, text, depth + 1, stop_on_nested)? {
             return Ok(None);
+        }
+        if table.row_ends.len() == 1 {
+            table.reserve_like_first_row(reader.pos() - start, text.len() - reader.pos());
         }
         if !reader.next_or_close(b']')? {
             return Ok(Some(table));
@@ -382,6 +436,21 @@ fn read_rows<'a>(
 }
 
 impl<'a> Table<'a> {
+    /// Sizes the table for the rest of the text, were the rows all like the first one (of
+    /// `row_bytes`): grown by doubling, the cells would take up to twice the room they need
+    /// (and a large table's memory would come and go from one payload to the next). Only
+    /// room is reserved, which a wrong guess leaves untouched; a reservation refused is left
+    /// to growth.
+    #[cold]
+    #[inline(never)]
+    fn reserve_like_first_row(&mut self, row_bytes: usize, rest: usize) {
+        let rows = rest / row_bytes.max(1);
+        // A member takes at least 5 bytes (`"":0,`).
+        let cells = rows.saturating_mul(self.cells.len()).min(rest / 5);
+        let _ = self.cells.try_reserve(cells + cells / 16);
+        let _ = self.row_ends.try_reserve(rows + rows / 16);
+    }
+
     fn row_count(&self) -> usize {
         self.row_ends.len()
     }
@@ -399,6 +468,7 @@ impl<'a> Table<'a> {
     fn read_row(
         &mut self,
         reader: &mut Reader<'a>,
+        text: &'a str,
         depth: usize,
         stop_on_nested: bool,
     ) -> Result<bool, parrot_json::Error> {
@@ -413,30 +483,54 @@ impl<'a> Table<'a> {
         if !reader.empty_container(b'}') {
             let mut member = 0;
             loop {
-                let key = reader.string()?;
-                reader.expect(b':')?;
-                reader.skip_ws();
-                let value = match reader.scalar()? {
-                    Some(value) => value,
-                    None if stop_on_nested => return Ok(false),
-                    None => {
-                        self.nested = true;
-                        reader.skip_value(depth)?
-                    }
-                };
-                // Rows usually repeat the previous row's keys in the same order: try that first.
+                // Rows usually repeat the previous row's keys in the same order and layout:
+                // the name and the separators around it as written there, matched byte for
+                // byte, read this member up to its value.
+                let at = reader.pos();
                 let guess = previous_start + member;
-                let column = match self.cells.get(guess) {
-                    Some(&(column, _))
-                        if guess < row_start
-                            && self
-                                .columns
-                                .get(column)
-                                .is_some_and(|c| c.name.raw() == key.raw()) =>
-                    {
+                let guessed = self
+                    .cells
+                    .get(guess)
+                    .filter(|_| guess < row_start)
+                    .and_then(|&(column, _)| Some((column, &self.columns.get(column)?.written)));
+                let column = match guessed {
+                    Some((column, written)) if written.is_next(text.as_bytes(), at) => {
+                        reader.skip(written.len());
                         column
                     }
-                    _ => self.column_named(key),
+                    _ => {
+                        reader.skip_ws();
+                        let key = reader.string()?;
+                        reader.expect(b':')?;
+                        reader.skip_ws();
+                        let column = self.column_named(key);
+                        if let Some(stats) = self.columns.get_mut(column) {
+                            stats.written = Written::new(reader.slice(at, reader.pos()));
+                        }
+                        column
+                    }
+                };
+                // More whitespace before the value than last time.
+                reader.skip_ws();
+                let (value, kind) = match reader.peek() {
+                    Some(b'"') => {
+                        let string = reader.string()?;
+                        let kind = if string.is_escaped() {
+                            STRINGS | ESCAPES
+                        } else {
+                            STRINGS
+                        };
+                        (string.raw(), kind)
+                    }
+                    Some(b'n') => (reader.literal()?, 0),
+                    Some(b't' | b'f') => (reader.literal()?, OTHERS),
+                    Some(b'-' | b'0'..=b'9') => (reader.number()?, NUMBERS),
+                    Some(b'[' | b'{') if stop_on_nested => return Ok(false),
+                    Some(b'[' | b'{') => {
+                        self.nested = true;
+                        (reader.skip_value(depth)?, OTHERS)
+                    }
+                    _ => return Err(reader.error()),
                 };
                 let Some(stats) = self.columns.get_mut(column) else {
                     return Err(reader.error());
@@ -446,9 +540,8 @@ impl<'a> Table<'a> {
                 }
                 stats.last_row = row;
                 stats.present += 1;
-                if value != "null" {
-                    stats.non_null += 1;
-                }
+                stats.non_null += usize::from(kind != 0);
+                stats.kinds |= kind;
                 if stats.present == 1 {
                     stats.first = value;
                 } else if stats.uniform && !parrot_json::scalar_eq(stats.first, value) {
@@ -456,8 +549,15 @@ impl<'a> Table<'a> {
                 }
                 self.cells.push((column, value));
                 member += 1;
-                if !reader.next_or_close(b'}')? {
-                    break;
+                // The whitespace after a comma is read with the next member's name.
+                reader.skip_ws();
+                match reader.peek() {
+                    Some(b',') => reader.bump(),
+                    Some(b'}') => {
+                        reader.bump();
+                        break;
+                    }
+                    _ => return Err(reader.error()),
                 }
             }
         }
@@ -474,8 +574,10 @@ impl<'a> Table<'a> {
         let column = self.columns.len();
         self.columns.push(Column {
             name: key,
+            written: Written::new(key.raw()),
             present: 0,
             non_null: 0,
+            kinds: 0,
             first: "",
             uniform: true,
             last_row: usize::MAX,
@@ -662,6 +764,36 @@ impl<'a> Table<'a> {
         dropped
     }
 
+    /// The non-null values of each `Cell` column, in row order: one vector, column after
+    /// column, and the range of each column's values in it (empty for the other columns).
+    fn values_by_column(&self, roles: &[Role]) -> (Vec<&'a str>, Vec<std::ops::Range<usize>>) {
+        let mut ranges = Vec::with_capacity(self.columns.len());
+        let mut total = 0;
+        for (column, role) in self.columns.iter().zip(roles) {
+            let count = if *role == Role::Cell {
+                column.non_null
+            } else {
+                0
+            };
+            ranges.push(total..total + count);
+            total += count;
+        }
+        let mut next: Vec<usize> = ranges.iter().map(|range| range.start).collect();
+        let mut values = vec![""; total];
+        for &(column, value) in &self.cells {
+            if roles.get(column) == Some(&Role::Cell)
+                && value != "null"
+                && let Some(at) = next.get_mut(column)
+            {
+                if let Some(slot) = values.get_mut(*at) {
+                    *slot = value;
+                }
+                *at += 1;
+            }
+        }
+        (values, ranges)
+    }
+
     /// Writes the aggressive summary.
     fn write_summary(&self, base: &str, clip: usize, sample_rows: usize, out: &mut Vec<u8>) {
         let (roles, _) = self.roles(true);
@@ -670,41 +802,60 @@ impl<'a> Table<'a> {
         out.extend_from_slice(format!(",\"row_count\":{rows}").as_bytes());
         self.write_constants(base, &roles, clip, out);
 
-        let mut stats: Vec<Option<ColumnStats<'a>>> = roles
-            .iter()
-            .map(|role| {
-                (*role == Role::Cell).then(|| ColumnStats {
-                    rows,
-                    ..ColumnStats::default()
-                })
-            })
-            .collect();
-        for (index, &(column, value)) in self.cells.iter().enumerate() {
-            if let Some(Some(stats)) = stats.get_mut(column) {
-                stats.add(value, index, &self.cells);
-            }
-        }
+        let mut set = Set::default();
+        // Every row with every column, in column order (the usual table): a column's values
+        // are every `width`-th cell, gathered column by column into one buffer. Otherwise all
+        // columns' values are gathered in one pass over the cells.
+        let width = self.columns.len();
+        let regular = self.cells.len() == rows * width
+            && self.cells.chunks_exact(width).all(|row| {
+                row.iter()
+                    .enumerate()
+                    .all(|(place, &(column, _))| column == place)
+            });
+        let (all_values, ranges) = if regular {
+            (Vec::new(), Vec::new())
+        } else {
+            self.values_by_column(&roles)
+        };
+        let mut column_values = Vec::new();
         out.extend_from_slice(b",\"stats\":{");
         let described = self
             .columns
             .iter()
-            .zip(&stats)
-            .filter_map(|(column, stats)| stats.as_ref().map(|stats| (column, stats)));
-        for (i, (column, stats)) in described.enumerate() {
+            .enumerate()
+            .zip(&roles)
+            .filter(|(_, role)| **role == Role::Cell)
+            .map(|(column, _)| column);
+        for (i, (index, column)) in described.enumerate() {
             if i > 0 {
                 out.push(b',');
             }
+            let values = if regular {
+                column_values.clear();
+                for row in self.cells.chunks_exact(width) {
+                    if let Some(&(_, value)) = row.get(index)
+                        && value != "null"
+                    {
+                        column_values.push(value);
+                    }
+                }
+                &column_values
+            } else {
+                let range = ranges.get(index).cloned().unwrap_or_default();
+                all_values.get(range).unwrap_or_default()
+            };
+            let summary = summarize(values, column.kinds, &mut set);
             parrot_json::write_unescaped(column.name, out);
             let nulls = rows - column.non_null;
-            let distinct = stats.distinct.len();
             out.extend_from_slice(
-                format!(":{{\"nulls\":{nulls},\"distinct\":{distinct}").as_bytes(),
+                format!(":{{\"nulls\":{nulls},\"distinct\":{}", summary.distinct).as_bytes(),
             );
-            if let (Some(min), Some(max)) = (&stats.min, &stats.max) {
+            if let Some((min, max)) = summary.range {
                 out.extend_from_slice(b",\"min\":");
-                write_cell(min.text, clip, || None, out);
+                write_cell(min, clip, || None, out);
                 out.extend_from_slice(b",\"max\":");
-                write_cell(max.text, clip, || None, out);
+                write_cell(max, clip, || None, out);
             }
             out.push(b'}');
         }
@@ -764,167 +915,477 @@ fn write_cell(
     false
 }
 
-/// The value statistics of one column of the summary.
-#[derive(Default)]
-struct ColumnStats<'a> {
-    /// The distinct non-null values, each as one text: numbers and booleans as written, strings
-    /// as `"decoded value"` (so `"A"` and `"\u0041"` are one value, and `"1"` is not `1`).
-    /// Each is held as the index of its first cell in the table's cells, with [`ESCAPED`] set
-    /// when that cell is a string holding an escape: 4 bytes a value, so the set of a column of
-    /// distinct ids stays small enough to be reused from one call to the next.
-    distinct: HashTable<u32>,
-    /// The table's row count: a column that shows many distinct values early is sized for
-    /// all its rows at once.
-    rows: usize,
-    /// The kind all non-null values share so far.
-    kind: Option<Kind>,
-    /// The least and the greatest value so far (while the kind allows them).
-    min: Option<Extreme<'a>>,
-    max: Option<Extreme<'a>>,
+/// What the summary says of one column's non-null values.
+struct Summary<'a> {
+    /// How many distinct values: numbers and booleans as written, strings by their decoded
+    /// value (so `"A"` and `"\u0041"` are one value, and `"1"` is not `1`).
+    distinct: usize,
+    /// The least and the greatest value as written, when the values are all numbers (compared
+    /// exactly by value) or all strings (compared by code point); the first written of equal
+    /// ones.
+    range: Option<(&'a str, &'a str)>,
 }
 
-/// A value as written and as it orders: each value is decoded once, and a running minimum or
-/// maximum is compared in its decoded form.
-#[derive(Clone)]
-struct Extreme<'a> {
-    text: &'a str,
-    order: Order<'a>,
-}
+/// The kinds of value a column holds, as bits of a mask (`null` is none of them).
+const STRINGS: u8 = 1;
+const NUMBERS: u8 = 2;
+/// Booleans (and nested values): counted, never ordered.
+const OTHERS: u8 = 4;
+/// Set with [`STRINGS`] when a string holds an escape.
+const ESCAPES: u8 = 8;
 
-/// What a value orders by: a number by value, a string by the code points of its contents.
-#[derive(Clone, PartialEq, Eq, PartialOrd, Ord)]
-enum Order<'a> {
-    Number(parrot_json::Number<'a>),
-    String(Cow<'a, str>),
-}
-
-/// What kind of values a column holds, for `min` and `max`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Kind {
-    Number,
-    String,
-    /// Booleans, or values of more than one kind: no `min`/`max`.
-    Other,
-}
-
-/// The bit of a [`ColumnStats::distinct`] entry set when its cell is a string with an escape.
+/// The bit of a distinct set's entry set when its value is a string with an escape.
 const ESCAPED: u32 = 1 << 31;
 
-/// After this many distinct values a column's set is sized for every row.
+/// After this many distinct values a column's set is sized for all its values.
 const MANY_DISTINCT: usize = 64;
 
+/// Summarizes one column's non-null values (in row order, of the kinds `kinds`), reusing
+/// `set` for its distinct values. Each column is read in one pass of its own: its values share
+/// a kind, which keeps the per-value branches predictable.
+fn summarize<'a>(values: &[&'a str], kinds: u8, set: &mut Set) -> Summary<'a> {
+    let escapes = kinds & ESCAPES != 0;
+    let mut distinct = Distinct::new(values, escapes, set);
+    let range = match kinds & !ESCAPES {
+        NUMBERS => {
+            let mut range = Range::<NumberOrder<'a>>::default();
+            for (index, &value) in values.iter().enumerate() {
+                if range.widen(value, NumberOrder::of(value)) {
+                    distinct.add_new(index, value, false);
+                } else {
+                    distinct.add(index, value, false);
+                }
+            }
+            range.ends()
+        }
+        STRINGS => {
+            let mut range = Range::<StringOrder<'a>>::default();
+            for (index, &value) in values.iter().enumerate() {
+                let escaped = escapes && has_escape(value);
+                if range.widen(value, StringOrder::of(value, escaped)) {
+                    distinct.add_new(index, value, escaped);
+                } else {
+                    distinct.add(index, value, escaped);
+                }
+            }
+            range.ends()
+        }
+        _ => {
+            for (index, &value) in values.iter().enumerate() {
+                let escaped = escapes && value.starts_with('"') && has_escape(value);
+                distinct.add(index, value, escaped);
+            }
+            None
+        }
+    };
+    Summary {
+        distinct: distinct.count(),
+        range,
+    }
+}
+
+/// Whether a string as written holds an escape.
+fn has_escape(value: &str) -> bool {
+    // Cells are short: a loop without an early exit (which the compiler vectorizes) beats a
+    // call to a search routine.
+    value.bytes().fold(false, |seen, b| seen | (b == b'\\'))
+}
+
 /// The text a value counts as distinct by: numbers and booleans as written, a string with an
-/// escape as `"decoded value"`.
+/// escape as `"decoded value"` (one without is its own such text).
+#[inline]
 fn distinct_form(value: &str, escaped: bool) -> Cow<'_, str> {
     if escaped {
-        quoted(&decoded_string(value))
+        Cow::Owned(format!("\"{}\"", decoded_string(value)))
     } else {
         Cow::Borrowed(value)
     }
 }
 
-/// A string's decoded contents in quotes: the distinct form of a string with an escape.
-fn quoted<'v>(decoded: &str) -> Cow<'v, str> {
-    Cow::Owned(format!("\"{decoded}\""))
+/// Whether the value `seen` (`escaped`: a string with an escape) has the distinct form
+/// `form`: the rare comparison of a string with an escape.
+#[cold]
+#[inline(never)]
+fn same_form(seen: &str, escaped: bool, form: &str) -> bool {
+    distinct_form(seen, escaped) == form
 }
 
-impl<'a> ColumnStats<'a> {
-    /// Counts `value`, the cell at `index` in `cells`.
-    fn add(&mut self, value: &'a str, index: usize, cells: &[(usize, &'a str)]) {
-        let kind = match value.as_bytes().first() {
-            Some(b'n') => return,
-            Some(b'"') => Kind::String,
-            Some(b't' | b'f') => Kind::Other,
-            _ => Kind::Number,
-        };
-        // A string's contents, decoded once (for the distinct set and for its order).
-        let contents = (kind == Kind::String).then(|| {
-            // Cells are short: a loop without an early exit (which the compiler vectorizes)
-            // beats a call to a search routine.
-            if value.bytes().fold(false, |seen, b| seen | (b == b'\\')) {
-                decoded_string(value)
-            } else {
-                Cow::Borrowed(between_quotes(value))
-            }
-        });
-        // A string with an escape was decoded above: its distinct form is made from that.
-        let (form, escaped) = match &contents {
-            Some(Cow::Owned(decoded)) => (quoted(decoded), true),
-            _ => (Cow::Borrowed(value), false),
-        };
-        self.count_distinct(value, form, index, escaped, cells);
-        match self.kind {
-            Some(shared) if shared != kind || kind == Kind::Other => {
-                self.kind = Some(Kind::Other);
-                self.min = None;
-                self.max = None;
-                return;
-            }
-            None if kind == Kind::Other => {
-                self.kind = Some(Kind::Other);
-                return;
-            }
-            Some(Kind::Other) => return,
-            _ => {}
+/// Whether two byte strings are equal. Cells are short: up to 16 bytes are compared as two
+/// overlapping words each, with no loop and no call.
+#[inline]
+fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    let n = a.len();
+    if n != b.len() {
+        return false;
+    }
+    let word = |bytes: &[u8], at: usize| {
+        bytes
+            .get(at..at + 8)
+            .and_then(|w| <[u8; 8]>::try_from(w).ok())
+            .map_or(0, u64::from_le_bytes)
+    };
+    match n {
+        8..=16 => word(a, 0) == word(b, 0) && word(a, n - 8) == word(b, n - 8),
+        0..8 => a.iter().zip(b).all(|(x, y)| x == y),
+        _ => a == b,
+    }
+}
+
+#[inline]
+fn hash(form: &str) -> u64 {
+    let mut hasher = foldhash::fast::FixedState::default().build_hasher();
+    hasher.write(form.as_bytes());
+    hasher.finish()
+}
+
+/// The distinct values of one column: each held as the index of its first value, with
+/// [`ESCAPED`] set when that is a string with an escape. A value known to be new (a new least
+/// or greatest value) goes in without a lookup, and while every value so far was, none goes
+/// in at all.
+struct Distinct<'v, 's> {
+    values: &'v [&'v str],
+    /// Whether any string of the column holds an escape.
+    escapes: bool,
+    set: &'s mut Set,
+    /// How many values, all distinct, are counted but not yet in the set.
+    pending: usize,
+}
+
+impl<'v, 's> Distinct<'v, 's> {
+    fn new(values: &'v [&'v str], escapes: bool, set: &'s mut Set) -> Self {
+        set.clear();
+        Distinct {
+            values,
+            escapes,
+            set,
+            pending: 0,
         }
-        self.kind = Some(kind);
-        let order = match contents {
-            Some(contents) => Order::String(contents),
-            None => Order::Number(parrot_json::Number::parse(value)),
+    }
+
+    fn count(&self) -> usize {
+        self.pending + self.set.len
+    }
+
+    fn entry(index: usize, escaped: bool) -> u32 {
+        index as u32 | if escaped { ESCAPED } else { 0 }
+    }
+
+    /// Counts `value`, the value at `index`, known to differ from every value before it.
+    #[inline]
+    fn add_new(&mut self, index: usize, value: &str, escaped: bool) {
+        if self.set.len == 0 {
+            self.pending += 1;
+            return;
+        }
+        self.grow();
+        let hash = hash(&distinct_form(value, escaped));
+        self.set
+            .insert(hash, Self::entry(index, escaped), |_| false);
+    }
+
+    /// Counts `value`, the value at `index`, unless an equal one came before.
+    #[inline(always)]
+    fn add(&mut self, index: usize, value: &str, escaped: bool) {
+        if self.pending > 0 {
+            self.flush();
+        }
+        self.grow();
+        let values = self.values;
+        let form = distinct_form(value, escaped);
+        let equal = |entry: u32| {
+            let seen = values
+                .get((entry & !ESCAPED) as usize)
+                .copied()
+                .unwrap_or("");
+            let seen_escaped = entry & ESCAPED != 0;
+            same_bytes(seen.as_bytes(), value.as_bytes())
+                || ((escaped || seen_escaped) && same_form(seen, seen_escaped, &form))
         };
-        let less = self.min.as_ref().is_none_or(|min| order < min.order);
-        let greater = self.max.as_ref().is_none_or(|max| order > max.order);
-        match (less, greater) {
-            (true, true) => {
-                self.max = Some(Extreme {
-                    text: value,
-                    order: order.clone(),
-                });
-                self.min = Some(Extreme { text: value, order });
-            }
-            (true, false) => self.min = Some(Extreme { text: value, order }),
-            (false, true) => self.max = Some(Extreme { text: value, order }),
-            (false, false) => {}
+        self.set
+            .insert(hash(&form), Self::entry(index, escaped), equal);
+    }
+
+    /// Puts the pending values in the set: a value now needs a lookup.
+    #[cold]
+    fn flush(&mut self) {
+        if self.pending >= MANY_DISTINCT {
+            self.set.resize(self.values.len());
+        }
+        let values = self.values;
+        for (index, &value) in values.iter().enumerate().take(self.pending) {
+            let escaped = self.escapes && value.starts_with('"') && has_escape(value);
+            let hash = hash(&distinct_form(value, escaped));
+            self.set
+                .insert(hash, Self::entry(index, escaped), |_| false);
+        }
+        self.pending = 0;
+    }
+
+    /// Sizes the set for every value of the column once it shows many distinct ones.
+    #[inline]
+    fn grow(&mut self) {
+        if self.set.len == MANY_DISTINCT {
+            self.set.resize(self.values.len());
         }
     }
 }
 
-impl ColumnStats<'_> {
-    /// Adds `value` (the cell at `index`, its distinct form `form`) to the distinct set
-    /// unless an equal one is there.
-    fn count_distinct(
-        &mut self,
-        value: &str,
-        form: Cow<'_, str>,
-        index: usize,
-        escaped: bool,
-        cells: &[(usize, &str)],
-    ) {
-        let hasher = foldhash::fast::FixedState::default();
-        // The entry's cell and its escape bit.
-        let stored = |entry: u32| {
-            let cell = cells.get((entry & !ESCAPED) as usize).map_or("", |c| c.1);
-            (cell, entry & ESCAPED != 0)
-        };
-        // An entry's hash, when the table grows.
-        let rehash = |&entry: &u32| {
-            let (cell, cell_escaped) = stored(entry);
-            hasher.hash_one(distinct_form(cell, cell_escaped))
-        };
-        let hash = hasher.hash_one(&form);
-        let equal = |&entry: &u32| {
-            let (cell, cell_escaped) = stored(entry);
-            cell == value
-                || ((escaped || cell_escaped) && distinct_form(cell, cell_escaped) == form)
-        };
-        if self.distinct.find(hash, equal).is_some() {
+/// A set of values, each named by a 32-bit entry (a column's value index), found by a hash:
+/// open addressing with linear probing, the table at most half full. A slot holds 31 bits of
+/// the hash with the top bit set (0 is an empty slot) and the entry, so a probe reads no value
+/// unless the hashes match, and the table grows without hashing anything again.
+#[derive(Default)]
+struct Set {
+    slots: Vec<u64>,
+    len: usize,
+}
+
+impl Set {
+    /// The slots of a new set: enough for [`MANY_DISTINCT`] values.
+    const FIRST: usize = 2 * MANY_DISTINCT;
+
+    fn clear(&mut self) {
+        self.slots.clear();
+        self.slots.resize(Self::FIRST, 0);
+        self.len = 0;
+    }
+
+    /// Makes room for `values` values in all.
+    fn resize(&mut self, values: usize) {
+        let slots = (2 * values).next_power_of_two().max(Self::FIRST);
+        if slots <= self.slots.len() {
             return;
         }
-        if self.distinct.len() == MANY_DISTINCT {
-            self.distinct.reserve(self.rows, rehash);
+        // The table keeps its allocation from column to column.
+        let entries: Vec<u64> = self
+            .slots
+            .iter()
+            .copied()
+            .filter(|&slot| slot != 0)
+            .collect();
+        self.slots.clear();
+        self.slots.resize(slots, 0);
+        for slot in entries {
+            self.place(slot);
         }
-        let entry = index as u32 | if escaped { ESCAPED } else { 0 };
-        self.distinct.insert_unique(hash, entry, rehash);
+    }
+
+    /// Puts a slot's contents in the first empty slot of its probe sequence.
+    fn place(&mut self, contents: u64) {
+        let mask = self.slots.len() - 1;
+        let mut at = (contents >> 32) as usize & mask;
+        while let Some(slot) = self.slots.get_mut(at) {
+            if *slot == 0 {
+                *slot = contents;
+                return;
+            }
+            at = (at + 1) & mask;
+        }
+    }
+
+    /// Adds `entry` (of hash `hash`) unless an entry of the same hash is `equal` to it.
+    #[inline(always)]
+    fn insert(&mut self, hash: u64, entry: u32, equal: impl Fn(u32) -> bool) {
+        if 2 * (self.len + 1) > self.slots.len() {
+            self.resize(self.len + 1);
+        }
+        let hash = (hash >> 32) as u32 | 1 << 31;
+        let mask = self.slots.len() - 1;
+        let mut at = hash as usize & mask;
+        while let Some(slot) = self.slots.get_mut(at) {
+            if *slot == 0 {
+                *slot = u64::from(hash) << 32 | u64::from(entry);
+                self.len += 1;
+                return;
+            }
+            if (*slot >> 32) as u32 == hash && equal(*slot as u32) {
+                return;
+            }
+            at = (at + 1) & mask;
+        }
+    }
+}
+
+/// A running least and greatest value: the first written of equal ones.
+struct Range<'a, O> {
+    ends: Option<(Extreme<'a, O>, Extreme<'a, O>)>,
+}
+
+/// A least or greatest value: as written, and as it orders.
+struct Extreme<'a, O> {
+    text: &'a str,
+    order: O,
+}
+
+impl<O> Default for Range<'_, O> {
+    fn default() -> Self {
+        Range { ends: None }
+    }
+}
+
+impl<'a, O: Ord + Clone> Range<'a, O> {
+    /// Takes in `text` (ordered as `order`); true when it is a new least or greatest value,
+    /// so unequal to every value before it.
+    fn widen(&mut self, text: &'a str, order: O) -> bool {
+        match &mut self.ends {
+            None => {
+                let min = Extreme {
+                    text,
+                    order: order.clone(),
+                };
+                self.ends = Some((min, Extreme { text, order }));
+                true
+            }
+            Some((min, _)) if order < min.order => {
+                *min = Extreme { text, order };
+                true
+            }
+            Some((_, max)) if order > max.order => {
+                *max = Extreme { text, order };
+                true
+            }
+            Some(_) => false,
+        }
+    }
+
+    fn ends(self) -> Option<(&'a str, &'a str)> {
+        self.ends.map(|(min, max)| (min.text, max.text))
+    }
+}
+
+/// How a number orders: exactly by value. Most numbers (no exponent, at most 19 digits before
+/// the point and 18 after) are compared as integers; others are parsed when compared.
+#[derive(Clone)]
+struct NumberOrder<'a> {
+    text: &'a str,
+    fixed: Option<i128>,
+}
+
+impl<'a> NumberOrder<'a> {
+    fn of(text: &'a str) -> Self {
+        NumberOrder {
+            text,
+            fixed: fixed_point(text),
+        }
+    }
+}
+
+impl Ord for NumberOrder<'_> {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        match (self.fixed, other.fixed) {
+            (Some(a), Some(b)) => a.cmp(&b),
+            _ => parrot_json::Number::parse(self.text).cmp(&parrot_json::Number::parse(other.text)),
+        }
+    }
+}
+
+impl PartialOrd for NumberOrder<'_> {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl PartialEq for NumberOrder<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other).is_eq()
+    }
+}
+
+impl Eq for NumberOrder<'_> {}
+
+/// A JSON number without an exponent, with at most 19 digits before the point and 18 after,
+/// as a whole count of 10^-18: such counts order as the numbers do (`1` and `1.0` are equal,
+/// `-0` is `0`).
+fn fixed_point(text: &str) -> Option<i128> {
+    const ONE: i128 = 1_000_000_000_000_000_000;
+    let bytes = text.as_bytes();
+    let (negative, mut rest) = match bytes.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        _ => (false, bytes),
+    };
+    let digits = |rest: &mut &[u8]| {
+        let (mut value, mut count) = (0u64, 0usize);
+        while let Some((&d, tail)) = rest.split_first()
+            && d.is_ascii_digit()
+        {
+            value = value.wrapping_mul(10).wrapping_add(u64::from(d - b'0'));
+            count += 1;
+            *rest = tail;
+        }
+        (value, count)
+    };
+    let (int, int_digits) = digits(&mut rest);
+    let (frac, frac_digits) = match rest.split_first() {
+        Some((b'.', tail)) => {
+            rest = tail;
+            digits(&mut rest)
+        }
+        _ => (0, 0),
+    };
+    if !rest.is_empty() || int_digits > 19 || frac_digits > 18 {
+        return None;
+    }
+    // 10^(18 - digits): the fraction's digits as a count of 10^-18.
+    const SCALE: [u64; 19] = {
+        let mut scale = [1u64; 19];
+        let mut digits = 18;
+        while digits > 0 {
+            digits -= 1;
+            scale[digits] = scale[digits + 1] * 10;
+        }
+        scale
+    };
+    let frac = frac * SCALE.get(frac_digits).copied().unwrap_or(1);
+    let magnitude = i128::from(int) * ONE + i128::from(frac);
+    Some(if negative { -magnitude } else { magnitude })
+}
+
+/// The first 16 bytes of `bytes` as a big-endian integer, zero-padded: of two strings whose
+/// heads differ, the one with the lesser head is the lesser string.
+fn head(bytes: &[u8]) -> u128 {
+    let n = bytes.len();
+    let word = |at: usize| {
+        bytes
+            .get(at..at + 8)
+            .and_then(|w| <[u8; 8]>::try_from(w).ok())
+            .map_or(0, u64::from_be_bytes)
+    };
+    let (high, low) = if n >= 16 {
+        (word(0), word(8))
+    } else if n >= 8 {
+        // The last eight bytes, less those the first word holds, then zeros.
+        let tail = word(n - 8).checked_shl(8 * (16 - n) as u32).unwrap_or(0);
+        (word(0), tail)
+    } else {
+        let high = bytes
+            .iter()
+            .enumerate()
+            .fold(0, |high, (i, &b)| high | u64::from(b) << (56 - 8 * i));
+        (high, 0)
+    };
+    u128::from(high) << 64 | u128::from(low)
+}
+
+/// How a string orders: by the code points of its decoded contents, which is the order of
+/// their UTF-8 bytes. The first 16 bytes (zero-padded) decide most comparisons as one integer.
+#[derive(Clone, PartialEq, Eq, PartialOrd, Ord)]
+struct StringOrder<'a> {
+    prefix: u128,
+    contents: Cow<'a, str>,
+}
+
+impl<'a> StringOrder<'a> {
+    /// The order of a string as written (`escaped`: it holds an escape).
+    fn of(value: &'a str, escaped: bool) -> Self {
+        let contents = if escaped {
+            decoded_string(value)
+        } else {
+            Cow::Borrowed(between_quotes(value))
+        };
+        StringOrder {
+            prefix: head(contents.as_bytes()),
+            contents,
+        }
     }
 }
 
@@ -1587,5 +2048,226 @@ mod tests {
         for payload in cases {
             assert!(codec.expand(payload).is_err(), "{payload}");
         }
+    }
+
+    #[test]
+    fn numbers_order_exactly_by_value() {
+        // Within the fixed-point form, past it (more digits, an exponent), and across the two.
+        let cases = [
+            ("1", "1.0"),
+            ("-0", "0"),
+            ("-0.0", "0"),
+            ("0.5", "0.50"),
+            ("-1.5", "-1.25"),
+            ("100", "1E2"),
+            ("999.99", "1000"),
+            ("123456789012345678", "123456789012345679"),
+            ("9999999999999999999", "1e19"),
+            ("9999999999999999999", "10000000000000000000"),
+            ("1.000000000000000001", "1"),
+            ("1.0000000000000000001", "1"),
+            ("1.0000000000000000001", "1.000000000000000001"),
+            ("-9999999999999999999.999999999999999999", "-1E19"),
+            ("0.000000000000000001", "1e-18"),
+            ("0.000000000000000001", "1e-19"),
+        ];
+        for (a, b) in cases {
+            let expected = parrot_json::cmp_numbers(a, b);
+            assert_eq!(
+                NumberOrder::of(a).cmp(&NumberOrder::of(b)),
+                expected,
+                "{a} vs {b}"
+            );
+            assert_eq!(
+                NumberOrder::of(b).cmp(&NumberOrder::of(a)),
+                expected.reverse(),
+                "{b} vs {a}"
+            );
+        }
+    }
+
+    #[test]
+    fn strings_order_by_code_point_at_every_length() {
+        let mut strings: Vec<String> = ["", "a", "b", "é", "\u{10000}", "\0", "a\0", "ab"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        // Shared prefixes around the 8 and 16 bytes the heads hold.
+        for n in [7, 8, 9, 15, 16, 17, 24] {
+            let prefix = "x".repeat(n);
+            for tail in ["", "\0", "a", "b", "é"] {
+                strings.push(format!("{prefix}{tail}"));
+            }
+        }
+        let written: Vec<String> = strings
+            .iter()
+            .map(|s| serde_json::to_string(s).unwrap())
+            .collect();
+        for (a, a_written) in strings.iter().zip(&written) {
+            for (b, b_written) in strings.iter().zip(&written) {
+                let a_order = StringOrder::of(a_written, has_escape(a_written));
+                let b_order = StringOrder::of(b_written, has_escape(b_written));
+                assert_eq!(
+                    a_order.cmp(&b_order),
+                    a.cmp(b),
+                    "{a_written} vs {b_written}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn same_bytes_at_every_length() {
+        for n in 0..40 {
+            let a: Vec<u8> = (0..n).map(|i| b'a' + (i % 26) as u8).collect();
+            assert!(same_bytes(&a, &a.clone()), "{n}");
+            assert!(!same_bytes(&a, &[a.as_slice(), b"z"].concat()), "{n}");
+            for at in 0..n {
+                let mut b = a.clone();
+                b[at] = b'.';
+                assert!(!same_bytes(&a, &b), "{n} bytes, differing at {at}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_name_as_written_matches_only_itself() {
+        let long = r#""a_name_longer_than_sixteen_bytes""#;
+        let cases = [
+            (r#""id""#, r#""id": 1"#, 0, true),
+            (r#""id""#, r#""idx": 1"#, 0, false),
+            (r#""id""#, r#""i""#, 0, false),
+            (r#""id""#, r#"{"id""#, 1, true),
+            (r#""id""#, r#"{"id"#, 1, false),
+            (r#""id""#, r#""Id": 1, "more text after it""#, 0, false),
+            (long, &format!("{long}: 1, \"x\": 2"), 0, true),
+            (long, long, 0, true),
+            (long, r#""a_name_longer_than_sixteen_byte": 1"#, 0, false),
+        ];
+        for (name, text, at, expected) in cases {
+            let written = Written::new(name);
+            assert_eq!(
+                written.is_next(text.as_bytes(), at),
+                expected,
+                "{name} in {text} at {at}"
+            );
+        }
+    }
+
+    #[test]
+    fn distinct_counts_after_runs_of_new_extremes() {
+        // A run of new least or greatest values is counted without a lookup; the first value
+        // that is neither puts the run in the set.
+        let many: Vec<String> = (0..100).map(|i| i.to_string()).collect();
+        let many_then_repeats: Vec<&str> = many
+            .iter()
+            .map(String::as_str)
+            .chain(["0", "50", "99", "100"])
+            .collect();
+        // (values, distinct count, least and greatest)
+        type Case<'a> = (&'a [&'a str], usize, Option<(&'a str, &'a str)>);
+        let cases: [Case<'_>; 8] = [
+            (&["1", "2", "3", "2"], 3, Some(("1", "3"))),
+            (&["3", "2", "1", "1"], 3, Some(("1", "3"))),
+            (&["1", "1.0", "1e0", "2"], 4, Some(("1", "2"))),
+            (&["2", "1", "3", "1.0"], 4, Some(("1", "3"))),
+            (&many_then_repeats, 101, Some(("0", "100"))),
+            (
+                &[r#""a""#, r#""b""#, r#""\u0061""#, r#""c""#],
+                3,
+                Some((r#""a""#, r#""c""#)),
+            ),
+            (
+                &[r#""\u0062""#, r#""a""#, r#""b""#],
+                2,
+                Some((r#""a""#, r#""\u0062""#)),
+            ),
+            (&["true", "false", "true", "1", r#""1""#], 4, None),
+        ];
+        let mut set = Set::default();
+        for (values, distinct, range) in cases {
+            let kinds = values.iter().fold(0, |kinds, value| {
+                kinds
+                    | match value.as_bytes()[0] {
+                        b'"' if value.contains('\\') => STRINGS | ESCAPES,
+                        b'"' => STRINGS,
+                        b't' | b'f' => OTHERS,
+                        _ => NUMBERS,
+                    }
+            });
+            let summary = summarize(values, kinds, &mut set);
+            assert_eq!(
+                (summary.distinct, summary.range),
+                (distinct, range),
+                "{values:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_summary_does_not_depend_on_member_order() {
+        // Rows in column order are summarized column by column from every row's place; a row
+        // in another order sends the summary through the general gathering of values.
+        let in_order: Vec<String> = (0..30)
+            .map(|i| {
+                format!(
+                    r#"{{"id":{i},"s":"v{}","n":{},"b":{}}}"#,
+                    i % 7,
+                    i % 4,
+                    i % 2 == 0
+                )
+            })
+            .collect();
+        let mut reordered = in_order.clone();
+        reordered[10] = r#"{"b":true,"n":2,"s":"v3","id":10}"#.to_owned();
+        let codec = built(r#"{"min_rows": 2}"#);
+        let summary = |rows: &[String]| {
+            let refs: Vec<&str> = rows.iter().map(String::as_str).collect();
+            transform(&codec, &format!("[{}]", refs.join(",")), Level::Aggressive).unwrap()
+        };
+        let (out, _) = summary(&in_order);
+        assert!(
+            out.contains(r#""stats":{"id":{"nulls":0,"distinct":30,"min":0,"max":29},"s":{"nulls":0,"distinct":7,"min":"v0","max":"v6"},"n":{"nulls":0,"distinct":4,"min":0,"max":3},"b":{"nulls":0,"distinct":2}}"#),
+            "{out}"
+        );
+        assert_eq!(summary(&reordered), summary(&in_order));
+    }
+
+    #[test]
+    fn rows_in_different_layouts_read_alike() {
+        // Each row's names are matched with the separators the row before wrote: any change of
+        // layout, name or order falls back to reading the member.
+        let compact = rows(&[
+            r#"{"a":1,"bb":"x","c":null}"#,
+            r#"{"a":2,"bb":"y","c":true}"#,
+            r#"{"a":3,"bb":"x","c":false}"#,
+            r#"{"a":4,"bb":"z","c":null}"#,
+            r#"{"a":5,"bb":"x","c":true}"#,
+        ]);
+        let spaced = rows(&[
+            r#"{"a": 1, "bb": "x", "c": null}"#,
+            r#"{"a":2,"bb":"y","c":true}"#,
+            "{ \"a\" :\t3 ,\n\"bb\":  \"x\" , \"c\" : false }",
+            r#"{"a": 4, "bb": "z", "c": null}"#,
+            r#"{"a": 5,  "bb" : "x", "c":true}"#,
+        ]);
+        let renamed = rows(&[
+            r#"{"a": 1, "bb": "x", "c": null}"#,
+            r#"{"a": 2, "b": "y", "c": true}"#,
+        ]);
+        let codec = built(r#"{"min_rows": 2}"#);
+        for level in [Level::Minimal, Level::Aggressive] {
+            assert_eq!(
+                transform(&codec, &spaced, level),
+                transform(&codec, &compact, level),
+                "{level}"
+            );
+        }
+        let codec = built(r#"{"min_rows": 2, "heterogeneity_ratio": 2}"#);
+        let (out, _) = transform(&codec, &renamed, Level::Normal).unwrap();
+        assert_eq!(
+            out,
+            r#"{"columns":["a","bb","c","b"],"rows":[[1,"x",null,null],[2,null,true,"y"]],"constants":{}}"#
+        );
     }
 }
