@@ -542,11 +542,19 @@ impl Auto {
                 }
             }
         } else if changed > 1 {
-            input = Some(self.count(on));
+            let before = self.count(on);
+            input = Some(before);
             for r in &mut ran {
                 if let Ok((output, _)) = &r.result {
-                    r.tokens = Some(self.count(output));
-                    r.fits = self.gauge.no_more_tokens(on, output);
+                    let after = self.count(output);
+                    r.tokens = Some(after);
+                    // The counts just made, unless they are bytes standing for tokens (a blind
+                    // tokenizer), which the rule decides by itself.
+                    r.fits = if self.gauge.blind() {
+                        self.gauge.no_more_tokens(on, output)
+                    } else {
+                        self.gauge.no_more_tokens_counted(on, before, output, after)
+                    };
                 }
             }
         }

@@ -136,6 +136,27 @@ impl Gauge {
     ///
     /// Equal tokens are allowed; whether the bytes must shrink too is the caller's rule.
     pub(crate) fn no_more_tokens(&self, input: &str, output: &str) -> bool {
+        self.no_more_tokens_with(input, output, None)
+    }
+
+    /// [`Gauge::no_more_tokens`] for a caller that has counted both texts already with
+    /// [`Gauge::tokens`] (`auto`'s ranking): the same decision, without counting them again.
+    pub(crate) fn no_more_tokens_counted(
+        &self,
+        input: &str,
+        before: Tokens,
+        output: &str,
+        after: Tokens,
+    ) -> bool {
+        self.no_more_tokens_with(input, output, Some((before, after)))
+    }
+
+    fn no_more_tokens_with(
+        &self,
+        input: &str,
+        output: &str,
+        counted: Option<(Tokens, Tokens)>,
+    ) -> bool {
         // First, as it needs no tokenizer (and holds for a blind one too: fewer bytes).
         if (output.len() as f64) <= MUCH_SMALLER * input.len() as f64 {
             return true;
@@ -143,12 +164,12 @@ impl Gauge {
         if self.blind() {
             return output.len() <= input.len();
         }
-        let before = self.tokens(input);
+        let before = counted.map_or_else(|| self.tokens(input), |(before, _)| before);
         if before.count == 0 && !input.is_empty() {
             // The counter saw no tokens where there are some: no evidence, bytes decide.
             return output.len() <= input.len();
         }
-        let after = self.tokens(output);
+        let after = counted.map_or_else(|| self.tokens(output), |(_, after)| after);
         if before.exact && after.exact {
             return after.count <= before.count;
         }

@@ -154,28 +154,7 @@ pub fn members_unchecked(text: &str, start: usize) -> Option<Vec<Member<'_>>> {
 fn structural_end(bytes: &[u8], pos: usize) -> Option<usize> {
     match *bytes.get(pos)? {
         b'"' => string_end(bytes, pos),
-        b'[' | b'{' => {
-            let mut depth = 0usize;
-            let mut at = pos;
-            loop {
-                at = next_structural(bytes, at);
-                match *bytes.get(at)? {
-                    b'"' => {
-                        at = string_end(bytes, at)?;
-                        continue;
-                    }
-                    b'[' | b'{' => depth += 1,
-                    b']' | b'}' => {
-                        depth = depth.checked_sub(1)?;
-                        if depth == 0 {
-                            return Some(at + 1);
-                        }
-                    }
-                    _ => {}
-                }
-                at += 1;
-            }
-        }
+        b'[' | b'{' => container_end(bytes, pos),
         _ => Some(
             bytes[pos..]
                 .iter()
@@ -198,36 +177,136 @@ fn string_end(bytes: &[u8], pos: usize) -> Option<usize> {
     }
 }
 
-/// The first byte from `at` on that may be a quote or a bracket, or the length of `bytes`;
-/// eight bytes at a time. It may also stop at a byte 0x02 (a quote once bit 5 is set), which
-/// the caller passes over.
-fn next_structural(bytes: &[u8], mut at: usize) -> usize {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGHS: u64 = 0x8080_8080_8080_8080;
-    let zero_bytes = |v: u64| v.wrapping_sub(ONES) & !v;
-    while let Some(chunk) = bytes.get(at..at + 8) {
-        let Ok(word) = <[u8; 8]>::try_from(chunk) else {
-            break;
+/// Past the bracket that closes the container opening at `pos`, or `None`.
+///
+/// 64 bytes at a time: their quotes, backslashes and brackets as bit masks (16 bytes a
+/// vector), the bytes inside strings as the running parity of the quotes before them
+/// (a prefix XOR), and the brackets outside strings counted in order. A block holding a
+/// backslash, and the text's last bytes, go byte by byte.
+fn container_end(bytes: &[u8], pos: usize) -> Option<usize> {
+    let mut scan = Scan::default();
+    let mut at = pos;
+    let mut blocks = bytes[pos..].chunks_exact(64);
+    for block in &mut blocks {
+        let block: &[u8; 64] = block.try_into().expect("64 bytes");
+        let classes = Classes::of(block);
+        let end = if classes.backslashes == 0 && !scan.escaped {
+            scan.block(&classes)
+        } else {
+            scan.bytes(block)
         };
-        // Bit 5 set folds `[` onto `{` and `]` onto `}`. Each test's lowest hit is exact, so
-        // the lowest of them is.
-        let folded = u64::from_le_bytes(word) | (ONES * 0x20);
-        let hits = (zero_bytes(folded ^ (ONES * u64::from(b'"')))
-            | zero_bytes(folded ^ (ONES * u64::from(b'{')))
-            | zero_bytes(folded ^ (ONES * u64::from(b'}'))))
-            & HIGHS;
-        if hits != 0 {
-            return at + hits.trailing_zeros() as usize / 8;
+        if let Some(end) = end {
+            return Some(at + end);
         }
-        at += 8;
+        at += 64;
     }
-    while let Some(&byte) = bytes.get(at) {
-        if matches!(byte, b'"' | b'[' | b']' | b'{' | b'}') {
-            break;
+    scan.bytes(blocks.remainder()).map(|end| at + end)
+}
+
+/// The state of [`container_end`] between blocks.
+#[derive(Default)]
+struct Scan {
+    /// Brackets opened and not closed yet.
+    depth: usize,
+    /// The next byte is inside a string.
+    in_string: bool,
+    /// The next byte is escaped (after a backslash inside a string).
+    escaped: bool,
+}
+
+impl Scan {
+    /// A block without a backslash, from its masks: where the container ends in it (past its
+    /// closing bracket), or `None` with the state carried on.
+    fn block(&mut self, classes: &Classes) -> Option<usize> {
+        let mut inside = prefix_xor(classes.quotes);
+        if self.in_string {
+            inside = !inside;
         }
-        at += 1;
+        let mut brackets = (classes.opens | classes.closes) & !inside;
+        while brackets != 0 {
+            let at = brackets.trailing_zeros() as usize;
+            if classes.opens >> at & 1 == 1 {
+                self.depth += 1;
+            } else {
+                self.depth = self.depth.saturating_sub(1);
+                if self.depth == 0 {
+                    return Some(at + 1);
+                }
+            }
+            brackets &= brackets - 1;
+        }
+        self.in_string = inside >> 63 == 1;
+        None
     }
-    at
+
+    /// Any bytes, one at a time.
+    fn bytes(&mut self, bytes: &[u8]) -> Option<usize> {
+        for (at, &byte) in bytes.iter().enumerate() {
+            if self.in_string {
+                if self.escaped {
+                    self.escaped = false;
+                } else if byte == b'\\' {
+                    self.escaped = true;
+                } else if byte == b'"' {
+                    self.in_string = false;
+                }
+                continue;
+            }
+            match byte {
+                b'"' => self.in_string = true,
+                b'[' | b'{' => self.depth += 1,
+                b']' | b'}' => {
+                    self.depth = self.depth.saturating_sub(1);
+                    if self.depth == 0 {
+                        return Some(at + 1);
+                    }
+                }
+                _ => {}
+            }
+        }
+        None
+    }
+}
+
+/// Bit `i` of a mask is byte `i` of a 64-byte block.
+struct Classes {
+    quotes: u64,
+    backslashes: u64,
+    /// `[` and `{`.
+    opens: u64,
+    /// `]` and `}`.
+    closes: u64,
+}
+
+impl Classes {
+    fn of(block: &[u8; 64]) -> Classes {
+        use wide::u8x16;
+        let mut classes = Classes {
+            quotes: 0,
+            backslashes: 0,
+            opens: 0,
+            closes: 0,
+        };
+        for (k, lanes) in block.chunks_exact(16).enumerate() {
+            let v = u8x16::new(lanes.try_into().expect("16 bytes"));
+            // Bit 5 set folds `[` onto `{` and `]` onto `}`.
+            let folded = v | u8x16::splat(0x20);
+            let bits = |lanes: u8x16| u64::from(lanes.to_bitmask()) << (16 * k);
+            classes.quotes |= bits(v.simd_eq(u8x16::splat(b'"')));
+            classes.backslashes |= bits(v.simd_eq(u8x16::splat(b'\\')));
+            classes.opens |= bits(folded.simd_eq(u8x16::splat(b'{')));
+            classes.closes |= bits(folded.simd_eq(u8x16::splat(b'}')));
+        }
+        classes
+    }
+}
+
+/// Bit `i` is the parity of the set bits of `x` at `i` and below.
+fn prefix_xor(mut x: u64) -> u64 {
+    for shift in [1, 2, 4, 8, 16, 32] {
+        x ^= x << shift;
+    }
+    x
 }
 
 /// A reader just past the `open` at byte `start` of `text`.
@@ -299,6 +378,84 @@ mod tests {
         ] {
             assert_eq!(members_unchecked(broken, 0), None, "{broken}");
         }
+    }
+
+    /// Generated JSON, 64-byte blocks cut anywhere: strings with escaped quotes and
+    /// backslashes (at block ends too), brackets inside strings, long strings, nesting.
+    #[test]
+    fn unchecked_members_match_on_generated_json() {
+        struct Rng(u64);
+        impl Rng {
+            fn below(&mut self, n: u64) -> u64 {
+                self.0 ^= self.0 << 13;
+                self.0 ^= self.0 >> 7;
+                self.0 ^= self.0 << 17;
+                self.0 % n
+            }
+        }
+        fn string(rng: &mut Rng, out: &mut String) {
+            const PIECES: &[&str] = &[
+                "a", "word", "[", "]", "{", "}", "\\\"", "\\\\", "\\\\\\\"", "\\n", "\\u0041", " ",
+                ",", ":", "é", "\\/",
+            ];
+            out.push('"');
+            for _ in 0..rng.below(40) {
+                out.push_str(PIECES[rng.below(PIECES.len() as u64) as usize]);
+            }
+            out.push('"');
+        }
+        fn value(rng: &mut Rng, depth: u32, out: &mut String) {
+            match if depth > 4 {
+                rng.below(3)
+            } else {
+                rng.below(6)
+            } {
+                0 => string(rng, out),
+                1 => out.push_str(["1", "-2.5e3", "true", "null"][rng.below(4) as usize]),
+                2 => out.push_str(" 0 "),
+                3 | 4 => {
+                    out.push('[');
+                    for i in 0..rng.below(6) {
+                        if i > 0 {
+                            out.push(',');
+                        }
+                        value(rng, depth + 1, out);
+                    }
+                    out.push(']');
+                }
+                _ => {
+                    out.push('{');
+                    for i in 0..rng.below(6) {
+                        if i > 0 {
+                            out.push_str(" , ");
+                        }
+                        out.push_str(&format!("\"k{i}\""));
+                        out.push(':');
+                        value(rng, depth + 1, out);
+                    }
+                    out.push('}');
+                }
+            }
+        }
+        let mut rng = Rng(0x5eed_cafe);
+        let mut checked = 0;
+        for _ in 0..3000 {
+            let mut text = String::from("{");
+            for i in 0..rng.below(5) + 1 {
+                if i > 0 {
+                    text.push(',');
+                }
+                text.push_str(&format!("\"m{i}\": "));
+                value(&mut rng, 0, &mut text);
+            }
+            text.push('}');
+            let Ok(expected) = members(&text, 0) else {
+                continue;
+            };
+            assert_eq!(members_unchecked(&text, 0), Some(expected), "{text}");
+            checked += 1;
+        }
+        assert!(checked > 2500, "{checked}");
     }
 
     #[test]
