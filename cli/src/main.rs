@@ -265,7 +265,12 @@ fn tokenizer(cli: &Cli) -> Tokenizer {
 /// persistent store is opened (and created) only then; other commands only need to know
 /// whether one is configured, which decides the effective levels they show.
 fn host(cli: &Cli, store: bool, observer: Option<Arc<dyn Observer>>) -> Result<Host, Failure> {
-    builder(cli, store, observer)?
+    build(&mut builder(cli, store, observer)?)
+}
+
+/// Builds the host, a configuration error being one line per problem (exit 2).
+fn build(builder: &mut HostBuilder) -> Result<Host, Failure> {
+    builder
         .build()
         .map_err(|err| Failure::config(err.errors.iter().map(ToString::to_string).collect()))
 }
@@ -451,10 +456,7 @@ fn compress(
     let capture = Arc::new(TokenCapture::default());
     // Token counts are shown only with --meta: without it nothing counts them for the report,
     // so the tokenizer is loaded only if the no-gain rule needs it.
-    let host = builder(cli, true, Some(capture.clone()))?
-        .report_tokens(with_meta)
-        .build()
-        .map_err(|err| Failure::config(err.errors.iter().map(ToString::to_string).collect()))?;
+    let host = build(builder(cli, true, Some(capture.clone()))?.report_tokens(with_meta))?;
     let mut call = Call::new(tool, Input::Bytes(&input)).status(status);
     call.level = level;
     let processed = host.process(call);

@@ -548,13 +548,7 @@ impl Auto {
                 if let Ok((output, _)) = &r.result {
                     let after = self.count(output);
                     r.tokens = Some(after);
-                    // The counts just made, unless they are bytes standing for tokens (a blind
-                    // tokenizer), which the rule decides by itself.
-                    r.fits = if self.gauge.blind() {
-                        self.gauge.no_more_tokens(on, output)
-                    } else {
-                        self.gauge.no_more_tokens_counted(on, before, output, after)
-                    };
+                    r.fits = self.gauge.no_more_tokens_counted(on, before, output, after);
                 }
             }
         }

@@ -141,6 +141,7 @@ impl Gauge {
 
     /// [`Gauge::no_more_tokens`] for a caller that has counted both texts already with
     /// [`Gauge::tokens`] (`auto`'s ranking): the same decision, without counting them again.
+    /// With a blind tokenizer the counts are not read (bytes decide, as there).
     pub(crate) fn no_more_tokens_counted(
         &self,
         input: &str,

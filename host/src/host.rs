@@ -235,9 +235,9 @@ impl Host {
             None => (self.fallback_codec(), true, None),
         };
         // The codec that runs is the registered one of its name (an entry's codec is built
-        // from the registry), so its flag is the registry's.
-        let validates_json =
-            auto.is_none() && builtin && self.registry.validates_json(codec.name());
+        // from the registry), so its flag is the registry's: only built-ins have it, and `auto`
+        // is the host's own, not a registered codec.
+        let validates_json = self.registry.validates_json(codec.name());
         let level = self.level_of(&resolution, call.status, call.level);
         pipeline::process(Run {
             stage: &self.stage,

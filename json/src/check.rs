@@ -108,8 +108,10 @@ pub fn top_level(text: &str) -> Option<TopLevel> {
 /// assert_eq!(top_level_unchecked("[1]"), Some(TopLevel::Other));
 /// ```
 pub fn top_level_unchecked(text: &str) -> Option<TopLevel> {
-    let start = text.len() - text.trim_start_matches([' ', '\t', '\n', '\r']).len();
-    if text.as_bytes().get(start) != Some(&b'{') {
+    let mut reader = Reader::new(text);
+    reader.skip_ws();
+    let start = reader.pos();
+    if reader.peek() != Some(b'{') {
         return Some(TopLevel::Other);
     }
     let members = crate::members_unchecked(text, start)?;

@@ -45,7 +45,7 @@ fn compress<'i>(
         return Err(Skip::AlreadyCompressed);
     }
     let (text, produced) = match fused_json(run, input) {
-        Some(text) => (text, fused(run, input, text, meta)?),
+        Some((text, start)) => (text, fused(run, input, text, start, meta)?),
         None => {
             let (kind, text, members) = supported(run, input)?;
             let admitted = admit(run, kind, text)?;
@@ -104,19 +104,20 @@ fn passthrough_flags(run: &Run<'_, '_>) -> Result<(), Skip> {
 /// Rule 4, fused: the payload as JSON without checking it first, when the entry's codec is
 /// `auto` or a built-in that validates JSON in its own pass
 /// ([`parrot_codecs::Builtin::validates_json`]) and the payload is UTF-8 that starts, after
-/// whitespace, like an object or an array (see [`fused`]). The validation's time counts in the
-/// codec call's budget, as it is part of the codec's pass.
-fn fused_json<'i>(run: &Run<'_, '_>, input: &'i [u8]) -> Option<&'i str> {
+/// whitespace, like an object or an array (see [`fused`]): the text, and where its value
+/// starts. The validation's time counts in the codec call's budget, as it is part of the
+/// codec's pass.
+fn fused_json<'i>(run: &Run<'_, '_>, input: &'i [u8]) -> Option<(&'i str, usize)> {
     if !run.validates_json && run.auto.is_none() {
         return None;
     }
-    let first = input
+    let start = input
         .iter()
-        .find(|b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r'))?;
-    if !matches!(first, b'{' | b'[') {
+        .position(|b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r'))?;
+    if !matches!(input[start], b'{' | b'[') {
         return None;
     }
-    std::str::from_utf8(input).ok()
+    Some((std::str::from_utf8(input).ok()?, start))
 }
 
 /// Rules 4 to 7 for a payload [`fused_json`] lets through: the codec (or `auto`, which finds
@@ -131,6 +132,7 @@ fn fused<'r>(
     run: &'r Run<'_, '_>,
     input: &'r [u8],
     text: &'r str,
+    start: usize,
     meta: &mut Meta,
 ) -> Result<Produced<'r>, Skip> {
     let admitted = match admit(run, PayloadKind::Json, text) {
@@ -141,12 +143,10 @@ fn fused<'r>(
             return Err(skip);
         }
     };
-    let members = run.auto.and_then(|_| {
-        let start = text.len() - text.trim_start_matches(WS).len();
-        (text.as_bytes().get(start) == Some(&b'{'))
-            .then(|| parrot_json::members_unchecked(text, start))
-            .flatten()
-    });
+    let members = run
+        .auto
+        .filter(|_| text.as_bytes()[start] == b'{')
+        .and_then(|_| parrot_json::members_unchecked(text, start));
     let before = meta.clone();
     let (attempt, elapsed) = run_codec(run, PayloadKind::Json, text, members, meta);
     if attempt.as_ref().is_ok_and(|produced| produced.validated) {
