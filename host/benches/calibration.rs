@@ -196,7 +196,7 @@ fn main() {
     corpus::target("process", &[target("no store", 2.0), target("SQLite", 2.5)]);
 
     let mut counting = String::from(
-        "Token counting (bpe-openai, ranks embedded), on 4 MB of the same rows, against the \
+        "Token counting (parrot-bpe, vocabularies built into the binary), on 4 MB of the same rows, against the \
          non-allocating scan of the same bytes:\n\n\
          | tokenizer | MB/s | ms per MB | × scan |\n|---|---|---|---|\n",
     );

@@ -69,8 +69,9 @@ pub(crate) struct Tokens {
 pub(crate) struct Gauge {
     counter: Arc<dyn TokenCounter>,
     /// The counter counted nothing in a text that has tokens: decisions fall back to bytes.
-    /// Probed at the first decision, not when the host is built: a tokenizer loads its tables
-    /// when it first counts (tens of milliseconds), which host construction must not pay.
+    /// Probed at the first decision, not when the host is built: a tokenizer may load its
+    /// tables when it first counts (the built-in ones do not; another counter might), which
+    /// host construction must not pay.
     blind: OnceLock<bool>,
 }
 

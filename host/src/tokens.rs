@@ -21,7 +21,8 @@ pub trait TokenCounter: Send + Sync {
     fn count(&self, text: &str) -> usize;
 }
 
-/// The OpenAI BPE tokenizers, embedded (no download at run time).
+/// The OpenAI BPE tokenizers, built into the binary ([`parrot_bpe`]): no download, and
+/// nothing to load before the first count.
 ///
 /// # Examples
 ///
@@ -50,8 +51,8 @@ impl TokenCounter for Tokenizer {
 
     fn count(&self, text: &str) -> usize {
         match self {
-            Tokenizer::O200k => bpe_openai::o200k_base().count(text),
-            Tokenizer::Cl100k => bpe_openai::cl100k_base().count(text),
+            Tokenizer::O200k => parrot_bpe::O200K_BASE.count(text),
+            Tokenizer::Cl100k => parrot_bpe::CL100K_BASE.count(text),
         }
     }
 }

@@ -7,7 +7,7 @@ fn codec(params: &str) -> Log {
 }
 
 fn o200k(text: &str) -> usize {
-    bpe_openai::o200k_base().count(text)
+    parrot_bpe::O200K_BASE.count(text)
 }
 
 fn corpus(name: &str) -> String {
