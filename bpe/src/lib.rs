@@ -105,6 +105,7 @@ impl Encoding {
             encoding: self,
             text,
             at: 0,
+            cache: None,
         }
     }
 }
@@ -114,6 +115,16 @@ pub struct Pieces<'a> {
     encoding: &'a Encoding,
     text: &'a str,
     at: usize,
+    /// The pattern's search cache, taken when a piece first needs the pattern.
+    cache: Option<regex_automata::hybrid::dfa::Cache>,
+}
+
+impl Drop for Pieces<'_> {
+    fn drop(&mut self) {
+        if let Some(cache) = self.cache.take() {
+            self.encoding.pattern.give_back(cache);
+        }
+    }
 }
 
 impl<'a> Iterator for Pieces<'a> {
@@ -129,7 +140,13 @@ impl<'a> Iterator for Pieces<'a> {
         } else {
             None
         };
-        let end = fast.unwrap_or_else(|| self.encoding.pattern.piece_end(self.text, start));
+        let end = match fast {
+            Some(end) => end,
+            None => self
+                .encoding
+                .pattern
+                .piece_end(self.text, start, &mut self.cache),
+        };
         self.at = end;
         Some(&self.text[start..end])
     }

@@ -12,42 +12,90 @@
 //! compare them on the corpus and on generated texts built from the bytes where the
 //! alternatives part ways.
 
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 
-use regex_automata::meta::Regex;
-use regex_automata::{Anchored, Input};
+use regex_automata::hybrid::dfa::{Cache, DFA};
+use regex_automata::nfa::thompson;
+use regex_automata::{Anchored, Input, MatchKind};
 
 /// A tokenizer's splitting pattern: alternatives in priority order, each with whether its last
 /// character is a lookahead to give back.
+///
+/// Compiled when first needed to a lazy DFA, forward only: a piece starts where the last one
+/// ended, so only the end of an anchored match is needed (no reverse automaton, no captures,
+/// about half the compile time of a full regex).
 pub(crate) struct Pattern {
     patterns: &'static [(&'static str, bool)],
-    regex: OnceLock<Option<Regex>>,
+    dfa: OnceLock<Option<DFA>>,
+    /// Caches of the lazy DFA, one per search running at a time.
+    caches: Mutex<Vec<Cache>>,
 }
 
 impl Pattern {
     pub(crate) const fn new(patterns: &'static [(&'static str, bool)]) -> Pattern {
         Pattern {
             patterns,
-            regex: OnceLock::new(),
+            dfa: OnceLock::new(),
+            caches: Mutex::new(Vec::new()),
         }
     }
 
-    /// The end of the piece that starts at `at` (`at < text.len()`), by the pattern.
-    pub(crate) fn piece_end(&self, text: &str, at: usize) -> usize {
-        let regex = self.regex.get_or_init(|| {
-            let sources: Vec<&str> = self.patterns.iter().map(|&(source, _)| source).collect();
-            Regex::new_many(&sources).ok()
-        });
-        let rest = &text[at..];
-        let found = regex
+    fn dfa(&self) -> Option<&DFA> {
+        self.dfa
+            .get_or_init(|| {
+                let sources: Vec<&str> = self.patterns.iter().map(|&(source, _)| source).collect();
+                DFA::builder()
+                    .configure(
+                        DFA::config()
+                            .match_kind(MatchKind::LeftmostFirst)
+                            // Never give up on a text that keeps clearing the cache: slower,
+                            // not wrong.
+                            .minimum_cache_clear_count(None),
+                    )
+                    .thompson(thompson::Config::new().shrink(false))
+                    .build_many(&sources)
+                    .ok()
+            })
             .as_ref()
-            .and_then(|regex| regex.find(Input::new(rest).anchored(Anchored::Yes)));
+    }
+
+    /// A cache for one search; give it back with [`Pattern::give_back`].
+    pub(crate) fn take_cache(&self) -> Option<Cache> {
+        let dfa = self.dfa()?;
+        let reused = self
+            .caches
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .pop();
+        Some(reused.unwrap_or_else(|| dfa.create_cache()))
+    }
+
+    pub(crate) fn give_back(&self, cache: Cache) {
+        self.caches
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .push(cache);
+    }
+
+    /// The end of the piece that starts at `at` (`at < text.len()`), by the pattern.
+    pub(crate) fn piece_end(&self, text: &str, at: usize, cache: &mut Option<Cache>) -> usize {
+        let rest = &text[at..];
+        if cache.is_none() {
+            *cache = self.take_cache();
+        }
+        let found = match (self.dfa(), cache.as_mut()) {
+            (Some(dfa), Some(cache)) => dfa
+                .try_search_fwd(cache, &Input::new(rest).anchored(Anchored::Yes))
+                .ok()
+                .flatten(),
+            _ => None,
+        };
         let Some(found) = found else {
             // Every character starts some alternative of these patterns; were one not to, it
             // would be a piece of its own rather than lost.
             return at + rest.chars().next().map_or(rest.len(), char::len_utf8);
         };
-        let mut end = found.end();
+        let mut end = found.offset();
         if self.patterns[found.pattern().as_usize()].1 {
             let lookahead = rest[..end].chars().next_back().map_or(0, char::len_utf8);
             if end > lookahead {
