@@ -80,7 +80,7 @@ fn same(a: &[u8], b: &[u8]) -> bool {
         return false;
     }
     let n = a.len();
-    if n >= 4 && n <= 8 {
+    if (4..=8).contains(&n) {
         return prefix_u32(a, 0) == prefix_u32(b, 0)
             && prefix_u32(a, n - 4) == prefix_u32(b, n - 4);
     }
