@@ -190,6 +190,8 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
             "parrot-host",
             "-p",
             "parrot-compress",
+            "-p",
+            "parrot-bpe",
         ])
         .env("PARROT_BENCH_REPORT", &report)
         .env("PARROT_BENCH_CORPUS", &corpus)
@@ -416,6 +418,8 @@ fn render(report: &Path, quick: bool) -> Result<String> {
     out.push_str(&fragment(report, "gauge.md"));
     writeln!(out, "\n## Token counting\n")?;
     out.push_str(&fragment(report, "token-counting.md"));
+    out.push('\n');
+    out.push_str(&fragment(report, "tokenizer.md"));
     writeln!(out, "\n## Tee stores\n")?;
     out.push_str(&tee_table(&estimates));
     writeln!(out, "\n## Host construction\n")?;
