@@ -53,7 +53,12 @@
 //! body rewrites to the same bytes every time, on any host built with the same configuration:
 //! the codecs are deterministic, and a pointer names its original by a hash of its bytes (no
 //! timestamps, no counters). So the part of a rewritten request that precedes a new turn is the
-//! part the previous request sent, byte for byte.
+//! part the previous request sent, byte for byte. What can still change a result from one request
+//! to the next is the pipeline deciding otherwise: a codec's breaker that opened, or closed
+//! again (CONTRACT §6), or the kill switch turned on or off; the router's decision, by size, is
+//! the same every time (build the host with
+//! [`inline_at_any_size`](crate::HostBuilder::inline_at_any_size) to compress results of any
+//! size in place, as the MCP proxy does).
 //!
 //! # Bodies it does not rewrite
 //!
