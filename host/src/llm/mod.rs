@@ -60,6 +60,10 @@
 //! [`inline_at_any_size`](crate::HostBuilder::inline_at_any_size) to compress results of any
 //! size in place, as the MCP proxy does).
 //!
+//! Nothing is remembered between requests: each one runs every result it carries through the
+//! pipeline again, and the report counts it again. The tee store gets the same key for the
+//! same original, so an original is stored once however often it is resent.
+//!
 //! # Bodies it does not rewrite
 //!
 //! A body that is not UTF-8 JSON, holds an object with a member named twice (which of the two
