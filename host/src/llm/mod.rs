@@ -353,7 +353,9 @@ pub fn rewrite<'b>(api: Api, body: &'b [u8], host: &Host) -> Result<Rewrite<'b>,
             continue;
         };
         counts.compressed += 1;
-        edits.push((tree::Node::span(&text, at), encode_string(new)));
+        // The literal as written, quotes included.
+        let span = at..at + text.raw().len();
+        edits.push((span, encode_string(new)));
         let bytes_after = new.len();
         let meta = processed.meta;
         replaced.push(Replaced {

@@ -88,14 +88,10 @@ fn shape(path: Path<'_>, expected: &'static str, found: &Node<'_>) -> RewriteErr
     }
 }
 
-/// The members of an object.
-fn object<'n, 'a>(
-    node: &'n Node<'a>,
-    path: Path<'_>,
-    expected: &'static str,
-) -> Result<&'n Node<'a>, RewriteError> {
+/// Checks that a value is an object.
+fn object(node: &Node<'_>, path: Path<'_>, expected: &'static str) -> Result<(), RewriteError> {
     match node {
-        Node::Object(_) => Ok(node),
+        Node::Object(_) => Ok(()),
         other => Err(shape(path, expected, other)),
     }
 }
@@ -142,17 +138,33 @@ fn array<'n, 'a>(
     }
 }
 
-/// The texts of a tool result's content at `path`: the string itself, or the `text` of each
-/// part of type `part` in an array (other parts are not text: images, documents).
+/// What every text of one tool result shares.
+struct Origin<'a> {
+    tool: Option<Cow<'a, str>>,
+    is_error: bool,
+}
+
+/// Adds the texts of a tool result's content at `path` to `targets`: the string itself, or the
+/// `text` of each part of type `part` in an array (other parts are not text: images,
+/// documents). `expected` says what the API allows there, for the error.
 fn texts<'a>(
     content: &Node<'a>,
     path: Path<'_>,
-    part: &str,
-    expected: &'static str,
-    mut found: impl FnMut(RawStr<'a>, usize, String),
+    (part, expected): (&str, &'static str),
+    origin: Origin<'a>,
+    targets: &mut Vec<Target<'a>>,
 ) -> Result<(), RewriteError> {
+    let mut found = |text: &RawStr<'a>, at: &usize, path: Path<'_>| {
+        targets.push(Target {
+            text: *text,
+            at: *at,
+            tool: origin.tool.clone(),
+            is_error: origin.is_error,
+            path: path.to_string(),
+        });
+    };
     match content {
-        Node::String(raw, at) => found(*raw, *at, path.to_string()),
+        Node::String(text, at) => found(text, at, path),
         Node::Array(parts) => {
             for (index, element) in parts.iter().enumerate() {
                 let path = path.index(index);
@@ -161,7 +173,7 @@ fn texts<'a>(
                     continue;
                 }
                 match required(element, "text", path)? {
-                    Node::String(raw, at) => found(*raw, *at, path.name("text").to_string()),
+                    Node::String(text, at) => found(text, at, path.name("text")),
                     other => return Err(shape(path.name("text"), "a string", other)),
                 }
             }
@@ -170,6 +182,14 @@ fn texts<'a>(
     }
     Ok(())
 }
+
+/// What a tool result's content may hold, per API: the type of its text parts, and what the
+/// API allows there (for the error). Anthropic Messages:
+const BLOCKS: (&str, &str) = ("text", "a string or an array of content blocks");
+/// Chat Completions:
+const PARTS: (&str, &str) = ("text", "a string or an array of content parts");
+/// Responses:
+const INPUT_PARTS: (&str, &str) = ("input_text", "a string or an array of content parts");
 
 /// Tool names by call id, as the calls so far declared them.
 type Calls<'a> = HashMap<Cow<'a, str>, Cow<'a, str>>;
@@ -191,11 +211,7 @@ pub(super) fn anthropic<'a>(root: &Node<'a>) -> Result<Vec<Target<'a>>, RewriteE
             Node::String(..) => continue,
             Node::Array(blocks) => blocks,
             other => {
-                return Err(shape(
-                    path.name("content"),
-                    "a string or an array of content blocks",
-                    other,
-                ));
+                return Err(shape(path.name("content"), BLOCKS.1, other));
             }
         };
         let blocks_path = path.name("content");
@@ -224,17 +240,9 @@ pub(super) fn anthropic<'a>(root: &Node<'a>) -> Result<Vec<Target<'a>>, RewriteE
                     texts(
                         content,
                         path.name("content"),
-                        "text",
-                        "a string or an array of content blocks",
-                        |text, at, path| {
-                            targets.push(Target {
-                                text,
-                                at,
-                                tool: tool.clone(),
-                                is_error,
-                                path,
-                            })
-                        },
+                        BLOCKS,
+                        Origin { tool, is_error },
+                        &mut targets,
                     )?;
                 }
                 _ => {}
@@ -295,17 +303,12 @@ pub(super) fn chat<'a>(root: &Node<'a>) -> Result<Vec<Target<'a>>, RewriteError>
                 texts(
                     required(message, "content", path)?,
                     path.name("content"),
-                    "text",
-                    "a string or an array of content parts",
-                    |text, at, path| {
-                        targets.push(Target {
-                            text,
-                            at,
-                            tool: tool.clone(),
-                            is_error: false,
-                            path,
-                        })
+                    PARTS,
+                    Origin {
+                        tool,
+                        is_error: false,
                     },
+                    &mut targets,
                 )?;
             }
             _ => {}
@@ -352,17 +355,12 @@ pub(super) fn responses<'a>(root: &Node<'a>) -> Result<Vec<Target<'a>>, RewriteE
                 texts(
                     required(item, "output", path)?,
                     path.name("output"),
-                    "input_text",
-                    "a string or an array of content parts",
-                    |text, at, path| {
-                        targets.push(Target {
-                            text,
-                            at,
-                            tool: tool.clone(),
-                            is_error: false,
-                            path,
-                        })
+                    INPUT_PARTS,
+                    Origin {
+                        tool,
+                        is_error: false,
                     },
+                    &mut targets,
                 )?;
             }
             _ => {}

@@ -2,7 +2,7 @@
 //! only the members the API's rules name, every string its exact span, everything else is
 //! checked (syntax, depth, member names) and skipped.
 
-use parrot_json::{Error, MAX_DEPTH, RawStr, Reader, Span, all_distinct};
+use parrot_json::{Error, MAX_DEPTH, RawStr, Reader, all_distinct};
 
 /// A value of the body, as far as the rewrite needs it.
 #[derive(Debug)]
@@ -50,11 +50,6 @@ impl<'a> Node<'a> {
             Node::Scalar(_) => "a number",
         }
     }
-
-    /// The byte span of a string, quotes included.
-    pub(super) fn span(raw: &RawStr<'_>, at: usize) -> Span {
-        at..at + raw.raw().len()
-    }
 }
 
 /// Reads `text` whole, keeping in each object only the members named in `keep` (at any depth);
@@ -75,7 +70,7 @@ pub(super) fn read<'a>(text: &'a str, keep: &[&str]) -> Result<Node<'a>, (Error,
 
 /// One step of a path: a member's name or an element's index.
 #[derive(Debug, Clone)]
-pub(super) enum Step<'a> {
+enum Step<'a> {
     Name(RawStr<'a>),
     Index(usize),
 }
