@@ -281,7 +281,9 @@ pub struct Replaced {
 }
 
 /// How many tool result texts [`rewrite`] found, and what became of them. A text is one JSON
-/// string: a result's whole content, or one text part of it.
+/// string: a result's whole content, or one text part of it. A text counts in at most one of
+/// `compressed`, `errors` and `unknown` (a tool error of an unknown call is `unknown`); the
+/// rest of `seen` went through the pipeline and came back unchanged.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Counts {
