@@ -49,6 +49,7 @@ mod explain;
 mod gauge;
 mod histogram;
 mod host;
+pub mod llm;
 mod loader;
 pub mod manifest;
 pub mod mcp;
