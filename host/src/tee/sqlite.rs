@@ -6,6 +6,7 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::thread;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use rusqlite::config::DbConfig;
 use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
 
 use super::TeeStore;
@@ -25,6 +26,10 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 /// Past this size the write-ahead log is truncated after a checkpoint, so a burst of large
 /// originals does not leave a large `-wal` file behind for good.
 const WAL_SIZE_LIMIT: i64 = 64 * 1024 * 1024;
+
+/// The file header's `application_id` and `user_version`, and the number of schema objects.
+const HEADER: &str = "SELECT application_id, user_version, (SELECT count(*) FROM sqlite_schema)
+    FROM pragma_application_id, pragma_user_version";
 
 const SCHEMA: &str = "
     CREATE TABLE tee (
@@ -257,10 +262,10 @@ pub struct SqliteTeeStore {
 impl SqliteTeeStore {
     /// Opens the store at `path`, creating the file and its parent directories on first use.
     ///
-    /// The file is looked at read-only first: one that is not a tee store is refused untouched.
-    /// A tee store that the process may read but not write (a read-only file, directory or
-    /// mount, a full disk) opens read-only, with one warning naming it: gets work, puts return
-    /// [`TeeError::Put`] ([`SqliteTeeStore::is_read_only`]).
+    /// A file that is not a tee store is refused untouched: its header is read before anything
+    /// is written. A tee store that the process may read but not write (a read-only file,
+    /// directory or mount, a full disk) opens read-only, with one warning naming it: gets work,
+    /// puts return [`TeeError::Put`] ([`SqliteTeeStore::is_read_only`]).
     ///
     /// # Examples
     ///
@@ -328,27 +333,31 @@ impl SqliteTeeStore {
             file: path.to_owned(),
             source,
         };
-        check_file(path).map_err(fail)?;
-        // Looked at read-only first: a file that is not a tee store (another application's
-        // database, a later schema) is refused as it was found, without even its journal mode
-        // switched.
-        if path.exists() {
+        let existed = check_file(path).map_err(fail)?;
+        // A connection that may write rolls back a rollback journal left beside the file when it
+        // first reads it: a file with one, which may not be a tee store, is looked at read-only
+        // first, so that it is refused as it was found.
+        if existed && journal_beside(path).exists() {
             inspect(path).map_err(fail)?;
         }
         let now = millis_since_epoch(clock());
-        let (connection, read_only) = match open_for_writing(path, &retention, now) {
+        let (connection, read_only) = match open_for_writing(path, existed, &retention, now) {
             Ok(connection) => {
                 let read_only = connection.is_readonly("main").unwrap_or(false);
                 (connection, read_only)
             }
-            Err(err) if cannot_write(&err) => {
-                // The file is the store, but this process cannot change it (a read-only file,
-                // directory or mount, a full disk): gets can still be served. Failing that,
-                // the reason it could not be written is the one that counts.
-                let connection = inspect(path).map_err(|_| fail(err))?;
-                (connection, true)
+            Err(NotOpened { error, checked }) if cannot_write(&error) => {
+                // This process cannot change the file (a read-only file, directory or mount, a
+                // full disk); if it is a tee store, gets can still be served. When the failure
+                // came after the file was found to be one, that failure is the one to report;
+                // before, what the read-only look finds is.
+                match inspect(path) {
+                    Ok(connection) => (connection, true),
+                    Err(found) if !checked => return Err(fail(found)),
+                    Err(_) => return Err(fail(error)),
+                }
             }
-            Err(err) => return Err(fail(err)),
+            Err(NotOpened { error, .. }) => return Err(fail(error)),
         };
         if read_only {
             tracing::warn!(
@@ -545,8 +554,9 @@ impl fmt::Debug for SqliteTeeStore {
 }
 
 /// Creates the parent directory, and tells what is wrong with an existing path in words SQLite
-/// does not have ("unable to open database file" says neither why nor which).
-fn check_file(path: &Path) -> Result<(), TeeOpenError> {
+/// does not have ("unable to open database file" says neither why nor which). Returns whether
+/// the file exists.
+fn check_file(path: &Path) -> Result<bool, TeeOpenError> {
     if let Some(parent) = path
         .parent()
         .filter(|parent| !parent.as_os_str().is_empty())
@@ -559,20 +569,36 @@ fn check_file(path: &Path) -> Result<(), TeeOpenError> {
     match std::fs::metadata(path) {
         Ok(metadata) if !metadata.is_file() => Err(TeeOpenError::NotAFile),
         Ok(_) => std::fs::File::open(path)
-            .map(drop)
+            .map(|_| true)
             .map_err(|source| TeeOpenError::Unreadable { source }),
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(false),
         Err(source) => Err(TeeOpenError::Unreadable { source }),
     }
 }
 
+/// Why [`open_for_writing`] failed.
+struct NotOpened {
+    error: TeeOpenError,
+    /// Whether the file had been found to be a tee store (or was new) when it failed.
+    checked: bool,
+}
+
 /// A connection that may write `path`, the schema created or upgraded and retention applied.
 /// SQLite opens a file it may not write read-only by itself; [`Connection::is_readonly`] tells.
+///
+/// One connection does it all: an existing file's header is read through it before anything is
+/// written, so a file that is not a tee store is refused as it was found, without even its
+/// journal mode switched (and its log, if it has one, not checkpointed into it at close).
 fn open_for_writing(
     path: &Path,
+    existed: bool,
     retention: &Retention,
     now: i64,
-) -> Result<Connection, TeeOpenError> {
+) -> Result<Connection, NotOpened> {
+    let unchecked = |error: TeeOpenError| NotOpened {
+        error,
+        checked: !existed,
+    };
     let mut connection = Connection::open_with_flags(
         path,
         // No URI flag: a path is a path, even one starting with "file:". The mutex of the
@@ -580,10 +606,69 @@ fn open_for_writing(
         OpenFlags::SQLITE_OPEN_READ_WRITE
             | OpenFlags::SQLITE_OPEN_CREATE
             | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-    )?;
-    connection.busy_timeout(BUSY_TIMEOUT)?;
-    prepare_with_retries(&mut connection, retention, now)?;
+    )
+    .map_err(|err| unchecked(err.into()))?;
+    connection
+        .busy_timeout(BUSY_TIMEOUT)
+        .map_err(|err| unchecked(err.into()))?;
+    if existed {
+        connection
+            .set_db_config(DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true)
+            .map_err(|err| unchecked(err.into()))?;
+        // The first statement to read the file: a garbage or truncated file fails here.
+        retry_while_busy(|| check_header(&connection)).map_err(unchecked)?;
+        connection
+            .set_db_config(DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, false)
+            .map_err(|err| unchecked(err.into()))?;
+    }
+    retry_while_busy(|| prepare(&mut connection, retention, now)).map_err(|error| NotOpened {
+        error,
+        checked: true,
+    })?;
     Ok(connection)
+}
+
+/// What the header of a database and its schema say it is.
+struct Header {
+    application_id: i32,
+    version: i32,
+    /// Its tables, indexes and triggers.
+    objects: i64,
+}
+
+/// Reads the header of the database of `connection` and counts its schema objects.
+fn read_header(connection: &Connection) -> rusqlite::Result<Header> {
+    connection.prepare_cached(HEADER)?.query_row([], |row| {
+        Ok(Header {
+            application_id: row.get(0)?,
+            version: row.get(1)?,
+            objects: row.get(2)?,
+        })
+    })
+}
+
+/// Refuses a database that is not a tee store of a version this build reads, or empty.
+fn check_header(connection: &Connection) -> Result<(), TeeOpenError> {
+    let header = read_header(connection)?;
+    match (header.application_id, header.version) {
+        (APPLICATION_ID, 1 | SCHEMA_VERSION) => Ok(()),
+        (APPLICATION_ID, found) => Err(TeeOpenError::SchemaVersion {
+            found,
+            supported: SCHEMA_VERSION,
+        }),
+        (0, 0) if header.objects == 0 => Ok(()),
+        (application_id, _) => Err(TeeOpenError::ForeignDatabase {
+            application_id,
+            objects: header.objects,
+        }),
+    }
+}
+
+/// The rollback journal SQLite keeps beside `path` in other journal modes than WAL.
+fn journal_beside(path: &Path) -> PathBuf {
+    let mut journal = path.as_os_str().to_owned();
+    journal.push("-journal");
+    PathBuf::from(journal)
 }
 
 /// A read-only connection to the existing file `path`, once its header and schema say it is a
@@ -617,28 +702,8 @@ fn inspect(path: &Path) -> Result<Connection, TeeOpenError> {
             connection
         }
     };
-    let application_id: i32 =
-        connection.pragma_query_value(None, "application_id", |row| row.get(0))?;
-    let version: i32 = connection.pragma_query_value(None, "user_version", |row| row.get(0))?;
-    let objects: i64 =
-        connection.query_row("SELECT count(*) FROM sqlite_schema", [], |row| row.get(0))?;
-    match (application_id, version) {
-        (APPLICATION_ID, 1 | SCHEMA_VERSION) => Ok(connection),
-        (APPLICATION_ID, found) => Err(TeeOpenError::SchemaVersion {
-            found,
-            supported: SCHEMA_VERSION,
-        }),
-        (0, 0) if objects == 0 => Ok(connection),
-        _ => Err(TeeOpenError::ForeignDatabase {
-            application_id,
-            objects,
-        }),
-    }
-}
-
-/// Reads the file header (the first read of the file), to find out whether SQLite can read it.
-fn read_header(connection: &Connection) -> rusqlite::Result<i32> {
-    connection.pragma_query_value(None, "application_id", |row| row.get(0))
+    check_header(&connection)?;
+    Ok(connection)
 }
 
 /// Whether reading failed because SQLite could not set up the shared memory of a WAL file.
@@ -684,17 +749,15 @@ fn cannot_write(err: &TeeOpenError) -> bool {
     )
 }
 
-/// [`prepare`], retried while another process holds the file busy: switching a new file to WAL
+/// `attempt`, retried while another process holds the file busy: switching a new file to WAL
 /// can fail at once with SQLITE_BUSY, without waiting on the busy timeout, when two processes
 /// create the store at the same moment.
-fn prepare_with_retries(
-    connection: &mut Connection,
-    retention: &Retention,
-    now: i64,
+fn retry_while_busy(
+    mut attempt: impl FnMut() -> Result<(), TeeOpenError>,
 ) -> Result<(), TeeOpenError> {
     let started = Instant::now();
     loop {
-        match prepare(connection, retention, now) {
+        match attempt() {
             Err(TeeOpenError::Sqlite { source: err })
                 if matches!(
                     err.sqlite_error_code(),
@@ -703,7 +766,7 @@ fn prepare_with_retries(
             {
                 thread::sleep(Duration::from_millis(10));
             }
-            prepared => return prepared,
+            done => return done,
         }
     }
 }
@@ -715,7 +778,7 @@ fn prepare(
     retention: &Retention,
     now: i64,
 ) -> Result<(), TeeOpenError> {
-    // The first statement to read the file: a garbage or truncated file fails here.
+    // The first statement to read a new file.
     let journal_mode: String =
         connection.pragma_update_and_check(None, "journal_mode", "wal", |row| row.get(0))?;
     connection.pragma_update(None, "synchronous", "NORMAL")?;
@@ -726,11 +789,12 @@ fn prepare(
     } else {
         TransactionBehavior::Immediate
     })?;
-    let application_id: i32 =
-        transaction.pragma_query_value(None, "application_id", |row| row.get(0))?;
-    let version: i32 = transaction.pragma_query_value(None, "user_version", |row| row.get(0))?;
-    let objects: i64 =
-        transaction.query_row("SELECT count(*) FROM sqlite_schema", [], |row| row.get(0))?;
+    // Read again under the lock: another process may have created the store since.
+    let Header {
+        application_id,
+        version,
+        objects,
+    } = read_header(&transaction)?;
     match (application_id, version) {
         (APPLICATION_ID, SCHEMA_VERSION) => {}
         (APPLICATION_ID, 1) if read_only => {}
@@ -894,5 +958,71 @@ mod tests {
             )),
             "{err}"
         );
+    }
+
+    /// The file and what SQLite keeps beside it, each as its bytes (`None` when absent).
+    fn snapshot(file: &Path) -> Vec<(String, Option<Vec<u8>>)> {
+        ["", "-wal", "-journal"]
+            .into_iter()
+            .map(|suffix| {
+                let mut name = file.as_os_str().to_owned();
+                name.push(suffix);
+                (suffix.to_owned(), std::fs::read(name).ok())
+            })
+            .collect()
+    }
+
+    #[test]
+    fn another_applications_log_is_not_checkpointed_into_its_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("theirs.sqlite");
+        {
+            let db = Connection::open(&file).unwrap();
+            db.pragma_update(None, "journal_mode", "wal").unwrap();
+            db.execute_batch("CREATE TABLE notes (body TEXT); PRAGMA wal_checkpoint(TRUNCATE);")
+                .unwrap();
+            db.execute("INSERT INTO notes VALUES ('only in the log')", [])
+                .unwrap();
+            // Closed as a process that was killed leaves it: the insert is in the log alone.
+            db.set_db_config(DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true)
+                .unwrap();
+        }
+        let before = snapshot(&file);
+        assert!(before[1].1.as_ref().is_some_and(|log| !log.is_empty()));
+
+        let err = SqliteTeeStore::open(&file, Retention::default()).unwrap_err();
+        assert!(err.to_string().contains("another application"), "{err}");
+        assert!(snapshot(&file) == before, "the file or its log changed");
+    }
+
+    #[test]
+    fn another_applications_hot_journal_is_not_rolled_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let theirs = dir.path().join("theirs.sqlite");
+        let file = dir.path().join("crashed.sqlite");
+        let db = Connection::open(&theirs).unwrap();
+        db.execute_batch(
+            "PRAGMA cache_size = 1;
+             CREATE TABLE notes (body BLOB);
+             INSERT INTO notes SELECT zeroblob(4000) FROM (SELECT 1 UNION SELECT 2 UNION SELECT 3);
+             BEGIN;
+             UPDATE notes SET body = randomblob(4000);",
+        )
+        .unwrap();
+        // Copied mid-transaction: the copy is the file of a process that crashed there, its
+        // rollback journal hot.
+        std::fs::copy(&theirs, &file).unwrap();
+        std::fs::copy(journal_beside(&theirs), journal_beside(&file)).unwrap();
+        drop(db);
+        let before = snapshot(&file);
+        assert!(
+            before[2]
+                .1
+                .as_ref()
+                .is_some_and(|journal| !journal.is_empty())
+        );
+
+        assert!(SqliteTeeStore::open(&file, Retention::default()).is_err());
+        assert!(snapshot(&file) == before, "the file or its journal changed");
     }
 }
