@@ -72,13 +72,15 @@ const INSERT: &str = "INSERT INTO tee (key, original, created_at, seq, size)
     VALUES (?1, ?2, ?3, (SELECT IFNULL(MAX(seq), 0) + 1 FROM tee), ?4)
     ON CONFLICT (key) DO NOTHING";
 
-/// Whether the original under a key is the one given: SQLite compares the two blobs itself,
-/// without copying the stored one out.
-const SAME_ORIGINAL: &str = "SELECT original = ?2 FROM tee WHERE key = ?1";
+/// The length of the original under a key: a put of other bytes is refused without reading
+/// the stored ones when the lengths differ.
+const SIZE_OF: &str = "SELECT size FROM tee WHERE key = ?1";
 
-/// A put of the original a key already holds: the entry counts as new for retention.
-const RENEW: &str = "UPDATE tee SET created_at = ?2,
-    seq = (SELECT IFNULL(MAX(seq), 0) + 1 FROM tee) WHERE key = ?1";
+/// A put of the original a key already holds: the entry counts as new for retention. SQLite
+/// compares the two blobs itself, in the statement that renews, so the stored one is read
+/// once; a key holding other bytes is left as it was.
+const RENEW: &str = "UPDATE tee SET created_at = ?3,
+    seq = (SELECT IFNULL(MAX(seq), 0) + 1 FROM tee) WHERE key = ?1 AND original = ?2";
 
 const SELECT: &str = "SELECT original FROM tee WHERE key = ?1";
 
@@ -495,20 +497,24 @@ impl TeeStore for SqliteTeeStore {
             // transaction could fail on upgrading its read snapshot without waiting.
             let transaction =
                 connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
-            let inserted = transaction
-                .prepare_cached(INSERT)?
-                .execute(params![key, original, now, size])?;
-            if inserted == 0 {
-                let same: bool = transaction
-                    .prepare_cached(SAME_ORIGINAL)?
-                    .query_row(params![key, original], |row| row.get(0))?;
-                if !same {
-                    // Dropping the transaction rolls it back: nothing changed.
-                    return Ok(false);
-                }
-                transaction
+            // Looked up first, so that the original is handed to SQLite (which copies it) only
+            // for the statement that stores or compares it.
+            let held: Option<i64> = transaction
+                .prepare_cached(SIZE_OF)?
+                .query_row([key], |row| row.get(0))
+                .optional()?;
+            let stored = match held {
+                None => transaction
+                    .prepare_cached(INSERT)?
+                    .execute(params![key, original, now, size])?,
+                Some(held) if held == size => transaction
                     .prepare_cached(RENEW)?
-                    .execute(params![key, now])?;
+                    .execute(params![key, original, now])?,
+                Some(_) => 0,
+            };
+            if stored == 0 {
+                // Dropping the transaction rolls it back: nothing changed.
+                return Ok(false);
             }
             apply_retention(&transaction, &self.retention, now)?;
             transaction.commit().map(|()| true)
@@ -1024,5 +1030,62 @@ mod tests {
 
         assert!(SqliteTeeStore::open(&file, Retention::default()).is_err());
         assert!(snapshot(&file) == before, "the file or its journal changed");
+    }
+
+    #[test]
+    fn other_bytes_of_the_same_length_are_refused_and_renew_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let seconds = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(1_000));
+        let clock = {
+            let seconds = std::sync::Arc::clone(&seconds);
+            move || {
+                UNIX_EPOCH + Duration::from_secs(seconds.load(std::sync::atomic::Ordering::SeqCst))
+            }
+        };
+        let at = |s: u64| {
+            seconds.store(s, std::sync::atomic::Ordering::SeqCst);
+            UNIX_EPOCH + Duration::from_secs(s)
+        };
+        let retention = Retention {
+            max_entries: Some(2),
+            max_bytes: None,
+            max_age: None,
+        };
+        let store =
+            SqliteTeeStore::open_with_clock(dir.path().join("tee.sqlite"), retention, clock)
+                .unwrap();
+        // Larger than the cache, so that the put grows it for the while.
+        let big: Vec<u8> = (0..3 << 20).map(|n: u32| (n % 251) as u8).collect();
+        let mut other = big.clone();
+        *other.last_mut().unwrap() ^= 1;
+
+        let stored_at = at(1_000);
+        store.put("big", &big).unwrap();
+        at(1_001);
+        store.put("small", b"1").unwrap();
+        at(1_002);
+        let err = store.put("big", &other).unwrap_err();
+        assert!(
+            matches!(&err, TeeError::KeyExists { key } if key == "big"),
+            "{err:?}"
+        );
+        let err = store.put("small", b"2").unwrap_err();
+        assert!(
+            matches!(&err, TeeError::KeyExists { key } if key == "small"),
+            "{err:?}"
+        );
+        assert_eq!(
+            store.stats().unwrap().oldest,
+            Some(stored_at),
+            "nothing renewed"
+        );
+
+        // The same bytes renew "big": "small" is now the oldest, and goes first.
+        store.put("big", &big).unwrap();
+        at(1_003);
+        store.put("next", b"3").unwrap();
+        assert_eq!(store.get("small").unwrap(), None);
+        assert!(store.get("big").unwrap() == Some(big));
+        assert_eq!(store.get("next").unwrap().as_deref(), Some(&b"3"[..]));
     }
 }
