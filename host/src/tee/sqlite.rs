@@ -27,6 +27,9 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 /// originals does not leave a large `-wal` file behind for good.
 const WAL_SIZE_LIMIT: i64 = 64 * 1024 * 1024;
 
+/// How much of the file SQLite keeps in memory between calls, in KiB: its own default.
+const CACHE_KIB: i64 = 2000;
+
 /// The file header's `application_id` and `user_version`, and the number of schema objects.
 const HEADER: &str = "SELECT application_id, user_version, (SELECT count(*) FROM sqlite_schema)
     FROM pragma_application_id, pragma_user_version";
@@ -492,7 +495,17 @@ impl TeeStore for SqliteTeeStore {
             // would make every later BEGIN fail.
             let _ = connection.execute_batch("ROLLBACK");
         }
+        // A put reads or writes the original's pages more than once (a renewal compares them,
+        // then rewrites the entry, which compares them again): while it runs, the cache holds
+        // them all, so that they are read from the file once. Afterwards it shrinks back.
+        let cache_kib = i64::try_from(original.len() / 1024 / 8 * 9)
+            .unwrap_or(i64::MAX)
+            .saturating_add(CACHE_KIB);
+        let grown = original.len() > 1 << 20;
         let stored = (|| {
+            if grown {
+                connection.pragma_update(None, "cache_size", -cache_kib)?;
+            }
             // IMMEDIATE takes the write lock first, waiting for other writers; a deferred
             // transaction could fail on upgrading its read snapshot without waiting.
             let transaction =
@@ -519,6 +532,10 @@ impl TeeStore for SqliteTeeStore {
             apply_retention(&transaction, &self.retention, now)?;
             transaction.commit().map(|()| true)
         })();
+        if grown {
+            // Only memory is at stake: the put's outcome stands whatever this returns.
+            let _ = connection.pragma_update(None, "cache_size", -CACHE_KIB);
+        }
         match stored {
             Ok(true) => Ok(()),
             Ok(false) => Err(TeeError::KeyExists {
