@@ -30,6 +30,10 @@ const WAL_SIZE_LIMIT: i64 = 64 * 1024 * 1024;
 /// How much of the file SQLite keeps in memory between calls, in KiB: its own default.
 const CACHE_KIB: i64 = 2000;
 
+/// The most the cache grows to for the put of a large original, in KiB: enough for an original
+/// of about 55 MiB; a larger one is read from the file as often as the put needs it.
+const MAX_CACHE_KIB: i64 = 64 * 1024;
+
 /// The file header's `application_id` and `user_version`, and the number of schema objects.
 const HEADER: &str = "SELECT application_id, user_version, (SELECT count(*) FROM sqlite_schema)
     FROM pragma_application_id, pragma_user_version";
@@ -225,6 +229,9 @@ pub struct TeeStats {
 /// loss or an operating-system crash the last puts may be missing, and the file is still
 /// consistent. `FULL` would flush on every put, for a guarantee the pipeline does not need: the
 /// original of an outcome that never reached the model is not missed.
+///
+/// A put of an original larger than 1 MiB holds its pages in memory while it runs (up to
+/// 64 MiB of them).
 ///
 /// # Limits
 ///
@@ -500,7 +507,8 @@ impl TeeStore for SqliteTeeStore {
         // them all, so that they are read from the file once. Afterwards it shrinks back.
         let cache_kib = i64::try_from(original.len() / 1024 / 8 * 9)
             .unwrap_or(i64::MAX)
-            .saturating_add(CACHE_KIB);
+            .saturating_add(CACHE_KIB)
+            .min(MAX_CACHE_KIB);
         let grown = original.len() > 1 << 20;
         let stored = (|| {
             if grown {
