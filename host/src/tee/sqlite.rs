@@ -97,6 +97,9 @@ const TOTALS_NOW: &str = "SELECT entries, bytes FROM tee_totals";
 /// read-only (no totals there).
 const STATS: &str = "SELECT count(*), IFNULL(SUM(length(original)), 0), MIN(created_at) FROM tee";
 
+/// When the oldest entry was stored or renewed; walks the `created_at` index to its first entry.
+const OLDEST: &str = "SELECT MIN(created_at) FROM tee";
+
 const DELETE_OLDER_THAN: &str = "DELETE FROM tee WHERE created_at < ?1";
 
 /// The `?1` oldest entries, by insertion order; walks the `seq` index from its oldest end.
@@ -872,9 +875,17 @@ fn apply_retention(
 ) -> rusqlite::Result<()> {
     if let Some(max_age) = retention.max_age {
         let max_age = i64::try_from(max_age.as_millis()).unwrap_or(i64::MAX);
-        connection
-            .prepare_cached(DELETE_OLDER_THAN)?
-            .execute([now.saturating_sub(max_age)])?;
+        let limit = now.saturating_sub(max_age);
+        // Looked at first (the end of an index): the delete, which compiles the delete trigger,
+        // is prepared only once something is that old.
+        let oldest: Option<i64> = connection
+            .prepare_cached(OLDEST)?
+            .query_row([], |row| row.get(0))?;
+        if oldest.is_some_and(|oldest| oldest < limit) {
+            connection
+                .prepare_cached(DELETE_OLDER_THAN)?
+                .execute([limit])?;
+        }
     }
     if let Some(max_entries) = retention.max_entries {
         let max_entries = i64::try_from(max_entries.max(1)).unwrap_or(i64::MAX);
