@@ -80,8 +80,9 @@ const INSERT: &str = "INSERT INTO tee (key, original, created_at, seq, size)
     ON CONFLICT (key) DO NOTHING";
 
 /// The length of the original under a key: a put of other bytes is refused without reading
-/// the stored ones when the lengths differ.
-const SIZE_OF: &str = "SELECT size FROM tee WHERE key = ?1";
+/// the stored ones when the lengths differ. `length()` of a blob is read from the row's header,
+/// where `size`, stored after the original, is reached through every page of it.
+const SIZE_OF: &str = "SELECT length(original) FROM tee WHERE key = ?1";
 
 /// A put of the original a key already holds: the entry counts as new for retention. SQLite
 /// compares the two blobs itself, in the statement that renews, so the stored one is read
