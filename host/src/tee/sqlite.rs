@@ -6,6 +6,7 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::thread;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use rusqlite::config::DbConfig;
 use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
 
 use super::TeeStore;
@@ -25,6 +26,17 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 /// Past this size the write-ahead log is truncated after a checkpoint, so a burst of large
 /// originals does not leave a large `-wal` file behind for good.
 const WAL_SIZE_LIMIT: i64 = 64 * 1024 * 1024;
+
+/// How much of the file SQLite keeps in memory between calls, in KiB: its own default.
+const CACHE_KIB: i64 = 2000;
+
+/// The most the cache grows to for the put of a large original, in KiB: enough for an original
+/// of about 55 MiB; a larger one is read from the file as often as the put needs it.
+const MAX_CACHE_KIB: i64 = 64 * 1024;
+
+/// The file header's `application_id` and `user_version`, and the number of schema objects.
+const HEADER: &str = "SELECT application_id, user_version, (SELECT count(*) FROM sqlite_schema)
+    FROM pragma_application_id, pragma_user_version";
 
 const SCHEMA: &str = "
     CREATE TABLE tee (
@@ -67,13 +79,16 @@ const INSERT: &str = "INSERT INTO tee (key, original, created_at, seq, size)
     VALUES (?1, ?2, ?3, (SELECT IFNULL(MAX(seq), 0) + 1 FROM tee), ?4)
     ON CONFLICT (key) DO NOTHING";
 
-/// Whether the original under a key is the one given: SQLite compares the two blobs itself,
-/// without copying the stored one out.
-const SAME_ORIGINAL: &str = "SELECT original = ?2 FROM tee WHERE key = ?1";
+/// The length of the original under a key: a put of other bytes is refused without reading
+/// the stored ones when the lengths differ. `length()` of a blob is read from the row's header,
+/// where `size`, stored after the original, is reached through every page of it.
+const SIZE_OF: &str = "SELECT length(original) FROM tee WHERE key = ?1";
 
-/// A put of the original a key already holds: the entry counts as new for retention.
-const RENEW: &str = "UPDATE tee SET created_at = ?2,
-    seq = (SELECT IFNULL(MAX(seq), 0) + 1 FROM tee) WHERE key = ?1";
+/// A put of the original a key already holds: the entry counts as new for retention. SQLite
+/// compares the two blobs itself, in the statement that renews, so the stored one is read
+/// once; a key holding other bytes is left as it was.
+const RENEW: &str = "UPDATE tee SET created_at = ?3,
+    seq = (SELECT IFNULL(MAX(seq), 0) + 1 FROM tee) WHERE key = ?1 AND original = ?2";
 
 const SELECT: &str = "SELECT original FROM tee WHERE key = ?1";
 
@@ -82,6 +97,9 @@ const TOTALS_NOW: &str = "SELECT entries, bytes FROM tee_totals";
 /// Read from the entries themselves, so that it also answers for a version 1 file opened
 /// read-only (no totals there).
 const STATS: &str = "SELECT count(*), IFNULL(SUM(length(original)), 0), MIN(created_at) FROM tee";
+
+/// When the oldest entry was stored or renewed; walks the `created_at` index to its first entry.
+const OLDEST: &str = "SELECT MIN(created_at) FROM tee";
 
 const DELETE_OLDER_THAN: &str = "DELETE FROM tee WHERE created_at < ?1";
 
@@ -216,6 +234,9 @@ pub struct TeeStats {
 /// consistent. `FULL` would flush on every put, for a guarantee the pipeline does not need: the
 /// original of an outcome that never reached the model is not missed.
 ///
+/// A put of an original larger than 1 MiB holds its pages in memory while it runs (up to
+/// 64 MiB of them).
+///
 /// # Limits
 ///
 /// An original longer than SQLite's limit of 1,000,000,000 bytes is refused with
@@ -257,10 +278,10 @@ pub struct SqliteTeeStore {
 impl SqliteTeeStore {
     /// Opens the store at `path`, creating the file and its parent directories on first use.
     ///
-    /// The file is looked at read-only first: one that is not a tee store is refused untouched.
-    /// A tee store that the process may read but not write (a read-only file, directory or
-    /// mount, a full disk) opens read-only, with one warning naming it: gets work, puts return
-    /// [`TeeError::Put`] ([`SqliteTeeStore::is_read_only`]).
+    /// A file that is not a tee store is refused untouched: its header is read before anything
+    /// is written. A tee store that the process may read but not write (a read-only file,
+    /// directory or mount, a full disk) opens read-only, with one warning naming it: gets work,
+    /// puts return [`TeeError::Put`] ([`SqliteTeeStore::is_read_only`]).
     ///
     /// # Examples
     ///
@@ -328,27 +349,31 @@ impl SqliteTeeStore {
             file: path.to_owned(),
             source,
         };
-        check_file(path).map_err(fail)?;
-        // Looked at read-only first: a file that is not a tee store (another application's
-        // database, a later schema) is refused as it was found, without even its journal mode
-        // switched.
-        if path.exists() {
+        let existed = check_file(path).map_err(fail)?;
+        // A connection that may write rolls back a rollback journal left beside the file when it
+        // first reads it: a file with one, which may not be a tee store, is looked at read-only
+        // first, so that it is refused as it was found.
+        if existed && journal_beside(path).exists() {
             inspect(path).map_err(fail)?;
         }
         let now = millis_since_epoch(clock());
-        let (connection, read_only) = match open_for_writing(path, &retention, now) {
+        let (connection, read_only) = match open_for_writing(path, existed, &retention, now) {
             Ok(connection) => {
                 let read_only = connection.is_readonly("main").unwrap_or(false);
                 (connection, read_only)
             }
-            Err(err) if cannot_write(&err) => {
-                // The file is the store, but this process cannot change it (a read-only file,
-                // directory or mount, a full disk): gets can still be served. Failing that,
-                // the reason it could not be written is the one that counts.
-                let connection = inspect(path).map_err(|_| fail(err))?;
-                (connection, true)
+            Err(NotOpened { error, checked }) if cannot_write(&error) => {
+                // This process cannot change the file (a read-only file, directory or mount, a
+                // full disk); if it is a tee store, gets can still be served. When the failure
+                // came after the file was found to be one, that failure is the one to report;
+                // before, what the read-only look finds is.
+                match inspect(path) {
+                    Ok(connection) => (connection, true),
+                    Err(found) if !checked => return Err(fail(found)),
+                    Err(_) => return Err(fail(error)),
+                }
             }
-            Err(err) => return Err(fail(err)),
+            Err(NotOpened { error, .. }) => return Err(fail(error)),
         };
         if read_only {
             tracing::warn!(
@@ -481,29 +506,48 @@ impl TeeStore for SqliteTeeStore {
             // would make every later BEGIN fail.
             let _ = connection.execute_batch("ROLLBACK");
         }
+        // A put reads or writes the original's pages more than once (a renewal compares them,
+        // then rewrites the entry, which compares them again): while it runs, the cache holds
+        // them all, so that they are read from the file once. Afterwards it shrinks back.
+        let cache_kib = i64::try_from(original.len() / 1024 / 8 * 9)
+            .unwrap_or(i64::MAX)
+            .saturating_add(CACHE_KIB)
+            .min(MAX_CACHE_KIB);
+        let grown = original.len() > 1 << 20;
         let stored = (|| {
+            if grown {
+                connection.pragma_update(None, "cache_size", -cache_kib)?;
+            }
             // IMMEDIATE takes the write lock first, waiting for other writers; a deferred
             // transaction could fail on upgrading its read snapshot without waiting.
             let transaction =
                 connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
-            let inserted = transaction
-                .prepare_cached(INSERT)?
-                .execute(params![key, original, now, size])?;
-            if inserted == 0 {
-                let same: bool = transaction
-                    .prepare_cached(SAME_ORIGINAL)?
-                    .query_row(params![key, original], |row| row.get(0))?;
-                if !same {
-                    // Dropping the transaction rolls it back: nothing changed.
-                    return Ok(false);
-                }
-                transaction
+            // Looked up first, so that the original is handed to SQLite (which copies it) only
+            // for the statement that stores or compares it.
+            let held: Option<i64> = transaction
+                .prepare_cached(SIZE_OF)?
+                .query_row([key], |row| row.get(0))
+                .optional()?;
+            let stored = match held {
+                None => transaction
+                    .prepare_cached(INSERT)?
+                    .execute(params![key, original, now, size])?,
+                Some(held) if held == size => transaction
                     .prepare_cached(RENEW)?
-                    .execute(params![key, now])?;
+                    .execute(params![key, original, now])?,
+                Some(_) => 0,
+            };
+            if stored == 0 {
+                // Dropping the transaction rolls it back: nothing changed.
+                return Ok(false);
             }
             apply_retention(&transaction, &self.retention, now)?;
             transaction.commit().map(|()| true)
         })();
+        if grown {
+            // Only memory is at stake: the put's outcome stands whatever this returns.
+            let _ = connection.pragma_update(None, "cache_size", -CACHE_KIB);
+        }
         match stored {
             Ok(true) => Ok(()),
             Ok(false) => Err(TeeError::KeyExists {
@@ -545,8 +589,9 @@ impl fmt::Debug for SqliteTeeStore {
 }
 
 /// Creates the parent directory, and tells what is wrong with an existing path in words SQLite
-/// does not have ("unable to open database file" says neither why nor which).
-fn check_file(path: &Path) -> Result<(), TeeOpenError> {
+/// does not have ("unable to open database file" says neither why nor which). Returns whether
+/// the file exists.
+fn check_file(path: &Path) -> Result<bool, TeeOpenError> {
     if let Some(parent) = path
         .parent()
         .filter(|parent| !parent.as_os_str().is_empty())
@@ -559,20 +604,36 @@ fn check_file(path: &Path) -> Result<(), TeeOpenError> {
     match std::fs::metadata(path) {
         Ok(metadata) if !metadata.is_file() => Err(TeeOpenError::NotAFile),
         Ok(_) => std::fs::File::open(path)
-            .map(drop)
+            .map(|_| true)
             .map_err(|source| TeeOpenError::Unreadable { source }),
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(false),
         Err(source) => Err(TeeOpenError::Unreadable { source }),
     }
 }
 
+/// Why [`open_for_writing`] failed.
+struct NotOpened {
+    error: TeeOpenError,
+    /// Whether the file had been found to be a tee store (or was new) when it failed.
+    checked: bool,
+}
+
 /// A connection that may write `path`, the schema created or upgraded and retention applied.
 /// SQLite opens a file it may not write read-only by itself; [`Connection::is_readonly`] tells.
+///
+/// One connection does it all: an existing file's header is read through it before anything is
+/// written, so a file that is not a tee store is refused as it was found, without even its
+/// journal mode switched (and its log, if it has one, not checkpointed into it at close).
 fn open_for_writing(
     path: &Path,
+    existed: bool,
     retention: &Retention,
     now: i64,
-) -> Result<Connection, TeeOpenError> {
+) -> Result<Connection, NotOpened> {
+    let unchecked = |error: TeeOpenError| NotOpened {
+        error,
+        checked: !existed,
+    };
     let mut connection = Connection::open_with_flags(
         path,
         // No URI flag: a path is a path, even one starting with "file:". The mutex of the
@@ -580,10 +641,69 @@ fn open_for_writing(
         OpenFlags::SQLITE_OPEN_READ_WRITE
             | OpenFlags::SQLITE_OPEN_CREATE
             | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-    )?;
-    connection.busy_timeout(BUSY_TIMEOUT)?;
-    prepare_with_retries(&mut connection, retention, now)?;
+    )
+    .map_err(|err| unchecked(err.into()))?;
+    connection
+        .busy_timeout(BUSY_TIMEOUT)
+        .map_err(|err| unchecked(err.into()))?;
+    if existed {
+        connection
+            .set_db_config(DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true)
+            .map_err(|err| unchecked(err.into()))?;
+        // The first statement to read the file: a garbage or truncated file fails here.
+        retry_while_busy(|| check_header(&connection)).map_err(unchecked)?;
+        connection
+            .set_db_config(DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, false)
+            .map_err(|err| unchecked(err.into()))?;
+    }
+    retry_while_busy(|| prepare(&mut connection, retention, now)).map_err(|error| NotOpened {
+        error,
+        checked: true,
+    })?;
     Ok(connection)
+}
+
+/// What the header of a database and its schema say it is.
+struct Header {
+    application_id: i32,
+    version: i32,
+    /// Its tables, indexes and triggers.
+    objects: i64,
+}
+
+/// Reads the header of the database of `connection` and counts its schema objects.
+fn read_header(connection: &Connection) -> rusqlite::Result<Header> {
+    connection.prepare_cached(HEADER)?.query_row([], |row| {
+        Ok(Header {
+            application_id: row.get(0)?,
+            version: row.get(1)?,
+            objects: row.get(2)?,
+        })
+    })
+}
+
+/// Refuses a database that is not a tee store of a version this build reads, or empty.
+fn check_header(connection: &Connection) -> Result<(), TeeOpenError> {
+    let header = read_header(connection)?;
+    match (header.application_id, header.version) {
+        (APPLICATION_ID, 1 | SCHEMA_VERSION) => Ok(()),
+        (APPLICATION_ID, found) => Err(TeeOpenError::SchemaVersion {
+            found,
+            supported: SCHEMA_VERSION,
+        }),
+        (0, 0) if header.objects == 0 => Ok(()),
+        (application_id, _) => Err(TeeOpenError::ForeignDatabase {
+            application_id,
+            objects: header.objects,
+        }),
+    }
+}
+
+/// The rollback journal SQLite keeps beside `path` in other journal modes than WAL.
+fn journal_beside(path: &Path) -> PathBuf {
+    let mut journal = path.as_os_str().to_owned();
+    journal.push("-journal");
+    PathBuf::from(journal)
 }
 
 /// A read-only connection to the existing file `path`, once its header and schema say it is a
@@ -617,28 +737,8 @@ fn inspect(path: &Path) -> Result<Connection, TeeOpenError> {
             connection
         }
     };
-    let application_id: i32 =
-        connection.pragma_query_value(None, "application_id", |row| row.get(0))?;
-    let version: i32 = connection.pragma_query_value(None, "user_version", |row| row.get(0))?;
-    let objects: i64 =
-        connection.query_row("SELECT count(*) FROM sqlite_schema", [], |row| row.get(0))?;
-    match (application_id, version) {
-        (APPLICATION_ID, 1 | SCHEMA_VERSION) => Ok(connection),
-        (APPLICATION_ID, found) => Err(TeeOpenError::SchemaVersion {
-            found,
-            supported: SCHEMA_VERSION,
-        }),
-        (0, 0) if objects == 0 => Ok(connection),
-        _ => Err(TeeOpenError::ForeignDatabase {
-            application_id,
-            objects,
-        }),
-    }
-}
-
-/// Reads the file header (the first read of the file), to find out whether SQLite can read it.
-fn read_header(connection: &Connection) -> rusqlite::Result<i32> {
-    connection.pragma_query_value(None, "application_id", |row| row.get(0))
+    check_header(&connection)?;
+    Ok(connection)
 }
 
 /// Whether reading failed because SQLite could not set up the shared memory of a WAL file.
@@ -684,17 +784,15 @@ fn cannot_write(err: &TeeOpenError) -> bool {
     )
 }
 
-/// [`prepare`], retried while another process holds the file busy: switching a new file to WAL
+/// `attempt`, retried while another process holds the file busy: switching a new file to WAL
 /// can fail at once with SQLITE_BUSY, without waiting on the busy timeout, when two processes
 /// create the store at the same moment.
-fn prepare_with_retries(
-    connection: &mut Connection,
-    retention: &Retention,
-    now: i64,
+fn retry_while_busy(
+    mut attempt: impl FnMut() -> Result<(), TeeOpenError>,
 ) -> Result<(), TeeOpenError> {
     let started = Instant::now();
     loop {
-        match prepare(connection, retention, now) {
+        match attempt() {
             Err(TeeOpenError::Sqlite { source: err })
                 if matches!(
                     err.sqlite_error_code(),
@@ -703,7 +801,7 @@ fn prepare_with_retries(
             {
                 thread::sleep(Duration::from_millis(10));
             }
-            prepared => return prepared,
+            done => return done,
         }
     }
 }
@@ -715,7 +813,7 @@ fn prepare(
     retention: &Retention,
     now: i64,
 ) -> Result<(), TeeOpenError> {
-    // The first statement to read the file: a garbage or truncated file fails here.
+    // The first statement to read a new file.
     let journal_mode: String =
         connection.pragma_update_and_check(None, "journal_mode", "wal", |row| row.get(0))?;
     connection.pragma_update(None, "synchronous", "NORMAL")?;
@@ -726,11 +824,12 @@ fn prepare(
     } else {
         TransactionBehavior::Immediate
     })?;
-    let application_id: i32 =
-        transaction.pragma_query_value(None, "application_id", |row| row.get(0))?;
-    let version: i32 = transaction.pragma_query_value(None, "user_version", |row| row.get(0))?;
-    let objects: i64 =
-        transaction.query_row("SELECT count(*) FROM sqlite_schema", [], |row| row.get(0))?;
+    // Read again under the lock: another process may have created the store since.
+    let Header {
+        application_id,
+        version,
+        objects,
+    } = read_header(&transaction)?;
     match (application_id, version) {
         (APPLICATION_ID, SCHEMA_VERSION) => {}
         (APPLICATION_ID, 1) if read_only => {}
@@ -777,9 +876,17 @@ fn apply_retention(
 ) -> rusqlite::Result<()> {
     if let Some(max_age) = retention.max_age {
         let max_age = i64::try_from(max_age.as_millis()).unwrap_or(i64::MAX);
-        connection
-            .prepare_cached(DELETE_OLDER_THAN)?
-            .execute([now.saturating_sub(max_age)])?;
+        let limit = now.saturating_sub(max_age);
+        // Looked at first (the end of an index): the delete, which compiles the delete trigger,
+        // is prepared only once something is that old.
+        let oldest: Option<i64> = connection
+            .prepare_cached(OLDEST)?
+            .query_row([], |row| row.get(0))?;
+        if oldest.is_some_and(|oldest| oldest < limit) {
+            connection
+                .prepare_cached(DELETE_OLDER_THAN)?
+                .execute([limit])?;
+        }
     }
     if let Some(max_entries) = retention.max_entries {
         let max_entries = i64::try_from(max_entries.max(1)).unwrap_or(i64::MAX);
@@ -894,5 +1001,128 @@ mod tests {
             )),
             "{err}"
         );
+    }
+
+    /// The file and what SQLite keeps beside it, each as its bytes (`None` when absent).
+    fn snapshot(file: &Path) -> Vec<(String, Option<Vec<u8>>)> {
+        ["", "-wal", "-journal"]
+            .into_iter()
+            .map(|suffix| {
+                let mut name = file.as_os_str().to_owned();
+                name.push(suffix);
+                (suffix.to_owned(), std::fs::read(name).ok())
+            })
+            .collect()
+    }
+
+    #[test]
+    fn another_applications_log_is_not_checkpointed_into_its_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("theirs.sqlite");
+        {
+            let db = Connection::open(&file).unwrap();
+            db.pragma_update(None, "journal_mode", "wal").unwrap();
+            db.execute_batch("CREATE TABLE notes (body TEXT); PRAGMA wal_checkpoint(TRUNCATE);")
+                .unwrap();
+            db.execute("INSERT INTO notes VALUES ('only in the log')", [])
+                .unwrap();
+            // Closed as a process that was killed leaves it: the insert is in the log alone.
+            db.set_db_config(DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true)
+                .unwrap();
+        }
+        let before = snapshot(&file);
+        assert!(before[1].1.as_ref().is_some_and(|log| !log.is_empty()));
+
+        let err = SqliteTeeStore::open(&file, Retention::default()).unwrap_err();
+        assert!(err.to_string().contains("another application"), "{err}");
+        assert!(snapshot(&file) == before, "the file or its log changed");
+    }
+
+    #[test]
+    fn another_applications_hot_journal_is_not_rolled_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let theirs = dir.path().join("theirs.sqlite");
+        let file = dir.path().join("crashed.sqlite");
+        let db = Connection::open(&theirs).unwrap();
+        db.execute_batch(
+            "PRAGMA cache_size = 1;
+             CREATE TABLE notes (body BLOB);
+             INSERT INTO notes SELECT zeroblob(4000) FROM (SELECT 1 UNION SELECT 2 UNION SELECT 3);
+             BEGIN;
+             UPDATE notes SET body = randomblob(4000);",
+        )
+        .unwrap();
+        // Copied mid-transaction: the copy is the file of a process that crashed there, its
+        // rollback journal hot.
+        std::fs::copy(&theirs, &file).unwrap();
+        std::fs::copy(journal_beside(&theirs), journal_beside(&file)).unwrap();
+        drop(db);
+        let before = snapshot(&file);
+        assert!(
+            before[2]
+                .1
+                .as_ref()
+                .is_some_and(|journal| !journal.is_empty())
+        );
+
+        assert!(SqliteTeeStore::open(&file, Retention::default()).is_err());
+        assert!(snapshot(&file) == before, "the file or its journal changed");
+    }
+
+    #[test]
+    fn other_bytes_of_the_same_length_are_refused_and_renew_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let seconds = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(1_000));
+        let clock = {
+            let seconds = std::sync::Arc::clone(&seconds);
+            move || {
+                UNIX_EPOCH + Duration::from_secs(seconds.load(std::sync::atomic::Ordering::SeqCst))
+            }
+        };
+        let at = |s: u64| {
+            seconds.store(s, std::sync::atomic::Ordering::SeqCst);
+            UNIX_EPOCH + Duration::from_secs(s)
+        };
+        let retention = Retention {
+            max_entries: Some(2),
+            max_bytes: None,
+            max_age: None,
+        };
+        let store =
+            SqliteTeeStore::open_with_clock(dir.path().join("tee.sqlite"), retention, clock)
+                .unwrap();
+        // Larger than the cache, so that the put grows it for the while.
+        let big: Vec<u8> = (0..3 << 20).map(|n: u32| (n % 251) as u8).collect();
+        let mut other = big.clone();
+        *other.last_mut().unwrap() ^= 1;
+
+        let stored_at = at(1_000);
+        store.put("big", &big).unwrap();
+        at(1_001);
+        store.put("small", b"1").unwrap();
+        at(1_002);
+        let err = store.put("big", &other).unwrap_err();
+        assert!(
+            matches!(&err, TeeError::KeyExists { key } if key == "big"),
+            "{err:?}"
+        );
+        let err = store.put("small", b"2").unwrap_err();
+        assert!(
+            matches!(&err, TeeError::KeyExists { key } if key == "small"),
+            "{err:?}"
+        );
+        assert_eq!(
+            store.stats().unwrap().oldest,
+            Some(stored_at),
+            "nothing renewed"
+        );
+
+        // The same bytes renew "big": "small" is now the oldest, and goes first.
+        store.put("big", &big).unwrap();
+        at(1_003);
+        store.put("next", b"3").unwrap();
+        assert_eq!(store.get("small").unwrap(), None);
+        assert!(store.get("big").unwrap() == Some(big));
+        assert_eq!(store.get("next").unwrap().as_deref(), Some(&b"3"[..]));
     }
 }
