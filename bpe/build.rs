@@ -19,8 +19,7 @@ use std::path::PathBuf;
 #[path = "src/hash.rs"]
 mod hash;
 
-/// The bits of a slot that hold a rank (plus one); the rest hold part of the hash.
-const RANK_BITS: u32 = 18;
+use hash::RANK_BITS;
 
 fn main() {
     let out = PathBuf::from(env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));

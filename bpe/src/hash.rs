@@ -3,6 +3,10 @@
 
 const K: u64 = 0x9E37_79B9_7F4A_7C15;
 
+/// The bits of a table slot that hold a token's rank plus one; the rest hold the hash's low
+/// bits, so that a lookup compares bytes only when those agree.
+pub(crate) const RANK_BITS: u32 = 18;
+
 /// A 64-bit hash of `bytes`: eight bytes at a time, multiplied and folded. Short inputs are
 /// read with overlapping loads (no copy into a buffer): most pieces of text are a few bytes.
 #[inline]

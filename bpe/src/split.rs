@@ -60,7 +60,7 @@ impl Pattern {
     }
 
     /// A cache for one search; give it back with [`Pattern::give_back`].
-    pub(crate) fn take_cache(&self) -> Option<Cache> {
+    fn take_cache(&self) -> Option<Cache> {
         let dfa = self.dfa()?;
         let reused = self
             .caches
@@ -184,9 +184,8 @@ pub(crate) fn o200k_ascii_piece(bytes: &[u8], p: usize) -> Option<usize> {
             match next {
                 At::Beyond => None,
                 At::Ascii(Class::Upper | Class::Lower) => letters(bytes, p + 1),
-                At::Ascii(Class::Other) if first == Class::Other || bytes[p] == b' ' => {
-                    symbols(bytes, p + 1)
-                }
+                // A symbol after a space (` ?[^\s\p{L}\p{N}]+`), or symbols from here.
+                At::Ascii(Class::Other) if bytes[p] == b' ' => symbols(bytes, p + 1),
                 _ if first == Class::Other => symbols(bytes, p + 1),
                 _ => white_space(bytes, p),
             }
@@ -228,24 +227,19 @@ fn contraction(bytes: &[u8], i: usize) -> Option<usize> {
         // `ſ` folds to `s`.
         return None;
     }
-    Some(match folded(i + 1) {
-        Some(b's' | b't' | b'm' | b'd') => i + 2,
-        Some(b'r' | b'v') | Some(b'l') => {
-            if bytes.get(i + 2).is_some_and(|&b| b >= 0x80) {
-                return None;
-            }
-            let want = if folded(i + 1) == Some(b'l') {
-                b'l'
-            } else {
-                b'e'
-            };
-            if folded(i + 2) == Some(want) {
-                i + 3
-            } else {
-                i
-            }
-        }
-        _ => i,
+    let second = match folded(i + 1) {
+        Some(b's' | b't' | b'm' | b'd') => return Some(i + 2),
+        Some(b'r' | b'v') => b'e',
+        Some(b'l') => b'l',
+        _ => return Some(i),
+    };
+    if bytes.get(i + 2).is_some_and(|&b| b >= 0x80) {
+        return None;
+    }
+    Some(if folded(i + 2) == Some(second) {
+        i + 3
+    } else {
+        i
     })
 }
 

@@ -1,9 +1,7 @@
 //! A vocabulary laid out by the build script: ranks looked up where they lie in the binary.
 
-use crate::hash::hash;
+use crate::hash::{RANK_BITS, hash};
 
-/// The bits of a slot that hold a rank plus one (the build script's `RANK_BITS`).
-const RANK_BITS: u32 = 18;
 const RANK_MASK: u32 = (1 << RANK_BITS) - 1;
 
 /// One tokenizer's tokens, by rank, with a hash table from bytes to rank.
