@@ -7,7 +7,7 @@ use std::ffi::OsString;
 use std::io::{IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, SystemTime};
 
 use clap::{Parser, Subcommand, ValueEnum};
@@ -424,7 +424,7 @@ fn write_stdout(bytes: &[u8]) -> Result<(), Failure> {
 
 /// Keeps the token counts of the calls it sees.
 #[derive(Default)]
-struct TokenCapture(std::sync::Mutex<Vec<TokenEvent>>);
+struct TokenCapture(Mutex<Vec<TokenEvent>>);
 
 impl Observer for TokenCapture {
     fn on_tokens(&self, event: &TokenEvent) {
@@ -454,12 +454,32 @@ fn compress(
         return Ok(());
     }
     let capture = Arc::new(TokenCapture::default());
+    // The store is opened by the call that needs it (see `Deferred`).
+    let deferred = match store_at(cli) {
+        StoreAt::File(path) if !cli.no_tee => Some(Arc::new(Deferred::new(path))),
+        _ => None,
+    };
+    let store = deferred.is_none();
+    let mut builder = builder(cli, store, Some(capture.clone()))?;
+    if let Some(deferred) = &deferred {
+        builder.tee_store(deferred.clone());
+    }
     // Token counts are shown only with --meta: without it nothing counts them for the report,
     // so the tokenizer is loaded only if the no-gain rule needs it.
-    let host = build(builder(cli, true, Some(capture.clone()))?.report_tokens(with_meta))?;
+    let host = build(builder.report_tokens(with_meta))?;
+    // A result with another status is always stored: its store is refused before the call.
+    if let Some(deferred) = deferred.as_ref().filter(|_| status != "success") {
+        deferred.store();
+        if let Some(reason) = deferred.refused() {
+            return Err(Failure::runtime(reason));
+        }
+    }
     let mut call = Call::new(tool, Input::Bytes(&input)).status(status);
     call.level = level;
     let processed = host.process(call);
+    if let Some(reason) = deferred.as_ref().and_then(|deferred| deferred.refused()) {
+        return Err(Failure::runtime(reason));
+    }
     write_stdout(&processed.payload)?;
     if with_meta {
         host.flush();
@@ -559,6 +579,12 @@ fn persistent_or_unavailable(cli: &Cli) -> Result<Arc<dyn TeeStore>, Failure> {
         StoreAt::File(path) => path,
         StoreAt::Url(url) => return open_url(&url).map(Persistent::shared),
     };
+    open_file_or_unavailable(path).map_err(Failure::runtime)
+}
+
+/// [`persistent_or_unavailable`]'s SQLite file: the store, or [`Unavailable`] (with its
+/// warning), or the message of a file that is refused.
+fn open_file_or_unavailable(path: PathBuf) -> Result<Arc<dyn TeeStore>, String> {
     match SqliteTeeStore::open(path, Retention::default()) {
         Ok(store) => Ok(Arc::new(store)),
         Err(err) if err.is_unavailable() => {
@@ -566,7 +592,67 @@ fn persistent_or_unavailable(cli: &Cli) -> Result<Arc<dyn TeeStore>, Failure> {
             tracing::warn!("{reason}; lossy results go out uncompressed");
             Ok(Arc::new(Unavailable { reason }))
         }
-        Err(err) => Err(Failure::runtime(err.to_string())),
+        Err(err) => Err(err.to_string()),
+    }
+}
+
+/// `compress`'s SQLite store, opened by the first put or get, that is by a call that stores
+/// its original (a lossy result, or a status other than `success`); a call that needs no store
+/// never opens (nor creates) the file. Opening costs more than the rest of the command's
+/// start-up (about 1.4 ms: SQLite's log and its index are created, and removed at close), and
+/// most results are not stored. Once opened it is [`open_file_or_unavailable`]'s store: a file
+/// that cannot be opened where it is warns and refuses every put (the result goes out
+/// uncompressed, `tee_failed`); a file that is refused (not a tee store, a later schema) is
+/// remembered, and [`compress`] fails with its message instead of writing the result (after
+/// the pipeline's warning that the put failed; a call with a status other than `success`,
+/// always stored, opens the store before it runs). A Redis store is not deferred: opening one
+/// does not connect.
+struct Deferred {
+    path: PathBuf,
+    opened: OnceLock<Arc<dyn TeeStore>>,
+    refused: Mutex<Option<String>>,
+}
+
+impl Deferred {
+    fn new(path: PathBuf) -> Deferred {
+        Deferred {
+            path,
+            opened: OnceLock::new(),
+            refused: Mutex::new(None),
+        }
+    }
+
+    fn store(&self) -> &Arc<dyn TeeStore> {
+        self.opened
+            .get_or_init(|| match open_file_or_unavailable(self.path.clone()) {
+                Ok(store) => store,
+                Err(reason) => {
+                    *self.refused.lock().unwrap_or_else(|p| p.into_inner()) = Some(reason.clone());
+                    Arc::new(Unavailable { reason })
+                }
+            })
+    }
+
+    /// Why the file was refused, when a call opened it and it was.
+    fn refused(&self) -> Option<String> {
+        self.refused
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+}
+
+impl TeeStore for Deferred {
+    fn put(&self, key: &str, original: &[u8]) -> Result<(), TeeError> {
+        self.store().put(key, original)
+    }
+
+    fn get(&self, key: &str) -> Result<Option<Vec<u8>>, TeeError> {
+        self.store().get(key)
+    }
+
+    fn name(&self) -> String {
+        self.path.display().to_string()
     }
 }
 

@@ -17,6 +17,8 @@
 //! whole payload (no row holds a line break). The tests hold the scan to a plain search, row
 //! by row, on the corpus's logs, the benchmark payloads and generated lines.
 
+use std::sync::LazyLock;
+
 use aho_corasick::{AhoCorasick, MatchKind, packed};
 
 use super::fold::Lines;
@@ -421,8 +423,9 @@ pub(crate) const TABLE: &[Pattern] = &[
 /// A line with a match that counts holds that row, so its anchor or its start: the lines
 /// neither test marks have no hit, and the marked ones are searched with every row as before.
 pub(crate) struct Matcher {
-    /// Every row, leftmost-first, run on the marked lines.
-    automaton: AhoCorasick,
+    /// Every row, leftmost-first, run on the marked lines: the built-in table's automaton when
+    /// there are no extra rows, else one of its own.
+    automaton: Rows,
     /// The anchors of the rows matched anywhere that are [`ANCHOR`] bytes or longer.
     anchors: Searcher,
     /// The rows matched anywhere shorter than that (only extra rows can be).
@@ -472,6 +475,37 @@ fn head(bytes: &[u8]) -> u64 {
     u64::from_le_bytes(word)
 }
 
+/// The automaton over every row.
+enum Rows {
+    /// The built-in table alone: [`TABLE_AUTOMATON`].
+    Table,
+    /// The table and the entry's `failure_patterns`, compiled when the codec is built (so a
+    /// pattern set too large to compile is the entry's error).
+    Extended(AhoCorasick),
+}
+
+/// The built-in table's automaton, compiled on the first scan that needs it and shared by
+/// every matcher without extra rows. Compiling it takes about 1.5 ms, and a host builds the
+/// `log` codec for every entry that may route to it (`auto` among them) whether or not a log
+/// ever comes: the command paid it on every start. The table is constant; the unit test
+/// `built_in_table_compiles` compiles it.
+static TABLE_AUTOMATON: LazyLock<AhoCorasick> = LazyLock::new(|| {
+    let texts: Vec<&str> = TABLE.iter().map(|row| row.text).collect();
+    leftmost(&texts).expect("the built-in table compiles: see the test built_in_table_compiles")
+});
+
+/// A leftmost-first automaton over `texts`.
+///
+/// # Errors
+///
+/// The automaton's error when the patterns are too many or too long to compile.
+fn leftmost(texts: &[&str]) -> Result<AhoCorasick, String> {
+    AhoCorasick::builder()
+        .match_kind(MatchKind::LeftmostFirst)
+        .build(texts)
+        .map_err(|err| err.to_string())
+}
+
 /// How the anchors are searched: packed (SIMD) when the CPU has it, which is several times
 /// faster than the automaton.
 enum Searcher {
@@ -482,7 +516,7 @@ enum Searcher {
 impl std::fmt::Debug for Matcher {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Matcher")
-            .field("rows", &self.automaton.patterns_len())
+            .field("rows", &self.rows().patterns_len())
             .finish()
     }
 }
@@ -530,18 +564,16 @@ impl Matcher {
     ///
     /// The automaton's error when the patterns are too many or too long to compile.
     pub(crate) fn new(extra: &[String]) -> Result<Matcher, String> {
-        let texts: Vec<&str> = TABLE
-            .iter()
-            .map(|row| row.text)
-            .chain(extra.iter().map(String::as_str))
-            .collect();
-        let leftmost = |texts: &[&str]| {
-            AhoCorasick::builder()
-                .match_kind(MatchKind::LeftmostFirst)
-                .build(texts)
-                .map_err(|err| err.to_string())
+        let automaton = if extra.is_empty() {
+            Rows::Table
+        } else {
+            let texts: Vec<&str> = TABLE
+                .iter()
+                .map(|row| row.text)
+                .chain(extra.iter().map(String::as_str))
+                .collect();
+            Rows::Extended(leftmost(&texts)?)
         };
-        let automaton = leftmost(&texts)?;
         let mut anchors: Vec<&str> = Vec::new();
         let mut short = Vec::new();
         let mut placed = vec![Vec::new(); 256];
@@ -615,12 +647,13 @@ impl Matcher {
             marked[changed[k] as usize] = true;
         });
         let mut hits: Vec<Option<Hit>> = vec![None; starts.len()];
+        let automaton = self.rows();
         for (i, hit) in hits.iter_mut().enumerate() {
             let line = lines.get(i);
             if !marked[i] && !self.may_place(line.as_bytes()) {
                 continue;
             }
-            for m in self.automaton.find_iter(line) {
+            for m in automaton.find_iter(line) {
                 let row = TABLE.get(m.pattern().as_usize()).unwrap_or(&EXTRA);
                 if counts(row, line, m.start(), m.end(), 0, line.len()) {
                     merge(hit, row);
@@ -628,6 +661,14 @@ impl Matcher {
             }
         }
         hits
+    }
+
+    /// The automaton over every row.
+    fn rows(&self) -> &AhoCorasick {
+        match &self.automaton {
+            Rows::Table => &TABLE_AUTOMATON,
+            Rows::Extended(automaton) => automaton,
+        }
     }
 
     /// Calls `mark` with each line of `bytes` (lines `starts[i]..ends[i]`, each followed by a
@@ -959,6 +1000,17 @@ mod tests {
             list(&["request_id=", "zz"]),
             list(&["a", "\u{e9}", "ok", "Error", "rror", "panicked at the"]),
         ]
+    }
+
+    #[test]
+    fn built_in_table_compiles() {
+        let texts: Vec<&str> = TABLE.iter().map(|row| row.text).collect();
+        let automaton = leftmost(&texts).unwrap();
+        assert_eq!(automaton.patterns_len(), TABLE.len());
+        assert_eq!(TABLE_AUTOMATON.patterns_len(), TABLE.len());
+        assert!(matches!(Matcher::new(&[]).unwrap().automaton, Rows::Table));
+        let extended = Matcher::new(&["request_id=".to_string()]).unwrap();
+        assert_eq!(extended.rows().patterns_len(), TABLE.len() + 1);
     }
 
     #[test]

@@ -270,6 +270,58 @@ fn a_corrupted_store_file_is_refused_at_open_naming_it() {
         "{err}"
     );
 
+    // `compress` opens its store for a result it stores (here an error's), and then refuses the
+    // file as the library does, writing nothing to stdout; a result it does not store goes out
+    // without the store being opened.
+    let before = std::fs::read(&path).unwrap();
+    let compress = |status: &str| {
+        std::process::Command::new(support::binary())
+            .args(["--project", dir.path().to_str().unwrap()])
+            .args([
+                "--tee-store",
+                path.to_str().unwrap(),
+                "compress",
+                "--tool",
+                "t",
+                "--status",
+                status,
+            ])
+            .arg(support::plugin_source("line-dedup").join("compressors.toml"))
+            .output()
+            .unwrap()
+    };
+    let out = compress("error");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty());
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        stderr.starts_with(&format!("error: {}", path.display())),
+        "{stderr}"
+    );
+    let out = compress("success");
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        out.stdout,
+        std::fs::read(support::plugin_source("line-dedup").join("compressors.toml")).unwrap()
+    );
+    assert_eq!(
+        std::fs::read(&path).unwrap(),
+        before,
+        "the file is untouched"
+    );
+
+    // A lossy result opens it as it is stored: the pipeline warns that the put failed, the
+    // command fails naming the file, and nothing goes to stdout.
+    let log: String = (0..200)
+        .map(|i| {
+            format!(
+                "2026-11-29T10:00:{:02}.000Z INFO  compiling crate_{i} v0.1.{i}\n",
+                i % 60
+            )
+        })
+        .collect();
+    let log_file = dir.path().join("build.log");
+    std::fs::write(&log_file, &log).unwrap();
     let out = std::process::Command::new(support::binary())
         .args(["--project", dir.path().to_str().unwrap()])
         .args([
@@ -279,14 +331,21 @@ fn a_corrupted_store_file_is_refused_at_open_naming_it() {
             "--tool",
             "t",
         ])
-        .arg(support::plugin_source("line-dedup").join("compressors.toml"))
+        .arg(&log_file)
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty());
     let stderr = String::from_utf8(out.stderr).unwrap();
+    let last = stderr.lines().last().unwrap_or_default();
     assert!(
-        stderr.starts_with(&format!("error: {}", path.display())),
+        last.starts_with(&format!("error: {}", path.display())) && last.contains("not a database"),
         "{stderr}"
+    );
+    assert_eq!(
+        std::fs::read(&path).unwrap(),
+        before,
+        "the file is untouched"
     );
 }
 

@@ -867,7 +867,9 @@ fn the_command_works_on_a_store_it_cannot_write() {
         set_mode(&store, 0o444);
         set_mode(&project.join(".parrot"), 0o555);
     }
-    let unprivileged = |args: &[&str]| {
+    // `warned`: whether the run opens the store (`compress` opens it only for a result it
+    // stores), and so warns, once, naming it.
+    let unprivileged = |args: &[&str], warned: bool| {
         let mut command = command(args);
         if as_root {
             command.uid(65534).gid(65534);
@@ -881,14 +883,14 @@ fn the_command_works_on_a_store_it_cannot_write() {
         );
         assert_eq!(
             stderr.matches(&warning).count(),
-            1,
-            "one warning naming the store: {stderr}"
+            usize::from(warned),
+            "warned {warned}, naming the store: {stderr}"
         );
         output
     };
     let before = std::fs::read(&store).unwrap();
 
-    let lossy = unprivileged(&compress);
+    let lossy = unprivileged(&compress, true);
     assert!(
         lossy.stdout == payload.as_bytes(),
         "the lossy result goes out as it came"
@@ -897,11 +899,11 @@ fn the_command_works_on_a_store_it_cannot_write() {
     assert_eq!(meta["compression_skipped"], "tee_failed", "{meta}");
 
     let minimal = [&compress[..], &["--level", "minimal"]].concat();
-    let lossless = unprivileged(&minimal);
+    let lossless = unprivileged(&minimal, false);
     assert_eq!(meta_of(&lossless)["_compressed"], true);
     assert!(lossless.stdout.len() < payload.len());
 
-    let recovered = unprivileged(&["recover", &key]);
+    let recovered = unprivileged(&["recover", &key], true);
     assert!(
         recovered.stdout == payload.as_bytes(),
         "recover reads the store"
