@@ -90,6 +90,10 @@ const SIZE_OF: &str = "SELECT length(original) FROM tee WHERE key = ?1";
 const RENEW: &str = "UPDATE tee SET created_at = ?3,
     seq = (SELECT IFNULL(MAX(seq), 0) + 1 FROM tee) WHERE key = ?1 AND original = ?2";
 
+/// How much of the file SQLite reads through a memory map (`PRAGMA mmap_size`): 256 MiB of
+/// address space, not memory; pages are the page cache's whether mapped or read.
+const MMAP_SIZE: i64 = 256 << 20;
+
 const SELECT: &str = "SELECT original FROM tee WHERE key = ?1";
 
 const TOTALS_NOW: &str = "SELECT entries, bytes FROM tee_totals";
@@ -817,6 +821,11 @@ fn prepare(
     let journal_mode: String =
         connection.pragma_update_and_check(None, "journal_mode", "wal", |row| row.get(0))?;
     connection.pragma_update(None, "synchronous", "NORMAL")?;
+    // Pages are read through a memory map rather than a read call each: a put that renews a
+    // large original reads it whole (to compare), and at 4 KiB a page a 10 MB original is
+    // 2,500 reads. A 10 MB renewal measured 14-18 ms with reads, 11-14 ms mapped (one run,
+    // a loaded machine). SQLite maps up to this much of the file and reads the rest.
+    connection.pragma_update(None, "mmap_size", MMAP_SIZE)?;
     connection.pragma_update(None, "journal_size_limit", WAL_SIZE_LIMIT)?;
     let read_only = connection.is_readonly("main")?;
     let transaction = connection.transaction_with_behavior(if read_only {
