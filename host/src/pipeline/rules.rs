@@ -3,13 +3,15 @@
 
 use std::borrow::Cow;
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use parrot_codec_api::{Level, Outcome, Payload, PayloadKind};
 
 use super::Run;
-use super::pointer::{self, KEY_HEX_DIGITS, attach_pointer, content_key, tee_pointer};
+use super::pointer::{
+    self, DIGEST_BESIDE_BYTES, Digest, KEY_HEX_DIGITS, attach_pointer, tee_pointer,
+};
 use crate::auto::{Decision, Part};
 use crate::budget::{Admission, Breaker, Route, Router};
 use crate::call::{Meta, Skip};
@@ -44,6 +46,34 @@ fn compress<'i>(
         // replace the part asked for with markers pointing at the same original.
         return Err(Skip::AlreadyCompressed);
     }
+    if !digest_beside(run, input) {
+        return compress_keyed(run, input, meta, &Digest::Later);
+    }
+    let unwanted = AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        let digest = Digest::beside(scope, input, &unwanted);
+        let result = compress_keyed(run, input, meta, &digest);
+        digest.forget();
+        result
+    })
+}
+
+/// Whether the input's digest is computed beside the codec: a large input whose key the
+/// pointer may need (a lossy level with a store, or every outcome with `tee_lossless`). A call
+/// that ends without a key stops the thread within a chunk of its hashing.
+fn digest_beside(run: &Run<'_, '_>, input: &[u8]) -> bool {
+    input.len() >= DIGEST_BESIDE_BYTES
+        && run.tee.is_some()
+        && (run.level.allows_loss() || run.stage.settings.tee_lossless)
+}
+
+/// [`compress`] with the input's digest from `digest`.
+fn compress_keyed<'i>(
+    run: &Run<'_, '_>,
+    input: &'i [u8],
+    meta: &mut Meta,
+    digest: &Digest<'_>,
+) -> Result<(String, &'i str), Skip> {
     let (text, produced) = match fused_json(run, input) {
         Some((text, start)) => (text, fused(run, input, text, start, meta)?),
         None => {
@@ -55,7 +85,7 @@ fn compress<'i>(
         }
     };
     let produced = verify(run, produced)?;
-    let mut pointed = point(run, input, produced)?;
+    let mut pointed = point(run, input, produced, digest)?;
     gain(run, text, &pointed)?;
     let cut = must_cut(run, &pointed.payload);
     store_original(run, input, &mut pointed, cut, meta)?;
@@ -530,7 +560,12 @@ struct Pointed {
 /// when the host was built with `tee_lossless` (reason `lossless`). The pointer names the
 /// input's content key: the no-gain rule counts it, and nothing is stored for an outcome that
 /// rule 9 discards. The second half is [`store_original`].
-fn point(run: &Run<'_, '_>, input: &[u8], produced: Produced<'_>) -> Result<Pointed, Skip> {
+fn point(
+    run: &Run<'_, '_>,
+    input: &[u8],
+    produced: Produced<'_>,
+    digest: &Digest<'_>,
+) -> Result<Pointed, Skip> {
     // A built-in's output for a JSON input is JSON by construction (property-tested and
     // fuzzed): its shape is read by structure alone. Any other output is checked.
     let json_by_construction = produced
@@ -551,7 +586,7 @@ fn point(run: &Run<'_, '_>, input: &[u8], produced: Produced<'_>) -> Result<Poin
     }
     let keep = lossy || (run.stage.settings.tee_lossless && run.tee.is_some());
     let reason = if lossy { "lossy" } else { "lossless" };
-    let Some(key) = keep.then(|| content_key(run.call.tool, input, KEY_HEX_DIGITS)) else {
+    let Some(key) = keep.then(|| digest.key(run.call.tool, input, KEY_HEX_DIGITS)) else {
         return Ok(Pointed {
             payload,
             unpointed: None,

@@ -284,3 +284,57 @@ fn recover_works_under_the_kill_switch() {
     );
     assert_eq!(recovered.stdout, log.as_bytes());
 }
+
+/// An input of 4 MB or more whose key may be needed is hashed on a thread beside the codec:
+/// the key is the same as computed here, and one the codec leaves lossless (no key) is not
+/// held back by that thread.
+#[test]
+fn a_large_input_hashed_beside_the_codec_gets_the_same_key() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join(".parrot")).unwrap();
+    std::fs::write(
+        dir.path().join(".parrot/compressors.toml"),
+        "[compressor.\"rows\"]\ncodec = \"columnar\"\nlevel = \"normal\"\n",
+    )
+    .unwrap();
+    let rows: Vec<String> = (0..60_000)
+        .map(|i| {
+            format!(
+                "{{\"id\":{i},\"region\":\"south\",\"note\":null,\"name\":\"customer {}\",\"score\":{}}}",
+                i * 7919 % 100_003,
+                i % 97
+            )
+        })
+        .collect();
+    let payload = format!("[{}]", rows.join(","));
+    assert!(payload.len() >= 4 << 20, "{} bytes", payload.len());
+    let store: Arc<dyn TeeStore> = Arc::new(parrot_host::MemoryTeeStore::new(4));
+    // Inline at any size: a debug build is far slower than the router's budgets assume.
+    let host = Host::builder()
+        .project(dir.path())
+        .plugin_path(None)
+        .tee_store(store.clone())
+        .inline_at_any_size(true)
+        .max_result_chars(0)
+        .build()
+        .unwrap();
+    let out = host.process(Call::new("rows", Input::Text(&payload)));
+    let expected = expected_key("rows", payload.as_bytes(), 12);
+    assert_eq!(
+        out.meta.tee_key.as_deref(),
+        Some(expected.as_str()),
+        "{:?}",
+        out.meta
+    );
+    assert_eq!(
+        store.get(&expected).unwrap().as_deref(),
+        Some(payload.as_bytes())
+    );
+    let lossless =
+        host.process(Call::new("rows", Input::Text(&payload)).level(parrot_host::Level::Minimal));
+    assert!(
+        lossless.meta.compressed && lossless.meta.tee_key.is_none(),
+        "{:?}",
+        lossless.meta
+    );
+}
