@@ -231,7 +231,12 @@ pub(crate) fn process<'a>(run: Run<'_, 'a>) -> Processed<'a> {
         route: None,
     };
 
-    let decided = rules::decide(&run, &input, &mut meta);
+    // Text the caller gave is UTF-8 already: the stage does not check it again.
+    let known = match call.payload {
+        crate::Input::Text(text) => Some(text),
+        _ => None,
+    };
+    let decided = rules::decide(&run, &input, known, &mut meta);
     // The input as the text the stage read, when it read one (no need to check it again).
     let read = decided.as_ref().map(|(_, text)| *text);
     let output: Option<String> = decided.map(|(output, _)| output);

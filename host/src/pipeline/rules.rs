@@ -22,10 +22,11 @@ use parrot_json::{JsonCheck, Member, TopLevel};
 pub(super) fn decide<'i>(
     run: &Run<'_, '_>,
     input: &'i [u8],
+    known: Option<&'i str>,
     meta: &mut Meta,
 ) -> Option<(String, &'i str)> {
     store_error_result(run, input, meta);
-    match compress(run, input, meta) {
+    match compress(run, input, known, meta) {
         Ok(output) => Some(output),
         Err(skip) => {
             meta.skipped = Some(skip);
@@ -35,9 +36,12 @@ pub(super) fn decide<'i>(
 }
 
 /// Rules 3 to 10: the new payload (with the input's text), or why the input goes out.
+///
+/// `known` is the input as text when the caller gave text (it is not checked again).
 fn compress<'i>(
     run: &Run<'_, '_>,
     input: &'i [u8],
+    known: Option<&'i str>,
     meta: &mut Meta,
 ) -> Result<(String, &'i str), Skip> {
     passthrough_flags(run)?;
@@ -47,12 +51,12 @@ fn compress<'i>(
         return Err(Skip::AlreadyCompressed);
     }
     if !digest_beside(run, input) {
-        return compress_keyed(run, input, meta, &Digest::Later);
+        return compress_keyed(run, input, known, meta, &Digest::Later);
     }
     let unwanted = AtomicBool::new(false);
     std::thread::scope(|scope| {
         let digest = Digest::beside(scope, input, &unwanted);
-        let result = compress_keyed(run, input, meta, &digest);
+        let result = compress_keyed(run, input, known, meta, &digest);
         digest.forget();
         result
     })
@@ -71,13 +75,14 @@ fn digest_beside(run: &Run<'_, '_>, input: &[u8]) -> bool {
 fn compress_keyed<'i>(
     run: &Run<'_, '_>,
     input: &'i [u8],
+    known: Option<&'i str>,
     meta: &mut Meta,
     digest: &Digest<'_>,
 ) -> Result<(String, &'i str), Skip> {
-    let (text, produced) = match fused_json(run, input) {
+    let (text, produced) = match fused_json(run, input, known) {
         Some((text, start)) => (text, fused(run, input, text, start, meta)?),
         None => {
-            let (kind, text, members) = supported(run, input)?;
+            let (kind, text, members) = supported(run, input, known)?;
             let admitted = admit(run, kind, text)?;
             let (produced, elapsed) = run_codec(run, kind, text, members, meta);
             admitted.record(run, elapsed);
@@ -137,7 +142,11 @@ fn passthrough_flags(run: &Run<'_, '_>) -> Result<(), Skip> {
 /// whitespace, like an object or an array (see [`fused`]): the text, and where its value
 /// starts. The validation's time counts in the codec call's budget, as it is part of the
 /// codec's pass.
-fn fused_json<'i>(run: &Run<'_, '_>, input: &'i [u8]) -> Option<(&'i str, usize)> {
+fn fused_json<'i>(
+    run: &Run<'_, '_>,
+    input: &'i [u8],
+    known: Option<&'i str>,
+) -> Option<(&'i str, usize)> {
     if !run.validates_json && run.auto.is_none() {
         return None;
     }
@@ -147,7 +156,11 @@ fn fused_json<'i>(run: &Run<'_, '_>, input: &'i [u8]) -> Option<(&'i str, usize)
     if !matches!(input[start], b'{' | b'[') {
         return None;
     }
-    Some((std::str::from_utf8(input).ok()?, start))
+    let text = match known {
+        Some(text) => text,
+        None => std::str::from_utf8(input).ok()?,
+    };
+    Some((text, start))
 }
 
 /// Rules 4 to 7 for a payload [`fused_json`] lets through: the codec (or `auto`, which finds
@@ -169,7 +182,7 @@ fn fused<'r>(
         Ok(admitted) => admitted,
         Err(skip) => {
             // A payload the stage never changes says so first, as it would have.
-            supported(run, input)?;
+            supported(run, input, Some(text))?;
             return Err(skip);
         }
     };
@@ -183,7 +196,7 @@ fn fused<'r>(
         admitted.record(run, elapsed);
         return attempt;
     }
-    let kind = match supported(run, input) {
+    let kind = match supported(run, input, Some(text)) {
         Ok((kind, ..)) => kind,
         Err(skip) => {
             // As if the codec had not run: nothing for the breaker to count.
@@ -228,19 +241,25 @@ const WS: &[char] = &[' ', '\t', '\n', '\r'];
 fn supported<'i>(
     run: &Run<'_, '_>,
     input: &'i [u8],
+    known: Option<&'i str>,
 ) -> Result<(PayloadKind, &'i str, Option<Vec<Member<'i>>>), Skip> {
-    classify(input, run.auto.is_some()).map_err(|why| {
+    classify(input, known, run.auto.is_some()).map_err(|why| {
         tracing::debug!(tool = run.call.tool, "payload passes through: {why}");
         Skip::UnsupportedPayload
     })
 }
 
-/// The payload's kind, and with `members`, a JSON object's members.
-fn classify(
-    bytes: &[u8],
+/// The payload's kind, and with `members`, a JSON object's members; `known` is `bytes` as text
+/// when the caller has it.
+fn classify<'b>(
+    bytes: &'b [u8],
+    known: Option<&'b str>,
     members: bool,
-) -> Result<(PayloadKind, &str, Option<Vec<Member<'_>>>), &'static str> {
-    let text = std::str::from_utf8(bytes).map_err(|_| "not UTF-8")?;
+) -> Result<(PayloadKind, &'b str, Option<Vec<Member<'b>>>), &'static str> {
+    let text = match known {
+        Some(text) => text,
+        None => std::str::from_utf8(bytes).map_err(|_| "not UTF-8")?,
+    };
     if text.is_empty() {
         return Err("empty");
     }
