@@ -61,6 +61,7 @@
 
 pub mod recovery;
 mod relay;
+mod stream;
 
 use std::convert::Infallible;
 use std::net::SocketAddr;

@@ -39,10 +39,19 @@
 //!
 //! # Streamed answers
 //!
-//! For a request with `"stream": true` the proxy does not add the tool, and relays the stream
-//! as it arrives: answering a call inside a stream needs the call's arguments, which arrive
-//! as deltas, reassembled per API, and this is not done yet. The pointers in such a request's
-//! results still name their originals, which `parrot-compress recover KEY` returns.
+//! For a request with `"stream": true` the proxy holds the answer's events only until the
+//! first content block (Anthropic; thinking blocks before it are held too), the first delta
+//! with text or a tool call (Chat Completions), or the first output item that is not
+//! reasoning (Responses) shows whether the model calls [`RECOVERY_TOOL`]. If not, the held
+//! events go to the client at once and the rest as it arrives. If so, the proxy reads the
+//! whole stream, rebuilds the model's turn from its events (text, thinking and its signature,
+//! tool calls with their arguments; the Responses API's `response.completed` event carries
+//! the whole response), answers the calls and sends the follow-up, itself streamed: the
+//! client receives the events of the last answer only. A stream whose first call is
+//! [`RECOVERY_TOOL`] but that also calls the client's tools is relayed as it came (removing a
+//! call from a stream means renumbering its events; not done): the client then sees a call of
+//! a tool it does not have, which agents answer with an error (and the model can call it
+//! again).
 
 use std::sync::OnceLock;
 
@@ -129,7 +138,10 @@ pub fn add_tool(api: Api, body: &[u8]) -> Result<Option<Vec<u8>>, EditError> {
     }
     let existing: Vec<Value> = serde_json::from_str(&text[tools.clone()])
         .map_err(|err| EditError(format!("tools: {err}")))?;
-    if existing.iter().any(|tool| tool_name(api, tool) == Some(RECOVERY_TOOL)) {
+    if existing
+        .iter()
+        .any(|tool| tool_name(api, tool) == Some(RECOVERY_TOOL))
+    {
         return Ok(None);
     }
     Ok(Some(append_elements(text, tools, &[tool.to_owned()])?))
@@ -474,4 +486,3 @@ fn arguments_of(arguments: Option<&Value>) -> Option<Map<String, Value>> {
         _ => None,
     }
 }
-

@@ -18,6 +18,7 @@ use parrot_host::{Host, Report};
 use serde_json::{Value, json};
 
 use crate::recovery::{self, Calls};
+use crate::stream::{self, Decision, Events, Prefixed, Turn};
 use crate::{CONNECT_TIMEOUT, MAX_ROUNDS, RESPONSE_TIMEOUT, State};
 
 pub(crate) type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -219,9 +220,8 @@ fn prepare(host: &Host, api: Api, path: &str, received: Bytes, answers_calls: bo
         }
     };
     let (body, pointed) = rewritten;
-    // The tool goes where its calls can be answered: not on a count of tokens, not (yet) on a
-    // streamed answer.
-    if !(pointed && answers_calls && !recovery::streams(&body)) {
+    // The tool goes where its calls can be answered: not on a count of tokens.
+    if !(pointed && answers_calls) {
         return Prepared {
             body,
             tool_added: false,
@@ -237,7 +237,10 @@ fn prepare(host: &Host, api: Api, path: &str, received: Bytes, answers_calls: bo
             tool_added: false,
         },
         Err(err) => {
-            tracing::warn!("serve: POST {path}: {} not offered: {err}", recovery::RECOVERY_TOOL);
+            tracing::warn!(
+                "serve: POST {path}: {} not offered: {err}",
+                recovery::RECOVERY_TOOL
+            );
             Prepared {
                 body,
                 tool_added: false,
@@ -256,29 +259,56 @@ async fn rounds(
     api: Api,
     mut body: Bytes,
 ) -> Response<Body> {
+    let streamed = recovery::streams(&body);
     let mut round = 0;
     loop {
         let length = body.len();
-        let response = match send(state, upstream, parts, full(body.clone()), Some(length), true)
-            .await
+        let response = match send(
+            state,
+            upstream,
+            parts,
+            full(body.clone()),
+            Some(length),
+            true,
+        )
+        .await
         {
             Ok(response) => response,
             Err(failed) => return failed,
         };
-        if response.status() != StatusCode::OK || !is_json(response.headers()) {
+        let wanted = if streamed {
+            is_event_stream(response.headers())
+        } else {
+            is_json(response.headers())
+        };
+        if response.status() != StatusCode::OK || !wanted {
             return relayed(response);
         }
         let (mut head, incoming) = response.into_parts();
-        let bytes = match incoming.collect().await {
-            Ok(collected) => collected.to_bytes(),
-            Err(err) => return bad_gateway(upstream, &chain(&err)),
+        let (mut answer, bytes) = if streamed {
+            match read_stream(api, incoming, round == MAX_ROUNDS).await {
+                Ok(Streamed::Relay(body)) => {
+                    head.headers = end_to_end(&head.headers);
+                    return Response::from_parts(head, body.boxed_unsync());
+                }
+                Ok(Streamed::Read(bytes)) => return buffered(head, bytes),
+                Ok(Streamed::Ours { answer, bytes }) => (answer, bytes),
+                Err(err) => return bad_gateway(upstream, &chain(&err)),
+            }
+        } else {
+            let bytes = match incoming.collect().await {
+                Ok(collected) => collected.to_bytes(),
+                Err(err) => return bad_gateway(upstream, &chain(&err)),
+            };
+            let Ok(answer) = serde_json::from_slice::<Value>(&bytes) else {
+                return buffered(head, bytes);
+            };
+            (answer, bytes)
         };
-        let Ok(mut answer) = serde_json::from_slice::<Value>(&bytes) else {
-            return buffered(head, bytes);
-        };
-        let calls = recovery::calls(api, &answer);
-        let calls = match calls {
+        let calls = match recovery::calls(api, &answer) {
             Calls::None => return buffered(head, bytes),
+            // A stream is relayed as it came: its events cannot lose a call as simply.
+            Calls::Mixed if streamed => return buffered(head, bytes),
             Calls::Mixed => {
                 tracing::info!(
                     "serve: {}: the answer calls {} and other tools; the client gets it without {}'s calls",
@@ -287,7 +317,6 @@ async fn rounds(
                     recovery::RECOVERY_TOOL
                 );
                 recovery::strip(api, &mut answer);
-                head.headers.remove(header::CONTENT_LENGTH);
                 return buffered(head, Bytes::from(answer.to_string()));
             }
             Calls::Ours(_) if round == MAX_ROUNDS => return buffered(head, bytes),
@@ -331,6 +360,65 @@ async fn rounds(
     }
 }
 
+/// What reading the start of a streamed answer found.
+enum Streamed {
+    /// Not a call of the recovery tool: the events held, then the rest as it arrives.
+    Relay(Prefixed),
+    /// The stream ended before anything showed: all of it.
+    Read(Bytes),
+    /// A call of the recovery tool: the model's turn rebuilt, and the whole stream.
+    Ours { answer: Value, bytes: Bytes },
+}
+
+/// Holds a stream's events until one shows whether the model calls the recovery tool (see
+/// [`crate::stream`]); on the last round, a call is relayed like anything else.
+async fn read_stream(
+    api: Api,
+    mut incoming: Incoming,
+    last_round: bool,
+) -> Result<Streamed, hyper::Error> {
+    let mut events = Events::default();
+    let mut turn = Turn::new(api);
+    let mut held = Vec::new();
+    let mut feed = |data: &[u8], turn: &mut Turn, decision: &mut Decision| {
+        for event in events.push(data) {
+            let event = serde_json::from_str::<Value>(&event).ok();
+            if let Some(event) = &event {
+                turn.feed(event);
+            }
+            if *decision == Decision::Undecided {
+                *decision = stream::decide(api, event.as_ref());
+            }
+        }
+    };
+    let mut decision = Decision::Undecided;
+    while decision == Decision::Undecided {
+        let Some(frame) = incoming.frame().await else {
+            return Ok(Streamed::Read(Bytes::from(held)));
+        };
+        if let Ok(data) = frame?.into_data() {
+            held.extend_from_slice(&data);
+            feed(&data, &mut turn, &mut decision);
+        }
+    }
+    if decision == Decision::Theirs || last_round {
+        return Ok(Streamed::Relay(Prefixed {
+            prefix: Some(Bytes::from(held)),
+            rest: Some(incoming),
+        }));
+    }
+    while let Some(frame) = incoming.frame().await {
+        if let Ok(data) = frame?.into_data() {
+            held.extend_from_slice(&data);
+            feed(&data, &mut turn, &mut decision);
+        }
+    }
+    Ok(Streamed::Ours {
+        answer: turn.finish(),
+        bytes: Bytes::from(held),
+    })
+}
+
 /// Sends a request upstream with `parts`' method, path, query and end-to-end headers, and
 /// `body` (`length` bytes, when known: a body the proxy read). With `identity`, the answer
 /// is asked for uncompressed (the proxy reads it). A failure is the 502 to send back.
@@ -359,21 +447,25 @@ async fn send(
         headers.insert(header::CONTENT_LENGTH, HeaderValue::from(length));
     }
     if identity {
-        headers.insert(header::ACCEPT_ENCODING, HeaderValue::from_static("identity"));
+        headers.insert(
+            header::ACCEPT_ENCODING,
+            HeaderValue::from_static("identity"),
+        );
     }
     match tokio::time::timeout(RESPONSE_TIMEOUT, state.client.request(request)).await {
         Ok(Ok(response)) => Ok(response),
         Ok(Err(err)) => {
             let message = chain(&err);
-            tracing::warn!("serve: {} {}: {upstream}: {message}", parts.method, parts.uri.path());
+            tracing::warn!(
+                "serve: {} {}: {upstream}: {message}",
+                parts.method,
+                parts.uri.path()
+            );
             Err(bad_gateway(upstream, &message))
         }
         Err(_) => Err(bad_gateway(
             upstream,
-            &format!(
-                "no response within {} seconds",
-                RESPONSE_TIMEOUT.as_secs()
-            ),
+            &format!("no response within {} seconds", RESPONSE_TIMEOUT.as_secs()),
         )),
     }
 }
@@ -421,6 +513,14 @@ fn end_to_end(headers: &HeaderMap) -> HeaderMap {
         }
     }
     kept
+}
+
+fn is_event_stream(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .is_some_and(|value| value.trim_start().starts_with("text/event-stream"))
+        && !headers.contains_key(header::CONTENT_ENCODING)
 }
 
 fn is_json(headers: &HeaderMap) -> bool {

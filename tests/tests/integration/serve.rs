@@ -42,14 +42,27 @@ fn python() -> PathBuf {
                     .arg(&venv)
                     .status()
                     .expect("these tests need python3 (with its venv module)");
-                assert!(status.success(), "python3 -m venv {} failed", venv.display());
+                assert!(
+                    status.success(),
+                    "python3 -m venv {} failed",
+                    venv.display()
+                );
                 let status = Command::new(&python)
-                    .args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check"])
+                    .args([
+                        "-m",
+                        "pip",
+                        "install",
+                        "--quiet",
+                        "--disable-pip-version-check",
+                    ])
                     .arg("-r")
                     .arg(llm_dir().join("requirements.txt"))
                     .status()
                     .expect("the venv's python runs");
-                assert!(status.success(), "pip install -r tests/llm/requirements.txt failed");
+                assert!(
+                    status.success(),
+                    "pip install -r tests/llm/requirements.txt failed"
+                );
                 std::fs::write(&installed, &wanted).expect("write the venv's installed.txt");
             }
             python
@@ -176,9 +189,10 @@ fn serve_one(stream: TcpStream, recorded: &Mutex<Vec<Recorded>>, script: &Mutex<
         headers,
         body,
     });
-    let canned = script.lock().unwrap().pop_front().unwrap_or_else(|| {
-        Canned::Json(500, r#"{"error": "no canned response left"}"#.to_owned())
-    });
+    let canned =
+        script.lock().unwrap().pop_front().unwrap_or_else(|| {
+            Canned::Json(500, r#"{"error": "no canned response left"}"#.to_owned())
+        });
     let mut stream = stream;
     match canned {
         Canned::Json(status, body) => {
@@ -223,7 +237,12 @@ impl Proxy {
             .arg("--project")
             .arg(project.path())
             .args(["serve", "--listen", "127.0.0.1:0", "--report"])
-            .args(["--upstream-anthropic", upstream, "--upstream-openai", upstream])
+            .args([
+                "--upstream-anthropic",
+                upstream,
+                "--upstream-openai",
+                upstream,
+            ])
             .env_remove("PARROT_PLUGIN_PATH")
             .env_remove("PARROT_COMPRESSION_DISABLED")
             .env("PARROT_LOG", "info")
@@ -289,7 +308,8 @@ impl Drop for Proxy {
 
 /// Sends one request through the SDK; returns what the script printed.
 fn sdk(sdk: &str, api: &str, base_url: &str, kwargs: &Value, stream: bool) -> Value {
-    let spec = json!({"sdk": sdk, "api": api, "base_url": base_url, "kwargs": kwargs, "stream": stream});
+    let spec =
+        json!({"sdk": sdk, "api": api, "base_url": base_url, "kwargs": kwargs, "stream": stream});
     let mut child = Command::new(python())
         .arg(llm_dir().join("client.py"))
         .stdin(Stdio::piped())
@@ -321,8 +341,12 @@ fn sdk(sdk: &str, api: &str, base_url: &str, kwargs: &Value, stream: bool) -> Va
 // What the pipeline makes of a result, independently of the proxy.
 
 fn corpus(name: &str) -> String {
-    std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus").join(name))
-        .expect("a corpus file")
+    std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../corpus")
+            .join(name),
+    )
+    .expect("a corpus file")
 }
 
 /// A host configured as `serve` configures its own (tee lossless, inline at any size, the
@@ -556,7 +580,10 @@ fn anthropic_results_arrive_compressed_and_recovery_happens_in_the_proxy() {
         ),
         Canned::Json(
             200,
-            anthropic_message(json!([{"type": "text", "text": "Store S0017 is active."}]), "end_turn"),
+            anthropic_message(
+                json!([{"type": "text", "text": "Store S0017 is active."}]),
+                "end_turn",
+            ),
         ),
     ]);
     let proxy = Proxy::start(&upstream.url(), false);
@@ -570,12 +597,22 @@ fn anthropic_results_arrive_compressed_and_recovery_happens_in_the_proxy() {
     assert_eq!(recorded.len(), 2, "the request and the proxy's follow-up");
     let first = &recorded[0];
     assert_eq!(first.path, "/v1/messages");
-    assert_eq!(first.header("authorization"), Some("Bearer sk-ant-test-key"));
-    assert_eq!(first.header("anthropic-version"), sent.header("anthropic-version"));
+    assert_eq!(
+        first.header("authorization"),
+        Some("Bearer sk-ant-test-key")
+    );
+    assert_eq!(
+        first.header("anthropic-version"),
+        sent.header("anthropic-version")
+    );
     // The tool error's literal (the same rows) stays: replace only the first two occurrences.
     let sdk_body = String::from_utf8(sent.body.clone()).unwrap();
     let rows_literal = literal(&rows);
-    assert_eq!(sdk_body.matches(&rows_literal).count(), 2, "the result and the tool error");
+    assert_eq!(
+        sdk_body.matches(&rows_literal).count(),
+        2,
+        "the result and the tool error"
+    );
     let expected = sdk_body
         .replacen(&rows_literal, &literal(&rows_after), 1)
         .replacen(&literal(&log), &literal(&log_after), 1);
@@ -585,7 +622,11 @@ fn anthropic_results_arrive_compressed_and_recovery_happens_in_the_proxy() {
         "only the two results changed, and the recovery tool was appended"
     );
     let body = first.json();
-    assert_eq!(body["messages"][2]["content"][2]["content"], rows.as_str(), "is_error unchanged");
+    assert_eq!(
+        body["messages"][2]["content"][2]["content"],
+        rows.as_str(),
+        "is_error unchanged"
+    );
     assert_eq!(body["tools"].as_array().unwrap().len(), 3);
     assert_eq!(body["tools"][2]["name"], "wm_get_result");
 
@@ -601,7 +642,10 @@ fn anthropic_results_arrive_compressed_and_recovery_happens_in_the_proxy() {
     assert_eq!(result["tool_use_id"], "toolu_9");
     let text = result["content"].as_str().unwrap();
     let row17: Value = serde_json::from_str::<Value>(&rows).unwrap()["rows"][17].clone();
-    assert!(text.starts_with("[wm_get_result"), "a retrieval's header: {text}");
+    assert!(
+        text.starts_with("[wm_get_result"),
+        "a retrieval's header: {text}"
+    );
     let part: Value = serde_json::from_str(text.split_once('\n').unwrap().1).unwrap();
     assert_eq!(part, row17, "row 17 of the original");
     let shared = common_prefix(&first.body, &follow.body);
@@ -611,7 +655,10 @@ fn anthropic_results_arrive_compressed_and_recovery_happens_in_the_proxy() {
         "the follow-up shares the request's bytes up to its last message ({shared} of {through_last_message})"
     );
     let stderr = proxy.stop();
-    assert!(!stderr.contains("sk-ant-test-key"), "no API key in the log: {stderr}");
+    assert!(
+        !stderr.contains("sk-ant-test-key"),
+        "no API key in the log: {stderr}"
+    );
     assert!(stderr.contains("sql"), "the report at stop: {stderr}");
 }
 
@@ -662,7 +709,10 @@ fn chat_results_arrive_compressed_and_recovery_happens_in_the_proxy() {
         ),
         Canned::Json(
             200,
-            chat_completion(json!({"role": "assistant", "content": "Rows 3 and 4 are active."}), "stop"),
+            chat_completion(
+                json!({"role": "assistant", "content": "Rows 3 and 4 are active."}),
+                "stop",
+            ),
         ),
     ]);
     let proxy = Proxy::start(&upstream.url(), false);
@@ -671,11 +721,17 @@ fn chat_results_arrive_compressed_and_recovery_happens_in_the_proxy() {
         answer["result"]["choices"][0]["message"]["content"],
         "Rows 3 and 4 are active."
     );
-    assert_eq!(answer["result"]["choices"][0]["message"]["tool_calls"], Value::Null);
+    assert_eq!(
+        answer["result"]["choices"][0]["message"]["tool_calls"],
+        Value::Null
+    );
     let recorded = upstream.recorded();
     assert_eq!(recorded.len(), 2);
     assert_eq!(recorded[0].path, "/v1/chat/completions");
-    assert_eq!(recorded[0].header("authorization"), Some("Bearer sk-test-key"));
+    assert_eq!(
+        recorded[0].header("authorization"),
+        Some("Bearer sk-test-key")
+    );
     assert_eq!(
         without_tool(&recorded[0].body, Api::OpenAiChat),
         replaced(&sent.body, &[(literal(&rows), literal(&rows_after))])
@@ -687,7 +743,10 @@ fn chat_results_arrive_compressed_and_recovery_happens_in_the_proxy() {
     assert_eq!(messages[5]["tool_call_id"], "call_9");
     let text = messages[5]["content"].as_str().unwrap();
     assert!(text.starts_with("[wm_get_result"), "{text}");
-    assert!(text.contains("S0003") && text.contains("S0004") && !text.contains("S0005"), "{text}");
+    assert!(
+        text.contains("S0003") && text.contains("S0004") && !text.contains("S0005"),
+        "{text}"
+    );
     assert!(
         common_prefix(&recorded[0].body, &recorded[1].body)
             >= recorded[0].body.len() - tail_after_messages(&recorded[0].body)
@@ -713,14 +772,19 @@ fn responses_results_arrive_compressed_and_recovery_happens_in_the_proxy() {
     let upstream = Upstream::start(vec![
         Canned::Json(
             200,
-            response(json!([{"type": "function_call", "id": "fc_9", "call_id": "call_9",
-                "name": "wm_get_result", "arguments": arguments, "status": "completed"}])),
+            response(
+                json!([{"type": "function_call", "id": "fc_9", "call_id": "call_9",
+                "name": "wm_get_result", "arguments": arguments, "status": "completed"}]),
+            ),
         ),
         Canned::Json(200, response(final_output)),
     ]);
     let proxy = Proxy::start(&upstream.url(), false);
     let answer = sdk("openai", "responses", &proxy.url, &conversation, false);
-    assert_eq!(answer["result"]["output"][0]["content"][0]["text"], "All 500 rows read.");
+    assert_eq!(
+        answer["result"]["output"][0]["content"][0]["text"],
+        "All 500 rows read."
+    );
     let recorded = upstream.recorded();
     assert_eq!(recorded.len(), 2);
     assert_eq!(recorded[0].path, "/v1/responses");
@@ -743,9 +807,9 @@ fn responses_results_arrive_compressed_and_recovery_happens_in_the_proxy() {
     );
 }
 
-/// A streamed request: its results arrive compressed (no tool offered: streamed answers are
-/// relayed as they are), and the events reach the SDK as the upstream sends them: the first
-/// before the upstream's pause, the rest after it.
+/// A streamed request whose answer does not call the recovery tool: its results arrive
+/// compressed, and the events reach the SDK as the upstream sends them: those up to the first
+/// content block before the upstream's pause, the rest after it.
 #[test]
 fn a_stream_is_relayed_as_it_arrives_and_its_request_compressed() {
     let rows = corpus("query-500x12.json");
@@ -792,7 +856,157 @@ fn a_stream_is_relayed_as_it_arrives_and_its_request_compressed() {
     let expected = sdk_body
         .replacen(&literal(&rows), &literal(&rows_after), 1)
         .replacen(&literal(&log), &literal(&log_after), 1);
-    assert_eq!(String::from_utf8(recorded[0].body.clone()).unwrap(), expected);
+    assert_eq!(
+        without_tool(&recorded[0].body, Api::AnthropicMessages),
+        expected
+    );
+}
+
+fn sse(events: &[(&str, Value)]) -> String {
+    events
+        .iter()
+        .map(|(name, data)| format!("event: {name}\ndata: {data}\n\n"))
+        .collect()
+}
+
+/// A streamed answer that calls the recovery tool: the proxy reads it, answers the call with
+/// the arguments rebuilt from the deltas, and streams the follow-up's answer to the SDK, which
+/// sees only that one.
+#[test]
+fn a_streamed_recovery_call_is_answered_in_the_proxy() {
+    let rows = corpus("query-500x12.json");
+    let log = corpus("logs/cargo-test-01.log");
+    let (_dir, host) = reference_host();
+    let (_, key) = processed(&host, "sql", &rows);
+    let arguments = json!({"key": key, "pointer": "/rows/42/store_id"}).to_string();
+    let (head, tail) = arguments.split_at(arguments.len() / 2);
+    let call = sse(&[
+        (
+            "message_start",
+            json!({"type": "message_start", "message": {"id": "msg_1",
+            "type": "message", "role": "assistant", "model": "claude-test", "content": [],
+            "stop_reason": null, "stop_sequence": null,
+            "usage": {"input_tokens": 100, "output_tokens": 1}}}),
+        ),
+        (
+            "content_block_start",
+            json!({"type": "content_block_start", "index": 0,
+            "content_block": {"type": "tool_use", "id": "toolu_9", "name": "wm_get_result", "input": {}}}),
+        ),
+        (
+            "content_block_delta",
+            json!({"type": "content_block_delta", "index": 0,
+            "delta": {"type": "input_json_delta", "partial_json": head}}),
+        ),
+        (
+            "content_block_delta",
+            json!({"type": "content_block_delta", "index": 0,
+            "delta": {"type": "input_json_delta", "partial_json": tail}}),
+        ),
+        (
+            "content_block_stop",
+            json!({"type": "content_block_stop", "index": 0}),
+        ),
+        (
+            "message_delta",
+            json!({"type": "message_delta",
+            "delta": {"stop_reason": "tool_use", "stop_sequence": null},
+            "usage": {"output_tokens": 9}}),
+        ),
+        ("message_stop", json!({"type": "message_stop"})),
+    ]);
+    let upstream = Upstream::start(vec![
+        Canned::Sse(vec![(Duration::ZERO, call)]),
+        anthropic_stream("Store S0042.", Duration::ZERO),
+    ]);
+    let proxy = Proxy::start(&upstream.url(), false);
+    let conversation = anthropic_conversation(&rows, &log);
+    let streamed = sdk("anthropic", "messages", &proxy.url, &conversation, true);
+    let events = streamed["events"].as_array().unwrap();
+    assert_eq!(events.len(), 6, "{streamed}");
+    assert_eq!(
+        events[0]["message"]["id"], "msg_02",
+        "only the final answer's events"
+    );
+    assert_eq!(events[2]["delta"]["text"], "Store S0042.");
+    let recorded = upstream.recorded();
+    assert_eq!(recorded.len(), 2);
+    let follow = recorded[1].json();
+    assert_eq!(follow["stream"], true);
+    let messages = follow["messages"].as_array().unwrap();
+    assert_eq!(messages.len(), 5);
+    assert_eq!(
+        messages[3],
+        json!({"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_9",
+            "name": "wm_get_result", "input": {"key": key, "pointer": "/rows/42/store_id"}}]})
+    );
+    let result = &messages[4]["content"][0];
+    assert_eq!(result["tool_use_id"], "toolu_9");
+    let text = result["content"].as_str().unwrap();
+    assert_eq!(text.split_once('\n').unwrap().1, "\"S0042\"", "{text}");
+    assert!(
+        common_prefix(&recorded[0].body, &recorded[1].body)
+            >= recorded[0].body.len() - tail_after_messages(&recorded[0].body)
+    );
+}
+
+/// The same through Chat Completions' stream: the call's arguments arrive in pieces.
+#[test]
+fn a_streamed_chat_recovery_call_is_answered_in_the_proxy() {
+    let rows = corpus("query-500x12.json");
+    let (_dir, host) = reference_host();
+    let (_, key) = processed(&host, "sql", &rows);
+    let arguments = json!({"key": key, "rows": "7"}).to_string();
+    let (head, tail) = arguments.split_at(arguments.len() / 2);
+    let chunk = |delta: Value, finish: Value| {
+        format!(
+            "data: {}\n\n",
+            json!({"id": "c1", "object": "chat.completion.chunk", "created": 1, "model": "gpt-test",
+                   "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+        )
+    };
+    let call = chunk(json!({"role": "assistant", "content": null}), Value::Null)
+        + &chunk(
+            json!({"tool_calls": [{"index": 0, "id": "call_9", "type": "function",
+                "function": {"name": "wm_get_result", "arguments": head}}]}),
+            Value::Null,
+        )
+        + &chunk(
+            json!({"tool_calls": [{"index": 0, "function": {"arguments": tail}}]}),
+            Value::Null,
+        )
+        + &chunk(json!({}), json!("tool_calls"))
+        + "data: [DONE]\n\n";
+    let answer = chunk(
+        json!({"role": "assistant", "content": "Row 7"}),
+        Value::Null,
+    ) + &chunk(json!({}), json!("stop"))
+        + "data: [DONE]\n\n";
+    let upstream = Upstream::start(vec![
+        Canned::Sse(vec![(Duration::ZERO, call)]),
+        Canned::Sse(vec![(Duration::ZERO, answer)]),
+    ]);
+    let proxy = Proxy::start(&upstream.url(), false);
+    let streamed = sdk(
+        "openai",
+        "chat",
+        &proxy.url,
+        &chat_conversation(&rows),
+        true,
+    );
+    let events = streamed["events"].as_array().unwrap();
+    assert_eq!(events.len(), 2, "{streamed}");
+    assert_eq!(events[0]["choices"][0]["delta"]["content"], "Row 7");
+    let recorded = upstream.recorded();
+    assert_eq!(recorded.len(), 2);
+    let messages = recorded[1].json()["messages"].clone();
+    assert_eq!(
+        messages[4]["tool_calls"][0]["function"]["arguments"],
+        arguments.as_str()
+    );
+    assert_eq!(messages[5]["tool_call_id"], "call_9");
+    let text = messages[5]["content"].as_str().unwrap();
+    assert!(text.contains("S0007") && !text.contains("S0008"), "{text}");
 }
 
 /// The prompt cache: the same conversation twice gives the same upstream bytes, and with one
@@ -822,7 +1036,10 @@ fn the_same_conversation_gives_the_same_bytes_and_a_longer_one_their_prefix() {
     sdk("anthropic", "messages", &proxy.url, &conversation, false);
     let recorded = upstream.recorded();
     assert_eq!(recorded.len(), 3);
-    assert_eq!(recorded[0].body, recorded[1].body, "the same conversation, the same bytes");
+    assert_eq!(
+        recorded[0].body, recorded[1].body,
+        "the same conversation, the same bytes"
+    );
     let shared = common_prefix(&recorded[0].body, &recorded[2].body);
     let through_last_message = recorded[0].body.len() - tail_after_messages(&recorded[0].body);
     assert!(
@@ -831,7 +1048,11 @@ fn the_same_conversation_gives_the_same_bytes_and_a_longer_one_their_prefix() {
     );
     // And the bytes after the messages (the recovery tool's definition among them) too.
     let tail = tail_after_messages(&recorded[0].body);
-    assert!(recorded[2].body.ends_with(&recorded[0].body[recorded[0].body.len() - tail..]));
+    assert!(
+        recorded[2]
+            .body
+            .ends_with(&recorded[0].body[recorded[0].body.len() - tail..])
+    );
     assert!(String::from_utf8_lossy(&recorded[2].body).contains("wm_get_result"));
 }
 
@@ -866,7 +1087,9 @@ fn an_upstream_that_is_down_is_a_502_naming_it() {
         false,
     );
     assert_eq!(answer["error"]["status"], 502, "{answer}");
-    let message = answer["error"]["body"]["error"]["message"].as_str().unwrap();
+    let message = answer["error"]["body"]["error"]["message"]
+        .as_str()
+        .unwrap();
     assert!(message.contains(&url), "{message}");
     assert_eq!(answer["error"]["body"]["error"]["upstream"], url.as_str());
 }
@@ -910,7 +1133,13 @@ fn the_report_endpoint_counts_the_results() {
         chat_completion(json!({"role": "assistant", "content": "ok"}), "stop"),
     )]);
     let proxy = Proxy::start(&upstream.url(), false);
-    sdk("openai", "chat", &proxy.url, &chat_conversation(&rows), false);
+    sdk(
+        "openai",
+        "chat",
+        &proxy.url,
+        &chat_conversation(&rows),
+        false,
+    );
     let (status, report) = raw_request(&proxy.url, "GET", "/parrot/report", b"");
     assert_eq!(status, 200);
     let report: Value = serde_json::from_str(&report).unwrap();
@@ -942,7 +1171,10 @@ fn raw_request(base: &str, method: &str, target: &str, body: &[u8]) -> (u16, Str
     let answer = String::from_utf8(answer).unwrap();
     let (head, rest) = answer.split_once("\r\n\r\n").unwrap();
     let status = head.split(' ').nth(1).unwrap().parse().unwrap();
-    let body = if head.to_ascii_lowercase().contains("transfer-encoding: chunked") {
+    let body = if head
+        .to_ascii_lowercase()
+        .contains("transfer-encoding: chunked")
+    {
         dechunk(rest)
     } else {
         rest.to_owned()
