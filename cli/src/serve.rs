@@ -46,6 +46,9 @@ pub fn serve(cli: &Cli, args: &ServeArgs) -> Result<(), Failure> {
         let mut builder = builder(cli, true, None)?;
         // The agent may need a changed result's exact text back, as through the MCP proxy.
         builder.tee_lossless(true);
+        // A request never waits on a large result: what the router would not compress inline
+        // passes through, the same way on every request (the cached prefix holds).
+        builder.inline_at_any_size(false);
         Some(Arc::new(builder.build().map_err(|err| {
             Failure::config(err.errors.iter().map(ToString::to_string).collect())
         })?))

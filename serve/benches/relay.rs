@@ -118,7 +118,6 @@ async fn start_proxy(upstream: SocketAddr, project: &std::path::Path) -> SocketA
     let host = Host::builder()
         .project(project)
         .plugin_path(None)
-        .inline_at_any_size(true)
         .tee_lossless(true)
         .tee_store(Arc::new(MemoryTeeStore::default()))
         .build()

@@ -17,9 +17,13 @@
 //! # What changes
 //!
 //! Only `POST` bodies of the three APIs [`parrot_host::llm::rewrite`] knows (and
-//! `/v1/messages/count_tokens`, which takes a Messages body, so that a count matches what is
-//! sent): each tool result's text is replaced by what the pipeline makes of it, in place, every
-//! other byte as the client sent it; `Content-Length` is set to the new length. A body that is
+//! `/v1/messages/count_tokens`, which takes a Messages body, so that a count counts the results
+//! as they are sent; the recovery tool is not added there): each tool result's text is replaced
+//! by what the pipeline makes of it, in place, every other byte as the client sent it;
+//! `Content-Length` is set to the new length. The rewrite runs on tokio's blocking pool; how
+//! large a result is compressed in the request's time is the host's to say (`parrot-compress
+//! serve` builds it so that a result the router would not compress inline passes through, the
+//! same way on every request). A body that is
 //! not such a request (not JSON, another shape) goes on unchanged, with a warning naming what
 //! was wrong. Every other request — any method, any path — is relayed as it is: method, path and
 //! query, headers (API keys included; they are never logged) and body, streamed. Hop-by-hop

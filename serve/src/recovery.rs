@@ -486,3 +486,117 @@ fn arguments_of(arguments: Option<&Value>) -> Option<Map<String, Value>> {
         _ => None,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_tool_is_appended_to_tools_or_added_as_the_last_member() {
+        let body = br#"{"model": "m", "tools": [{"name": "sql"}], "messages": []}"#;
+        let added = String::from_utf8(add_tool(Api::AnthropicMessages, body).unwrap().unwrap());
+        let anthropic = definition(Api::AnthropicMessages);
+        assert_eq!(
+            added.unwrap(),
+            format!(
+                r#"{{"model": "m", "tools": [{{"name": "sql"}},{anthropic}], "messages": []}}"#
+            )
+        );
+        let body = br#"{"model": "m", "messages": [] }"#;
+        let added = String::from_utf8(add_tool(Api::OpenAiChat, body).unwrap().unwrap()).unwrap();
+        let chat = definition(Api::OpenAiChat);
+        assert_eq!(
+            added,
+            format!(r#"{{"model": "m", "messages": [],"tools":[{chat}] }}"#)
+        );
+        let empty = br#"{"tools": [ ]}"#;
+        let added = String::from_utf8(add_tool(Api::OpenAiResponses, empty).unwrap().unwrap());
+        assert_eq!(
+            added.unwrap(),
+            format!(r#"{{"tools": [ {}]}}"#, definition(Api::OpenAiResponses))
+        );
+    }
+
+    #[test]
+    fn a_client_tool_of_the_same_name_is_left_in_charge() {
+        let body = br#"{"tools": [{"type": "function", "function": {"name": "wm_get_result"}}]}"#;
+        assert_eq!(add_tool(Api::OpenAiChat, body).unwrap(), None);
+        let body = br#"{"tools": {"name": "x"}}"#;
+        assert_eq!(
+            add_tool(Api::AnthropicMessages, body)
+                .unwrap_err()
+                .to_string(),
+            "tools: expected an array"
+        );
+    }
+
+    #[test]
+    fn the_definitions_carry_the_mcp_schema() {
+        let mcp = Relay::recovery_tool();
+        let anthropic: Value = serde_json::from_str(definition(Api::AnthropicMessages)).unwrap();
+        assert_eq!(anthropic["input_schema"], mcp["inputSchema"]);
+        let chat: Value = serde_json::from_str(definition(Api::OpenAiChat)).unwrap();
+        assert_eq!(chat["function"]["parameters"], mcp["inputSchema"]);
+        let responses: Value = serde_json::from_str(definition(Api::OpenAiResponses)).unwrap();
+        assert_eq!(responses["parameters"], mcp["inputSchema"]);
+        assert_eq!(responses["strict"], false);
+    }
+
+    #[test]
+    fn calls_say_whether_only_the_recovery_tool_is_called() {
+        let ours = json!({"content": [
+            {"type": "text", "text": "Let me see."},
+            {"type": "tool_use", "id": "t1", "name": RECOVERY_TOOL, "input": {"key": "k"}}
+        ]});
+        let found = calls(Api::AnthropicMessages, &ours);
+        let key = json!({"key": "k"}).as_object().cloned();
+        assert_eq!(
+            found,
+            Calls::Ours(vec![Call {
+                id: "t1".to_owned(),
+                arguments: key
+            }])
+        );
+        let mut mixed = json!({"content": [
+            {"type": "tool_use", "id": "t1", "name": RECOVERY_TOOL, "input": {"key": "k"}},
+            {"type": "tool_use", "id": "t2", "name": "sql", "input": {}}
+        ]});
+        assert_eq!(calls(Api::AnthropicMessages, &mixed), Calls::Mixed);
+        strip(Api::AnthropicMessages, &mut mixed);
+        assert_eq!(
+            mixed,
+            json!({"content": [{"type": "tool_use", "id": "t2", "name": "sql", "input": {}}]})
+        );
+        let none = json!({"output": [{"type": "message", "content": []}]});
+        assert_eq!(calls(Api::OpenAiResponses, &none), Calls::None);
+    }
+
+    #[test]
+    fn a_responses_input_given_as_a_string_becomes_the_first_message() {
+        let body = br#"{"model": "m", "input": "Hi", "tools": []}"#;
+        let response = json!({"output": [{"type": "function_call", "call_id": "c1",
+            "name": RECOVERY_TOOL, "arguments": "{\"key\": \"k\"}"}]});
+        let answers = [Answer {
+            id: "c1".to_owned(),
+            text: "text".to_owned(),
+            is_error: false,
+        }];
+        let next = follow_up(Api::OpenAiResponses, body, &response, &answers).unwrap();
+        let next: Value = serde_json::from_slice(&next).unwrap();
+        assert_eq!(
+            next["input"],
+            json!([
+                {"role": "user", "content": "Hi"},
+                {"type": "function_call", "call_id": "c1", "name": RECOVERY_TOOL,
+                 "arguments": "{\"key\": \"k\"}"},
+                {"type": "function_call_output", "call_id": "c1", "output": "text"}
+            ])
+        );
+        assert_eq!(
+            follow_up(Api::OpenAiChat, body, &response, &answers)
+                .unwrap_err()
+                .to_string(),
+            "body: no \"messages\" member"
+        );
+    }
+}

@@ -349,15 +349,14 @@ fn corpus(name: &str) -> String {
     .expect("a corpus file")
 }
 
-/// A host configured as `serve` configures its own (tee lossless, inline at any size, the
-/// default tokenizer), in a fresh project.
+/// A host configured as `serve` configures its own (tee lossless, large results passed
+/// through, the default tokenizer), in a fresh project.
 fn reference_host() -> (tempfile::TempDir, Host) {
     let dir = tempfile::tempdir().unwrap();
     let host = Host::builder()
         .project(dir.path())
         .plugin_path(None)
         .tokenizer(Arc::new(Tokenizer::O200k))
-        .inline_at_any_size(true)
         .tee_lossless(true)
         .tee_store(Arc::new(MemoryTeeStore::default()))
         .build()
@@ -1193,4 +1192,38 @@ fn dechunk(mut text: &str) -> String {
         text = &rest[size + 2..];
     }
     out
+}
+
+/// An answer that calls the recovery tool and one of the client's: the client gets it without
+/// the recovery call (it could not answer it), and nothing is sent upstream again.
+#[test]
+fn a_mixed_answer_reaches_the_client_without_the_recovery_call() {
+    let rows = corpus("query-500x12.json");
+    let log = corpus("logs/cargo-test-01.log");
+    let upstream = Upstream::start(vec![Canned::Json(
+        200,
+        anthropic_message(
+            json!([
+                {"type": "tool_use", "id": "toolu_8", "name": "wm_get_result",
+                 "input": {"key": "__tee__:sql:0"}},
+                {"type": "tool_use", "id": "toolu_9", "name": "sql",
+                 "input": {"q": "select 1"}}
+            ]),
+            "tool_use",
+        ),
+    )]);
+    let proxy = Proxy::start(&upstream.url(), false);
+    let answer = sdk(
+        "anthropic",
+        "messages",
+        &proxy.url,
+        &anthropic_conversation(&rows, &log),
+        false,
+    );
+    let content = answer["result"]["content"].as_array().unwrap();
+    assert_eq!(content.len(), 1, "{answer}");
+    assert_eq!(content[0]["name"], "sql");
+    assert_eq!(content[0]["id"], "toolu_9");
+    assert_eq!(answer["result"]["stop_reason"], "tool_use");
+    assert_eq!(upstream.recorded().len(), 1);
 }
