@@ -1227,3 +1227,80 @@ fn a_mixed_answer_reaches_the_client_without_the_recovery_call() {
     assert_eq!(answer["result"]["stop_reason"], "tool_use");
     assert_eq!(upstream.recorded().len(), 1);
 }
+
+/// The same through the Responses API's stream: the call is the first output item, and the
+/// proxy takes the model's turn from the `response.completed` event.
+#[test]
+fn a_streamed_responses_recovery_call_is_answered_in_the_proxy() {
+    let rows = corpus("query-500x12.json");
+    let (_dir, host) = reference_host();
+    let (_, key) = processed(&host, "sql", &rows);
+    let arguments = json!({"key": key, "pointer": "/rows/3/revenue"}).to_string();
+    let event = |data: Value| {
+        format!(
+            "event: {}\ndata: {data}\n\n",
+            data["type"].as_str().unwrap()
+        )
+    };
+    let call_item = json!({"type": "function_call", "id": "fc_9", "call_id": "call_9",
+        "name": "wm_get_result", "arguments": arguments, "status": "completed"});
+    let call = event(json!({"type": "response.created", "sequence_number": 0,
+            "response": serde_json::from_str::<Value>(&response(json!([]))).unwrap()}))
+        + &event(
+            json!({"type": "response.output_item.added", "sequence_number": 1,
+            "output_index": 0, "item": {"type": "function_call", "id": "fc_9",
+            "call_id": "call_9", "name": "wm_get_result", "arguments": "",
+            "status": "in_progress"}}),
+        )
+        + &event(
+            json!({"type": "response.function_call_arguments.delta", "sequence_number": 2,
+            "output_index": 0, "item_id": "fc_9", "delta": arguments}),
+        )
+        + &event(
+            json!({"type": "response.output_item.done", "sequence_number": 3,
+            "output_index": 0, "item": call_item}),
+        )
+        + &event(json!({"type": "response.completed", "sequence_number": 4,
+            "response": serde_json::from_str::<Value>(&response(json!([call_item]))).unwrap()}));
+    let message = json!({"type": "message", "id": "msg_2", "status": "completed",
+        "role": "assistant", "content": [{"type": "output_text", "text": "1004.11",
+        "annotations": []}]});
+    let answer = event(json!({"type": "response.created", "sequence_number": 0,
+            "response": serde_json::from_str::<Value>(&response(json!([]))).unwrap()}))
+        + &event(
+            json!({"type": "response.output_item.added", "sequence_number": 1,
+            "output_index": 0, "item": message}),
+        )
+        + &event(json!({"type": "response.completed", "sequence_number": 2,
+            "response": serde_json::from_str::<Value>(&response(json!([message]))).unwrap()}));
+    let upstream = Upstream::start(vec![
+        Canned::Sse(vec![(Duration::ZERO, call)]),
+        Canned::Sse(vec![(Duration::ZERO, answer)]),
+    ]);
+    let proxy = Proxy::start(&upstream.url(), false);
+    let streamed = sdk(
+        "openai",
+        "responses",
+        &proxy.url,
+        &responses_conversation(&rows),
+        true,
+    );
+    let events = streamed["events"].as_array().unwrap();
+    let kinds: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    assert_eq!(
+        kinds,
+        [
+            "response.created",
+            "response.output_item.added",
+            "response.completed"
+        ],
+        "only the final answer's events: {streamed}"
+    );
+    let recorded = upstream.recorded();
+    assert_eq!(recorded.len(), 2);
+    let input = recorded[1].json()["input"].clone();
+    assert_eq!(input[3]["name"], "wm_get_result");
+    assert_eq!(input[4]["type"], "function_call_output");
+    let text = input[4]["output"].as_str().unwrap();
+    assert_eq!(text.split_once('\n').unwrap().1, "1004.11", "{text}");
+}
