@@ -443,6 +443,8 @@ async fn send(
     let headers = request.headers_mut();
     *headers = end_to_end(&parts.headers);
     headers.remove(header::HOST);
+    // The proxy has read the client's body, or streams it: the upstream need not confirm.
+    headers.remove(header::EXPECT);
     if let Some(length) = length {
         headers.insert(header::CONTENT_LENGTH, HeaderValue::from(length));
     }

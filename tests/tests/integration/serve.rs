@@ -1093,6 +1093,25 @@ fn an_upstream_that_is_down_is_a_502_naming_it() {
     assert_eq!(answer["error"]["body"]["error"]["upstream"], url.as_str());
 }
 
+/// An https upstream is spoken to over TLS: an upstream that answers in plain HTTP is a 502
+/// naming the upstream and the TLS failure (the sandbox has no route to the real APIs).
+#[test]
+fn an_https_upstream_is_spoken_to_over_tls() {
+    let upstream = Upstream::start(vec![Canned::Json(200, "{}".to_owned())]);
+    let url = format!("https://{}", upstream.addr);
+    let proxy = Proxy::start(&url, false);
+    let (status, body) = raw_request(&proxy.url, "GET", "/v1/models", b"");
+    assert_eq!(status, 502, "{body}");
+    let body: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(body["error"]["upstream"], url.as_str());
+    let message = body["error"]["message"].as_str().unwrap();
+    assert!(message.contains(&url), "{message}");
+    assert!(
+        message.to_lowercase().contains("tls") || message.contains("corrupt"),
+        "a TLS failure: {message}"
+    );
+}
+
 /// A body that is not JSON goes on unchanged (with a warning), and so does any other path.
 #[test]
 fn a_body_that_is_not_json_is_relayed_unchanged() {
