@@ -23,6 +23,9 @@ use parrot_host::{
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
+#[cfg(feature = "serve")]
+mod serve;
+
 /// The sample session replayed when `replay` is given no file: realistic tool calls (query
 /// results, API responses, build logs, errors).
 const SAMPLE_SESSION: &str = include_str!("../../samples/session.jsonl");
@@ -159,6 +162,12 @@ enum Command {
         #[arg(last = true, required = true, value_name = "SERVER_COMMAND")]
         server: Vec<OsString>,
     },
+    /// An HTTP proxy in front of LLM APIs (Anthropic Messages, OpenAI Chat Completions and
+    /// Responses): every tool result a request carries is compressed, wm_get_result is offered
+    /// and answered in the proxy, everything else relayed as it is; GET /parrot/report returns
+    /// the savings so far. With PARROT_COMPRESSION_DISABLED=1: a pure relay.
+    #[cfg(feature = "serve")]
+    Serve(serve::ServeArgs),
 }
 
 fn parse_level(text: &str) -> Result<Level, String> {
@@ -362,6 +371,8 @@ fn run(cli: &Cli) -> Result<(), Failure> {
             Ok(())
         }
         Command::McpProxy { report, server } => mcp_proxy(cli, server, *report),
+        #[cfg(feature = "serve")]
+        Command::Serve(args) => serve::serve(cli, args),
     }
 }
 

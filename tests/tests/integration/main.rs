@@ -19,6 +19,7 @@ mod recover;
 mod redis_server;
 mod review;
 mod roundtrip;
+mod serve;
 mod support;
 mod tee_keys;
 mod tee_redis;

@@ -1,0 +1,66 @@
+//! `parrot-compress serve`: the HTTP proxy for LLM APIs (see `parrot_serve`).
+
+use std::io::Write;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use clap::Args;
+use parrot_host::TokenCounter;
+use parrot_serve::{Config, DEFAULT_ANTHROPIC, DEFAULT_LISTEN, DEFAULT_OPENAI, Upstream};
+
+use super::{Cli, Failure, builder, killed, tokenizer};
+
+/// The options of `serve`.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// The address to listen on (port 0: any free port); printed on stdout once listening.
+    #[arg(long, value_name = "ADDR", default_value = DEFAULT_LISTEN)]
+    listen: SocketAddr,
+    /// Where Anthropic requests go (/v1/messages…, or any request with an anthropic-version
+    /// header).
+    #[arg(long, value_name = "URL", default_value = DEFAULT_ANTHROPIC)]
+    upstream_anthropic: String,
+    /// Where every other request goes (OpenAI Chat Completions, Responses, …).
+    #[arg(long, value_name = "URL", default_value = DEFAULT_OPENAI)]
+    upstream_openai: String,
+    /// When stopped (SIGINT, SIGTERM), write the savings report to stderr.
+    #[arg(long)]
+    report: bool,
+}
+
+/// Runs the proxy until SIGINT or SIGTERM.
+pub fn serve(cli: &Cli, args: &ServeArgs) -> Result<(), Failure> {
+    let upstream = |url: &str, option: &str| {
+        Upstream::parse(url).map_err(|err| Failure::config(vec![format!("{option}: {err}")]))
+    };
+    let config = Config {
+        listen: args.listen,
+        anthropic: upstream(&args.upstream_anthropic, "--upstream-anthropic")?,
+        openai: upstream(&args.upstream_openai, "--upstream-openai")?,
+        tokenizer: tokenizer(cli).name().to_owned(),
+    };
+    // With the kill switch on, a pure relay: no host, no store opened.
+    let host = if killed() {
+        None
+    } else {
+        let mut builder = builder(cli, true, None)?;
+        // The agent may need a changed result's exact text back, as through the MCP proxy.
+        builder.tee_lossless(true);
+        // A request never waits on a large result: what the router would not compress inline
+        // passes through, the same way on every request (the cached prefix holds).
+        builder.inline_at_any_size(false);
+        Some(Arc::new(builder.build().map_err(|err| {
+            Failure::config(err.errors.iter().map(ToString::to_string).collect())
+        })?))
+    };
+    let served = parrot_serve::run_until_signal(config, host.clone(), |addr| {
+        let mut stdout = std::io::stdout().lock();
+        let _ = writeln!(stdout, "listening on http://{addr}");
+        let _ = stdout.flush();
+    });
+    if let (true, Some(host)) = (args.report, &host) {
+        host.flush();
+        eprint!("{}", host.report().snapshot().render_table());
+    }
+    served.map_err(|err| Failure::runtime(err.to_string()))
+}

@@ -1,0 +1,602 @@
+//! The recovery tool in the loop: [`RECOVERY_TOOL`] offered to the model, and its calls
+//! answered by the proxy.
+//!
+//! # The tool
+//!
+//! [`definition`] is the MCP proxy's tool ([`parrot_host::mcp::Relay::recovery_tool`]: the same
+//! description, schema and selectors) in each API's format: Anthropic's
+//! `{"name", "description", "input_schema"}`, Chat Completions'
+//! `{"type": "function", "function": {"name", "description", "parameters"}}`, and the
+//! Responses API's `{"type": "function", "name", "description", "parameters", "strict": false}`
+//! (not strict: the selectors are optional, which strict mode does not allow). [`add_tool`]
+//! appends it to the request's `tools`.
+//!
+//! # The turns the proxy adds
+//!
+//! When the model's answer calls only [`RECOVERY_TOOL`] ([`calls`] says [`Calls::Ours`]), each
+//! call is answered from the tee store ([`parrot_host::Host::recover_selected`]: the retrieval's
+//! header line and the part asked for; a bad selector or an unknown key is a tool error naming
+//! it), and [`follow_up`] appends to the conversation:
+//!
+//! - Anthropic Messages: the answer's `content` as an `assistant` message, then a `user`
+//!   message of one `tool_result` block per call (`"is_error": true` for an error);
+//! - Chat Completions: the answer's message as an `assistant` message (`role`, `content` and
+//!   `tool_calls` only), then one `role: "tool"` message per call;
+//! - Responses: the answer's `output` items, then one `function_call_output` item per call (an
+//!   `input` that is a string becomes a `user` message first).
+//!
+//! The appended text goes after the last element of `messages` / `input`; every earlier byte is
+//! the request's, so the follow-up shares the request's cached prefix.
+//!
+//! # An answer that mixes the proxy's tool with the client's
+//!
+//! The proxy cannot answer the client's calls, and the client cannot answer the proxy's (an
+//! agent answers a call of a tool it does not know with an error, or stops: the OpenAI Agents
+//! SDK raises). So the client receives the answer without the calls of [`RECOVERY_TOOL`]
+//! ([`strip`]): it sees only calls of its own tools, answers them, and its next request is a
+//! well-formed conversation, one in which the model did not ask for the original; it can ask
+//! again. Nothing else of the answer changes (it is re-serialized, so its whitespace may).
+//!
+//! # Streamed answers
+//!
+//! For a request with `"stream": true` the proxy holds the answer's events only until the
+//! first content block (Anthropic; thinking blocks before it are held too), the first delta
+//! with text or a tool call (Chat Completions), or the first output item that is not
+//! reasoning (Responses) shows whether the model calls [`RECOVERY_TOOL`]. If not, the held
+//! events go to the client at once and the rest as it arrives. If so, the proxy reads the
+//! whole stream, rebuilds the model's turn from its events (text, thinking and its signature,
+//! tool calls with their arguments; the Responses API's `response.completed` event carries
+//! the whole response), answers the calls and sends the follow-up, itself streamed: the
+//! client receives the events of the last answer only. A stream whose first call is
+//! [`RECOVERY_TOOL`] but that also calls the client's tools is relayed as it came (removing a
+//! call from a stream means renumbering its events; not done): the client then sees a call of
+//! a tool it does not have, which agents answer with an error (and the model can call it
+//! again).
+
+use std::sync::OnceLock;
+
+use parrot_host::llm::Api;
+use parrot_host::mcp::Relay;
+use parrot_host::{Host, RetrieveError, Selector};
+use serde_json::{Map, Value, json};
+
+pub use parrot_host::mcp::RECOVERY_TOOL;
+
+/// The definition of [`RECOVERY_TOOL`] in `api`'s format, as the bytes [`add_tool`] inserts
+/// (the same every time: the prompt cache depends on it).
+pub fn definition(api: Api) -> &'static str {
+    static DEFINITIONS: OnceLock<[String; 3]> = OnceLock::new();
+    let [anthropic, chat, responses] = DEFINITIONS.get_or_init(|| {
+        let mcp = Relay::recovery_tool();
+        let description = mcp["description"].clone();
+        let schema = mcp["inputSchema"].clone();
+        [
+            json!({
+                "name": RECOVERY_TOOL,
+                "description": description,
+                "input_schema": schema,
+            }),
+            json!({
+                "type": "function",
+                "function": {
+                    "name": RECOVERY_TOOL,
+                    "description": description,
+                    "parameters": schema,
+                },
+            }),
+            json!({
+                "type": "function",
+                "name": RECOVERY_TOOL,
+                "description": description,
+                "parameters": schema,
+                "strict": false,
+            }),
+        ]
+        .map(|tool| tool.to_string())
+    });
+    match api {
+        Api::AnthropicMessages => anthropic,
+        Api::OpenAiChat => chat,
+        Api::OpenAiResponses => responses,
+        _ => responses,
+    }
+}
+
+/// Why the proxy cannot add its turns to a body: it sends what it has unchanged.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct EditError(String);
+
+impl From<parrot_json::Error> for EditError {
+    fn from(err: parrot_json::Error) -> EditError {
+        EditError(format!("body: {err}"))
+    }
+}
+
+/// The body with [`definition`] appended to `tools` (created as the last member when absent),
+/// or `None` when the client defines a tool named [`RECOVERY_TOOL`] itself (its own is left in
+/// charge: nothing is added).
+///
+/// # Errors
+///
+/// A body whose top level is not an object, or whose `tools` is not an array.
+pub fn add_tool(api: Api, body: &[u8]) -> Result<Option<Vec<u8>>, EditError> {
+    let text = std::str::from_utf8(body).map_err(|err| EditError(format!("body: {err}")))?;
+    let root = object_at(text)?;
+    let members = parrot_json::members(text, root.start)?;
+    let tool = definition(api);
+    let Some(tools) = members.iter().find(|member| member.name.is("tools")) else {
+        let (at, insert) = match members.last() {
+            Some(last) => (last.value.end, format!(",\"tools\":[{tool}]")),
+            None => (root.end - 1, format!("\"tools\":[{tool}]")),
+        };
+        return Ok(Some(insert_at(text, at, &insert)));
+    };
+    let tools = tools.value.clone();
+    if text.as_bytes().get(tools.start) != Some(&b'[') {
+        return Err(EditError("tools: expected an array".to_owned()));
+    }
+    let existing: Vec<Value> = serde_json::from_str(&text[tools.clone()])
+        .map_err(|err| EditError(format!("tools: {err}")))?;
+    if existing
+        .iter()
+        .any(|tool| tool_name(api, tool) == Some(RECOVERY_TOOL))
+    {
+        return Ok(None);
+    }
+    Ok(Some(append_elements(text, tools, &[tool.to_owned()])?))
+}
+
+/// The name a tool definition of `api` gives its tool.
+fn tool_name(api: Api, tool: &Value) -> Option<&str> {
+    match api {
+        Api::OpenAiChat => tool
+            .get("function")
+            .or_else(|| tool.get("custom"))
+            .and_then(|f| f.get("name")),
+        _ => tool.get("name"),
+    }
+    .and_then(Value::as_str)
+}
+
+/// Whether the body's top level has `"stream": true`.
+pub fn streams(body: &[u8]) -> bool {
+    let Ok(text) = std::str::from_utf8(body) else {
+        return false;
+    };
+    let Ok(root) = object_at(text) else {
+        return false;
+    };
+    parrot_json::members(text, root.start).is_ok_and(|members| {
+        members
+            .iter()
+            .any(|member| member.name.is("stream") && &text[member.value.clone()] == "true")
+    })
+}
+
+/// One call of [`RECOVERY_TOOL`] in a model's answer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Call {
+    /// The call's id (`tool_use` id, `tool_calls[].id`, `call_id`).
+    pub id: String,
+    /// Its arguments, as the model wrote them (`None`: not a JSON object).
+    pub arguments: Option<Map<String, Value>>,
+}
+
+/// What a model's answer calls.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Calls {
+    /// No call of [`RECOVERY_TOOL`]: the answer goes to the client as it is.
+    None,
+    /// Only calls of [`RECOVERY_TOOL`]: the proxy answers them.
+    Ours(Vec<Call>),
+    /// Calls of [`RECOVERY_TOOL`] and of the client's tools, or an answer with several choices
+    /// (Chat Completions' `n`) calling it: the client gets it [`strip`]ped.
+    Mixed,
+}
+
+/// The calls in an answer of `api` (a parsed response body).
+pub fn calls(api: Api, response: &Value) -> Calls {
+    let mut ours = Vec::new();
+    let mut theirs = 0;
+    let mut push = |name: Option<&str>, id: Option<&str>, arguments: Option<Map<String, Value>>| {
+        if name == Some(RECOVERY_TOOL) {
+            ours.push(Call {
+                id: id.unwrap_or_default().to_owned(),
+                arguments,
+            });
+        } else {
+            theirs += 1;
+        }
+    };
+    match api {
+        Api::AnthropicMessages => {
+            for block in array(response, "content") {
+                if block.get("type").and_then(Value::as_str) == Some("tool_use") {
+                    push(
+                        str_of(block, "name"),
+                        str_of(block, "id"),
+                        block.get("input").and_then(Value::as_object).cloned(),
+                    );
+                }
+            }
+        }
+        Api::OpenAiChat => {
+            let choices = array(response, "choices");
+            for choice in choices {
+                for call in choice
+                    .get("message")
+                    .map(|message| array(message, "tool_calls"))
+                    .unwrap_or_default()
+                {
+                    let function = call.get("function");
+                    push(
+                        function.and_then(|f| str_of(f, "name")),
+                        str_of(call, "id"),
+                        function.and_then(|f| arguments_of(f.get("arguments"))),
+                    );
+                }
+            }
+            if choices.len() > 1 && !ours.is_empty() {
+                return Calls::Mixed;
+            }
+        }
+        _ => {
+            for item in array(response, "output") {
+                if item.get("type").and_then(Value::as_str) == Some("function_call") {
+                    push(
+                        str_of(item, "name"),
+                        str_of(item, "call_id"),
+                        arguments_of(item.get("arguments")),
+                    );
+                }
+            }
+        }
+    }
+    match (ours.is_empty(), theirs) {
+        (true, _) => Calls::None,
+        (false, 0) => Calls::Ours(ours),
+        (false, _) => Calls::Mixed,
+    }
+}
+
+/// Removes every call of [`RECOVERY_TOOL`] from an answer of `api`.
+pub fn strip(api: Api, response: &mut Value) {
+    let ours = |name: Option<&str>| name == Some(RECOVERY_TOOL);
+    match api {
+        Api::AnthropicMessages => {
+            if let Some(Value::Array(content)) = response.get_mut("content") {
+                content.retain(|block| {
+                    !(block.get("type").and_then(Value::as_str) == Some("tool_use")
+                        && ours(str_of(block, "name")))
+                });
+            }
+        }
+        Api::OpenAiChat => {
+            if let Some(Value::Array(choices)) = response.get_mut("choices") {
+                for choice in choices {
+                    if let Some(Value::Array(calls)) = choice
+                        .get_mut("message")
+                        .and_then(|message| message.get_mut("tool_calls"))
+                    {
+                        calls.retain(|call| {
+                            !ours(call.get("function").and_then(|f| str_of(f, "name")))
+                        });
+                    }
+                }
+            }
+        }
+        _ => {
+            if let Some(Value::Array(output)) = response.get_mut("output") {
+                output.retain(|item| {
+                    !(item.get("type").and_then(Value::as_str) == Some("function_call")
+                        && ours(str_of(item, "name")))
+                });
+            }
+        }
+    }
+}
+
+/// The answer to one call: its id, the text, and whether it is an error.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Answer {
+    /// The call's id.
+    pub id: String,
+    /// The retrieval (header line, then the original or its selected part), or the error.
+    pub text: String,
+    /// Whether `text` is an error (unknown key, bad selector, store failure).
+    pub is_error: bool,
+}
+
+/// Answers `call` from `host`'s tee store, as the MCP proxy answers it.
+pub fn answer(host: &Host, call: &Call) -> Answer {
+    let error = |text: String| Answer {
+        id: call.id.clone(),
+        text,
+        is_error: true,
+    };
+    let Some(arguments) = &call.arguments else {
+        return error(format!(
+            "{RECOVERY_TOOL} needs the arguments {{\"key\": string}}: the key of a \"_tee\" pointer"
+        ));
+    };
+    let (key, selector) = match Selector::from_arguments(arguments) {
+        Ok(found) => found,
+        Err(err) => return error(err.to_string()),
+    };
+    match host.recover_selected(&key, &selector) {
+        Ok(retrieval) => Answer {
+            id: call.id.clone(),
+            text: retrieval.text(),
+            is_error: false,
+        },
+        Err(RetrieveError::Tee(err)) => error(format!(
+            "cannot read the original stored under \"{key}\": {err}"
+        )),
+        Err(err) => error(err.to_string()),
+    }
+}
+
+/// The follow-up request: `body` (the request just sent) with the model's turn from `response`
+/// and the `answers` appended to the conversation; every byte before them is `body`'s.
+///
+/// # Errors
+///
+/// A body without the conversation array, or a response without the turn.
+pub fn follow_up(
+    api: Api,
+    body: &[u8],
+    response: &Value,
+    answers: &[Answer],
+) -> Result<Vec<u8>, EditError> {
+    let text = std::str::from_utf8(body).map_err(|err| EditError(format!("body: {err}")))?;
+    let root = object_at(text)?;
+    let members = parrot_json::members(text, root.start)?;
+    let list = match api {
+        Api::AnthropicMessages | Api::OpenAiChat => "messages",
+        _ => "input",
+    };
+    let span = members
+        .iter()
+        .find(|member| member.name.is(list))
+        .map(|member| member.value.clone())
+        .ok_or_else(|| EditError(format!("body: no \"{list}\" member")))?;
+    let mut turns: Vec<Value> = Vec::new();
+    match api {
+        Api::AnthropicMessages => {
+            let content = response
+                .get("content")
+                .cloned()
+                .ok_or_else(|| EditError("response: no \"content\" member".to_owned()))?;
+            turns.push(json!({"role": "assistant", "content": content}));
+            let results: Vec<Value> = answers
+                .iter()
+                .map(|answer| {
+                    let mut result = json!({
+                        "type": "tool_result",
+                        "tool_use_id": answer.id,
+                        "content": answer.text,
+                    });
+                    if answer.is_error {
+                        result["is_error"] = Value::Bool(true);
+                    }
+                    result
+                })
+                .collect();
+            turns.push(json!({"role": "user", "content": results}));
+        }
+        Api::OpenAiChat => {
+            let message = response
+                .get("choices")
+                .and_then(|choices| choices.get(0))
+                .and_then(|choice| choice.get("message"))
+                .ok_or_else(|| EditError("response: no choices[0].message".to_owned()))?;
+            turns.push(json!({
+                "role": "assistant",
+                "content": message.get("content").cloned().unwrap_or(Value::Null),
+                "tool_calls": message.get("tool_calls").cloned().unwrap_or(Value::Null),
+            }));
+            for answer in answers {
+                turns.push(json!({
+                    "role": "tool",
+                    "tool_call_id": answer.id,
+                    "content": answer.text,
+                }));
+            }
+        }
+        _ => {
+            let output = response
+                .get("output")
+                .and_then(Value::as_array)
+                .ok_or_else(|| EditError("response: no \"output\" array".to_owned()))?;
+            turns.extend(output.iter().cloned());
+            for answer in answers {
+                turns.push(json!({
+                    "type": "function_call_output",
+                    "call_id": answer.id,
+                    "output": answer.text,
+                }));
+            }
+        }
+    }
+    let turns: Vec<String> = turns.iter().map(Value::to_string).collect();
+    match text.as_bytes().get(span.start) {
+        Some(b'[') => append_elements(text, span, &turns),
+        // A Responses `input` given as a string: the user's message, then the turns.
+        Some(b'"') if list == "input" => {
+            let message = format!("{{\"role\":\"user\",\"content\":{}}}", &text[span.clone()]);
+            let array = format!("[{message},{}]", turns.join(","));
+            let mut out = String::with_capacity(text.len() + array.len());
+            out.push_str(&text[..span.start]);
+            out.push_str(&array);
+            out.push_str(&text[span.end..]);
+            Ok(out.into_bytes())
+        }
+        _ => Err(EditError(format!("{list}: expected an array"))),
+    }
+}
+
+/// The span of the top-level value, which must be an object.
+fn object_at(text: &str) -> Result<std::ops::Range<usize>, EditError> {
+    let root = parrot_json::value_span(text)?;
+    if text.as_bytes().get(root.start) != Some(&b'{') {
+        return Err(EditError("body: expected a JSON object".to_owned()));
+    }
+    Ok(root)
+}
+
+/// `text` with `elements` appended to the array at `span`.
+fn append_elements(
+    text: &str,
+    span: std::ops::Range<usize>,
+    elements: &[String],
+) -> Result<Vec<u8>, EditError> {
+    let existing = parrot_json::elements(text, span.start)?;
+    let joined = elements.join(",");
+    Ok(match existing.last() {
+        Some(last) => insert_at(text, last.end, &format!(",{joined}")),
+        None => insert_at(text, span.end - 1, &joined),
+    })
+}
+
+fn insert_at(text: &str, at: usize, insert: &str) -> Vec<u8> {
+    let mut out = Vec::with_capacity(text.len() + insert.len());
+    out.extend_from_slice(&text.as_bytes()[..at]);
+    out.extend_from_slice(insert.as_bytes());
+    out.extend_from_slice(&text.as_bytes()[at..]);
+    out
+}
+
+fn array<'v>(value: &'v Value, name: &str) -> &'v [Value] {
+    value
+        .get(name)
+        .and_then(Value::as_array)
+        .map_or(&[], Vec::as_slice)
+}
+
+fn str_of<'v>(value: &'v Value, name: &str) -> Option<&'v str> {
+    value.get(name).and_then(Value::as_str)
+}
+
+/// A call's `arguments`: a JSON string holding an object.
+fn arguments_of(arguments: Option<&Value>) -> Option<Map<String, Value>> {
+    match arguments? {
+        Value::String(text) => serde_json::from_str(text).ok(),
+        Value::Object(map) => Some(map.clone()),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_tool_is_appended_to_tools_or_added_as_the_last_member() {
+        let body = br#"{"model": "m", "tools": [{"name": "sql"}], "messages": []}"#;
+        let added = String::from_utf8(add_tool(Api::AnthropicMessages, body).unwrap().unwrap());
+        let anthropic = definition(Api::AnthropicMessages);
+        assert_eq!(
+            added.unwrap(),
+            format!(
+                r#"{{"model": "m", "tools": [{{"name": "sql"}},{anthropic}], "messages": []}}"#
+            )
+        );
+        let body = br#"{"model": "m", "messages": [] }"#;
+        let added = String::from_utf8(add_tool(Api::OpenAiChat, body).unwrap().unwrap()).unwrap();
+        let chat = definition(Api::OpenAiChat);
+        assert_eq!(
+            added,
+            format!(r#"{{"model": "m", "messages": [],"tools":[{chat}] }}"#)
+        );
+        let empty = br#"{"tools": [ ]}"#;
+        let added = String::from_utf8(add_tool(Api::OpenAiResponses, empty).unwrap().unwrap());
+        assert_eq!(
+            added.unwrap(),
+            format!(r#"{{"tools": [ {}]}}"#, definition(Api::OpenAiResponses))
+        );
+    }
+
+    #[test]
+    fn a_client_tool_of_the_same_name_is_left_in_charge() {
+        let body = br#"{"tools": [{"type": "function", "function": {"name": "wm_get_result"}}]}"#;
+        assert_eq!(add_tool(Api::OpenAiChat, body).unwrap(), None);
+        let body = br#"{"tools": {"name": "x"}}"#;
+        assert_eq!(
+            add_tool(Api::AnthropicMessages, body)
+                .unwrap_err()
+                .to_string(),
+            "tools: expected an array"
+        );
+    }
+
+    #[test]
+    fn the_definitions_carry_the_mcp_schema() {
+        let mcp = Relay::recovery_tool();
+        let anthropic: Value = serde_json::from_str(definition(Api::AnthropicMessages)).unwrap();
+        assert_eq!(anthropic["input_schema"], mcp["inputSchema"]);
+        let chat: Value = serde_json::from_str(definition(Api::OpenAiChat)).unwrap();
+        assert_eq!(chat["function"]["parameters"], mcp["inputSchema"]);
+        let responses: Value = serde_json::from_str(definition(Api::OpenAiResponses)).unwrap();
+        assert_eq!(responses["parameters"], mcp["inputSchema"]);
+        assert_eq!(responses["strict"], false);
+    }
+
+    #[test]
+    fn calls_say_whether_only_the_recovery_tool_is_called() {
+        let ours = json!({"content": [
+            {"type": "text", "text": "Let me see."},
+            {"type": "tool_use", "id": "t1", "name": RECOVERY_TOOL, "input": {"key": "k"}}
+        ]});
+        let found = calls(Api::AnthropicMessages, &ours);
+        let key = json!({"key": "k"}).as_object().cloned();
+        assert_eq!(
+            found,
+            Calls::Ours(vec![Call {
+                id: "t1".to_owned(),
+                arguments: key
+            }])
+        );
+        let mut mixed = json!({"content": [
+            {"type": "tool_use", "id": "t1", "name": RECOVERY_TOOL, "input": {"key": "k"}},
+            {"type": "tool_use", "id": "t2", "name": "sql", "input": {}}
+        ]});
+        assert_eq!(calls(Api::AnthropicMessages, &mixed), Calls::Mixed);
+        strip(Api::AnthropicMessages, &mut mixed);
+        assert_eq!(
+            mixed,
+            json!({"content": [{"type": "tool_use", "id": "t2", "name": "sql", "input": {}}]})
+        );
+        let none = json!({"output": [{"type": "message", "content": []}]});
+        assert_eq!(calls(Api::OpenAiResponses, &none), Calls::None);
+    }
+
+    #[test]
+    fn a_responses_input_given_as_a_string_becomes_the_first_message() {
+        let body = br#"{"model": "m", "input": "Hi", "tools": []}"#;
+        let response = json!({"output": [{"type": "function_call", "call_id": "c1",
+            "name": RECOVERY_TOOL, "arguments": "{\"key\": \"k\"}"}]});
+        let answers = [Answer {
+            id: "c1".to_owned(),
+            text: "text".to_owned(),
+            is_error: false,
+        }];
+        let next = follow_up(Api::OpenAiResponses, body, &response, &answers).unwrap();
+        let next: Value = serde_json::from_slice(&next).unwrap();
+        assert_eq!(
+            next["input"],
+            json!([
+                {"role": "user", "content": "Hi"},
+                {"type": "function_call", "call_id": "c1", "name": RECOVERY_TOOL,
+                 "arguments": "{\"key\": \"k\"}"},
+                {"type": "function_call_output", "call_id": "c1", "output": "text"}
+            ])
+        );
+        assert_eq!(
+            follow_up(Api::OpenAiChat, body, &response, &answers)
+                .unwrap_err()
+                .to_string(),
+            "body: no \"messages\" member"
+        );
+    }
+}

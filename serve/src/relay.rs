@@ -1,0 +1,603 @@
+//! Relaying one request: routing, the rewrite, the recovery rounds, and the upstream's answer.
+
+use std::borrow::Cow;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use http_body_util::combinators::UnsyncBoxBody;
+use http_body_util::{BodyExt, Full};
+use hyper::body::Incoming;
+use hyper::header::{self, HeaderMap, HeaderName, HeaderValue};
+use hyper::http::request::Parts;
+use hyper::{Method, Request, Response, StatusCode, Uri};
+use hyper_rustls::HttpsConnector;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::TokioExecutor;
+use parrot_host::llm::{self, Api};
+use parrot_host::{Host, Report};
+use serde_json::{Value, json};
+
+use crate::recovery::{self, Calls};
+use crate::stream::{self, Decision, Events, Prefixed, Turn};
+use crate::{CONNECT_TIMEOUT, MAX_ROUNDS, RESPONSE_TIMEOUT, State};
+
+pub(crate) type BoxError = Box<dyn std::error::Error + Send + Sync>;
+pub(crate) type Body = UnsyncBoxBody<Bytes, BoxError>;
+pub(crate) type Client = hyper_util::client::legacy::Client<HttpsConnector<HttpConnector>, Body>;
+
+/// An upstream API: `http` or `https`, a host, and a path prefix (often empty).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Upstream {
+    scheme: String,
+    authority: String,
+    prefix: String,
+}
+
+impl Upstream {
+    /// Reads an upstream URL: `http://` or `https://`, a host (and port), and an optional path
+    /// prefix; no query.
+    ///
+    /// # Errors
+    ///
+    /// A message naming what is wrong with `url`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use parrot_serve::Upstream;
+    ///
+    /// let upstream = Upstream::parse("http://127.0.0.1:9000/openai/").unwrap();
+    /// assert_eq!(upstream.to_string(), "http://127.0.0.1:9000/openai");
+    /// assert_eq!(
+    ///     Upstream::parse("ftp://example.com").unwrap_err(),
+    ///     "\"ftp://example.com\": the upstream must be an http:// or https:// URL"
+    /// );
+    /// ```
+    pub fn parse(url: &str) -> Result<Upstream, String> {
+        let uri: Uri = url
+            .parse()
+            .map_err(|err| format!("\"{url}\": not a URL: {err}"))?;
+        let scheme = match uri.scheme_str() {
+            Some(scheme @ ("http" | "https")) => scheme.to_owned(),
+            _ => {
+                return Err(format!(
+                    "\"{url}\": the upstream must be an http:// or https:// URL"
+                ));
+            }
+        };
+        let Some(authority) = uri.authority() else {
+            return Err(format!("\"{url}\": no host"));
+        };
+        if uri.query().is_some() {
+            return Err(format!("\"{url}\": an upstream URL takes no query"));
+        }
+        Ok(Upstream {
+            scheme,
+            authority: authority.as_str().to_owned(),
+            prefix: uri.path().trim_end_matches('/').to_owned(),
+        })
+    }
+
+    /// The URL of `path_and_query` at this upstream.
+    fn uri(&self, path_and_query: &str) -> Result<Uri, hyper::http::Error> {
+        Uri::builder()
+            .scheme(self.scheme.as_str())
+            .authority(self.authority.as_str())
+            .path_and_query(format!("{}{path_and_query}", self.prefix))
+            .build()
+    }
+}
+
+impl std::fmt::Display for Upstream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}://{}{}", self.scheme, self.authority, self.prefix)
+    }
+}
+
+/// The upstream client: HTTP/1.1, TLS by rustls (ring) with Mozilla's roots, pooled connections.
+pub(crate) fn client() -> Result<Client, rustls::Error> {
+    let mut http = HttpConnector::new();
+    http.set_connect_timeout(Some(CONNECT_TIMEOUT));
+    http.set_nodelay(true);
+    http.enforce_http(false);
+    let https = hyper_rustls::HttpsConnectorBuilder::new()
+        .with_provider_and_webpki_roots(rustls::crypto::ring::default_provider())?
+        .https_or_http()
+        .enable_http1()
+        .wrap_connector(http);
+    Ok(hyper_util::client::legacy::Client::builder(TokioExecutor::new()).build(https))
+}
+
+/// The API whose rewrite applies to a `POST` to `path`, and whether its answer can call tools.
+fn rewritable(path: &str) -> Option<(Api, bool)> {
+    if path == "/v1/messages/count_tokens" {
+        return Some((Api::AnthropicMessages, false));
+    }
+    Api::from_path(path).map(|api| (api, true))
+}
+
+/// Whether a request goes to the Anthropic upstream (see the crate documentation).
+fn is_anthropic(parts: &Parts) -> bool {
+    let path = parts.uri.path();
+    path == "/v1/messages"
+        || path.starts_with("/v1/messages/")
+        || parts.headers.contains_key("anthropic-version")
+}
+
+/// Answers one request.
+pub(crate) async fn handle(state: Arc<State>, request: Request<Incoming>) -> Response<Body> {
+    let (parts, body) = request.into_parts();
+    if parts.uri.path() == "/parrot/report" && parts.method == Method::GET {
+        return report(&state);
+    }
+    let upstream = if is_anthropic(&parts) {
+        &state.anthropic
+    } else {
+        &state.openai
+    };
+    let rewrite = match (&state.host, &parts.method) {
+        (Some(host), &Method::POST) => rewritable(parts.uri.path()).map(|found| (host, found)),
+        _ => None,
+    };
+    let Some((host, (api, answers_calls))) = rewrite else {
+        let body = body.map_err(BoxError::from).boxed_unsync();
+        return match send(&state, upstream, &parts, body, None, false).await {
+            Ok(response) => relayed(response),
+            Err(failed) => failed,
+        };
+    };
+    let received = match body.collect().await {
+        Ok(collected) => collected.to_bytes(),
+        Err(err) => {
+            return error_response(
+                StatusCode::BAD_REQUEST,
+                "invalid_request_error",
+                &format!("cannot read the request body: {err}"),
+                None,
+            );
+        }
+    };
+    let prepared = {
+        let host = Arc::clone(host);
+        let path = parts.uri.path().to_owned();
+        let received = received.clone();
+        tokio::task::spawn_blocking(move || prepare(&host, api, &path, received, answers_calls))
+            .await
+    };
+    let prepared = prepared.unwrap_or_else(|err| {
+        tracing::warn!(
+            "serve: {} {}: the rewrite failed ({err}); relayed as sent",
+            parts.method,
+            parts.uri.path()
+        );
+        Prepared {
+            body: received,
+            tool_added: false,
+        }
+    });
+    if !prepared.tool_added {
+        let length = prepared.body.len();
+        let body = full(prepared.body);
+        return match send(&state, upstream, &parts, body, Some(length), false).await {
+            Ok(response) => relayed(response),
+            Err(failed) => failed,
+        };
+    }
+    rounds(&state, host, upstream, &parts, api, prepared.body).await
+}
+
+/// A request body ready to send.
+struct Prepared {
+    body: Bytes,
+    /// Whether [`recovery::RECOVERY_TOOL`] was added (the proxy answers its calls).
+    tool_added: bool,
+}
+
+/// Rewrites a body and adds the recovery tool when a result carries a pointer (on a blocking
+/// thread: the pipeline is synchronous).
+fn prepare(host: &Host, api: Api, path: &str, received: Bytes, answers_calls: bool) -> Prepared {
+    let rewritten = match llm::rewrite(api, &received, host) {
+        Ok(rewrite) => {
+            let pointed = rewrite.pointed();
+            tracing::debug!(
+                "serve: POST {path}: {} tool results, {} compressed, {} errors, {} unknown calls",
+                rewrite.counts.seen,
+                rewrite.counts.compressed,
+                rewrite.counts.errors,
+                rewrite.counts.unknown
+            );
+            match rewrite.body {
+                Cow::Borrowed(_) => (received.clone(), pointed),
+                Cow::Owned(body) => (Bytes::from(body), pointed),
+            }
+        }
+        Err(err) => {
+            tracing::warn!("serve: POST {path}: not rewritten, relayed as sent: {err}");
+            return Prepared {
+                body: received,
+                tool_added: false,
+            };
+        }
+    };
+    let (body, pointed) = rewritten;
+    // The tool goes where its calls can be answered: not on a count of tokens.
+    if !(pointed && answers_calls) {
+        return Prepared {
+            body,
+            tool_added: false,
+        };
+    }
+    match recovery::add_tool(api, &body) {
+        Ok(Some(with_tool)) => Prepared {
+            body: Bytes::from(with_tool),
+            tool_added: true,
+        },
+        Ok(None) => Prepared {
+            body,
+            tool_added: false,
+        },
+        Err(err) => {
+            tracing::warn!(
+                "serve: POST {path}: {} not offered: {err}",
+                recovery::RECOVERY_TOOL
+            );
+            Prepared {
+                body,
+                tool_added: false,
+            }
+        }
+    }
+}
+
+/// Sends `body` and answers the model's calls of the recovery tool, up to [`MAX_ROUNDS`]
+/// follow-ups; returns the last answer.
+async fn rounds(
+    state: &State,
+    host: &Arc<Host>,
+    upstream: &crate::Upstream,
+    parts: &Parts,
+    api: Api,
+    mut body: Bytes,
+) -> Response<Body> {
+    let streamed = recovery::streams(&body);
+    let mut round = 0;
+    loop {
+        let length = body.len();
+        let response = match send(
+            state,
+            upstream,
+            parts,
+            full(body.clone()),
+            Some(length),
+            true,
+        )
+        .await
+        {
+            Ok(response) => response,
+            Err(failed) => return failed,
+        };
+        let wanted = if streamed {
+            is_event_stream(response.headers())
+        } else {
+            is_json(response.headers())
+        };
+        if response.status() != StatusCode::OK || !wanted {
+            return relayed(response);
+        }
+        let (mut head, incoming) = response.into_parts();
+        let (mut answer, bytes) = if streamed {
+            match read_stream(api, incoming, round == MAX_ROUNDS).await {
+                Ok(Streamed::Relay(body)) => {
+                    head.headers = end_to_end(&head.headers);
+                    return Response::from_parts(head, body.boxed_unsync());
+                }
+                Ok(Streamed::Read(bytes)) => return buffered(head, bytes),
+                Ok(Streamed::Ours { answer, bytes }) => (answer, bytes),
+                Err(err) => return bad_gateway(upstream, &chain(&err)),
+            }
+        } else {
+            let bytes = match incoming.collect().await {
+                Ok(collected) => collected.to_bytes(),
+                Err(err) => return bad_gateway(upstream, &chain(&err)),
+            };
+            let Ok(answer) = serde_json::from_slice::<Value>(&bytes) else {
+                return buffered(head, bytes);
+            };
+            (answer, bytes)
+        };
+        let calls = match recovery::calls(api, &answer) {
+            Calls::None => return buffered(head, bytes),
+            // A stream is relayed as it came: its events cannot lose a call as simply.
+            Calls::Mixed if streamed => return buffered(head, bytes),
+            Calls::Mixed => {
+                tracing::info!(
+                    "serve: {}: the answer calls {} and other tools; the client gets it without {}'s calls",
+                    parts.uri.path(),
+                    recovery::RECOVERY_TOOL,
+                    recovery::RECOVERY_TOOL
+                );
+                recovery::strip(api, &mut answer);
+                return buffered(head, Bytes::from(answer.to_string()));
+            }
+            Calls::Ours(_) if round == MAX_ROUNDS => return buffered(head, bytes),
+            Calls::Ours(calls) => calls,
+        };
+        round += 1;
+        let next = {
+            let host = Arc::clone(host);
+            let body = body.clone();
+            tokio::task::spawn_blocking(move || {
+                let answers: Vec<_> = calls
+                    .iter()
+                    .map(|call| recovery::answer(&host, call))
+                    .collect();
+                recovery::follow_up(api, &body, &answer, &answers)
+            })
+            .await
+        };
+        match next {
+            Ok(Ok(next)) => {
+                tracing::debug!(
+                    "serve: {}: answered {} in the proxy (round {round})",
+                    parts.uri.path(),
+                    recovery::RECOVERY_TOOL
+                );
+                body = Bytes::from(next);
+            }
+            Ok(Err(err)) => {
+                tracing::warn!(
+                    "serve: {}: cannot answer {}: {err}; the answer goes to the client as it is",
+                    parts.uri.path(),
+                    recovery::RECOVERY_TOOL
+                );
+                return buffered(head, bytes);
+            }
+            Err(err) => {
+                tracing::warn!("serve: {}: {err}", parts.uri.path());
+                return buffered(head, bytes);
+            }
+        }
+    }
+}
+
+/// What reading the start of a streamed answer found.
+enum Streamed {
+    /// Not a call of the recovery tool: the events held, then the rest as it arrives.
+    Relay(Prefixed),
+    /// The stream ended before anything showed: all of it.
+    Read(Bytes),
+    /// A call of the recovery tool: the model's turn rebuilt, and the whole stream.
+    Ours { answer: Value, bytes: Bytes },
+}
+
+/// Holds a stream's events until one shows whether the model calls the recovery tool (see
+/// [`crate::stream`]); on the last round, a call is relayed like anything else.
+async fn read_stream(
+    api: Api,
+    mut incoming: Incoming,
+    last_round: bool,
+) -> Result<Streamed, hyper::Error> {
+    let mut events = Events::default();
+    let mut turn = Turn::new(api);
+    let mut held = Vec::new();
+    let mut feed = |data: &[u8], turn: &mut Turn, decision: &mut Decision| {
+        for event in events.push(data) {
+            let event = serde_json::from_str::<Value>(&event).ok();
+            if let Some(event) = &event {
+                turn.feed(event);
+            }
+            if *decision == Decision::Undecided {
+                *decision = stream::decide(api, event.as_ref());
+            }
+        }
+    };
+    let mut decision = Decision::Undecided;
+    while decision == Decision::Undecided {
+        let Some(frame) = incoming.frame().await else {
+            return Ok(Streamed::Read(Bytes::from(held)));
+        };
+        if let Ok(data) = frame?.into_data() {
+            held.extend_from_slice(&data);
+            feed(&data, &mut turn, &mut decision);
+        }
+    }
+    if decision == Decision::Theirs || last_round {
+        return Ok(Streamed::Relay(Prefixed {
+            prefix: Some(Bytes::from(held)),
+            rest: Some(incoming),
+        }));
+    }
+    while let Some(frame) = incoming.frame().await {
+        if let Ok(data) = frame?.into_data() {
+            held.extend_from_slice(&data);
+            feed(&data, &mut turn, &mut decision);
+        }
+    }
+    Ok(Streamed::Ours {
+        answer: turn.finish(),
+        bytes: Bytes::from(held),
+    })
+}
+
+/// Sends a request upstream with `parts`' method, path, query and end-to-end headers, and
+/// `body` (`length` bytes, when known: a body the proxy read). With `identity`, the answer
+/// is asked for uncompressed (the proxy reads it). A failure is the 502 to send back.
+async fn send(
+    state: &State,
+    upstream: &crate::Upstream,
+    parts: &Parts,
+    body: Body,
+    length: Option<usize>,
+    identity: bool,
+) -> Result<Response<Incoming>, Response<Body>> {
+    let path_and_query = parts
+        .uri
+        .path_and_query()
+        .map_or("/", |path_and_query| path_and_query.as_str());
+    let uri = upstream
+        .uri(path_and_query)
+        .map_err(|err| bad_gateway(upstream, &format!("cannot form the upstream URL: {err}")))?;
+    let mut request = Request::new(body);
+    *request.method_mut() = parts.method.clone();
+    *request.uri_mut() = uri;
+    let headers = request.headers_mut();
+    *headers = end_to_end(&parts.headers);
+    headers.remove(header::HOST);
+    // The proxy has read the client's body, or streams it: the upstream need not confirm.
+    headers.remove(header::EXPECT);
+    if let Some(length) = length {
+        headers.insert(header::CONTENT_LENGTH, HeaderValue::from(length));
+    }
+    if identity {
+        headers.insert(
+            header::ACCEPT_ENCODING,
+            HeaderValue::from_static("identity"),
+        );
+    }
+    match tokio::time::timeout(RESPONSE_TIMEOUT, state.client.request(request)).await {
+        Ok(Ok(response)) => Ok(response),
+        Ok(Err(err)) => {
+            let message = chain(&err);
+            tracing::warn!(
+                "serve: {} {}: {upstream}: {message}",
+                parts.method,
+                parts.uri.path()
+            );
+            Err(bad_gateway(upstream, &message))
+        }
+        Err(_) => Err(bad_gateway(
+            upstream,
+            &format!("no response within {} seconds", RESPONSE_TIMEOUT.as_secs()),
+        )),
+    }
+}
+
+/// The upstream's response as it came, its body streamed frame by frame.
+fn relayed(response: Response<Incoming>) -> Response<Body> {
+    let (mut head, body) = response.into_parts();
+    head.headers = end_to_end(&head.headers);
+    Response::from_parts(head, body.map_err(BoxError::from).boxed_unsync())
+}
+
+/// A response the proxy read whole (`head` is the upstream's), with `bytes` as its body.
+fn buffered(mut head: hyper::http::response::Parts, bytes: Bytes) -> Response<Body> {
+    head.headers = end_to_end(&head.headers);
+    head.headers
+        .insert(header::CONTENT_LENGTH, HeaderValue::from(bytes.len()));
+    Response::from_parts(head, full(bytes))
+}
+
+/// The headers without the hop-by-hop ones (RFC 9110 §7.6.1): those the `Connection` header
+/// names, and the standard ones.
+fn end_to_end(headers: &HeaderMap) -> HeaderMap {
+    const HOP_BY_HOP: [&str; 9] = [
+        "connection",
+        "keep-alive",
+        "proxy-connection",
+        "proxy-authenticate",
+        "proxy-authorization",
+        "te",
+        "trailer",
+        "transfer-encoding",
+        "upgrade",
+    ];
+    let named: Vec<HeaderName> = headers
+        .get_all(header::CONNECTION)
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .flat_map(|value| value.split(','))
+        .filter_map(|name| HeaderName::from_bytes(name.trim().as_bytes()).ok())
+        .collect();
+    let mut kept = HeaderMap::with_capacity(headers.len());
+    for (name, value) in headers {
+        if !HOP_BY_HOP.contains(&name.as_str()) && !named.contains(name) {
+            kept.append(name.clone(), value.clone());
+        }
+    }
+    kept
+}
+
+fn is_event_stream(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .is_some_and(|value| value.trim_start().starts_with("text/event-stream"))
+        && !headers.contains_key(header::CONTENT_ENCODING)
+}
+
+fn is_json(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .is_some_and(|value| value.trim_start().starts_with("application/json"))
+        && !headers.contains_key(header::CONTENT_ENCODING)
+}
+
+fn full(bytes: Bytes) -> Body {
+    Full::new(bytes)
+        .map_err(|never| match never {})
+        .boxed_unsync()
+}
+
+/// The report so far, as JSON.
+fn report(state: &State) -> Response<Body> {
+    let snapshot = match &state.host {
+        Some(host) => host.report().snapshot(),
+        None => Report::new(state.tokenizer.clone()).snapshot(),
+    };
+    json_response(StatusCode::OK, &snapshot.to_json())
+}
+
+/// The 502 for an upstream that could not be reached.
+fn bad_gateway(upstream: &crate::Upstream, message: &str) -> Response<Body> {
+    error_response(
+        StatusCode::BAD_GATEWAY,
+        "upstream_unreachable",
+        &format!("parrot-compress serve: upstream {upstream}: {message}"),
+        Some(upstream),
+    )
+}
+
+/// An error in the shape both SDKs read: `{"type": "error", "error": {"type", "message"}}`.
+fn error_response(
+    status: StatusCode,
+    kind: &str,
+    message: &str,
+    upstream: Option<&crate::Upstream>,
+) -> Response<Body> {
+    let mut error = json!({"type": kind, "message": message});
+    if let Some(upstream) = upstream {
+        error["upstream"] = Value::String(upstream.to_string());
+    }
+    json_response(status, &json!({"type": "error", "error": error}))
+}
+
+fn json_response(status: StatusCode, value: &Value) -> Response<Body> {
+    let bytes = Bytes::from(value.to_string());
+    let mut response = Response::new(full(bytes.clone()));
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
+        .headers_mut()
+        .insert(header::CONTENT_LENGTH, HeaderValue::from(bytes.len()));
+    response
+}
+
+/// An error and its causes, `: `-separated (hyper's own message alone says little:
+/// "client error (Connect)").
+fn chain(err: &(dyn std::error::Error + 'static)) -> String {
+    let mut message = err.to_string();
+    let mut source = err.source();
+    while let Some(cause) = source {
+        let text = cause.to_string();
+        if !message.contains(&text) {
+            message.push_str(": ");
+            message.push_str(&text);
+        }
+        source = cause.source();
+    }
+    message
+}

@@ -1,0 +1,1325 @@
+//! `parrot-compress serve`, driven by the official SDKs (PyPI `anthropic` and `openai`, pinned
+//! in `tests/llm/requirements.txt`, installed in `tests/llm/.venv` once): each test starts a
+//! scripted upstream on a free loopback port (it records every request and answers with canned
+//! responses, plain JSON or server-sent events), the proxy in front of it, and a Python script
+//! (`tests/llm/client.py`) that sends one request through the SDK, pointed at the proxy.
+
+use std::collections::VecDeque;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+use parrot_host::llm::Api;
+use parrot_host::{Call, Host, Input, MemoryTeeStore, Tokenizer};
+use serde_json::{Value, json};
+
+use crate::support;
+
+fn llm_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("llm")
+}
+
+/// The venv's python, the venv created and the pinned SDKs installed once (the lock is in the
+/// target directory, so test binaries running at once do not race).
+fn python() -> PathBuf {
+    static INSTALLED: OnceLock<PathBuf> = OnceLock::new();
+    INSTALLED
+        .get_or_init(|| {
+            let venv = llm_dir().join(".venv");
+            let python = venv.join("bin/python");
+            let lock = std::fs::File::create(support::profile_dir().join("llm-venv.lock"))
+                .expect("create the venv lock file");
+            lock.lock().expect("lock the venv lock file");
+            let installed = venv.join("installed.txt");
+            let wanted = std::fs::read_to_string(llm_dir().join("requirements.txt"))
+                .expect("tests/llm/requirements.txt");
+            if std::fs::read_to_string(&installed).ok().as_deref() != Some(wanted.as_str()) {
+                let status = Command::new("python3")
+                    .args(["-m", "venv"])
+                    .arg(&venv)
+                    .status()
+                    .expect("these tests need python3 (with its venv module)");
+                assert!(
+                    status.success(),
+                    "python3 -m venv {} failed",
+                    venv.display()
+                );
+                let status = Command::new(&python)
+                    .args([
+                        "-m",
+                        "pip",
+                        "install",
+                        "--quiet",
+                        "--disable-pip-version-check",
+                    ])
+                    .arg("-r")
+                    .arg(llm_dir().join("requirements.txt"))
+                    .status()
+                    .expect("the venv's python runs");
+                assert!(
+                    status.success(),
+                    "pip install -r tests/llm/requirements.txt failed"
+                );
+                std::fs::write(&installed, &wanted).expect("write the venv's installed.txt");
+            }
+            python
+        })
+        .clone()
+}
+
+// ---------------------------------------------------------------------------------------------
+// The scripted upstream.
+
+/// One canned response.
+#[derive(Clone)]
+enum Canned {
+    /// A status and a JSON body.
+    Json(u16, String),
+    /// Server-sent events: each chunk written after its pause.
+    Sse(Vec<(Duration, String)>),
+}
+
+/// A request the upstream received.
+#[derive(Debug, Clone)]
+struct Recorded {
+    path: String,
+    headers: Vec<(String, String)>,
+    body: Vec<u8>,
+}
+
+impl Recorded {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    fn json(&self) -> Value {
+        serde_json::from_slice(&self.body).expect("the upstream got JSON")
+    }
+}
+
+/// An HTTP/1.1 server on a free loopback port: one connection per request, closed after the
+/// answer (so a streamed answer ends with the connection).
+struct Upstream {
+    addr: SocketAddr,
+    recorded: Arc<Mutex<Vec<Recorded>>>,
+}
+
+impl Upstream {
+    fn start(script: Vec<Canned>) -> Upstream {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind a loopback port");
+        let addr = listener.local_addr().unwrap();
+        let recorded = Arc::new(Mutex::new(Vec::new()));
+        let script = Arc::new(Mutex::new(VecDeque::from(script)));
+        {
+            let recorded = Arc::clone(&recorded);
+            let script = Arc::clone(&script);
+            std::thread::spawn(move || {
+                for stream in listener.incoming() {
+                    let Ok(stream) = stream else { return };
+                    let recorded = Arc::clone(&recorded);
+                    let script = Arc::clone(&script);
+                    std::thread::spawn(move || serve_one(stream, &recorded, &script));
+                }
+            });
+        }
+        Upstream { addr, recorded }
+    }
+
+    fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    fn recorded(&self) -> Vec<Recorded> {
+        self.recorded.lock().unwrap().clone()
+    }
+}
+
+fn serve_one(stream: TcpStream, recorded: &Mutex<Vec<Recorded>>, script: &Mutex<VecDeque<Canned>>) {
+    let mut reader = BufReader::new(stream.try_clone().expect("clone the stream"));
+    let mut line = String::new();
+    if reader.read_line(&mut line).unwrap_or(0) == 0 {
+        return;
+    }
+    let path = line.split(' ').nth(1).unwrap_or_default().to_owned();
+    let mut headers = Vec::new();
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line).unwrap_or(0) == 0 {
+            return;
+        }
+        let line = line.trim_end();
+        if line.is_empty() {
+            break;
+        }
+        if let Some((name, value)) = line.split_once(':') {
+            headers.push((name.trim().to_owned(), value.trim().to_owned()));
+        }
+    }
+    let header = |name: &str| {
+        headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.clone())
+    };
+    let mut body = Vec::new();
+    if let Some(length) = header("content-length") {
+        body.resize(length.parse().expect("a content-length"), 0);
+        reader.read_exact(&mut body).expect("read the body");
+    } else if header("transfer-encoding").is_some_and(|te| te.contains("chunked")) {
+        loop {
+            let mut size = String::new();
+            reader.read_line(&mut size).expect("a chunk size");
+            let size = usize::from_str_radix(size.trim(), 16).expect("a hex chunk size");
+            let mut chunk = vec![0; size + 2];
+            reader.read_exact(&mut chunk).expect("a chunk");
+            if size == 0 {
+                break;
+            }
+            body.extend_from_slice(&chunk[..size]);
+        }
+    }
+    recorded.lock().unwrap().push(Recorded {
+        path,
+        headers,
+        body,
+    });
+    let canned =
+        script.lock().unwrap().pop_front().unwrap_or_else(|| {
+            Canned::Json(500, r#"{"error": "no canned response left"}"#.to_owned())
+        });
+    let mut stream = stream;
+    match canned {
+        Canned::Json(status, body) => {
+            let _ = write!(
+                stream,
+                "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\
+                 x-upstream: scripted\r\nconnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+        Canned::Sse(chunks) => {
+            let _ = write!(
+                stream,
+                "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\n\
+                 connection: close\r\n\r\n"
+            );
+            for (pause, chunk) in chunks {
+                std::thread::sleep(pause);
+                let _ = stream.write_all(chunk.as_bytes());
+                let _ = stream.flush();
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The proxy and the SDK.
+
+/// `parrot-compress serve` in a fresh project, in front of `upstream` for both APIs.
+struct Proxy {
+    child: Child,
+    url: String,
+    _project: tempfile::TempDir,
+    stderr: Arc<Mutex<String>>,
+}
+
+impl Proxy {
+    fn start(upstream: &str, kill_switch: bool) -> Proxy {
+        let project = tempfile::tempdir().expect("temp dir");
+        let mut command = Command::new(support::binary());
+        command
+            .arg("--project")
+            .arg(project.path())
+            .args(["serve", "--listen", "127.0.0.1:0", "--report"])
+            .args([
+                "--upstream-anthropic",
+                upstream,
+                "--upstream-openai",
+                upstream,
+            ])
+            .env_remove("PARROT_PLUGIN_PATH")
+            .env_remove("PARROT_COMPRESSION_DISABLED")
+            .env("PARROT_LOG", "info")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        if kill_switch {
+            command.env("PARROT_COMPRESSION_DISABLED", "1");
+        }
+        let mut child = command.spawn().expect("parrot-compress serve starts");
+        let mut stdout = BufReader::new(child.stdout.take().unwrap());
+        let mut line = String::new();
+        stdout.read_line(&mut line).expect("the listening line");
+        let url = line
+            .trim()
+            .strip_prefix("listening on ")
+            .unwrap_or_else(|| panic!("no listening line: {line:?}"))
+            .to_owned();
+        let stderr = Arc::new(Mutex::new(String::new()));
+        {
+            let stderr = Arc::clone(&stderr);
+            let mut pipe = child.stderr.take().unwrap();
+            std::thread::spawn(move || {
+                let mut buf = [0u8; 4096];
+                while let Ok(n) = pipe.read(&mut buf) {
+                    if n == 0 {
+                        return;
+                    }
+                    stderr
+                        .lock()
+                        .unwrap()
+                        .push_str(&String::from_utf8_lossy(&buf[..n]));
+                }
+            });
+        }
+        Proxy {
+            child,
+            url,
+            _project: project,
+            stderr,
+        }
+    }
+
+    /// Stops the proxy with SIGTERM and returns its stderr.
+    fn stop(mut self) -> String {
+        let status = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status()
+            .expect("kill runs");
+        assert!(status.success());
+        let exit = self.child.wait().expect("the proxy ends");
+        assert!(exit.success(), "the proxy ended with {exit}");
+        std::thread::sleep(Duration::from_millis(100));
+        self.stderr.lock().unwrap().clone()
+    }
+}
+
+impl Drop for Proxy {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Sends one request through the SDK; returns what the script printed.
+fn sdk(sdk: &str, api: &str, base_url: &str, kwargs: &Value, stream: bool) -> Value {
+    let spec =
+        json!({"sdk": sdk, "api": api, "base_url": base_url, "kwargs": kwargs, "stream": stream});
+    let mut child = Command::new(python())
+        .arg(llm_dir().join("client.py"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the venv's python runs");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(spec.to_string().as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().expect("client.py ends");
+    assert!(
+        out.status.success(),
+        "client.py failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|err| {
+        panic!(
+            "client.py printed no JSON ({err}): {}",
+            String::from_utf8_lossy(&out.stdout)
+        )
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// What the pipeline makes of a result, independently of the proxy.
+
+fn corpus(name: &str) -> String {
+    std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../corpus")
+            .join(name),
+    )
+    .expect("a corpus file")
+}
+
+/// A host configured as `serve` configures its own (tee lossless, large results passed
+/// through, the default tokenizer), in a fresh project.
+fn reference_host() -> (tempfile::TempDir, Host) {
+    let dir = tempfile::tempdir().unwrap();
+    let host = Host::builder()
+        .project(dir.path())
+        .plugin_path(None)
+        .tokenizer(Arc::new(Tokenizer::O200k))
+        .tee_lossless(true)
+        .tee_store(Arc::new(MemoryTeeStore::default()))
+        .build()
+        .expect("a host");
+    (dir, host)
+}
+
+/// The text the model should see for `tool`'s result `text`, and its tee key.
+fn processed(host: &Host, tool: &str, text: &str) -> (String, String) {
+    let processed = host.process(Call::new(tool, Input::Text(text)));
+    assert!(processed.meta.compressed, "{tool}'s result is compressed");
+    let key = processed.meta.tee_key.clone().expect("a tee key");
+    (processed.text().expect("text").to_owned(), key)
+}
+
+fn literal(text: &str) -> String {
+    serde_json::to_string(text).unwrap()
+}
+
+/// `body` with each `(from, to)` literal replaced, each found exactly once.
+fn replaced(body: &[u8], edits: &[(String, String)]) -> String {
+    let mut text = String::from_utf8(body.to_vec()).unwrap();
+    for (from, to) in edits {
+        assert_eq!(
+            text.matches(from.as_str()).count(),
+            1,
+            "the SDK's body holds the literal once"
+        );
+        text = text.replace(from.as_str(), to);
+    }
+    text
+}
+
+/// `body` without the recovery tool's definition (`definition` as inserted: `,{...}` at the end
+/// of `tools`, or a `,"tools":[{...}]` member).
+fn without_tool(body: &[u8], api: Api) -> String {
+    let text = String::from_utf8(body.to_vec()).unwrap();
+    let definition = parrot_serve::recovery::definition(api);
+    let member = format!(",\"tools\":[{definition}]");
+    let element = format!(",{definition}");
+    assert!(
+        text.matches(&member).count() + text.matches(&element).count() >= 1,
+        "the recovery tool is offered: {}",
+        &text[text.len().saturating_sub(300)..]
+    );
+    if text.contains(&member) {
+        text.replacen(&member, "", 1)
+    } else {
+        text.replacen(&element, "", 1)
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Canned answers.
+
+fn anthropic_message(content: Value, stop: &str) -> String {
+    json!({
+        "id": "msg_01", "type": "message", "role": "assistant", "model": "claude-test",
+        "content": content, "stop_reason": stop, "stop_sequence": null,
+        "usage": {"input_tokens": 100, "output_tokens": 20}
+    })
+    .to_string()
+}
+
+fn chat_completion(message: Value, finish: &str) -> String {
+    json!({
+        "id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": "gpt-test",
+        "choices": [{"index": 0, "message": message, "finish_reason": finish, "logprobs": null}],
+        "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}
+    })
+    .to_string()
+}
+
+fn response(output: Value) -> String {
+    json!({
+        "id": "resp_1", "object": "response", "created_at": 1, "status": "completed",
+        "model": "gpt-test", "output": output, "parallel_tool_calls": true,
+        "tool_choice": "auto", "tools": [],
+        "usage": {"input_tokens": 100, "output_tokens": 20, "total_tokens": 120,
+                  "input_tokens_details": {"cached_tokens": 0},
+                  "output_tokens_details": {"reasoning_tokens": 0}}
+    })
+    .to_string()
+}
+
+fn anthropic_stream(text: &str, pause: Duration) -> Canned {
+    let event = |name: &str, data: Value| format!("event: {name}\ndata: {data}\n\n");
+    Canned::Sse(vec![
+        (
+            Duration::ZERO,
+            event(
+                "message_start",
+                json!({"type": "message_start", "message": {"id": "msg_02", "type": "message",
+                    "role": "assistant", "model": "claude-test", "content": [],
+                    "stop_reason": null, "stop_sequence": null,
+                    "usage": {"input_tokens": 100, "output_tokens": 1}}}),
+            ) + &event(
+                "content_block_start",
+                json!({"type": "content_block_start", "index": 0,
+                    "content_block": {"type": "text", "text": ""}}),
+            ),
+        ),
+        (
+            pause,
+            event(
+                "content_block_delta",
+                json!({"type": "content_block_delta", "index": 0,
+                    "delta": {"type": "text_delta", "text": text}}),
+            ) + &event(
+                "content_block_stop",
+                json!({"type": "content_block_stop", "index": 0}),
+            ) + &event(
+                "message_delta",
+                json!({"type": "message_delta",
+                    "delta": {"stop_reason": "end_turn", "stop_sequence": null},
+                    "usage": {"output_tokens": 5}}),
+            ) + &event("message_stop", json!({"type": "message_stop"})),
+        ),
+    ])
+}
+
+// ---------------------------------------------------------------------------------------------
+// Conversations.
+
+/// An Anthropic conversation with a query result, a log (as a text block), and a tool error.
+fn anthropic_conversation(rows: &str, log: &str) -> Value {
+    json!({
+        "model": "claude-test",
+        "max_tokens": 1024,
+        "system": "You are a careful analyst.",
+        "tools": [
+            {"name": "sql", "description": "Runs SQL.", "input_schema": {"type": "object"}},
+            {"name": "bash", "description": "Runs a command.", "input_schema": {"type": "object"}}
+        ],
+        "messages": [
+            {"role": "user", "content": "Which stores are active, and do the tests pass?"},
+            {"role": "assistant", "content": [
+                {"type": "text", "text": "Let me look."},
+                {"type": "tool_use", "id": "toolu_1", "name": "sql", "input": {"q": "select *"}},
+                {"type": "tool_use", "id": "toolu_2", "name": "bash", "input": {"cmd": "cargo test"}},
+                {"type": "tool_use", "id": "toolu_3", "name": "bash", "input": {"cmd": "cat x"}}
+            ]},
+            {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": "toolu_1", "content": rows},
+                {"type": "tool_result", "tool_use_id": "toolu_2",
+                 "content": [{"type": "text", "text": log}]},
+                {"type": "tool_result", "tool_use_id": "toolu_3", "is_error": true,
+                 "content": rows}
+            ]}
+        ]
+    })
+}
+
+fn chat_conversation(rows: &str) -> Value {
+    json!({
+        "model": "gpt-test",
+        "messages": [
+            {"role": "system", "content": "You are a careful analyst."},
+            {"role": "user", "content": "Which stores are active?"},
+            {"role": "assistant", "content": null, "tool_calls": [
+                {"id": "call_1", "type": "function",
+                 "function": {"name": "sql", "arguments": "{\"q\": \"select *\"}"}}
+            ]},
+            {"role": "tool", "tool_call_id": "call_1", "content": rows}
+        ],
+        "tools": [{"type": "function", "function": {"name": "sql", "parameters": {"type": "object"}}}]
+    })
+}
+
+fn responses_conversation(rows: &str) -> Value {
+    json!({
+        "model": "gpt-test",
+        "instructions": "You are a careful analyst.",
+        "input": [
+            {"role": "user", "content": "Which stores are active?"},
+            {"type": "function_call", "call_id": "call_1", "name": "sql",
+             "arguments": "{\"q\": \"select *\"}"},
+            {"type": "function_call_output", "call_id": "call_1", "output": rows}
+        ]
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// The tests.
+
+/// Anthropic Messages through the SDK: the query result and the log arrive compressed, exactly
+/// as the pipeline makes them, the tool error unchanged, every other byte as the SDK sent it
+/// (the SDK's own bytes are what it sends to the upstream directly), the recovery tool
+/// appended to `tools`; the model's `wm_get_result` call is answered inside the proxy, whose
+/// follow-up carries the original, and the SDK sees only the final answer.
+#[test]
+fn anthropic_results_arrive_compressed_and_recovery_happens_in_the_proxy() {
+    let rows = corpus("query-500x12.json");
+    let log = corpus("logs/cargo-test-01.log");
+    let (_dir, host) = reference_host();
+    let (rows_after, rows_key) = processed(&host, "sql", &rows);
+    let (log_after, _) = processed(&host, "bash", &log);
+    let conversation = anthropic_conversation(&rows, &log);
+
+    // The SDK's own bytes, sent to the upstream directly.
+    let direct = Upstream::start(vec![Canned::Json(
+        200,
+        anthropic_message(json!([{"type": "text", "text": "direct"}]), "end_turn"),
+    )]);
+    let answer = sdk("anthropic", "messages", &direct.url(), &conversation, false);
+    assert_eq!(answer["result"]["content"][0]["text"], "direct");
+    let sent = direct.recorded().remove(0);
+
+    let upstream = Upstream::start(vec![
+        Canned::Json(
+            200,
+            anthropic_message(
+                json!([
+                    {"type": "text", "text": "I need row 17."},
+                    {"type": "tool_use", "id": "toolu_9", "name": "wm_get_result",
+                     "input": {"key": rows_key, "pointer": "/rows/17"}}
+                ]),
+                "tool_use",
+            ),
+        ),
+        Canned::Json(
+            200,
+            anthropic_message(
+                json!([{"type": "text", "text": "Store S0017 is active."}]),
+                "end_turn",
+            ),
+        ),
+    ]);
+    let proxy = Proxy::start(&upstream.url(), false);
+    let answer = sdk("anthropic", "messages", &proxy.url, &conversation, false);
+    assert_eq!(
+        answer["result"]["content"],
+        json!([{"type": "text", "text": "Store S0017 is active.", "citations": null}]),
+        "{answer}"
+    );
+    let recorded = upstream.recorded();
+    assert_eq!(recorded.len(), 2, "the request and the proxy's follow-up");
+    let first = &recorded[0];
+    assert_eq!(first.path, "/v1/messages");
+    assert_eq!(
+        first.header("authorization"),
+        Some("Bearer sk-ant-test-key")
+    );
+    assert_eq!(
+        first.header("anthropic-version"),
+        sent.header("anthropic-version")
+    );
+    // The tool error's literal (the same rows) stays: replace only the first two occurrences.
+    let sdk_body = String::from_utf8(sent.body.clone()).unwrap();
+    let rows_literal = literal(&rows);
+    assert_eq!(
+        sdk_body.matches(&rows_literal).count(),
+        2,
+        "the result and the tool error"
+    );
+    let expected = sdk_body
+        .replacen(&rows_literal, &literal(&rows_after), 1)
+        .replacen(&literal(&log), &literal(&log_after), 1);
+    assert_eq!(
+        without_tool(&first.body, Api::AnthropicMessages),
+        expected,
+        "only the two results changed, and the recovery tool was appended"
+    );
+    let body = first.json();
+    assert_eq!(
+        body["messages"][2]["content"][2]["content"],
+        rows.as_str(),
+        "is_error unchanged"
+    );
+    assert_eq!(body["tools"].as_array().unwrap().len(), 3);
+    assert_eq!(body["tools"][2]["name"], "wm_get_result");
+
+    // The follow-up: the request's bytes up to its last message, then the model's turn and the
+    // proxy's answer.
+    let follow = &recorded[1];
+    let messages = follow.json()["messages"].clone();
+    assert_eq!(messages.as_array().unwrap().len(), 5);
+    assert_eq!(messages[3]["role"], "assistant");
+    assert_eq!(messages[3]["content"][1]["name"], "wm_get_result");
+    let result = &messages[4]["content"][0];
+    assert_eq!(result["type"], "tool_result");
+    assert_eq!(result["tool_use_id"], "toolu_9");
+    let text = result["content"].as_str().unwrap();
+    let row17: Value = serde_json::from_str::<Value>(&rows).unwrap()["rows"][17].clone();
+    assert!(
+        text.starts_with("[wm_get_result"),
+        "a retrieval's header: {text}"
+    );
+    let part: Value = serde_json::from_str(text.split_once('\n').unwrap().1).unwrap();
+    assert_eq!(part, row17, "row 17 of the original");
+    let shared = common_prefix(&first.body, &follow.body);
+    let through_last_message = first.body.len() - tail_after_messages(&first.body);
+    assert!(
+        shared >= through_last_message,
+        "the follow-up shares the request's bytes up to its last message ({shared} of {through_last_message})"
+    );
+    let stderr = proxy.stop();
+    assert!(
+        !stderr.contains("sk-ant-test-key"),
+        "no API key in the log: {stderr}"
+    );
+    assert!(stderr.contains("sql"), "the report at stop: {stderr}");
+}
+
+/// Bytes two bodies share at their start.
+fn common_prefix(a: &[u8], b: &[u8]) -> usize {
+    a.iter().zip(b).take_while(|(x, y)| x == y).count()
+}
+
+/// Bytes of `body` after its `messages` array's last element.
+fn tail_after_messages(body: &[u8]) -> usize {
+    let text = std::str::from_utf8(body).unwrap();
+    let root = parrot_json::value_span(text).unwrap();
+    let members = parrot_json::members(text, root.start).unwrap();
+    let messages = members
+        .iter()
+        .find(|member| member.name.is("messages") || member.name.is("input"))
+        .unwrap();
+    let elements = parrot_json::elements(text, messages.value.start).unwrap();
+    body.len() - elements.last().unwrap().end
+}
+
+/// Chat Completions through the SDK: the tool message arrives compressed, everything else as
+/// the SDK sent it; the recovery round trip happens in the proxy.
+#[test]
+fn chat_results_arrive_compressed_and_recovery_happens_in_the_proxy() {
+    let rows = corpus("query-500x12.json");
+    let (_dir, host) = reference_host();
+    let (rows_after, key) = processed(&host, "sql", &rows);
+    let conversation = chat_conversation(&rows);
+    let direct = Upstream::start(vec![Canned::Json(
+        200,
+        chat_completion(json!({"role": "assistant", "content": "direct"}), "stop"),
+    )]);
+    sdk("openai", "chat", &direct.url(), &conversation, false);
+    let sent = direct.recorded().remove(0);
+
+    let arguments = json!({"key": key, "rows": "3-4"}).to_string();
+    let upstream = Upstream::start(vec![
+        Canned::Json(
+            200,
+            chat_completion(
+                json!({"role": "assistant", "content": null, "tool_calls": [
+                    {"id": "call_9", "type": "function",
+                     "function": {"name": "wm_get_result", "arguments": arguments}}
+                ]}),
+                "tool_calls",
+            ),
+        ),
+        Canned::Json(
+            200,
+            chat_completion(
+                json!({"role": "assistant", "content": "Rows 3 and 4 are active."}),
+                "stop",
+            ),
+        ),
+    ]);
+    let proxy = Proxy::start(&upstream.url(), false);
+    let answer = sdk("openai", "chat", &proxy.url, &conversation, false);
+    assert_eq!(
+        answer["result"]["choices"][0]["message"]["content"],
+        "Rows 3 and 4 are active."
+    );
+    assert_eq!(
+        answer["result"]["choices"][0]["message"]["tool_calls"],
+        Value::Null
+    );
+    let recorded = upstream.recorded();
+    assert_eq!(recorded.len(), 2);
+    assert_eq!(recorded[0].path, "/v1/chat/completions");
+    assert_eq!(
+        recorded[0].header("authorization"),
+        Some("Bearer sk-test-key")
+    );
+    assert_eq!(
+        without_tool(&recorded[0].body, Api::OpenAiChat),
+        replaced(&sent.body, &[(literal(&rows), literal(&rows_after))])
+    );
+    let messages = recorded[1].json()["messages"].clone();
+    assert_eq!(messages.as_array().unwrap().len(), 6);
+    assert_eq!(messages[4]["tool_calls"][0]["id"], "call_9");
+    assert_eq!(messages[5]["role"], "tool");
+    assert_eq!(messages[5]["tool_call_id"], "call_9");
+    let text = messages[5]["content"].as_str().unwrap();
+    assert!(text.starts_with("[wm_get_result"), "{text}");
+    assert!(
+        text.contains("S0003") && text.contains("S0004") && !text.contains("S0005"),
+        "{text}"
+    );
+    assert!(
+        common_prefix(&recorded[0].body, &recorded[1].body)
+            >= recorded[0].body.len() - tail_after_messages(&recorded[0].body)
+    );
+}
+
+/// The Responses API through the SDK: the `function_call_output` arrives compressed; the
+/// recovery round trip happens in the proxy.
+#[test]
+fn responses_results_arrive_compressed_and_recovery_happens_in_the_proxy() {
+    let rows = corpus("query-500x12.json");
+    let (_dir, host) = reference_host();
+    let (rows_after, key) = processed(&host, "sql", &rows);
+    let conversation = responses_conversation(&rows);
+    let final_output = json!([{"type": "message", "id": "msg_2", "status": "completed",
+        "role": "assistant", "content": [{"type": "output_text", "text": "All 500 rows read.",
+        "annotations": []}]}]);
+    let direct = Upstream::start(vec![Canned::Json(200, response(final_output.clone()))]);
+    sdk("openai", "responses", &direct.url(), &conversation, false);
+    let sent = direct.recorded().remove(0);
+
+    let arguments = json!({"key": key, "pointer": "/rows/499"}).to_string();
+    let upstream = Upstream::start(vec![
+        Canned::Json(
+            200,
+            response(
+                json!([{"type": "function_call", "id": "fc_9", "call_id": "call_9",
+                "name": "wm_get_result", "arguments": arguments, "status": "completed"}]),
+            ),
+        ),
+        Canned::Json(200, response(final_output)),
+    ]);
+    let proxy = Proxy::start(&upstream.url(), false);
+    let answer = sdk("openai", "responses", &proxy.url, &conversation, false);
+    assert_eq!(
+        answer["result"]["output"][0]["content"][0]["text"],
+        "All 500 rows read."
+    );
+    let recorded = upstream.recorded();
+    assert_eq!(recorded.len(), 2);
+    assert_eq!(recorded[0].path, "/v1/responses");
+    assert_eq!(
+        without_tool(&recorded[0].body, Api::OpenAiResponses),
+        replaced(&sent.body, &[(literal(&rows), literal(&rows_after))])
+    );
+    let input = recorded[1].json()["input"].clone();
+    assert_eq!(input.as_array().unwrap().len(), 5);
+    assert_eq!(input[3]["type"], "function_call");
+    assert_eq!(input[4]["type"], "function_call_output");
+    assert_eq!(input[4]["call_id"], "call_9");
+    let text = input[4]["output"].as_str().unwrap();
+    let (header, original) = text.split_once('\n').unwrap();
+    assert!(header.starts_with("[wm_get_result"), "{header}");
+    assert_eq!(
+        serde_json::from_str::<Value>(original).unwrap(),
+        serde_json::from_str::<Value>(&rows).unwrap()["rows"][499],
+        "the last row of the original"
+    );
+}
+
+/// A streamed request whose answer does not call the recovery tool: its results arrive
+/// compressed, and the events reach the SDK as the upstream sends them: those up to the first
+/// content block before the upstream's pause, the rest after it.
+#[test]
+fn a_stream_is_relayed_as_it_arrives_and_its_request_compressed() {
+    let rows = corpus("query-500x12.json");
+    let log = corpus("logs/cargo-test-01.log");
+    let (_dir, host) = reference_host();
+    let (rows_after, _) = processed(&host, "sql", &rows);
+    let (log_after, _) = processed(&host, "bash", &log);
+    let conversation = anthropic_conversation(&rows, &log);
+    let pause = Duration::from_millis(1500);
+    let direct = Upstream::start(vec![anthropic_stream("direct", Duration::ZERO)]);
+    sdk("anthropic", "messages", &direct.url(), &conversation, true);
+    let sent = direct.recorded().remove(0);
+
+    let upstream = Upstream::start(vec![anthropic_stream("Streamed answer.", pause)]);
+    let proxy = Proxy::start(&upstream.url(), false);
+    let streamed = sdk("anthropic", "messages", &proxy.url, &conversation, true);
+    let events = streamed["events"].as_array().unwrap();
+    let kinds: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    assert_eq!(
+        kinds,
+        [
+            "message_start",
+            "content_block_start",
+            "content_block_delta",
+            "content_block_stop",
+            "message_delta",
+            "message_stop"
+        ]
+    );
+    assert_eq!(events[2]["delta"]["text"], "Streamed answer.");
+    let times: Vec<f64> = streamed["times"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_f64().unwrap())
+        .collect();
+    assert!(
+        times[2] - times[0] >= pause.as_secs_f64() * 0.8,
+        "message_start arrived before the upstream's pause, not with the rest: {times:?}"
+    );
+    let recorded = upstream.recorded();
+    assert_eq!(recorded.len(), 1);
+    let sdk_body = String::from_utf8(sent.body).unwrap();
+    let expected = sdk_body
+        .replacen(&literal(&rows), &literal(&rows_after), 1)
+        .replacen(&literal(&log), &literal(&log_after), 1);
+    assert_eq!(
+        without_tool(&recorded[0].body, Api::AnthropicMessages),
+        expected
+    );
+}
+
+fn sse(events: &[(&str, Value)]) -> String {
+    events
+        .iter()
+        .map(|(name, data)| format!("event: {name}\ndata: {data}\n\n"))
+        .collect()
+}
+
+/// A streamed answer that calls the recovery tool: the proxy reads it, answers the call with
+/// the arguments rebuilt from the deltas, and streams the follow-up's answer to the SDK, which
+/// sees only that one.
+#[test]
+fn a_streamed_recovery_call_is_answered_in_the_proxy() {
+    let rows = corpus("query-500x12.json");
+    let log = corpus("logs/cargo-test-01.log");
+    let (_dir, host) = reference_host();
+    let (_, key) = processed(&host, "sql", &rows);
+    let arguments = json!({"key": key, "pointer": "/rows/42/store_id"}).to_string();
+    let (head, tail) = arguments.split_at(arguments.len() / 2);
+    let call = sse(&[
+        (
+            "message_start",
+            json!({"type": "message_start", "message": {"id": "msg_1",
+            "type": "message", "role": "assistant", "model": "claude-test", "content": [],
+            "stop_reason": null, "stop_sequence": null,
+            "usage": {"input_tokens": 100, "output_tokens": 1}}}),
+        ),
+        (
+            "content_block_start",
+            json!({"type": "content_block_start", "index": 0,
+            "content_block": {"type": "tool_use", "id": "toolu_9", "name": "wm_get_result", "input": {}}}),
+        ),
+        (
+            "content_block_delta",
+            json!({"type": "content_block_delta", "index": 0,
+            "delta": {"type": "input_json_delta", "partial_json": head}}),
+        ),
+        (
+            "content_block_delta",
+            json!({"type": "content_block_delta", "index": 0,
+            "delta": {"type": "input_json_delta", "partial_json": tail}}),
+        ),
+        (
+            "content_block_stop",
+            json!({"type": "content_block_stop", "index": 0}),
+        ),
+        (
+            "message_delta",
+            json!({"type": "message_delta",
+            "delta": {"stop_reason": "tool_use", "stop_sequence": null},
+            "usage": {"output_tokens": 9}}),
+        ),
+        ("message_stop", json!({"type": "message_stop"})),
+    ]);
+    let upstream = Upstream::start(vec![
+        Canned::Sse(vec![(Duration::ZERO, call)]),
+        anthropic_stream("Store S0042.", Duration::ZERO),
+    ]);
+    let proxy = Proxy::start(&upstream.url(), false);
+    let conversation = anthropic_conversation(&rows, &log);
+    let streamed = sdk("anthropic", "messages", &proxy.url, &conversation, true);
+    let events = streamed["events"].as_array().unwrap();
+    assert_eq!(events.len(), 6, "{streamed}");
+    assert_eq!(
+        events[0]["message"]["id"], "msg_02",
+        "only the final answer's events"
+    );
+    assert_eq!(events[2]["delta"]["text"], "Store S0042.");
+    let recorded = upstream.recorded();
+    assert_eq!(recorded.len(), 2);
+    let follow = recorded[1].json();
+    assert_eq!(follow["stream"], true);
+    let messages = follow["messages"].as_array().unwrap();
+    assert_eq!(messages.len(), 5);
+    assert_eq!(
+        messages[3],
+        json!({"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_9",
+            "name": "wm_get_result", "input": {"key": key, "pointer": "/rows/42/store_id"}}]})
+    );
+    let result = &messages[4]["content"][0];
+    assert_eq!(result["tool_use_id"], "toolu_9");
+    let text = result["content"].as_str().unwrap();
+    assert_eq!(text.split_once('\n').unwrap().1, "\"S0042\"", "{text}");
+    assert!(
+        common_prefix(&recorded[0].body, &recorded[1].body)
+            >= recorded[0].body.len() - tail_after_messages(&recorded[0].body)
+    );
+}
+
+/// The same through Chat Completions' stream: the call's arguments arrive in pieces.
+#[test]
+fn a_streamed_chat_recovery_call_is_answered_in_the_proxy() {
+    let rows = corpus("query-500x12.json");
+    let (_dir, host) = reference_host();
+    let (_, key) = processed(&host, "sql", &rows);
+    let arguments = json!({"key": key, "rows": "7"}).to_string();
+    let (head, tail) = arguments.split_at(arguments.len() / 2);
+    let chunk = |delta: Value, finish: Value| {
+        format!(
+            "data: {}\n\n",
+            json!({"id": "c1", "object": "chat.completion.chunk", "created": 1, "model": "gpt-test",
+                   "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+        )
+    };
+    let call = chunk(json!({"role": "assistant", "content": null}), Value::Null)
+        + &chunk(
+            json!({"tool_calls": [{"index": 0, "id": "call_9", "type": "function",
+                "function": {"name": "wm_get_result", "arguments": head}}]}),
+            Value::Null,
+        )
+        + &chunk(
+            json!({"tool_calls": [{"index": 0, "function": {"arguments": tail}}]}),
+            Value::Null,
+        )
+        + &chunk(json!({}), json!("tool_calls"))
+        + "data: [DONE]\n\n";
+    let answer = chunk(
+        json!({"role": "assistant", "content": "Row 7"}),
+        Value::Null,
+    ) + &chunk(json!({}), json!("stop"))
+        + "data: [DONE]\n\n";
+    let upstream = Upstream::start(vec![
+        Canned::Sse(vec![(Duration::ZERO, call)]),
+        Canned::Sse(vec![(Duration::ZERO, answer)]),
+    ]);
+    let proxy = Proxy::start(&upstream.url(), false);
+    let streamed = sdk(
+        "openai",
+        "chat",
+        &proxy.url,
+        &chat_conversation(&rows),
+        true,
+    );
+    let events = streamed["events"].as_array().unwrap();
+    assert_eq!(events.len(), 2, "{streamed}");
+    assert_eq!(events[0]["choices"][0]["delta"]["content"], "Row 7");
+    let recorded = upstream.recorded();
+    assert_eq!(recorded.len(), 2);
+    let messages = recorded[1].json()["messages"].clone();
+    assert_eq!(
+        messages[4]["tool_calls"][0]["function"]["arguments"],
+        arguments.as_str()
+    );
+    assert_eq!(messages[5]["tool_call_id"], "call_9");
+    let text = messages[5]["content"].as_str().unwrap();
+    assert!(text.contains("S0007") && !text.contains("S0008"), "{text}");
+}
+
+/// The prompt cache: the same conversation twice gives the same upstream bytes, and with one
+/// more turn the upstream body starts with the earlier body's bytes up to its last message.
+#[test]
+fn the_same_conversation_gives_the_same_bytes_and_a_longer_one_their_prefix() {
+    let rows = corpus("query-500x12.json");
+    let log = corpus("logs/cargo-test-01.log");
+    let mut conversation = anthropic_conversation(&rows, &log);
+    let answer = || {
+        Canned::Json(
+            200,
+            anthropic_message(json!([{"type": "text", "text": "ok"}]), "end_turn"),
+        )
+    };
+    let upstream = Upstream::start(vec![answer(), answer(), answer()]);
+    let proxy = Proxy::start(&upstream.url(), false);
+    sdk("anthropic", "messages", &proxy.url, &conversation, false);
+    sdk("anthropic", "messages", &proxy.url, &conversation, false);
+    let messages = conversation["messages"].as_array_mut().unwrap();
+    messages.push(json!({"role": "assistant", "content": [
+        {"type": "tool_use", "id": "toolu_4", "name": "bash", "input": {"cmd": "cargo build"}}
+    ]}));
+    messages.push(json!({"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": "toolu_4", "content": corpus("logs/cargo-build-01.log")}
+    ]}));
+    sdk("anthropic", "messages", &proxy.url, &conversation, false);
+    let recorded = upstream.recorded();
+    assert_eq!(recorded.len(), 3);
+    assert_eq!(
+        recorded[0].body, recorded[1].body,
+        "the same conversation, the same bytes"
+    );
+    let shared = common_prefix(&recorded[0].body, &recorded[2].body);
+    let through_last_message = recorded[0].body.len() - tail_after_messages(&recorded[0].body);
+    assert!(
+        shared >= through_last_message,
+        "the longer conversation shares {shared} bytes, the earlier body's messages end at {through_last_message}"
+    );
+    // And the bytes after the messages (the recovery tool's definition among them) too.
+    let tail = tail_after_messages(&recorded[0].body);
+    assert!(
+        recorded[2]
+            .body
+            .ends_with(&recorded[0].body[recorded[0].body.len() - tail..])
+    );
+    assert!(String::from_utf8_lossy(&recorded[2].body).contains("wm_get_result"));
+}
+
+/// With the kill switch on, the proxy is a pure relay: the upstream gets the SDK's bytes, and
+/// no tool is offered.
+#[test]
+fn the_kill_switch_makes_a_pure_relay() {
+    let rows = corpus("query-500x12.json");
+    let conversation = chat_conversation(&rows);
+    let canned = chat_completion(json!({"role": "assistant", "content": "ok"}), "stop");
+    let direct = Upstream::start(vec![Canned::Json(200, canned.clone())]);
+    let direct_answer = sdk("openai", "chat", &direct.url(), &conversation, false);
+    let upstream = Upstream::start(vec![Canned::Json(200, canned)]);
+    let proxy = Proxy::start(&upstream.url(), true);
+    let answer = sdk("openai", "chat", &proxy.url, &conversation, false);
+    assert_eq!(answer, direct_answer);
+    assert_eq!(upstream.recorded()[0].body, direct.recorded()[0].body);
+}
+
+/// An upstream that is down: a 502 the SDK reports as an API error naming the upstream.
+#[test]
+fn an_upstream_that_is_down_is_a_502_naming_it() {
+    let closed = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", closed.local_addr().unwrap());
+    drop(closed);
+    let proxy = Proxy::start(&url, false);
+    let answer = sdk(
+        "anthropic",
+        "messages",
+        &proxy.url,
+        &anthropic_conversation("[1, 2]", "ok"),
+        false,
+    );
+    assert_eq!(answer["error"]["status"], 502, "{answer}");
+    let message = answer["error"]["body"]["error"]["message"]
+        .as_str()
+        .unwrap();
+    assert!(message.contains(&url), "{message}");
+    assert_eq!(answer["error"]["body"]["error"]["upstream"], url.as_str());
+}
+
+/// An https upstream is spoken to over TLS: an upstream that answers in plain HTTP is a 502
+/// naming the upstream and the TLS failure (the sandbox has no route to the real APIs).
+#[test]
+fn an_https_upstream_is_spoken_to_over_tls() {
+    let upstream = Upstream::start(vec![Canned::Json(200, "{}".to_owned())]);
+    let url = format!("https://{}", upstream.addr);
+    let proxy = Proxy::start(&url, false);
+    let (status, body) = raw_request(&proxy.url, "GET", "/v1/models", b"");
+    assert_eq!(status, 502, "{body}");
+    let body: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(body["error"]["upstream"], url.as_str());
+    let message = body["error"]["message"].as_str().unwrap();
+    assert!(message.contains(&url), "{message}");
+    assert!(
+        message.to_lowercase().contains("tls") || message.contains("corrupt"),
+        "a TLS failure: {message}"
+    );
+}
+
+/// A body that is not JSON goes on unchanged (with a warning), and so does any other path.
+#[test]
+fn a_body_that_is_not_json_is_relayed_unchanged() {
+    let upstream = Upstream::start(vec![
+        Canned::Json(400, r#"{"error": "bad json"}"#.to_owned()),
+        Canned::Json(200, r#"{"data": []}"#.to_owned()),
+    ]);
+    let proxy = Proxy::start(&upstream.url(), false);
+    let body = b"{\"messages\": [not json";
+    let (status, answer) = raw_request(&proxy.url, "POST", "/v1/messages?beta=true", body);
+    assert_eq!(status, 400);
+    assert_eq!(answer, r#"{"error": "bad json"}"#);
+    let (status, answer) = raw_request(&proxy.url, "GET", "/v1/models", b"");
+    assert_eq!(status, 200);
+    assert_eq!(answer, r#"{"data": []}"#);
+    let recorded = upstream.recorded();
+    assert_eq!(recorded[0].path, "/v1/messages?beta=true");
+    assert_eq!(recorded[0].body, body);
+    assert_eq!(recorded[1].path, "/v1/models");
+    let (status, report) = raw_request(&proxy.url, "GET", "/parrot/report", b"");
+    assert_eq!(status, 200);
+    let report: Value = serde_json::from_str(&report).unwrap();
+    assert_eq!(report["total"]["calls"], 0);
+    let stderr = proxy.stop();
+    assert!(
+        stderr.contains("not rewritten, relayed as sent"),
+        "the warning names the problem: {stderr}"
+    );
+}
+
+/// `GET /parrot/report` counts the results a request carried.
+#[test]
+fn the_report_endpoint_counts_the_results() {
+    let rows = corpus("query-500x12.json");
+    let upstream = Upstream::start(vec![Canned::Json(
+        200,
+        chat_completion(json!({"role": "assistant", "content": "ok"}), "stop"),
+    )]);
+    let proxy = Proxy::start(&upstream.url(), false);
+    sdk(
+        "openai",
+        "chat",
+        &proxy.url,
+        &chat_conversation(&rows),
+        false,
+    );
+    let (status, report) = raw_request(&proxy.url, "GET", "/parrot/report", b"");
+    assert_eq!(status, 200);
+    let report: Value = serde_json::from_str(&report).unwrap();
+    assert_eq!(report["total"]["calls"], 1, "{report}");
+    assert_eq!(report["tools"][0]["tool"], "sql");
+    assert!(
+        report["total"]["bytes_after"].as_u64().unwrap()
+            < report["total"]["bytes_before"].as_u64().unwrap()
+    );
+}
+
+/// One request over a fresh connection; the status and the body.
+fn raw_request(base: &str, method: &str, target: &str, body: &[u8]) -> (u16, String) {
+    let addr = base.strip_prefix("http://").unwrap();
+    let mut stream = TcpStream::connect(addr).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    write!(
+        stream,
+        "{method} {target} HTTP/1.1\r\nhost: {addr}\r\ncontent-type: application/json\r\n\
+         content-length: {}\r\nconnection: close\r\n\r\n",
+        body.len()
+    )
+    .unwrap();
+    stream.write_all(body).unwrap();
+    let mut answer = Vec::new();
+    stream.read_to_end(&mut answer).unwrap();
+    let answer = String::from_utf8(answer).unwrap();
+    let (head, rest) = answer.split_once("\r\n\r\n").unwrap();
+    let status = head.split(' ').nth(1).unwrap().parse().unwrap();
+    let body = if head
+        .to_ascii_lowercase()
+        .contains("transfer-encoding: chunked")
+    {
+        dechunk(rest)
+    } else {
+        rest.to_owned()
+    };
+    (status, body)
+}
+
+fn dechunk(mut text: &str) -> String {
+    let mut out = String::new();
+    while let Some((size, rest)) = text.split_once("\r\n") {
+        let size = usize::from_str_radix(size.trim(), 16).unwrap();
+        if size == 0 {
+            break;
+        }
+        out.push_str(&rest[..size]);
+        text = &rest[size + 2..];
+    }
+    out
+}
+
+/// An answer that calls the recovery tool and one of the client's: the client gets it without
+/// the recovery call (it could not answer it), and nothing is sent upstream again.
+#[test]
+fn a_mixed_answer_reaches_the_client_without_the_recovery_call() {
+    let rows = corpus("query-500x12.json");
+    let log = corpus("logs/cargo-test-01.log");
+    let upstream = Upstream::start(vec![Canned::Json(
+        200,
+        anthropic_message(
+            json!([
+                {"type": "tool_use", "id": "toolu_8", "name": "wm_get_result",
+                 "input": {"key": "__tee__:sql:0"}},
+                {"type": "tool_use", "id": "toolu_9", "name": "sql",
+                 "input": {"q": "select 1"}}
+            ]),
+            "tool_use",
+        ),
+    )]);
+    let proxy = Proxy::start(&upstream.url(), false);
+    let answer = sdk(
+        "anthropic",
+        "messages",
+        &proxy.url,
+        &anthropic_conversation(&rows, &log),
+        false,
+    );
+    let content = answer["result"]["content"].as_array().unwrap();
+    assert_eq!(content.len(), 1, "{answer}");
+    assert_eq!(content[0]["name"], "sql");
+    assert_eq!(content[0]["id"], "toolu_9");
+    assert_eq!(answer["result"]["stop_reason"], "tool_use");
+    assert_eq!(upstream.recorded().len(), 1);
+}
+
+/// The same through the Responses API's stream: the call is the first output item, and the
+/// proxy takes the model's turn from the `response.completed` event.
+#[test]
+fn a_streamed_responses_recovery_call_is_answered_in_the_proxy() {
+    let rows = corpus("query-500x12.json");
+    let (_dir, host) = reference_host();
+    let (_, key) = processed(&host, "sql", &rows);
+    let arguments = json!({"key": key, "pointer": "/rows/3/revenue"}).to_string();
+    let event = |data: Value| {
+        format!(
+            "event: {}\ndata: {data}\n\n",
+            data["type"].as_str().unwrap()
+        )
+    };
+    let call_item = json!({"type": "function_call", "id": "fc_9", "call_id": "call_9",
+        "name": "wm_get_result", "arguments": arguments, "status": "completed"});
+    let call = event(json!({"type": "response.created", "sequence_number": 0,
+            "response": serde_json::from_str::<Value>(&response(json!([]))).unwrap()}))
+        + &event(
+            json!({"type": "response.output_item.added", "sequence_number": 1,
+            "output_index": 0, "item": {"type": "function_call", "id": "fc_9",
+            "call_id": "call_9", "name": "wm_get_result", "arguments": "",
+            "status": "in_progress"}}),
+        )
+        + &event(
+            json!({"type": "response.function_call_arguments.delta", "sequence_number": 2,
+            "output_index": 0, "item_id": "fc_9", "delta": arguments}),
+        )
+        + &event(
+            json!({"type": "response.output_item.done", "sequence_number": 3,
+            "output_index": 0, "item": call_item}),
+        )
+        + &event(json!({"type": "response.completed", "sequence_number": 4,
+            "response": serde_json::from_str::<Value>(&response(json!([call_item]))).unwrap()}));
+    let message = json!({"type": "message", "id": "msg_2", "status": "completed",
+        "role": "assistant", "content": [{"type": "output_text", "text": "1004.11",
+        "annotations": []}]});
+    let answer = event(json!({"type": "response.created", "sequence_number": 0,
+            "response": serde_json::from_str::<Value>(&response(json!([]))).unwrap()}))
+        + &event(
+            json!({"type": "response.output_item.added", "sequence_number": 1,
+            "output_index": 0, "item": message}),
+        )
+        + &event(json!({"type": "response.completed", "sequence_number": 2,
+            "response": serde_json::from_str::<Value>(&response(json!([message]))).unwrap()}));
+    let upstream = Upstream::start(vec![
+        Canned::Sse(vec![(Duration::ZERO, call)]),
+        Canned::Sse(vec![(Duration::ZERO, answer)]),
+    ]);
+    let proxy = Proxy::start(&upstream.url(), false);
+    let streamed = sdk(
+        "openai",
+        "responses",
+        &proxy.url,
+        &responses_conversation(&rows),
+        true,
+    );
+    let events = streamed["events"].as_array().unwrap();
+    let kinds: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    assert_eq!(
+        kinds,
+        [
+            "response.created",
+            "response.output_item.added",
+            "response.completed"
+        ],
+        "only the final answer's events: {streamed}"
+    );
+    let recorded = upstream.recorded();
+    assert_eq!(recorded.len(), 2);
+    let input = recorded[1].json()["input"].clone();
+    assert_eq!(input[3]["name"], "wm_get_result");
+    assert_eq!(input[4]["type"], "function_call_output");
+    let text = input[4]["output"].as_str().unwrap();
+    assert_eq!(text.split_once('\n').unwrap().1, "1004.11", "{text}");
+}
