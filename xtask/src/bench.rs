@@ -3,7 +3,8 @@
 //! 1. [`corpus`]: the registry payloads of `corpus/registry.toml` are downloaded (once; a
 //!    tarball already on disk is reused when its digest matches), checked against their sha256
 //!    and extracted into `target/bench-corpus/`, with an `index.json` the benchmarks read.
-//! 2. `cargo bench -p parrot-codecs -p parrot-host -p parrot-compress`, with `PARROT_BENCH_REPORT` pointing at
+//! 2. `cargo bench -p parrot-codecs -p parrot-host -p parrot-compress -p parrot-bpe -p
+//!    parrot-serve`, with `PARROT_BENCH_REPORT` pointing at
 //!    `target/bench-report/`: the criterion benchmarks leave their estimates there
 //!    (`CRITERION_HOME`), the others write their tables and target lines as Markdown.
 //! 3. `docs/BENCHMARKS.md` is rewritten from those: machine, date, toolchain, every table, and
@@ -192,6 +193,8 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
             "parrot-compress",
             "-p",
             "parrot-bpe",
+            "-p",
+            "parrot-serve",
         ])
         .env("PARROT_BENCH_REPORT", &report)
         .env("PARROT_BENCH_CORPUS", &corpus)
@@ -358,6 +361,7 @@ fn render(report: &Path, quick: bool) -> Result<String> {
         "defaults",
         "process",
         "command",
+        "serve",
         "auto",
         "construction",
         "memory",
@@ -412,6 +416,8 @@ fn render(report: &Path, quick: bool) -> Result<String> {
     out.push_str(&fragment(report, "process.md"));
     writeln!(out, "\n## The command\n")?;
     out.push_str(&fragment(report, "command.md"));
+    writeln!(out, "\n## The HTTP proxy (`serve`)\n")?;
+    out.push_str(&fragment(report, "serve.md"));
     writeln!(out, "\n## The routing codec `auto`\n")?;
     out.push_str(&fragment(report, "auto.md"));
     writeln!(out, "\n## The token gauge: the no-gain rule in tokens\n")?;
