@@ -4,7 +4,9 @@
 //! cargo bench -p parrot-compress --bench command
 //! ```
 //!
-//! The yardstick is this benchmark's own binary run again with `PARROT_BENCH_SCAN=FILE`: it
+//! Both programs run as copies in the benchmark's temporary folder, as installed (see
+//! `Binaries`). The yardstick is this benchmark's own binary run again with
+//! `PARROT_BENCH_SCAN=FILE`: it
 //! reads the file and runs the workspace's scan yardstick on it (serde_json into
 //! `serde::de::IgnoredAny`, allocating nothing) and exits, so it pays a process's start, the
 //! read and one validating pass. Each round runs both, in alternating order; the ratio is the
@@ -45,6 +47,7 @@ fn main() {
     std::fs::write(&big, corpus::query_rows(10 << 20, usize::MAX)).expect("write");
     std::fs::write(&small, corpus::query_rows(1 << 10, usize::MAX)).expect("write");
 
+    let binaries = Binaries::installed(dir.path());
     let rows: [(&str, &Path, &[&str], usize); 4] = [
         (
             "10 MB of rows, `compress --no-tee`",
@@ -82,7 +85,7 @@ fn main() {
     );
     let mut results = Vec::new();
     for (name, file, args, rounds) in rows {
-        let (scan, command, ratio) = interleaved(&project, file, args, rounds);
+        let (scan, command, ratio) = interleaved(&binaries, &project, file, args, rounds);
         table.push_str(&format!(
             "| {name} | {rounds} | {} | {} | {} | {ratio:.2}x |\n",
             ms(scan),
@@ -120,7 +123,33 @@ fn ms(d: Duration) -> String {
 }
 
 /// p50 of the scan, p50 of the command, and the median ratio, over `rounds` rounds.
+/// The two programs each round runs, copied into the benchmark's folder as an install copies
+/// them: on this machine a binary fresh from the linker starts slower than the same bytes
+/// copied (its pages in the page cache as the linker wrote them; the command measured 4.5-4.9
+/// ms where its copy took 3.6 ms), so without the copy the row would measure how the binary
+/// was written, not what a user runs. The scan's program is copied too, on the same footing.
+struct Binaries {
+    command: std::path::PathBuf,
+    scan: std::path::PathBuf,
+}
+
+impl Binaries {
+    fn installed(dir: &Path) -> Binaries {
+        let copy = |from: &Path, name: &str| {
+            let to = dir.join(name);
+            std::fs::copy(from, &to)
+                .unwrap_or_else(|e| panic!("copy {} to {}: {e}", from.display(), to.display()));
+            to
+        };
+        Binaries {
+            command: copy(Path::new(COMMAND), "parrot-compress"),
+            scan: copy(&std::env::current_exe().expect("this binary"), "scan"),
+        }
+    }
+}
+
 fn interleaved(
+    binaries: &Binaries,
     project: &Path,
     file: &Path,
     args: &[&str],
@@ -128,7 +157,7 @@ fn interleaved(
 ) -> (Duration, Duration, f64) {
     let scan = || {
         let started = Instant::now();
-        let status = Command::new(std::env::current_exe().expect("this binary"))
+        let status = Command::new(&binaries.scan)
             .env("PARROT_BENCH_SCAN", file)
             .stdout(Stdio::null())
             .status()
@@ -138,7 +167,7 @@ fn interleaved(
     };
     let command = || {
         let started = Instant::now();
-        let status = Command::new(COMMAND)
+        let status = Command::new(&binaries.command)
             .arg("--project")
             .arg(project)
             .args(["compress", "--tool", "rows"])
