@@ -103,42 +103,38 @@ fn interleaved(text: &str, compact: &JsonCompact, columnar: &Columnar, toon: &To
         run();
         started.elapsed().as_secs_f64()
     };
-    let mut lines = String::new();
+    let mut runs: Vec<(String, Box<dyn Fn() + '_>)> = Vec::new();
     for level in [Level::Minimal, Level::Normal, Level::Aggressive] {
-        let runs: [(String, Box<dyn Fn()>); 3] = [
-            (
-                format!("json_compact/{level}"),
-                Box::new(move || drop(black_box(compact.compress(Payload::json(text), level)))),
-            ),
-            (
-                format!("columnar/{level}"),
-                Box::new(move || drop(black_box(columnar.compress(Payload::json(text), level)))),
-            ),
-            (
-                "toon/minimal".to_owned(),
-                Box::new(move || {
-                    drop(black_box(
-                        toon.compress(Payload::json(text), Level::Minimal),
-                    ))
-                }),
-            ),
-        ];
-        for (column, run) in runs
-            .iter()
-            .filter(|(column, _)| level == Level::Minimal || !column.starts_with("toon"))
-        {
-            run();
-            let mut ratios: Vec<f64> = (0..rounds)
-                .map(|_| {
-                    let yardstick = scan();
-                    timed(run.as_ref()) / yardstick
-                })
-                .collect();
-            ratios.sort_by(f64::total_cmp);
-            let median = ratios[rounds / 2];
-            println!("codecs.rows_1MB {column}: interleaved ratio {median:.2}");
-            lines.push_str(&format!("{column} {median}\n"));
-        }
+        runs.push((
+            format!("json_compact/{level}"),
+            Box::new(move || drop(black_box(compact.compress(Payload::json(text), level)))),
+        ));
+        runs.push((
+            format!("columnar/{level}"),
+            Box::new(move || drop(black_box(columnar.compress(Payload::json(text), level)))),
+        ));
+    }
+    runs.push((
+        "toon/minimal".to_owned(),
+        Box::new(|| {
+            drop(black_box(
+                toon.compress(Payload::json(text), Level::Minimal),
+            ))
+        }),
+    ));
+    let mut lines = String::new();
+    for (column, run) in &runs {
+        run();
+        let mut ratios: Vec<f64> = (0..rounds)
+            .map(|_| {
+                let yardstick = scan();
+                timed(run.as_ref()) / yardstick
+            })
+            .collect();
+        ratios.sort_by(f64::total_cmp);
+        let median = ratios[rounds / 2];
+        println!("codecs.rows_1MB {column}: interleaved ratio {median:.2}");
+        lines.push_str(&format!("{column} {median}\n"));
     }
     if let Some(dir) = corpus::report_dir() {
         let path = dir.join("codecs-interleaved.txt");

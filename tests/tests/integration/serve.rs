@@ -647,18 +647,24 @@ fn anthropic_results_arrive_compressed_and_recovery_happens_in_the_proxy() {
     );
     let part: Value = serde_json::from_str(text.split_once('\n').unwrap().1).unwrap();
     assert_eq!(part, row17, "row 17 of the original");
-    let shared = common_prefix(&first.body, &follow.body);
-    let through_last_message = first.body.len() - tail_after_messages(&first.body);
-    assert!(
-        shared >= through_last_message,
-        "the follow-up shares the request's bytes up to its last message ({shared} of {through_last_message})"
-    );
+    assert_shares_messages(&first.body, &follow.body, "the follow-up");
     let stderr = proxy.stop();
     assert!(
         !stderr.contains("sk-ant-test-key"),
         "no API key in the log: {stderr}"
     );
     assert!(stderr.contains("sql"), "the report at stop: {stderr}");
+}
+
+/// Asserts that `later` (`what`) holds `earlier`'s bytes up to the end of its last message:
+/// the prefix a provider caches.
+fn assert_shares_messages(earlier: &[u8], later: &[u8], what: &str) {
+    let shared = common_prefix(earlier, later);
+    let through_last_message = earlier.len() - tail_after_messages(earlier);
+    assert!(
+        shared >= through_last_message,
+        "{what} shares {shared} bytes; the earlier body's messages end at {through_last_message}"
+    );
 }
 
 /// Bytes two bodies share at their start.
@@ -746,10 +752,7 @@ fn chat_results_arrive_compressed_and_recovery_happens_in_the_proxy() {
         text.contains("S0003") && text.contains("S0004") && !text.contains("S0005"),
         "{text}"
     );
-    assert!(
-        common_prefix(&recorded[0].body, &recorded[1].body)
-            >= recorded[0].body.len() - tail_after_messages(&recorded[0].body)
-    );
+    assert_shares_messages(&recorded[0].body, &recorded[1].body, "the follow-up");
 }
 
 /// The Responses API through the SDK: the `function_call_output` arrives compressed; the
@@ -943,10 +946,7 @@ fn a_streamed_recovery_call_is_answered_in_the_proxy() {
     assert_eq!(result["tool_use_id"], "toolu_9");
     let text = result["content"].as_str().unwrap();
     assert_eq!(text.split_once('\n').unwrap().1, "\"S0042\"", "{text}");
-    assert!(
-        common_prefix(&recorded[0].body, &recorded[1].body)
-            >= recorded[0].body.len() - tail_after_messages(&recorded[0].body)
-    );
+    assert_shares_messages(&recorded[0].body, &recorded[1].body, "the follow-up");
 }
 
 /// The same through Chat Completions' stream: the call's arguments arrive in pieces.
@@ -1039,11 +1039,10 @@ fn the_same_conversation_gives_the_same_bytes_and_a_longer_one_their_prefix() {
         recorded[0].body, recorded[1].body,
         "the same conversation, the same bytes"
     );
-    let shared = common_prefix(&recorded[0].body, &recorded[2].body);
-    let through_last_message = recorded[0].body.len() - tail_after_messages(&recorded[0].body);
-    assert!(
-        shared >= through_last_message,
-        "the longer conversation shares {shared} bytes, the earlier body's messages end at {through_last_message}"
+    assert_shares_messages(
+        &recorded[0].body,
+        &recorded[2].body,
+        "the longer conversation",
     );
     // And the bytes after the messages (the recovery tool's definition among them) too.
     let tail = tail_after_messages(&recorded[0].body);
