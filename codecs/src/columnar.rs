@@ -1010,27 +1010,6 @@ fn same_form(seen: &str, escaped: bool, form: &str) -> bool {
     distinct_form(seen, escaped) == form
 }
 
-/// Whether two byte strings are equal. Cells are short: up to 16 bytes are compared as two
-/// overlapping words each, with no loop and no call.
-#[inline]
-fn same_bytes(a: &[u8], b: &[u8]) -> bool {
-    let n = a.len();
-    if n != b.len() {
-        return false;
-    }
-    let word = |bytes: &[u8], at: usize| {
-        bytes
-            .get(at..at + 8)
-            .and_then(|w| <[u8; 8]>::try_from(w).ok())
-            .map_or(0, u64::from_le_bytes)
-    };
-    match n {
-        8..=16 => word(a, 0) == word(b, 0) && word(a, n - 8) == word(b, n - 8),
-        0..8 => a.iter().zip(b).all(|(x, y)| x == y),
-        _ => a == b,
-    }
-}
-
 #[inline]
 fn hash(form: &str) -> u64 {
     let mut hasher = foldhash::fast::FixedState::default().build_hasher();
@@ -1098,7 +1077,7 @@ impl<'v, 's> Distinct<'v, 's> {
                 .copied()
                 .unwrap_or("");
             let seen_escaped = entry & ESCAPED != 0;
-            same_bytes(seen.as_bytes(), value.as_bytes())
+            parrot_json::same_bytes(seen.as_bytes(), value.as_bytes())
                 || ((escaped || seen_escaped) && same_form(seen, seen_escaped, &form))
         };
         self.set
@@ -2112,20 +2091,6 @@ mod tests {
                     a.cmp(b),
                     "{a_written} vs {b_written}"
                 );
-            }
-        }
-    }
-
-    #[test]
-    fn same_bytes_at_every_length() {
-        for n in 0..40 {
-            let a: Vec<u8> = (0..n).map(|i| b'a' + (i % 26) as u8).collect();
-            assert!(same_bytes(&a, &a.clone()), "{n}");
-            assert!(!same_bytes(&a, &[a.as_slice(), b"z"].concat()), "{n}");
-            for at in 0..n {
-                let mut b = a.clone();
-                b[at] = b'.';
-                assert!(!same_bytes(&a, &b), "{n} bytes, differing at {at}");
             }
         }
     }

@@ -131,7 +131,7 @@ mod value;
 mod write;
 
 pub use check::{JsonCheck, TopLevel, check, top_level, top_level_unchecked};
-pub use equal::{equivalent, scalar_eq};
+pub use equal::{equivalent, same_bytes, scalar_eq};
 pub use names::{DistinctNames, all_distinct};
 pub use number::{Number, cmp_numbers, is_number};
 pub use reader::{Error, MAX_DEPTH, Reader, string_stop};

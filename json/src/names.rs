@@ -33,11 +33,9 @@ impl<'a> DistinctNames<'a> {
     /// value.
     #[inline]
     pub fn check(&mut self, depth: usize, names: &[RawStr<'a>]) -> bool {
-        if self
-            .known
-            .get(depth)
-            .is_some_and(|known| known.as_slice() == names)
-        {
+        if self.known.get(depth).is_some_and(|known| {
+            known.len() == names.len() && known.iter().zip(names).all(|(a, b)| a == b)
+        }) {
             return true;
         }
         self.check_new(depth, names)

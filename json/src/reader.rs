@@ -417,7 +417,8 @@ impl<'a> Reader<'a> {
             Some(b'f') => "false",
             _ => return Err(self.error()),
         };
-        if self.bytes.get(self.pos..self.pos + word.len()) == Some(word.as_bytes()) {
+        let written = self.bytes.get(self.pos..self.pos + word.len());
+        if written.is_some_and(|written| crate::same_bytes(written, word.as_bytes())) {
             self.pos += word.len();
             Ok(word)
         } else {

@@ -24,11 +24,25 @@ use crate::write::Output;
 /// assert_eq!(string.decoded(), "café");
 /// assert!(string.is("café"));
 /// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy)]
 pub struct RawStr<'a> {
     raw: &'a str,
     escaped: bool,
 }
+
+/// Equal as written (the same bytes between the same quotes), not by decoded value (that is
+/// [`RawStr::same_value`]). Member names are compared this way once per object by
+/// [`crate::DistinctNames`], so short ones are compared without a call
+/// ([`crate::same_bytes`]).
+impl PartialEq for RawStr<'_> {
+    #[inline]
+    fn eq(&self, other: &RawStr<'_>) -> bool {
+        self.escaped == other.escaped
+            && crate::same_bytes(self.raw.as_bytes(), other.raw.as_bytes())
+    }
+}
+
+impl Eq for RawStr<'_> {}
 
 impl<'a> RawStr<'a> {
     /// A string the reader checked: `raw` with its quotes, `escaped` when it holds a `\`.
