@@ -422,10 +422,20 @@ pub(crate) const TABLE: &[Pattern] = &[
 ///
 /// A line with a match that counts holds that row, so its anchor or its start: the lines
 /// neither test marks have no hit, and the marked ones are searched with every row as before.
-pub(crate) struct Matcher {
-    /// Every row, leftmost-first, run on the marked lines: the built-in table's automaton when
-    /// there are no extra rows, else one of its own.
-    automaton: Rows,
+///
+/// A codec without extra rows shares [`BUILT_IN`], built on the first scan that needs it.
+pub(crate) enum Matcher {
+    /// The built-in table alone: [`BUILT_IN`].
+    Table,
+    /// The table and the entry's `failure_patterns`, compiled when the codec is built (so a
+    /// pattern set too large to compile is the entry's error).
+    Extended(Box<Compiled>),
+}
+
+/// A [`Matcher`]'s automaton, searcher and tables.
+pub(crate) struct Compiled {
+    /// Every row, leftmost-first, run on the marked lines.
+    automaton: AhoCorasick,
     /// The anchors of the rows matched anywhere that are [`ANCHOR`] bytes or longer.
     anchors: Searcher,
     /// The rows matched anywhere shorter than that (only extra rows can be).
@@ -475,23 +485,14 @@ fn head(bytes: &[u8]) -> u64 {
     u64::from_le_bytes(word)
 }
 
-/// The automaton over every row.
-enum Rows {
-    /// The built-in table alone: [`TABLE_AUTOMATON`].
-    Table,
-    /// The table and the entry's `failure_patterns`, compiled when the codec is built (so a
-    /// pattern set too large to compile is the entry's error).
-    Extended(AhoCorasick),
-}
-
-/// The built-in table's automaton, compiled on the first scan that needs it and shared by
-/// every matcher without extra rows. Compiling it takes about 1.5 ms, and a host builds the
-/// `log` codec for every entry that may route to it (`auto` among them) whether or not a log
-/// ever comes: the command paid it on every start. The table is constant; the unit test
-/// `built_in_table_compiles` compiles it.
-static TABLE_AUTOMATON: LazyLock<AhoCorasick> = LazyLock::new(|| {
-    let texts: Vec<&str> = TABLE.iter().map(|row| row.text).collect();
-    leftmost(&texts).expect("the built-in table compiles: see the test built_in_table_compiles")
+/// The built-in table's matcher, built on the first scan that needs it and shared by every
+/// `log` codec without extra rows. Building it (the automaton over every row, the SIMD
+/// searcher of the anchors) takes about 1.5 ms, and a host builds the `log` codec for every
+/// entry that may route to it (`auto` among them) whether or not a log ever comes: the
+/// command paid it on every start. The table is constant; the unit test
+/// `built_in_table_compiles` builds it.
+static BUILT_IN: LazyLock<Compiled> = LazyLock::new(|| {
+    Compiled::new(&[]).expect("the built-in table compiles: see the test built_in_table_compiles")
 });
 
 /// A leftmost-first automaton over `texts`.
@@ -515,9 +516,13 @@ enum Searcher {
 
 impl std::fmt::Debug for Matcher {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Matcher")
-            .field("rows", &self.rows().patterns_len())
-            .finish()
+        match self {
+            Matcher::Table => f.write_str("Matcher::Table"),
+            Matcher::Extended(compiled) => f
+                .debug_struct("Matcher::Extended")
+                .field("rows", &compiled.automaton.patterns_len())
+                .finish(),
+        }
     }
 }
 
@@ -558,22 +563,47 @@ fn low_nibbles(anchor: &str) -> Vec<u8> {
 }
 
 impl Matcher {
-    /// The built-in table plus `extra` failure substrings.
+    /// The built-in table plus `extra` failure substrings: the shared built-in matcher when
+    /// there are none (nothing is compiled here), else one compiled now.
     ///
     /// # Errors
     ///
     /// The automaton's error when the patterns are too many or too long to compile.
     pub(crate) fn new(extra: &[String]) -> Result<Matcher, String> {
-        let automaton = if extra.is_empty() {
-            Rows::Table
+        if extra.is_empty() {
+            Ok(Matcher::Table)
         } else {
-            let texts: Vec<&str> = TABLE
-                .iter()
-                .map(|row| row.text)
-                .chain(extra.iter().map(String::as_str))
-                .collect();
-            Rows::Extended(leftmost(&texts)?)
-        };
+            Compiled::new(extra).map(|compiled| Matcher::Extended(Box::new(compiled)))
+        }
+    }
+
+    /// The table's verdict on every line of `lines`: `None` where no row matches
+    /// ([`Compiled::scan`]).
+    pub(crate) fn scan(&self, lines: &Lines<'_>) -> Vec<Option<Hit>> {
+        self.compiled().scan(lines)
+    }
+
+    fn compiled(&self) -> &Compiled {
+        match self {
+            Matcher::Table => &BUILT_IN,
+            Matcher::Extended(compiled) => compiled,
+        }
+    }
+}
+
+impl Compiled {
+    /// The built-in table plus `extra` failure substrings, compiled.
+    ///
+    /// # Errors
+    ///
+    /// The automaton's error when the patterns are too many or too long to compile.
+    fn new(extra: &[String]) -> Result<Compiled, String> {
+        let texts: Vec<&str> = TABLE
+            .iter()
+            .map(|row| row.text)
+            .chain(extra.iter().map(String::as_str))
+            .collect();
+        let automaton = leftmost(&texts)?;
         let mut anchors: Vec<&str> = Vec::new();
         let mut short = Vec::new();
         let mut placed = vec![Vec::new(); 256];
@@ -622,7 +652,7 @@ impl Matcher {
             Some(packed) => Searcher::Packed(packed),
             None => Searcher::Automaton(leftmost(&anchors)?),
         };
-        Ok(Matcher {
+        Ok(Compiled {
             automaton,
             anchors,
             short,
@@ -647,7 +677,7 @@ impl Matcher {
             marked[changed[k] as usize] = true;
         });
         let mut hits: Vec<Option<Hit>> = vec![None; starts.len()];
-        let automaton = self.rows();
+        let automaton = &self.automaton;
         for (i, hit) in hits.iter_mut().enumerate() {
             let line = lines.get(i);
             if !marked[i] && !self.may_place(line.as_bytes()) {
@@ -661,14 +691,6 @@ impl Matcher {
             }
         }
         hits
-    }
-
-    /// The automaton over every row.
-    fn rows(&self) -> &AhoCorasick {
-        match &self.automaton {
-            Rows::Table => &TABLE_AUTOMATON,
-            Rows::Extended(automaton) => automaton,
-        }
     }
 
     /// Calls `mark` with each line of `bytes` (lines `starts[i]..ends[i]`, each followed by a
@@ -1004,13 +1026,15 @@ mod tests {
 
     #[test]
     fn built_in_table_compiles() {
-        let texts: Vec<&str> = TABLE.iter().map(|row| row.text).collect();
-        let automaton = leftmost(&texts).unwrap();
-        assert_eq!(automaton.patterns_len(), TABLE.len());
-        assert_eq!(TABLE_AUTOMATON.patterns_len(), TABLE.len());
-        assert!(matches!(Matcher::new(&[]).unwrap().automaton, Rows::Table));
+        let built_in = Compiled::new(&[]).unwrap();
+        assert_eq!(built_in.automaton.patterns_len(), TABLE.len());
+        assert_eq!(BUILT_IN.automaton.patterns_len(), TABLE.len());
+        assert!(matches!(Matcher::new(&[]).unwrap(), Matcher::Table));
         let extended = Matcher::new(&["request_id=".to_string()]).unwrap();
-        assert_eq!(extended.rows().patterns_len(), TABLE.len() + 1);
+        let Matcher::Extended(extended) = extended else {
+            panic!("extra rows get a matcher of their own");
+        };
+        assert_eq!(extended.automaton.patterns_len(), TABLE.len() + 1);
     }
 
     #[test]
