@@ -211,9 +211,33 @@ impl Router {
         }
     }
 
+    /// [`Router::route`] for a payload's text: its rows are counted only when its level and
+    /// its bytes do not decide the route, and only until they reach the row threshold
+    /// ([`Router::rows_reach`]).
+    pub fn route_text(&self, minimal: bool, text: &str, can_offload: bool) -> Route {
+        let threshold = self.budgets.row_threshold;
+        // The rows matter only under the size threshold, and then only whether they reach it.
+        let counted = !minimal && text.len() < self.budgets.size_threshold_bytes;
+        let rows = if counted && Router::rows_reach(text, threshold) {
+            threshold
+        } else {
+            0
+        };
+        self.route(minimal, text.len(), rows, can_offload)
+    }
+
     /// A cheap row estimate: the number of `{` bytes (one per object), without parsing.
     pub fn estimate_rows(text: &str) -> usize {
-        text.bytes().filter(|b| *b == b'{').count()
+        memchr::memchr_iter(b'{', text.as_bytes()).count()
+    }
+
+    /// Whether [`Router::estimate_rows`] of `text` is at least `rows`, found by counting up to
+    /// `rows` only.
+    pub fn rows_reach(text: &str, rows: usize) -> bool {
+        rows == 0
+            || memchr::memchr_iter(b'{', text.as_bytes())
+                .nth(rows - 1)
+                .is_some()
     }
 }
 
@@ -612,6 +636,41 @@ mod tests {
                 "minimal={minimal} bytes={bytes} rows={rows} offload={offload}"
             );
         }
+    }
+
+    /// `route_text` routes every text as `route` does with the full row estimate, though it
+    /// counts less: around both thresholds, at every level and with or without an executor.
+    #[test]
+    fn routing_a_text_agrees_with_the_full_row_estimate() {
+        let router = Router::default();
+        let rows = |n: usize| "{}".repeat(n);
+        let mut texts = vec![String::new(), "no rows".to_owned()];
+        for n in [1, 1_498, 1_499, 1_500, 1_501, 3_000] {
+            texts.push(rows(n));
+        }
+        let big = router.budgets.size_threshold_bytes;
+        for len in [big - 1, big, big + 1] {
+            texts.push("{".repeat(10) + &" ".repeat(len - 10));
+        }
+        for text in &texts {
+            assert_eq!(
+                Router::rows_reach(text, router.budgets.row_threshold),
+                Router::estimate_rows(text) >= router.budgets.row_threshold
+            );
+            for minimal in [false, true] {
+                for offload in [false, true] {
+                    assert_eq!(
+                        router.route_text(minimal, text, offload),
+                        router.route(minimal, text.len(), Router::estimate_rows(text), offload),
+                        "{} bytes, {} rows",
+                        text.len(),
+                        Router::estimate_rows(text)
+                    );
+                }
+            }
+        }
+        assert!(Router::rows_reach("", 0));
+        assert_eq!(Router::estimate_rows("{\"a\":{\"b\":[{}]}}"), 3);
     }
 
     fn messages(errors: Vec<SettingsError>) -> Vec<String> {

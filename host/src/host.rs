@@ -196,7 +196,7 @@ impl Host {
         // Only a payload under the size threshold is scanned for rows, on this thread.
         let big = size >= budgets.size_threshold_bytes
             || match &call.payload {
-                OwnedInput::Text(text) => Router::estimate_rows(text) >= budgets.row_threshold,
+                OwnedInput::Text(text) => Router::rows_reach(text, budgets.row_threshold),
                 _ => false,
             };
         if !big {

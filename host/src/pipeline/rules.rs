@@ -13,7 +13,7 @@ use super::pointer::{
     self, DIGEST_BESIDE_BYTES, Digest, KEY_HEX_DIGITS, attach_pointer, tee_pointer,
 };
 use crate::auto::{Decision, Part};
-use crate::budget::{Admission, Breaker, Route, Router};
+use crate::budget::{Admission, Breaker, Route};
 use crate::call::{Meta, Skip};
 use parrot_json::{JsonCheck, Member, TopLevel};
 
@@ -326,12 +326,7 @@ fn budget(run: &Run<'_, '_>, kind: PayloadKind, text: &str) -> Result<Duration, 
     let route = if stage.settings.inline_at_any_size {
         Route::Inline
     } else {
-        stage.router.route(
-            minimal,
-            text.len(),
-            Router::estimate_rows(text),
-            run.offloaded,
-        )
+        stage.router.route_text(minimal, text, run.offloaded)
     };
     if route == Route::Passthrough {
         return Err(Skip::BudgetPassthrough);
