@@ -13,7 +13,7 @@
 
 use parrot_codec_api::{CodecError, Params};
 
-use parrot_json::RawStr;
+use parrot_json::{Output, RawStr};
 
 /// The smallest limit that leaves room for the marker (20 code points plus the digits of the
 /// count, at most 20) and something of the string.
@@ -40,16 +40,16 @@ pub(crate) fn limit_param(
 /// Writes `string` into `out`, clipped to `limit` code points when it is longer (`limit` 0:
 /// never), the marker naming the string's JSON Pointer in the original when `pointer` gives it
 /// (called only when the string is clipped). Returns whether it clipped.
-pub(crate) fn write_clipped(
+pub(crate) fn write_clipped<O: Output + ?Sized>(
     string: RawStr<'_>,
     limit: usize,
     pointer: impl FnOnce() -> Option<String>,
-    out: &mut Vec<u8>,
+    out: &mut O,
 ) -> bool {
     let content = string.content();
     // A string has at least as many bytes as code points: most strings end here.
     if limit == 0 || content.len() <= limit {
-        out.extend_from_slice(string.raw().as_bytes());
+        out.push_str(string.raw());
         return false;
     }
     let total = if string.is_escaped() {
@@ -58,7 +58,7 @@ pub(crate) fn write_clipped(
         content.chars().count()
     };
     if total <= limit {
-        out.extend_from_slice(string.raw().as_bytes());
+        out.push_str(string.raw());
         return false;
     }
     // `; pointer P`, as written in the JSON string, and its length in code points.
@@ -82,12 +82,12 @@ pub(crate) fn write_clipped(
             break;
         }
     }
-    out.push(b'"');
-    out.extend_from_slice(content.as_bytes().get(..head_end).unwrap_or_default());
+    out.push_ascii(b'"');
+    out.push_str(content.get(..head_end).unwrap_or_default());
     let label = label.as_ref().map_or("", |(text, _)| text);
-    out.extend_from_slice(format!("[… {cut} chars clipped{label} …]").as_bytes());
-    out.extend_from_slice(content.as_bytes().get(tail_start..).unwrap_or_default());
-    out.push(b'"');
+    out.push_str(&format!("[… {cut} chars clipped{label} …]"));
+    out.push_str(content.get(tail_start..).unwrap_or_default());
+    out.push_ascii(b'"');
     true
 }
 

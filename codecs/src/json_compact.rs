@@ -142,7 +142,7 @@ impl JsonCompact {
             return None;
         }
         let lossy = pass.clipped || pass.omitted || ambiguous;
-        let out = crate::into_text(pass.out)?;
+        let out = pass.out;
         (out != text).then_some(Transformed { text: out, lossy })
     }
 }
@@ -194,7 +194,9 @@ struct Settings {
 /// One pass: reads the input and writes the output as it goes.
 struct Pass<'a> {
     reader: Reader<'a>,
-    out: Vec<u8>,
+    /// The output, written as text: every piece is a `&str` of the input or ASCII, so it is
+    /// never validated as UTF-8 afterwards.
+    out: String,
     settings: Settings,
     /// The member names of the objects being read, innermost last (for the duplicate check).
     keys: Vec<RawStr<'a>>,
@@ -227,7 +229,7 @@ impl<'a> Pass<'a> {
     fn run(text: &'a str, settings: Settings) -> Result<Pass<'a>, parrot_json::Error> {
         let mut pass = Pass {
             reader: Reader::new(text),
-            out: Vec::with_capacity(text.len()),
+            out: String::with_capacity(text.len()),
             settings,
             keys: Vec::new(),
             distinct: DistinctNames::default(),
@@ -280,12 +282,12 @@ impl<'a> Pass<'a> {
             }
             Some(b'n' | b't' | b'f') => {
                 let literal = self.reader.literal()?;
-                self.out.extend_from_slice(literal.as_bytes());
+                self.out.push_str(literal);
                 Ok(false)
             }
             _ => {
                 let number = self.reader.number()?;
-                self.out.extend_from_slice(number.as_bytes());
+                self.out.push_str(number);
                 Ok(false)
             }
         }
@@ -293,9 +295,9 @@ impl<'a> Pass<'a> {
 
     fn object(&mut self, depth: usize) -> Result<bool, parrot_json::Error> {
         self.reader.bump();
-        self.out.push(b'{');
+        self.out.push('{');
         if self.reader.empty_container(b'}') {
-            self.out.push(b'}');
+            self.out.push('}');
             return Ok(false);
         }
         let keys_base = self.keys.len();
@@ -310,10 +312,10 @@ impl<'a> Pass<'a> {
                 self.reader.literal()?;
             } else {
                 if written > 0 {
-                    self.out.push(b',');
+                    self.out.push(',');
                 }
                 parrot_json::write_unescaped(key, &mut self.out);
-                self.out.push(b':');
+                self.out.push(':');
                 let track = self.tracks();
                 if track {
                     self.path.push(Step::Member(self.keys.len() - 1));
@@ -331,7 +333,7 @@ impl<'a> Pass<'a> {
                 break;
             }
         }
-        self.out.push(b'}');
+        self.out.push('}');
         self.check_distinct(keys_base, depth)?;
         let marker =
             written == 2 && matches!(first_two, [Some(a), Some(b)] if is_marker_pair(&a, &b));
@@ -353,9 +355,9 @@ impl<'a> Pass<'a> {
 
     fn array(&mut self, depth: usize) -> Result<(), parrot_json::Error> {
         self.reader.bump();
-        self.out.push(b'[');
+        self.out.push('[');
         if self.reader.empty_container(b']') {
-            self.out.push(b']');
+            self.out.push(']');
             return Ok(());
         }
         let elements_base = self.elements.len();
@@ -366,7 +368,7 @@ impl<'a> Pass<'a> {
         let mut index = 0;
         loop {
             if !first {
-                self.out.push(b',');
+                self.out.push(',');
             }
             first = false;
             let start = self.out.len();
@@ -406,7 +408,7 @@ impl<'a> Pass<'a> {
         if self.settings.omit > 0 {
             self.trim(elements_base);
         }
-        self.out.push(b']');
+        self.out.push(']');
         Ok(())
     }
 
@@ -416,9 +418,9 @@ impl<'a> Pass<'a> {
         let mut shift = 0;
         if run >= 2 {
             let prefix = format!("{{\"_repeat\":{run},\"_value\":");
-            self.out.splice(start..start, prefix.bytes());
+            self.out.insert_str(start, &prefix);
             let close = (end + prefix.len()).min(self.out.len());
-            self.out.insert(close, b'}');
+            self.out.insert(close, '}');
             shift = prefix.len() + 1;
         }
         if self.settings.omit > 0 {
@@ -461,7 +463,7 @@ impl<'a> Pass<'a> {
             if keep > 0 {
                 marker.push(',');
             }
-            self.out.splice(cut_start..cut_end, marker.bytes());
+            self.out.replace_range(cut_start..cut_end, &marker);
             self.omitted = true;
         }
         self.elements.truncate(base);
