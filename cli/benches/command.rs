@@ -10,7 +10,7 @@
 //! reads the file and runs the workspace's scan yardstick on it (serde_json into
 //! `serde::de::IgnoredAny`, allocating nothing) and exits, so it pays a process's start, the
 //! read and one validating pass. Each round runs both, in alternating order; the ratio is the
-//! median of the rounds' ratios. Rows:
+//! median of the rounds' ratios; the start-up is the median of the rounds' differences. Rows:
 //!
 //! - `compress --no-tee` of 10 MB of rows (the default configuration: `auto`);
 //! - `compress` of 1 KB of rows with the default configuration (its tee store in the project
@@ -65,7 +65,7 @@ fn main() {
             "1 KB of rows, `compress --level none` (start-up)",
             &small,
             &["--level", "none"],
-            if quick { 11 } else { 41 },
+            if quick { 21 } else { 101 },
         ),
         (
             "1 KB of rows, `compress --status error` (stored: the store opened)",
@@ -78,24 +78,26 @@ fn main() {
         "`cargo bench -p parrot-compress --bench command`. Whole processes, each round both in \
          alternating order: the command on a payload file, with the default configuration (no \
          manifest: `auto`) and a fresh project folder, against a process that reads the same \
-         file and runs the scan yardstick on it (the benchmark's own binary). p50 of each and \
-         the median of the rounds' ratios; *over the scan*: the command's p50 minus the scan's.\n\n\
+         file and runs the scan yardstick on it (the benchmark's own binary). p50 of each, and \
+         the medians of the rounds' ratios and of their differences (*over the scan*: the \
+         command's time minus the scan's in the same round).\n\n\
          | run | rounds | scan p50 | command p50 | over the scan | ratio |\n\
          |---|---|---|---|---|---|\n",
     );
     let mut results = Vec::new();
     for (name, file, args, rounds) in rows {
-        let (scan, command, ratio) = interleaved(&binaries, &project, file, args, rounds);
+        let measured = interleaved(&binaries, &project, file, args, rounds);
         table.push_str(&format!(
-            "| {name} | {rounds} | {} | {} | {} | {ratio:.2}x |\n",
-            ms(scan),
-            ms(command),
-            ms(command.saturating_sub(scan)),
+            "| {name} | {rounds} | {} | {} | {} | {:.2}x |\n",
+            ms(measured.scan),
+            ms(measured.command),
+            ms(measured.over),
+            measured.ratio,
         ));
-        results.push((scan, command, ratio));
+        results.push(measured);
     }
     corpus::report("command.md", &table);
-    let (big_ratio, startup) = (results[0].2, results[2].1.saturating_sub(results[2].0));
+    let (big_ratio, startup) = (results[0].ratio, results[2].over);
     corpus::target(
         "command",
         &[
@@ -122,7 +124,19 @@ fn ms(d: Duration) -> String {
     format!("{:.2} ms", d.as_secs_f64() * 1e3)
 }
 
-/// p50 of the scan, p50 of the command, and the median ratio, over `rounds` rounds.
+/// What [`interleaved`] measured over its rounds.
+struct Measured {
+    /// The p50 of the scan and of the command.
+    scan: Duration,
+    command: Duration,
+    /// The median of the rounds' ratios (command over scan) and of their differences
+    /// (command minus scan): each round's pair ran back to back, so a drift in the machine's
+    /// speed over the rounds moves both sides of a round alike.
+    ratio: f64,
+    over: Duration,
+}
+
+/// The two programs' times, paired round by round, over `rounds` rounds.
 /// The two programs each round runs, copied into the benchmark's folder as an install copies
 /// them: on this machine a binary fresh from the linker starts slower than the same bytes
 /// copied (its pages in the page cache as the linker wrote them; the command measured 4.5-4.9
@@ -154,7 +168,7 @@ fn interleaved(
     file: &Path,
     args: &[&str],
     rounds: usize,
-) -> (Duration, Duration, f64) {
+) -> Measured {
     let scan = || {
         let started = Instant::now();
         let status = Command::new(&binaries.scan)
@@ -185,7 +199,8 @@ fn interleaved(
     // One of each first: the files are in the page cache, the store exists.
     scan();
     command();
-    let (mut scans, mut commands, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut scans, mut commands, mut ratios, mut overs) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for round in 0..rounds {
         let (s, c) = if round % 2 == 0 {
             let s = scan();
@@ -195,11 +210,18 @@ fn interleaved(
             (scan(), c)
         };
         ratios.push(c.as_secs_f64() / s.as_secs_f64());
+        overs.push(c.saturating_sub(s));
         scans.push(s);
         commands.push(c);
     }
     scans.sort();
     commands.sort();
     ratios.sort_by(f64::total_cmp);
-    (scans[rounds / 2], commands[rounds / 2], ratios[rounds / 2])
+    overs.sort();
+    Measured {
+        scan: scans[rounds / 2],
+        command: commands[rounds / 2],
+        ratio: ratios[rounds / 2],
+        over: overs[rounds / 2],
+    }
 }
