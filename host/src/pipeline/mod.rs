@@ -241,15 +241,20 @@ pub(crate) fn process<'a>(run: Run<'_, 'a>) -> Processed<'a> {
     let read = decided.as_ref().map(|(_, text)| *text);
     let output: Option<String> = decided.map(|(output, _)| output);
 
-    // The token worker, when it counts, gets its own copies: the caller keeps the input and
-    // the output. Text is copied as it is; only a payload that is not UTF-8 goes through the
-    // lossy conversion. A worker that is off gets nothing, and nothing is copied.
+    // The token worker, when it counts, gets its own copies (in buffers it gave back after
+    // earlier counts, when it has some): the caller keeps the input and the output. Text is
+    // copied as it is; only a payload that is not UTF-8 goes through the lossy conversion. A
+    // worker that is off gets nothing, and nothing is copied.
     let text_of = |bytes: &[u8]| match read.map_or_else(|| std::str::from_utf8(bytes), Ok) {
-        Ok(text) => text.to_owned(),
+        Ok(text) => stage.tokens.copy(text),
         Err(_) => String::from_utf8_lossy(bytes).into_owned(),
     };
     let counting = stage.tokens.is_on();
-    let after_copy = if counting { output.clone() } else { None };
+    let after_copy = if counting {
+        output.as_deref().map(|text| stage.tokens.copy(text))
+    } else {
+        None
+    };
     let payload = match output {
         Some(text) => {
             meta.compressed = true;
