@@ -277,9 +277,9 @@ async fn rounds(
             Err(failed) => return failed,
         };
         let wanted = if streamed {
-            is_event_stream(response.headers())
+            is_plain(response.headers(), "text/event-stream")
         } else {
-            is_json(response.headers())
+            is_plain(response.headers(), "application/json")
         };
         if response.status() != StatusCode::OK || !wanted {
             return relayed(response);
@@ -517,19 +517,13 @@ fn end_to_end(headers: &HeaderMap) -> HeaderMap {
     kept
 }
 
-fn is_event_stream(headers: &HeaderMap) -> bool {
+/// Whether the body's content type is `media` and it is not content-encoded (a body the proxy
+/// can read as it is).
+fn is_plain(headers: &HeaderMap, media: &str) -> bool {
     headers
         .get(header::CONTENT_TYPE)
         .and_then(|value| value.to_str().ok())
-        .is_some_and(|value| value.trim_start().starts_with("text/event-stream"))
-        && !headers.contains_key(header::CONTENT_ENCODING)
-}
-
-fn is_json(headers: &HeaderMap) -> bool {
-    headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|value| value.to_str().ok())
-        .is_some_and(|value| value.trim_start().starts_with("application/json"))
+        .is_some_and(|value| value.trim_start().starts_with(media))
         && !headers.contains_key(header::CONTENT_ENCODING)
 }
 
