@@ -638,19 +638,24 @@ fn gain(run: &Run<'_, '_>, input: &str, pointed: &Pointed) -> Result<(), Skip> {
 }
 
 /// Rule 10, first half: whether the final payload is over `max_result_chars` code points and
-/// will be cut (only with a tee store, which keeps the original).
+/// will be cut (only with a tee store, which keeps the original). Its code points are counted
+/// once, and only when its bytes are over the limit (a text has no more code points than
+/// bytes).
 fn must_cut(run: &Run<'_, '_>, payload: &str) -> bool {
     let max = run.stage.settings.max_result_chars;
-    let over = max > 0 && payload.chars().count() > max;
-    if over && run.tee.is_none() {
+    if max == 0 || payload.len() <= max {
+        return false;
+    }
+    let chars = payload.chars().count();
+    if chars > max && run.tee.is_none() {
         tracing::warn!(
             tool = run.call.tool,
-            chars = payload.chars().count(),
+            chars,
             max,
             "payload over max_result_chars goes out uncut: no tee store to keep the original"
         );
     }
-    over && run.tee.is_some()
+    chars > max && run.tee.is_some()
 }
 
 /// Rule 8, second half: the input is stored before the output goes out, under the pointer's
