@@ -63,6 +63,7 @@
 //! Built without a host ([`Server::bind`] with `None`, what `parrot-compress serve` does when
 //! `PARROT_COMPRESSION_DISABLED=1`), the proxy is a pure relay: no body is read, nothing added.
 
+mod merge;
 pub mod recovery;
 mod relay;
 mod stream;
@@ -143,6 +144,8 @@ pub(crate) struct State {
     pub(crate) openai: Upstream,
     pub(crate) client: relay::Client,
     pub(crate) tokenizer: String,
+    /// The merged messages sent (what [`merge::Merges::reinsert`] puts back).
+    pub(crate) merges: merge::Merges,
 }
 
 /// A bound server, ready to [`run`](Server::run).
@@ -184,6 +187,7 @@ impl Server {
                 openai: config.openai,
                 client: relay::client().map_err(ServeError::Tls)?,
                 tokenizer: config.tokenizer,
+                merges: merge::Merges::default(),
             }),
         })
     }

@@ -159,6 +159,18 @@ fn tool_name(api: Api, tool: &Value) -> Option<&str> {
     .and_then(Value::as_str)
 }
 
+/// Whether the body's top level has a `tools` member.
+pub fn has_tools(body: &[u8]) -> bool {
+    let Ok(text) = std::str::from_utf8(body) else {
+        return false;
+    };
+    let Ok(root) = object_at(text) else {
+        return false;
+    };
+    parrot_json::members(text, root.start)
+        .is_ok_and(|members| members.iter().any(|member| member.name.is("tools")))
+}
+
 /// Whether the body's top level has `"stream": true`.
 pub fn streams(body: &[u8]) -> bool {
     let Ok(text) = std::str::from_utf8(body) else {
@@ -337,6 +349,16 @@ pub fn answer(host: &Host, call: &Call) -> Answer {
     }
 }
 
+/// A follow-up request, and the turns it appended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FollowUp {
+    /// The request's body.
+    pub body: Vec<u8>,
+    /// The appended elements of `messages` / `input`, one JSON text each, as `body` has them:
+    /// the model's turn, then the answers.
+    pub turns: Vec<String>,
+}
+
 /// The follow-up request: `body` (the request just sent) with the model's turn from `response`
 /// and the `answers` appended to the conversation; every byte before them is `body`'s.
 ///
@@ -348,7 +370,7 @@ pub fn follow_up(
     body: &[u8],
     response: &Value,
     answers: &[Answer],
-) -> Result<Vec<u8>, EditError> {
+) -> Result<FollowUp, EditError> {
     let text = std::str::from_utf8(body).map_err(|err| EditError(format!("body: {err}")))?;
     let root = object_at(text)?;
     let members = parrot_json::members(text, root.start)?;
@@ -420,8 +442,8 @@ pub fn follow_up(
         }
     }
     let turns: Vec<String> = turns.iter().map(Value::to_string).collect();
-    match text.as_bytes().get(span.start) {
-        Some(b'[') => append_elements(text, span, &turns),
+    let body = match text.as_bytes().get(span.start) {
+        Some(b'[') => append_elements(text, span, &turns)?,
         // A Responses `input` given as a string: the user's message, then the turns.
         Some(b'"') if list == "input" => {
             let message = format!("{{\"role\":\"user\",\"content\":{}}}", &text[span.clone()]);
@@ -430,10 +452,11 @@ pub fn follow_up(
             out.push_str(&text[..span.start]);
             out.push_str(&array);
             out.push_str(&text[span.end..]);
-            Ok(out.into_bytes())
+            out.into_bytes()
         }
-        _ => Err(EditError(format!("{list}: expected an array"))),
-    }
+        _ => return Err(EditError(format!("{list}: expected an array"))),
+    };
+    Ok(FollowUp { body, turns })
 }
 
 /// The span of the top-level value, which must be an object.
@@ -582,7 +605,8 @@ mod tests {
             is_error: false,
         }];
         let next = follow_up(Api::OpenAiResponses, body, &response, &answers).unwrap();
-        let next: Value = serde_json::from_slice(&next).unwrap();
+        assert_eq!(next.turns.len(), 2, "the call and its answer");
+        let next: Value = serde_json::from_slice(&next.body).unwrap();
         assert_eq!(
             next["input"],
             json!([

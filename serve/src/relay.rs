@@ -4,6 +4,7 @@ use std::borrow::Cow;
 use std::sync::Arc;
 
 use bytes::Bytes;
+use http_body_util::channel::Channel;
 use http_body_util::combinators::UnsyncBoxBody;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
@@ -17,8 +18,9 @@ use parrot_host::llm::{self, Api};
 use parrot_host::{Host, Report};
 use serde_json::{Value, json};
 
+use crate::merge::{Inserted, Merges};
 use crate::recovery::{self, Calls};
-use crate::stream::{self, Decision, Events, Prefixed, Turn};
+use crate::stream::{self, Decision, End, Events, Merger, Prefixed, Turn};
 use crate::{CONNECT_TIMEOUT, MAX_ROUNDS, RESPONSE_TIMEOUT, State};
 
 pub(crate) type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -161,8 +163,11 @@ pub(crate) async fn handle(state: Arc<State>, request: Request<Incoming>) -> Res
         let host = Arc::clone(host);
         let path = parts.uri.path().to_owned();
         let received = received.clone();
-        tokio::task::spawn_blocking(move || prepare(&host, api, &path, received, answers_calls))
-            .await
+        let state = Arc::clone(&state);
+        tokio::task::spawn_blocking(move || {
+            prepare(&host, &state.merges, api, &path, received, answers_calls)
+        })
+        .await
     };
     let prepared = prepared.unwrap_or_else(|err| {
         tracing::warn!(
@@ -172,10 +177,10 @@ pub(crate) async fn handle(state: Arc<State>, request: Request<Incoming>) -> Res
         );
         Prepared {
             body: received,
-            tool_added: false,
+            answer_calls: false,
         }
     });
-    if !prepared.tool_added {
+    if !prepared.answer_calls {
         let length = prepared.body.len();
         let body = full(prepared.body);
         return match send(&state, upstream, &parts, body, Some(length), false).await {
@@ -189,14 +194,28 @@ pub(crate) async fn handle(state: Arc<State>, request: Request<Incoming>) -> Res
 /// A request body ready to send.
 struct Prepared {
     body: Bytes,
-    /// Whether [`recovery::RECOVERY_TOOL`] was added (the proxy answers its calls).
-    tool_added: bool,
+    /// Whether the proxy answers calls of [`recovery::RECOVERY_TOOL`] in the answer (it added
+    /// the tool, and the answer can call tools).
+    answer_calls: bool,
 }
 
-/// Rewrites a body and adds the recovery tool when a result carries a pointer (on a blocking
-/// thread: the pipeline is synchronous).
-fn prepare(host: &Host, api: Api, path: &str, received: Bytes, answers_calls: bool) -> Prepared {
-    let rewritten = match llm::rewrite(api, &received, host) {
+/// Rewrites a body, puts back the recoveries answered in earlier requests ([`crate::merge`]),
+/// and offers the recovery tool (on a blocking thread: the pipeline is synchronous).
+///
+/// The tool goes in every request that defines `tools`, whether or not it carries a pointer,
+/// so that the tools a conversation sends, which open the prompt cache's prefix, are the same
+/// bytes from its first request on; a request without `tools` gets it only when it needs it
+/// (a pointer, or recovery calls put back). A host without a tee store never offers it:
+/// nothing can be recovered.
+fn prepare(
+    host: &Host,
+    merges: &Merges,
+    api: Api,
+    path: &str,
+    received: Bytes,
+    answers_calls: bool,
+) -> Prepared {
+    let (body, pointed) = match llm::rewrite(api, &received, host) {
         Ok(rewrite) => {
             let pointed = rewrite.pointed();
             tracing::debug!(
@@ -215,26 +234,33 @@ fn prepare(host: &Host, api: Api, path: &str, received: Bytes, answers_calls: bo
             tracing::warn!("serve: POST {path}: not rewritten, relayed as sent: {err}");
             return Prepared {
                 body: received,
-                tool_added: false,
+                answer_calls: false,
             };
         }
     };
-    let (body, pointed) = rewritten;
-    // The tool goes where its calls can be answered: not on a count of tokens.
-    if !(pointed && answers_calls) {
+    let (body, reinserted) = match api {
+        Api::AnthropicMessages => match merges.reinsert(&body) {
+            Some(body) => (Bytes::from(body), true),
+            None => (body, false),
+        },
+        _ => (body, false),
+    };
+    let offered =
+        host.tee_store().is_some() && (pointed || reinserted || recovery::has_tools(&body));
+    if !offered {
         return Prepared {
             body,
-            tool_added: false,
+            answer_calls: false,
         };
     }
     match recovery::add_tool(api, &body) {
         Ok(Some(with_tool)) => Prepared {
             body: Bytes::from(with_tool),
-            tool_added: true,
+            answer_calls: answers_calls,
         },
         Ok(None) => Prepared {
             body,
-            tool_added: false,
+            answer_calls: false,
         },
         Err(err) => {
             tracing::warn!(
@@ -243,16 +269,16 @@ fn prepare(host: &Host, api: Api, path: &str, received: Bytes, answers_calls: bo
             );
             Prepared {
                 body,
-                tool_added: false,
+                answer_calls: false,
             }
         }
     }
 }
 
 /// Sends `body` and answers the model's calls of the recovery tool, up to [`MAX_ROUNDS`]
-/// follow-ups; returns the last answer.
+/// follow-ups; returns the last answer (an Anthropic answer merged, [`crate::merge`]).
 async fn rounds(
-    state: &State,
+    state: &Arc<State>,
     host: &Arc<Host>,
     upstream: &crate::Upstream,
     parts: &Parts,
@@ -261,6 +287,9 @@ async fn rounds(
 ) -> Response<Body> {
     let streamed = recovery::streams(&body);
     let mut round = 0;
+    // Anthropic: the blocks the client gets before the last answer's, and the turns answered.
+    let mut shown: Vec<Value> = Vec::new();
+    let mut inserted: Vec<Inserted> = Vec::new();
     loop {
         let length = body.len();
         let response = match send(
@@ -285,15 +314,26 @@ async fn rounds(
             return relayed(response);
         }
         let (mut head, incoming) = response.into_parts();
+        if streamed && api == Api::AnthropicMessages {
+            head.headers = end_to_end(&head.headers);
+            let channel = merged_stream(
+                Arc::clone(state),
+                Arc::clone(host),
+                upstream.clone(),
+                copy_of(parts),
+                body,
+                incoming,
+            );
+            return Response::from_parts(head, channel.boxed_unsync());
+        }
         let (mut answer, bytes) = if streamed {
             match read_stream(api, incoming, round == MAX_ROUNDS).await {
-                Ok(Streamed::Relay(body)) => {
+                Streamed::Relay(body) => {
                     head.headers = end_to_end(&head.headers);
                     return Response::from_parts(head, body.boxed_unsync());
                 }
-                Ok(Streamed::Read(bytes)) => return buffered(head, bytes),
-                Ok(Streamed::Ours { answer, bytes }) => (answer, bytes),
-                Err(err) => return bad_gateway(upstream, &chain(&err)),
+                Streamed::Read(bytes) => return buffered(head, bytes),
+                Streamed::Ours { answer, bytes } => (answer, bytes),
             }
         } else {
             let bytes = match incoming.collect().await {
@@ -306,8 +346,11 @@ async fn rounds(
             (answer, bytes)
         };
         let calls = match recovery::calls(api, &answer) {
-            Calls::None => return buffered(head, bytes),
-            // A stream is relayed as it came: its events cannot lose a call as simply.
+            Calls::None => {
+                return merged(state, head, bytes, answer, &mut shown, inserted);
+            }
+            // A Chat or Responses stream is relayed as it came: its events cannot lose a call
+            // as simply.
             Calls::Mixed if streamed => return buffered(head, bytes),
             Calls::Mixed => {
                 tracing::info!(
@@ -317,52 +360,251 @@ async fn rounds(
                     recovery::RECOVERY_TOOL
                 );
                 recovery::strip(api, &mut answer);
-                return buffered(head, Bytes::from(answer.to_string()));
+                let bytes = Bytes::from(answer.to_string());
+                return merged(state, head, bytes, answer, &mut shown, inserted);
             }
-            Calls::Ours(_) if round == MAX_ROUNDS => return buffered(head, bytes),
+            Calls::Ours(_) if round == MAX_ROUNDS => {
+                return merged(state, head, bytes, answer, &mut shown, inserted);
+            }
             Calls::Ours(calls) => calls,
         };
         round += 1;
-        let next = {
-            let host = Arc::clone(host);
-            let body = body.clone();
-            tokio::task::spawn_blocking(move || {
-                let answers: Vec<_> = calls
-                    .iter()
-                    .map(|call| recovery::answer(&host, call))
-                    .collect();
-                recovery::follow_up(api, &body, &answer, &answers)
-            })
-            .await
+        let Some(next) = answered(host, parts, api, &body, &answer, calls).await else {
+            return merged(state, head, bytes, answer, &mut shown, inserted);
         };
-        match next {
-            Ok(Ok(next)) => {
-                tracing::debug!(
-                    "serve: {}: answered {} in the proxy (round {round})",
-                    parts.uri.path(),
-                    recovery::RECOVERY_TOOL
-                );
-                body = Bytes::from(next);
-            }
-            Ok(Err(err)) => {
-                tracing::warn!(
-                    "serve: {}: cannot answer {}: {err}; the answer goes to the client as it is",
-                    parts.uri.path(),
-                    recovery::RECOVERY_TOOL
-                );
-                return buffered(head, bytes);
-            }
-            Err(err) => {
-                tracing::warn!("serve: {}: {err}", parts.uri.path());
-                return buffered(head, bytes);
-            }
+        if api == Api::AnthropicMessages {
+            let content = blocks_of(&answer);
+            let at = first_call(&content);
+            shown.extend(content[..at].iter().cloned());
+            inserted.push(Inserted {
+                at: shown.len(),
+                calls: content[at..].iter().map(Value::to_string).collect(),
+                answers: next.turns.last().cloned().unwrap_or_default(),
+            });
+        }
+        body = Bytes::from(next.body);
+    }
+}
+
+/// The answer the client gets when the proxy answered earlier turns of an Anthropic answer: the
+/// blocks shown before each answered turn's first call, then the answer's own, recorded in
+/// `state`'s merges. Any other answer is `bytes` as they came.
+fn merged(
+    state: &State,
+    head: hyper::http::response::Parts,
+    bytes: Bytes,
+    mut answer: Value,
+    shown: &mut Vec<Value>,
+    inserted: Vec<Inserted>,
+) -> Response<Body> {
+    if inserted.is_empty() {
+        return buffered(head, bytes);
+    }
+    shown.extend(blocks_of(&answer));
+    state.merges.record(shown, inserted);
+    answer["content"] = Value::Array(std::mem::take(shown));
+    buffered(head, Bytes::from(answer.to_string()))
+}
+
+/// Answers `calls` from the tee store and builds the follow-up request, or `None` (logged):
+/// the answer then goes to the client as it is.
+async fn answered(
+    host: &Arc<Host>,
+    parts: &Parts,
+    api: Api,
+    body: &Bytes,
+    answer: &Value,
+    calls: Vec<recovery::Call>,
+) -> Option<recovery::FollowUp> {
+    let next = {
+        let host = Arc::clone(host);
+        let body = body.clone();
+        let answer = answer.clone();
+        tokio::task::spawn_blocking(move || {
+            let answers: Vec<_> = calls
+                .iter()
+                .map(|call| recovery::answer(&host, call))
+                .collect();
+            recovery::follow_up(api, &body, &answer, &answers)
+        })
+        .await
+    };
+    match next {
+        Ok(Ok(next)) => {
+            tracing::debug!(
+                "serve: {}: answered {} in the proxy",
+                parts.uri.path(),
+                recovery::RECOVERY_TOOL
+            );
+            Some(next)
+        }
+        Ok(Err(err)) => {
+            tracing::warn!(
+                "serve: {}: cannot answer {}: {err}; the answer goes to the client as it is",
+                parts.uri.path(),
+                recovery::RECOVERY_TOOL
+            );
+            None
+        }
+        Err(err) => {
+            tracing::warn!("serve: {}: {err}", parts.uri.path());
+            None
         }
     }
 }
 
+/// An Anthropic answer's content blocks.
+fn blocks_of(answer: &Value) -> Vec<Value> {
+    match answer.get("content") {
+        Some(Value::Array(blocks)) => blocks.clone(),
+        _ => Vec::new(),
+    }
+}
+
+/// The index of the first block that calls the recovery tool (the length when none does).
+fn first_call(blocks: &[Value]) -> usize {
+    blocks
+        .iter()
+        .position(|block| {
+            block.get("type").and_then(Value::as_str) == Some("tool_use")
+                && block.get("name").and_then(Value::as_str) == Some(recovery::RECOVERY_TOOL)
+        })
+        .unwrap_or(blocks.len())
+}
+
+/// A streamed Anthropic answer, merged over the recovery rounds ([`Merger`]): the client's
+/// body, fed by a task that reads each round's stream, answers the calls and sends the
+/// follow-ups. A stream the upstream drops (or a follow-up that cannot be sent) drops the
+/// client's stream too, as it would have without the proxy; a follow-up the upstream refuses
+/// ends the client's stream with its error as an `error` event.
+fn merged_stream(
+    state: Arc<State>,
+    host: Arc<Host>,
+    upstream: crate::Upstream,
+    parts: Parts,
+    mut body: Bytes,
+    mut incoming: Incoming,
+) -> Channel<Bytes, BoxError> {
+    let (mut client, channel) = Channel::<Bytes, BoxError>::new(16);
+    tokio::spawn(async move {
+        let mut merger = Merger::new(MAX_ROUNDS == 0);
+        let mut inserted: Vec<Inserted> = Vec::new();
+        let mut round = 0;
+        loop {
+            let mut events = Events::default();
+            while let Some(frame) = incoming.frame().await {
+                let data = match frame {
+                    Ok(frame) => match frame.into_data() {
+                        Ok(data) => data,
+                        Err(_) => continue,
+                    },
+                    Err(err) => {
+                        client.abort(BoxError::from(err));
+                        return;
+                    }
+                };
+                for event in events.push(&data) {
+                    let parsed = event
+                        .data
+                        .as_deref()
+                        .and_then(|data| serde_json::from_str::<Value>(data).ok());
+                    for bytes in merger.event(&event.raw, parsed) {
+                        if client.send_data(bytes).await.is_err() {
+                            return;
+                        }
+                    }
+                }
+            }
+            let rest = events.rest();
+            let (turn, at) = match merger.end() {
+                End::Done(last) => {
+                    for bytes in last.into_iter().chain([Bytes::from(rest)]) {
+                        if !bytes.is_empty() && client.send_data(bytes).await.is_err() {
+                            return;
+                        }
+                    }
+                    state.merges.record(&merger.shown(), inserted);
+                    return;
+                }
+                End::Answer { turn, at } => (turn, at),
+            };
+            let recovery::Calls::Ours(calls) = recovery::calls(Api::AnthropicMessages, &turn)
+            else {
+                return;
+            };
+            round += 1;
+            let Some(next) =
+                answered(&host, &parts, Api::AnthropicMessages, &body, &turn, calls).await
+            else {
+                client.abort(BoxError::from("the recovery call could not be answered"));
+                return;
+            };
+            inserted.push(Inserted {
+                at: merger.shown_count(),
+                calls: blocks_of(&turn)[at..]
+                    .iter()
+                    .map(Value::to_string)
+                    .collect(),
+                answers: next.turns.last().cloned().unwrap_or_default(),
+            });
+            body = Bytes::from(next.body);
+            let length = body.len();
+            let response = match send(
+                &state,
+                &upstream,
+                &parts,
+                full(body.clone()),
+                Some(length),
+                true,
+            )
+            .await
+            {
+                Ok(response) => response,
+                Err(_) => {
+                    client.abort(BoxError::from("the follow-up could not be sent"));
+                    return;
+                }
+            };
+            if response.status() != StatusCode::OK
+                || !is_plain(response.headers(), "text/event-stream")
+            {
+                let status = response.status();
+                let error = match response.into_body().collect().await {
+                    Ok(collected) => serde_json::from_slice::<Value>(&collected.to_bytes()).ok(),
+                    Err(_) => None,
+                };
+                let error = error
+                    .filter(|error| error.get("type").and_then(Value::as_str) == Some("error"))
+                    .unwrap_or_else(|| {
+                        json!({"type": "error", "error": {"type": "api_error", "message":
+                            format!("parrot-compress serve: upstream {upstream}: the follow-up \
+                                     after answering {} got {status}", recovery::RECOVERY_TOOL)}})
+                    });
+                let _ = client
+                    .send_data(Bytes::from(format!("event: error\ndata: {error}\n\n")))
+                    .await;
+                return;
+            }
+            incoming = response.into_body();
+            merger.next_round(round == MAX_ROUNDS);
+        }
+    });
+    channel
+}
+
+/// A copy of a request's method, URI and headers (what [`send`] reads).
+fn copy_of(parts: &Parts) -> Parts {
+    let mut request = Request::new(());
+    *request.method_mut() = parts.method.clone();
+    *request.uri_mut() = parts.uri.clone();
+    *request.headers_mut() = parts.headers.clone();
+    request.into_parts().0
+}
+
 /// What reading the start of a streamed answer found.
 enum Streamed {
-    /// Not a call of the recovery tool: the events held, then the rest as it arrives.
+    /// Not a call of the recovery tool (or a stream the upstream dropped): the events held,
+    /// then the rest as it arrives (or the drop).
     Relay(Prefixed),
     /// The stream ended before anything showed: all of it.
     Read(Bytes),
@@ -371,18 +613,18 @@ enum Streamed {
 }
 
 /// Holds a stream's events until one shows whether the model calls the recovery tool (see
-/// [`crate::stream`]); on the last round, a call is relayed like anything else.
-async fn read_stream(
-    api: Api,
-    mut incoming: Incoming,
-    last_round: bool,
-) -> Result<Streamed, hyper::Error> {
+/// [`crate::stream`]); on the last round, a call is relayed like anything else. A stream the
+/// upstream drops reaches the client as what came, then dropped.
+async fn read_stream(api: Api, mut incoming: Incoming, last_round: bool) -> Streamed {
     let mut events = Events::default();
     let mut turn = Turn::new(api);
     let mut held = Vec::new();
     let mut feed = |data: &[u8], turn: &mut Turn, decision: &mut Decision| {
         for event in events.push(data) {
-            let event = serde_json::from_str::<Value>(&event).ok();
+            let Some(data) = event.data else {
+                continue;
+            };
+            let event = serde_json::from_str::<Value>(&data).ok();
             if let Some(event) = &event {
                 turn.feed(event);
             }
@@ -391,32 +633,50 @@ async fn read_stream(
             }
         }
     };
+    let dropped = |held: Vec<u8>, err: hyper::Error| {
+        Streamed::Relay(Prefixed {
+            prefix: Some(Bytes::from(held)),
+            rest: None,
+            dropped: Some(BoxError::from(err)),
+        })
+    };
     let mut decision = Decision::Undecided;
     while decision == Decision::Undecided {
         let Some(frame) = incoming.frame().await else {
-            return Ok(Streamed::Read(Bytes::from(held)));
+            return Streamed::Read(Bytes::from(held));
         };
-        if let Ok(data) = frame?.into_data() {
-            held.extend_from_slice(&data);
-            feed(&data, &mut turn, &mut decision);
+        match frame {
+            Ok(frame) => {
+                if let Ok(data) = frame.into_data() {
+                    held.extend_from_slice(&data);
+                    feed(&data, &mut turn, &mut decision);
+                }
+            }
+            Err(err) => return dropped(held, err),
         }
     }
     if decision == Decision::Theirs || last_round {
-        return Ok(Streamed::Relay(Prefixed {
+        return Streamed::Relay(Prefixed {
             prefix: Some(Bytes::from(held)),
             rest: Some(incoming),
-        }));
+            dropped: None,
+        });
     }
     while let Some(frame) = incoming.frame().await {
-        if let Ok(data) = frame?.into_data() {
-            held.extend_from_slice(&data);
-            feed(&data, &mut turn, &mut decision);
+        match frame {
+            Ok(frame) => {
+                if let Ok(data) = frame.into_data() {
+                    held.extend_from_slice(&data);
+                    feed(&data, &mut turn, &mut decision);
+                }
+            }
+            Err(err) => return dropped(held, err),
         }
     }
-    Ok(Streamed::Ours {
+    Streamed::Ours {
         answer: turn.finish(),
         bytes: Bytes::from(held),
-    })
+    }
 }
 
 /// Sends a request upstream with `parts`' method, path, query and end-to-end headers, and

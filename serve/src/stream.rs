@@ -28,18 +28,28 @@ pub(crate) enum Decision {
     Theirs,
 }
 
-/// Splits a stream of bytes into the `data` of server-sent events.
+/// Splits a stream of bytes into server-sent events.
 #[derive(Debug, Default)]
 pub(crate) struct Events {
     line: Vec<u8>,
+    raw: Vec<u8>,
     data: Option<String>,
 }
 
+/// One server-sent event: its bytes as they came (the blank line that ends it included), and
+/// its `data` (`None`: an event without data, as a comment).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Event {
+    pub(crate) raw: Vec<u8>,
+    pub(crate) data: Option<String>,
+}
+
 impl Events {
-    /// The data of each event that `bytes` completes.
-    pub(crate) fn push(&mut self, bytes: &[u8]) -> Vec<String> {
+    /// Each event that `bytes` completes.
+    pub(crate) fn push(&mut self, bytes: &[u8]) -> Vec<Event> {
         let mut done = Vec::new();
         for &byte in bytes {
+            self.raw.push(byte);
             if byte != b'\n' {
                 self.line.push(byte);
                 continue;
@@ -48,9 +58,10 @@ impl Events {
             let line = String::from_utf8_lossy(&line);
             let line = line.strip_suffix('\r').unwrap_or(&line);
             if line.is_empty() {
-                if let Some(data) = self.data.take() {
-                    done.push(data);
-                }
+                done.push(Event {
+                    raw: std::mem::take(&mut self.raw),
+                    data: self.data.take(),
+                });
             } else if let Some(value) = line.strip_prefix("data:") {
                 let value = value.strip_prefix(' ').unwrap_or(value);
                 match &mut self.data {
@@ -63,6 +74,13 @@ impl Events {
             }
         }
         done
+    }
+
+    /// The bytes of an event the stream did not finish.
+    pub(crate) fn rest(&mut self) -> Vec<u8> {
+        self.line.clear();
+        self.data = None;
+        std::mem::take(&mut self.raw)
     }
 }
 
@@ -256,27 +274,215 @@ impl Turn {
     }
 
     /// The turn as the API's answer.
-    pub(crate) fn finish(self) -> Value {
+    pub(crate) fn finish(&self) -> Value {
         match self.api {
             Api::AnthropicMessages => json!({
-                "content": self.blocks.into_iter().map(|(block, _)| block).collect::<Vec<_>>()
+                "content": self.blocks.iter().map(|(block, _)| block.clone()).collect::<Vec<_>>()
             }),
             Api::OpenAiChat => {
                 let mut message = json!({"role": "assistant", "content": self.content});
                 if !self.calls.is_empty() {
-                    message["tool_calls"] = Value::Array(self.calls);
+                    message["tool_calls"] = Value::Array(self.calls.clone());
                 }
                 json!({"choices": [{"index": 0, "message": message}]})
             }
-            _ => self.response.unwrap_or_else(|| json!({"output": []})),
+            _ => self
+                .response
+                .clone()
+                .unwrap_or_else(|| json!({"output": []})),
         }
     }
 }
 
-/// A response body: bytes already read, then the rest of the upstream's body as it arrives.
+/// One Anthropic message streamed to the client over the proxy's recovery rounds (see
+/// [`crate::merge`]): each round's events pass through as they arrive, their blocks numbered
+/// after the blocks of earlier rounds, until a block calls [`RECOVERY_TOOL`]; from that block
+/// on, the round's events are held until its end shows whether the proxy answers the calls
+/// ([`Merger::end`] says [`End::Answer`]) or the client gets them: then the held events go out
+/// without the recovery tool's blocks (an answer that also calls the client's tools).
+#[derive(Debug)]
+pub(crate) struct Merger {
+    /// The blocks the client got, rebuilt from the events it got.
+    shown: Turn,
+    /// How many blocks the client got before this round.
+    offset: usize,
+    /// This round's blocks: the client's index of each (`None`: not sent, a recovery call).
+    map: Vec<Option<usize>>,
+    first_round: bool,
+    last_round: bool,
+    /// The index of this round's first call of [`RECOVERY_TOOL`], once seen.
+    holding: Option<usize>,
+    held: Vec<Value>,
+    /// This round's turn as the model wrote it.
+    upstream: Turn,
+}
+
+/// How a round of a [`Merger`] ended.
+#[derive(Debug)]
+pub(crate) enum End {
+    /// The round is over; these events go to the client last (nothing when none was held).
+    Done(Vec<Bytes>),
+    /// The round's turn calls only [`RECOVERY_TOOL`]: the proxy answers it. `at` is the index
+    /// of its first call.
+    Answer { turn: Value, at: usize },
+}
+
+impl Merger {
+    /// A merger for the first round; with `last_round`, calls of [`RECOVERY_TOOL`] go to the
+    /// client like any other.
+    pub(crate) fn new(last_round: bool) -> Merger {
+        Merger {
+            shown: Turn::new(Api::AnthropicMessages),
+            offset: 0,
+            map: Vec::new(),
+            first_round: true,
+            last_round,
+            holding: None,
+            held: Vec::new(),
+            upstream: Turn::new(Api::AnthropicMessages),
+        }
+    }
+
+    /// What to send the client for one event (`raw` as it came, `data` parsed): the event as
+    /// it is, renumbered, or nothing (held, or a later round's `message_start`).
+    pub(crate) fn event(&mut self, raw: &[u8], data: Option<Value>) -> Vec<Bytes> {
+        let Some(data) = data else {
+            return vec![Bytes::copy_from_slice(raw)];
+        };
+        self.upstream.feed(&data);
+        let kind = data.get("type").and_then(Value::as_str).unwrap_or_default();
+        match kind {
+            "message_start" if !self.first_round => Vec::new(),
+            "ping" => vec![Bytes::copy_from_slice(raw)],
+            // A failed stream: what was held was the proxy's own call.
+            "error" => {
+                self.holding = None;
+                self.held.clear();
+                vec![Bytes::copy_from_slice(raw)]
+            }
+            _ if self.holding.is_some() => {
+                self.held.push(data);
+                Vec::new()
+            }
+            "content_block_start" => {
+                let index = index_of(&data);
+                let block = &data["content_block"];
+                let ours = block.get("type").and_then(Value::as_str) == Some("tool_use")
+                    && block.get("name").and_then(Value::as_str) == Some(RECOVERY_TOOL);
+                if ours && !self.last_round {
+                    self.holding = index;
+                    self.held.push(data);
+                    return Vec::new();
+                }
+                self.send(raw, data).into_iter().collect()
+            }
+            _ => self.send(raw, data).into_iter().collect(),
+        }
+    }
+
+    /// The event for the client: its block numbered after the blocks the client has.
+    fn send(&mut self, raw: &[u8], mut data: Value) -> Option<Bytes> {
+        let kind = data
+            .get("type")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        let Some(index) = index_of(&data) else {
+            self.shown.feed(&data);
+            return Some(Bytes::copy_from_slice(raw));
+        };
+        if kind == "content_block_start" {
+            if self.map.len() <= index {
+                self.map.resize(index + 1, None);
+            }
+            let next = self.offset + self.map.iter().flatten().count();
+            self.map[index] = Some(next);
+        }
+        let client = (*self.map.get(index)?)?;
+        if client == index {
+            self.shown.feed(&data);
+            return Some(Bytes::copy_from_slice(raw));
+        }
+        data["index"] = Value::from(client);
+        self.shown.feed(&data);
+        Some(Bytes::from(format!("event: {kind}\ndata: {data}\n\n")))
+    }
+
+    /// The end of a round's stream.
+    pub(crate) fn end(&mut self) -> End {
+        let Some(at) = self.holding else {
+            return End::Done(Vec::new());
+        };
+        let turn = self.upstream.finish();
+        match crate::recovery::calls(Api::AnthropicMessages, &turn) {
+            crate::recovery::Calls::Ours(_) => End::Answer { turn, at },
+            _ => End::Done(self.release()),
+        }
+    }
+
+    /// The held events without the blocks that call [`RECOVERY_TOOL`].
+    fn release(&mut self) -> Vec<Bytes> {
+        let held = std::mem::take(&mut self.held);
+        self.holding = None;
+        let mut ours = Vec::new();
+        let mut out = Vec::new();
+        for data in held {
+            let index = index_of(&data);
+            if data.get("type").and_then(Value::as_str) == Some("content_block_start")
+                && data["content_block"].get("name").and_then(Value::as_str) == Some(RECOVERY_TOOL)
+            {
+                ours.extend(index);
+            }
+            if index.is_some_and(|index| ours.contains(&index)) {
+                continue;
+            }
+            let raw = format!(
+                "event: {}\ndata: {data}\n\n",
+                data.get("type").and_then(Value::as_str).unwrap_or_default()
+            );
+            out.extend(self.send(raw.as_bytes(), data));
+        }
+        out
+    }
+
+    /// Starts the next round (the follow-up's stream).
+    pub(crate) fn next_round(&mut self, last_round: bool) {
+        self.offset += self.map.iter().flatten().count();
+        self.map.clear();
+        self.first_round = false;
+        self.last_round = last_round;
+        self.holding = None;
+        self.held.clear();
+        self.upstream = Turn::new(Api::AnthropicMessages);
+    }
+
+    /// The blocks the client got, as it will send them back.
+    pub(crate) fn shown(&self) -> Vec<Value> {
+        match self.shown.finish().get("content") {
+            Some(Value::Array(blocks)) => blocks.clone(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// How many blocks the client got.
+    pub(crate) fn shown_count(&self) -> usize {
+        self.offset + self.map.iter().flatten().count()
+    }
+}
+
+fn index_of(event: &Value) -> Option<usize> {
+    event
+        .get("index")
+        .and_then(Value::as_u64)
+        .and_then(|i| usize::try_from(i).ok())
+}
+
+/// A response body: bytes already read, then the rest of the upstream's body as it arrives, or
+/// the error that dropped it.
 pub(crate) struct Prefixed {
     pub(crate) prefix: Option<Bytes>,
     pub(crate) rest: Option<Incoming>,
+    pub(crate) dropped: Option<BoxError>,
 }
 
 impl Body for Prefixed {
@@ -293,7 +499,7 @@ impl Body for Prefixed {
             return Poll::Ready(Some(Ok(Frame::data(prefix))));
         }
         match self.rest.as_mut() {
-            None => Poll::Ready(None),
+            None => Poll::Ready(self.dropped.take().map(Err)),
             Some(rest) => Pin::new(rest)
                 .poll_frame(cx)
                 .map(|frame| frame.map(|frame| frame.map_err(BoxError::from))),
@@ -308,12 +514,22 @@ mod tests {
     #[test]
     fn events_are_split_across_chunks_and_lines() {
         let mut events = Events::default();
+        let data = |events: Vec<Event>| -> Vec<Option<String>> {
+            events.into_iter().map(|event| event.data).collect()
+        };
         assert!(events.push(b"event: a\ndata: {\"x\"").is_empty());
+        let done = events.push(b": 1}\r\n\r\ndata: [DONE]\n\n");
+        assert_eq!(done[0].raw, b"event: a\ndata: {\"x\": 1}\r\n\r\n");
         assert_eq!(
-            events.push(b": 1}\r\n\r\ndata: [DONE]\n\n"),
-            ["{\"x\": 1}", "[DONE]"]
+            data(done),
+            [Some("{\"x\": 1}".to_owned()), Some("[DONE]".to_owned())]
         );
-        assert_eq!(events.push(b"data: one\ndata: two\n\n"), ["one\ntwo"]);
+        assert_eq!(
+            data(events.push(b"data: one\ndata: two\n\n: comment\n\n")),
+            [Some("one\ntwo".to_owned()), None]
+        );
+        assert!(events.push(b"data: cut").is_empty());
+        assert_eq!(events.rest(), b"data: cut");
     }
 
     #[test]

@@ -5,7 +5,9 @@ stdin: {"sdk": "anthropic" | "openai", "base_url": URL, "api": "messages" | "cha
 "responses", "kwargs": {...}, "stream": bool}
 stdout: {"result": ...} (the SDK's object, model_dump), or {"events": [...], "times": [...]}
 for a stream (each event and the seconds since the request when it arrived), or
-{"error": {"status": N, "message": ..., "body": ...}} for an API error.
+{"error": {"status": N, "message": ..., "body": ...}} for an API error, or
+{"dropped": {"type": ..., "message": ..., "events": [...]}} for a stream that broke off (the
+connection error's class and message, and the events that came before).
 """
 
 import json
@@ -35,9 +37,10 @@ else:
         client.chat.completions.create if spec["api"] == "chat" else client.responses.create
     )
 
+events = []
 try:
     if spec.get("stream"):
-        events, times = [], []
+        times = []
         for event in create(stream=True, **kwargs):
             times.append(time.monotonic() - started)
             events.append(event.model_dump(mode="json"))
@@ -52,4 +55,8 @@ except errors as err:
             "body": err.body,
         }
     }
+except Exception as err:  # noqa: BLE001 - a broken stream surfaces as the HTTP library's error
+    if not spec.get("stream"):
+        raise
+    out = {"dropped": {"type": type(err).__name__, "message": str(err), "events": events}}
 print(json.dumps(out))

@@ -80,6 +80,9 @@ enum Canned {
     Json(u16, String),
     /// Server-sent events: each chunk written after its pause.
     Sse(Vec<(Duration, String)>),
+    /// Server-sent events in one chunk of a chunked body, then the connection closed without
+    /// the body's end: a stream dropped.
+    Dropped(String),
 }
 
 /// A request the upstream received.
@@ -214,6 +217,15 @@ fn serve_one(stream: TcpStream, recorded: &Mutex<Vec<Recorded>>, script: &Mutex<
                 let _ = stream.write_all(chunk.as_bytes());
                 let _ = stream.flush();
             }
+        }
+        Canned::Dropped(chunk) => {
+            let _ = write!(
+                stream,
+                "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\
+                 transfer-encoding: chunked\r\n\r\n{:x}\r\n{chunk}\r\n",
+                chunk.len()
+            );
+            let _ = stream.flush();
         }
     }
 }
@@ -584,13 +596,25 @@ fn anthropic_results_arrive_compressed_and_recovery_happens_in_the_proxy() {
                 "end_turn",
             ),
         ),
+        Canned::Json(
+            200,
+            anthropic_message(
+                json!([{"type": "text", "text": "You are welcome."}]),
+                "end_turn",
+            ),
+        ),
+        Canned::Json(
+            200,
+            anthropic_message(json!([{"type": "text", "text": "Again."}]), "end_turn"),
+        ),
     ]);
     let proxy = Proxy::start(&upstream.url(), false);
     let answer = sdk("anthropic", "messages", &proxy.url, &conversation, false);
     assert_eq!(
         answer["result"]["content"],
-        json!([{"type": "text", "text": "Store S0017 is active.", "citations": null}]),
-        "{answer}"
+        json!([{"type": "text", "text": "I need row 17.", "citations": null},
+               {"type": "text", "text": "Store S0017 is active.", "citations": null}]),
+        "one message: the text before the call, then the follow-up's answer: {answer}"
     );
     let recorded = upstream.recorded();
     assert_eq!(recorded.len(), 2, "the request and the proxy's follow-up");
@@ -648,6 +672,58 @@ fn anthropic_results_arrive_compressed_and_recovery_happens_in_the_proxy() {
     let part: Value = serde_json::from_str(text.split_once('\n').unwrap().1).unwrap();
     assert_eq!(part, row17, "row 17 of the original");
     assert_shares_messages(&first.body, &follow.body, "the follow-up");
+
+    // The client's next request holds the merged message; the upstream sees the turns the
+    // model saw in its place, the call and its answer as the follow-up sent them, the same
+    // bytes each time.
+    let mut next = conversation.clone();
+    let merged = json!({"role": "assistant", "content": answer["result"]["content"]});
+    next["messages"].as_array_mut().unwrap().push(merged);
+    next["messages"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"role": "user", "content": "Thanks."}));
+    for _ in 0..2 {
+        sdk("anthropic", "messages", &proxy.url, &next, false);
+    }
+    let recorded = upstream.recorded();
+    assert_eq!(recorded.len(), 4, "no recovery round for the next requests");
+    let follow_text = String::from_utf8(follow.body.clone()).unwrap();
+    let call_and_answer = &follow_text[follow_text
+        .find("{\"type\":\"tool_use\",\"id\":\"toolu_9\"")
+        .unwrap()
+        ..follow_text.len() - tail_after_messages(&follow.body)];
+    for later in &recorded[2..] {
+        let text = String::from_utf8(later.body.clone()).unwrap();
+        assert!(
+            text.contains(call_and_answer),
+            "the call and its answer are back, byte for byte"
+        );
+        let messages = later.json()["messages"].clone();
+        let roles: Vec<&str> = messages
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["role"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            roles,
+            [
+                "user",
+                "assistant",
+                "user",
+                "assistant",
+                "user",
+                "assistant",
+                "user"
+            ]
+        );
+        assert_eq!(messages[3]["content"][0]["text"], "I need row 17.");
+        assert_eq!(messages[3]["content"][1]["id"], "toolu_9");
+        assert_eq!(messages[4]["content"][0]["tool_use_id"], "toolu_9");
+        assert_eq!(messages[5]["content"][0]["text"], "Store S0017 is active.");
+    }
+    assert_eq!(recorded[2].body, recorded[3].body);
     let stderr = proxy.stop();
     assert!(
         !stderr.contains("sk-ant-test-key"),
@@ -927,9 +1003,10 @@ fn a_streamed_recovery_call_is_answered_in_the_proxy() {
     let events = streamed["events"].as_array().unwrap();
     assert_eq!(events.len(), 6, "{streamed}");
     assert_eq!(
-        events[0]["message"]["id"], "msg_02",
-        "only the final answer's events"
+        events[0]["message"]["id"], "msg_1",
+        "one message: the first answer's start, then the final answer's blocks"
     );
+    assert_eq!(events[1]["index"], 0);
     assert_eq!(events[2]["delta"]["text"], "Store S0042.");
     let recorded = upstream.recorded();
     assert_eq!(recorded.len(), 2);
@@ -1321,4 +1398,222 @@ fn a_streamed_responses_recovery_call_is_answered_in_the_proxy() {
     assert_eq!(input[4]["type"], "function_call_output");
     let text = input[4]["output"].as_str().unwrap();
     assert_eq!(text.split_once('\n').unwrap().1, "1004.11", "{text}");
+}
+
+/// The events of a streamed Anthropic answer: `message_start`, then each block's start, one
+/// delta and stop, then `message_delta` with `stop` and `message_stop`.
+fn anthropic_events(id: &str, blocks: &[Value], stop: &str) -> String {
+    let mut events = vec![(
+        "message_start",
+        json!({"type": "message_start", "message": {"id": id, "type": "message",
+            "role": "assistant", "model": "claude-test", "content": [],
+            "stop_reason": null, "stop_sequence": null,
+            "usage": {"input_tokens": 100, "output_tokens": 1}}}),
+    )];
+    for (index, block) in blocks.iter().enumerate() {
+        let (start, delta) = match block["type"].as_str() {
+            Some("tool_use") => (
+                json!({"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}),
+                json!({"type": "input_json_delta", "partial_json": block["input"].to_string()}),
+            ),
+            _ => (
+                json!({"type": "text", "text": ""}),
+                json!({"type": "text_delta", "text": block["text"]}),
+            ),
+        };
+        events.push((
+            "content_block_start",
+            json!({"type": "content_block_start", "index": index, "content_block": start}),
+        ));
+        events.push((
+            "content_block_delta",
+            json!({"type": "content_block_delta", "index": index, "delta": delta}),
+        ));
+        events.push((
+            "content_block_stop",
+            json!({"type": "content_block_stop", "index": index}),
+        ));
+    }
+    events.push((
+        "message_delta",
+        json!({"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": null},
+            "usage": {"output_tokens": 9}}),
+    ));
+    events.push(("message_stop", json!({"type": "message_stop"})));
+    sse(&events)
+}
+
+/// A streamed answer with text before its recovery call: the text reaches the client at once,
+/// the call is answered in the proxy, and the follow-up's blocks continue the same message,
+/// numbered after the text; the client's next request gets the call and its answer back in
+/// place.
+#[test]
+fn a_streamed_call_after_text_is_answered_and_kept_in_the_conversation() {
+    let rows = corpus("query-500x12.json");
+    let log = corpus("logs/cargo-test-01.log");
+    let (_dir, host) = reference_host();
+    let (_, key) = processed(&host, "sql", &rows);
+    let call = json!({"type": "tool_use", "id": "toolu_7", "name": "wm_get_result",
+        "input": {"key": key, "pointer": "/rows/3/store_id"}});
+    let upstream = Upstream::start(vec![
+        Canned::Sse(vec![(
+            Duration::ZERO,
+            anthropic_events(
+                "msg_a",
+                &[
+                    json!({"type": "text", "text": "Checking row 3."}),
+                    call.clone(),
+                ],
+                "tool_use",
+            ),
+        )]),
+        Canned::Sse(vec![(
+            Duration::ZERO,
+            anthropic_events(
+                "msg_b",
+                &[json!({"type": "text", "text": "It is S0003."})],
+                "end_turn",
+            ),
+        )]),
+        Canned::Sse(vec![(
+            Duration::ZERO,
+            anthropic_events(
+                "msg_c",
+                &[json!({"type": "text", "text": "Bye."})],
+                "end_turn",
+            ),
+        )]),
+    ]);
+    let proxy = Proxy::start(&upstream.url(), false);
+    let conversation = anthropic_conversation(&rows, &log);
+    let streamed = sdk("anthropic", "messages", &proxy.url, &conversation, true);
+    let events = streamed["events"].as_array().unwrap();
+    let kinds: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    assert_eq!(
+        kinds,
+        [
+            "message_start",
+            "content_block_start",
+            "content_block_delta",
+            "content_block_stop",
+            "content_block_start",
+            "content_block_delta",
+            "content_block_stop",
+            "message_delta",
+            "message_stop"
+        ],
+        "{streamed}"
+    );
+    assert_eq!(events[0]["message"]["id"], "msg_a");
+    assert_eq!(events[2]["delta"]["text"], "Checking row 3.");
+    assert_eq!(events[4]["index"], 1, "the follow-up's block comes second");
+    assert_eq!(events[5]["delta"]["text"], "It is S0003.");
+    assert_eq!(events[7]["delta"]["stop_reason"], "end_turn");
+    let recorded = upstream.recorded();
+    assert_eq!(recorded.len(), 2);
+    let follow = recorded[1].json();
+    let result = &follow["messages"][4]["content"][0];
+    assert_eq!(result["tool_use_id"], "toolu_7");
+    assert_eq!(
+        result["content"]
+            .as_str()
+            .unwrap()
+            .split_once('\n')
+            .unwrap()
+            .1,
+        "\"S0003\""
+    );
+
+    let mut next = conversation.clone();
+    next["messages"].as_array_mut().unwrap().extend([
+        json!({"role": "assistant", "content": [
+            {"type": "text", "text": "Checking row 3."},
+            {"type": "text", "text": "It is S0003."}
+        ]}),
+        json!({"role": "user", "content": "Thanks."}),
+    ]);
+    sdk("anthropic", "messages", &proxy.url, &next, true);
+    let recorded = upstream.recorded();
+    assert_eq!(recorded.len(), 3);
+    let messages = recorded[2].json()["messages"].clone();
+    assert_eq!(
+        messages[3], follow["messages"][3],
+        "the call, as the model made it"
+    );
+    assert_eq!(messages[4], follow["messages"][4], "its answer");
+    assert_eq!(
+        messages[5]["content"],
+        json!([{"type": "text", "text": "It is S0003."}])
+    );
+    assert_eq!(messages[6]["content"], "Thanks.");
+}
+
+/// A stream the upstream drops while the proxy could still answer a recovery call reaches the
+/// client as a dropped stream (which an agent retries), never as a 502.
+#[test]
+fn a_dropped_stream_reaches_the_client_as_a_dropped_stream() {
+    let rows = corpus("query-500x12.json");
+    let log = corpus("logs/cargo-test-01.log");
+    let start = sse(&[(
+        "message_start",
+        json!({"type": "message_start", "message": {"id": "msg_d", "type": "message",
+            "role": "assistant", "model": "claude-test", "content": [],
+            "stop_reason": null, "stop_sequence": null,
+            "usage": {"input_tokens": 100, "output_tokens": 1}}}),
+    )]);
+    let upstream = Upstream::start(vec![Canned::Dropped(start)]);
+    let proxy = Proxy::start(&upstream.url(), false);
+    let conversation = anthropic_conversation(&rows, &log);
+    let streamed = sdk("anthropic", "messages", &proxy.url, &conversation, true);
+    let dropped = &streamed["dropped"];
+    assert!(dropped.is_object(), "{streamed}");
+    assert!(
+        streamed["error"].is_null(),
+        "no status error (a 502): {streamed}"
+    );
+    let recorded = upstream.recorded();
+    assert!(
+        String::from_utf8_lossy(&recorded[0].body).contains("\"name\":\"wm_get_result\""),
+        "the proxy held the stream: its tool was offered"
+    );
+}
+
+/// The recovery tool is in every request that defines tools, from the first one (which carries
+/// no pointer yet), so the tools a conversation sends are the same bytes in every request.
+#[test]
+fn the_recovery_tool_is_offered_from_the_first_request() {
+    let rows = corpus("query-500x12.json");
+    let log = corpus("logs/cargo-test-01.log");
+    let upstream = Upstream::start(vec![
+        Canned::Json(
+            200,
+            anthropic_message(json!([{"type": "text", "text": "Hello."}]), "end_turn"),
+        ),
+        Canned::Json(
+            200,
+            anthropic_message(json!([{"type": "text", "text": "Done."}]), "end_turn"),
+        ),
+    ]);
+    let proxy = Proxy::start(&upstream.url(), false);
+    let conversation = anthropic_conversation(&rows, &log);
+    let mut first = conversation.clone();
+    first["messages"] = json!([conversation["messages"][0].clone()]);
+    sdk("anthropic", "messages", &proxy.url, &first, false);
+    sdk("anthropic", "messages", &proxy.url, &conversation, false);
+    let recorded = upstream.recorded();
+    let tools = |body: &[u8]| -> String {
+        let text = std::str::from_utf8(body).unwrap();
+        let root = parrot_json::value_span(text).unwrap();
+        let members = parrot_json::members(text, root.start).unwrap();
+        let tools = members.iter().find(|m| m.name.is("tools")).unwrap();
+        text[tools.value.clone()].to_owned()
+    };
+    let pointer = "\\\"_tee\\\":{";
+    assert!(
+        !String::from_utf8_lossy(&recorded[0].body).contains(pointer),
+        "the first request has no pointer"
+    );
+    assert!(tools(&recorded[0].body).contains("\"wm_get_result\""));
+    assert!(String::from_utf8_lossy(&recorded[1].body).contains(pointer));
+    assert_eq!(tools(&recorded[0].body), tools(&recorded[1].body));
 }
