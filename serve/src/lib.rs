@@ -34,20 +34,24 @@
 //!
 //! # Recovery in the loop
 //!
-//! When a rewritten request carries a lossy result (its text holds a `_tee` pointer,
-//! [`parrot_host::llm::Rewrite::pointed`]), the proxy adds one tool to the request,
+//! When the host has a tee store, the proxy adds one tool to every request that defines
+//! `tools` (and to one without `tools` that carries a lossy result, [`parrot_host::llm::Rewrite::pointed`]):
 //! [`RECOVERY_TOOL`] — the MCP proxy's, same schema and selectors — in the API's own format,
 //! appended as the last element of `tools` (the array created, as the body's last member, when
-//! there is none). The definition is the same bytes every time and the earlier tools are not
-//! touched, so the prompt cache's prefix survives. A client that defines a tool of that name
-//! itself keeps its own: nothing is added, and calls of it are the client's.
+//! there is none). It is there from a conversation's first request, before any result carries
+//! a pointer, and its definition is the same bytes every time with the earlier tools not
+//! touched, so the prompt cache's prefix, which `tools` opens, holds from request 1. A client
+//! that defines a tool of that name itself keeps its own: nothing is added, and calls of it
+//! are the client's.
 //!
 //! When the model's answer calls [`RECOVERY_TOOL`] and no other tool, the proxy answers the
 //! calls from the tee store itself, appends the model's turn and the answers to the
-//! conversation, and sends that follow-up upstream, up to [`MAX_ROUNDS`] times; the client
-//! receives only the last answer (its usage is that answer's alone). See [`recovery`] for
-//! each API's turns, what happens to an answer that mixes the proxy's tool with the client's,
-//! and streamed answers.
+//! conversation, and sends that follow-up upstream, up to [`MAX_ROUNDS`] times. An Anthropic
+//! client receives one message, merged over the rounds (the text before each call, then the
+//! last answer), and the calls with their answers are put back at the same place, byte for
+//! byte, in its later requests; a Chat Completions or Responses client receives the last
+//! answer only. See [`recovery`] for each API's turns, what happens to an answer that mixes the
+//! proxy's tool with the client's, and streamed answers.
 //!
 //! # Failures
 //!
@@ -56,7 +60,8 @@
 //! `502 Bad Gateway` and a JSON body naming the upstream URL and the error, in the shape both
 //! SDKs read as an API error: `{"type": "error", "error": {"type": "upstream_unreachable",
 //! "message": …, "upstream": …}}`. The upstream's own errors (4xx, 5xx) are relayed as they
-//! are. Nothing the proxy receives makes it stop.
+//! are. A streamed answer the upstream drops reaches the client as a dropped stream, never as
+//! a 502 (the status was already sent). Nothing the proxy receives makes it stop.
 //!
 //! # Kill switch
 //!

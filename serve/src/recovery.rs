@@ -11,12 +11,22 @@
 //! (not strict: the selectors are optional, which strict mode does not allow). [`add_tool`]
 //! appends it to the request's `tools`.
 //!
+//! # When the tool is offered
+//!
+//! In every request of the three APIs that defines `tools` (Messages' `count_tokens` included,
+//! so that a count counts what the model gets), whether or not the request carries a pointer
+//! yet: `tools` opens the prompt cache's prefix, so a conversation's tools are the same bytes
+//! from its first request on. A request without `tools` gets it only when it needs it (a
+//! `_tee` pointer, or recovery calls put back, below). A host without a tee store
+//! never offers it.
+//!
 //! # The turns the proxy adds
 //!
-//! When the model's answer calls only [`RECOVERY_TOOL`] ([`calls`] says [`Calls::Ours`]), each
-//! call is answered from the tee store ([`parrot_host::Host::recover_selected`]: the retrieval's
-//! header line and the part asked for; a bad selector or an unknown key is a tool error naming
-//! it), and [`follow_up`] appends to the conversation:
+//! When the model's answer calls [`RECOVERY_TOOL`] and no tool of the client's ([`calls`] says
+//! [`Calls::Ours`]; text and thinking blocks may come before the calls), each call is answered
+//! from the tee store ([`parrot_host::Host::recover_selected`]: the retrieval's header line and
+//! the part asked for; a bad selector or an unknown key is a tool error naming it), and
+//! [`follow_up`] appends to the conversation:
 //!
 //! - Anthropic Messages: the answer's `content` as an `assistant` message, then a `user`
 //!   message of one `tool_result` block per call (`"is_error": true` for an error);
@@ -27,6 +37,19 @@
 //!
 //! The appended text goes after the last element of `messages` / `input`; every earlier byte is
 //! the request's, so the follow-up shares the request's cached prefix.
+//!
+//! # What the client receives
+//!
+//! Anthropic Messages: one assistant message, *merged* over the rounds — the blocks of each
+//! answered turn before its first call of [`RECOVERY_TOOL`], then the last answer's blocks (its
+//! `stop_reason` and `usage` are the last answer's). The proxy remembers what it answered, and
+//! puts the calls and their answers back at the same place, the same bytes, in every later
+//! request that holds the merged message, so the model sees the retrieval again in later turns
+//! and does not ask for it twice (the merge module's docs say how a message is recognised, and
+//! what is not put back: a proxy restarted since, a message the client changed).
+//!
+//! Chat Completions and Responses: the last answer alone; what the proxy answered is not put
+//! back in later requests (the model can ask again).
 //!
 //! # An answer that mixes the proxy's tool with the client's
 //!
@@ -39,19 +62,27 @@
 //!
 //! # Streamed answers
 //!
-//! For a request with `"stream": true` the proxy holds the answer's events only until the
-//! first content block (Anthropic; thinking blocks before it are held too), the first delta
-//! with text or a tool call (Chat Completions), or the first output item that is not
+//! Anthropic: the events go to the client as they arrive until a block calls
+//! [`RECOVERY_TOOL`]; from that block on, the round's events are held until the message ends.
+//! A turn that calls only the proxy's tool is answered, and the follow-up's events continue the
+//! same message (its `message_start` left out, its blocks numbered after those the client
+//! has); a turn that also calls the client's tools reaches the client without the proxy's
+//! blocks, the others renumbered.
+//!
+//! Chat Completions and Responses: the proxy holds the answer's events only until the first
+//! delta with text or a tool call (Chat Completions), or the first output item that is not
 //! reasoning (Responses) shows whether the model calls [`RECOVERY_TOOL`]. If not, the held
 //! events go to the client at once and the rest as it arrives. If so, the proxy reads the
-//! whole stream, rebuilds the model's turn from its events (text, thinking and its signature,
-//! tool calls with their arguments; the Responses API's `response.completed` event carries
-//! the whole response), answers the calls and sends the follow-up, itself streamed: the
-//! client receives the events of the last answer only. A stream whose first call is
-//! [`RECOVERY_TOOL`] but that also calls the client's tools is relayed as it came (removing a
-//! call from a stream means renumbering its events; not done): the client then sees a call of
-//! a tool it does not have, which agents answer with an error (and the model can call it
-//! again).
+//! whole stream, rebuilds the model's turn from its events (tool calls with their arguments;
+//! the Responses API's `response.completed` event carries the whole response), answers the
+//! calls and sends the follow-up, itself streamed: the client receives the events of the last
+//! answer only. A stream whose first call is [`RECOVERY_TOOL`] but that also calls the
+//! client's tools is relayed as it came: the client then sees a call of a tool it does not
+//! have, which agents answer with an error (and the model can call it again).
+//!
+//! A stream the upstream drops reaches the client as what came before the drop, then
+//! dropped (an agent retries), in every API; a follow-up the upstream refuses ends an Anthropic
+//! stream with the upstream's error as an `error` event.
 
 use std::sync::OnceLock;
 
@@ -200,7 +231,7 @@ pub struct Call {
 pub enum Calls {
     /// No call of [`RECOVERY_TOOL`]: the answer goes to the client as it is.
     None,
-    /// Only calls of [`RECOVERY_TOOL`]: the proxy answers them.
+    /// Calls of [`RECOVERY_TOOL`] and of no other tool: the proxy answers them.
     Ours(Vec<Call>),
     /// Calls of [`RECOVERY_TOOL`] and of the client's tools, or an answer with several choices
     /// (Chat Completions' `n`) calling it: the client gets it [`strip`]ped.

@@ -592,4 +592,129 @@ mod tests {
         assert_eq!(decide(Api::OpenAiChat, Some(&text)), Decision::Theirs);
         assert_eq!(decide(Api::OpenAiChat, None), Decision::Theirs, "[DONE]");
     }
+
+    /// Feeds `events` to `merger`; returns what the client got, parsed.
+    fn merged(merger: &mut Merger, events: &[Value]) -> Vec<Value> {
+        let mut out = Vec::new();
+        for event in events {
+            let raw = format!("event: x\ndata: {event}\n\n");
+            for bytes in merger.event(raw.as_bytes(), Some(event.clone())) {
+                out.push(bytes);
+            }
+        }
+        if let End::Done(last) = merger.end() {
+            out.extend(last);
+        }
+        out.iter()
+            .map(|bytes| {
+                let text = std::str::from_utf8(bytes).unwrap();
+                let data = text.split_once("data: ").unwrap().1.trim_end();
+                serde_json::from_str(data).unwrap()
+            })
+            .collect()
+    }
+
+    fn block(index: usize, block: Value) -> [Value; 2] {
+        [
+            json!({"type": "content_block_start", "index": index, "content_block": block}),
+            json!({"type": "content_block_stop", "index": index}),
+        ]
+    }
+
+    fn kinds_and_indexes(events: &[Value]) -> Vec<(String, Option<u64>)> {
+        events
+            .iter()
+            .map(|e| (e["type"].as_str().unwrap().to_owned(), e["index"].as_u64()))
+            .collect()
+    }
+
+    #[test]
+    fn a_mixed_stream_reaches_the_client_without_the_recovery_call_renumbered() {
+        let mut merger = Merger::new(false);
+        let mut events = vec![json!({"type": "message_start", "message": {"id": "m"}})];
+        events.extend(block(0, json!({"type": "text", "text": "Two calls."})));
+        events.extend(block(
+            1,
+            json!({"type": "tool_use", "id": "a", "name": RECOVERY_TOOL, "input": {}}),
+        ));
+        events.extend(block(
+            2,
+            json!({"type": "tool_use", "id": "b", "name": "Bash", "input": {}}),
+        ));
+        events.push(json!({"type": "message_delta", "delta": {"stop_reason": "tool_use"}}));
+        events.push(json!({"type": "message_stop"}));
+        let got = merged(&mut merger, &events);
+        let start = |i| ("content_block_start".to_owned(), Some(i));
+        let stop = |i| ("content_block_stop".to_owned(), Some(i));
+        assert_eq!(
+            kinds_and_indexes(&got),
+            [
+                ("message_start".to_owned(), None),
+                start(0),
+                stop(0),
+                start(1),
+                stop(1),
+                ("message_delta".to_owned(), None),
+                ("message_stop".to_owned(), None),
+            ]
+        );
+        assert_eq!(got[3]["content_block"]["name"], "Bash");
+        assert_eq!(merger.shown().len(), 2);
+    }
+
+    #[test]
+    fn a_call_after_text_is_answered_and_the_follow_up_continues_the_message() {
+        let mut merger = Merger::new(false);
+        let mut first = vec![json!({"type": "message_start", "message": {"id": "m1"}})];
+        first.extend(block(0, json!({"type": "text", "text": "Looking."})));
+        first.extend(block(
+            1,
+            json!({"type": "tool_use", "id": "a", "name": RECOVERY_TOOL, "input": {}}),
+        ));
+        first.push(json!({"type": "message_delta", "delta": {"stop_reason": "tool_use"}}));
+        first.push(json!({"type": "message_stop"}));
+        let mut out = Vec::new();
+        for event in &first {
+            out.extend(merger.event(b"", Some(event.clone())));
+        }
+        assert_eq!(out.len(), 3, "the start and the text block, nothing of the call");
+        let End::Answer { turn, at } = merger.end() else {
+            panic!("the proxy answers a call of its own tool alone");
+        };
+        assert_eq!(at, 1);
+        assert_eq!(turn["content"][1]["id"], "a");
+        assert_eq!(merger.shown_count(), 1);
+
+        merger.next_round(false);
+        let mut second = vec![json!({"type": "message_start", "message": {"id": "m2"}})];
+        second.extend(block(0, json!({"type": "text", "text": "Found."})));
+        second.push(json!({"type": "message_stop"}));
+        let got = merged(&mut merger, &second);
+        assert_eq!(
+            kinds_and_indexes(&got),
+            [
+                ("content_block_start".to_owned(), Some(1)),
+                ("content_block_stop".to_owned(), Some(1)),
+                ("message_stop".to_owned(), None),
+            ],
+            "no second message_start; the block numbered after the text"
+        );
+        assert_eq!(
+            merger.shown(),
+            [
+                json!({"type": "text", "text": "Looking."}),
+                json!({"type": "text", "text": "Found."})
+            ]
+        );
+    }
+
+    #[test]
+    fn on_the_last_round_a_recovery_call_goes_to_the_client() {
+        let mut merger = Merger::new(true);
+        let events = block(
+            0,
+            json!({"type": "tool_use", "id": "a", "name": RECOVERY_TOOL, "input": {}}),
+        );
+        assert_eq!(merged(&mut merger, &events).len(), 2);
+    }
 }
