@@ -677,7 +677,11 @@ mod tests {
         for event in &first {
             out.extend(merger.event(b"", Some(event.clone())));
         }
-        assert_eq!(out.len(), 3, "the start and the text block, nothing of the call");
+        assert_eq!(
+            out.len(),
+            3,
+            "the start and the text block, nothing of the call"
+        );
         let End::Answer { turn, at } = merger.end() else {
             panic!("the proxy answers a call of its own tool alone");
         };

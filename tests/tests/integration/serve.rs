@@ -1617,3 +1617,33 @@ fn the_recovery_tool_is_offered_from_the_first_request() {
     assert!(String::from_utf8_lossy(&recorded[1].body).contains(pointer));
     assert_eq!(tools(&recorded[0].body), tools(&recorded[1].body));
 }
+
+/// A follow-up the upstream refuses (overloaded) ends the client's stream with the upstream's
+/// own error, as an `error` event the SDK raises.
+#[test]
+fn a_refused_follow_up_ends_the_stream_with_the_upstreams_error() {
+    let rows = corpus("query-500x12.json");
+    let log = corpus("logs/cargo-test-01.log");
+    let (_dir, host) = reference_host();
+    let (_, key) = processed(&host, "sql", &rows);
+    let call = json!({"type": "tool_use", "id": "toolu_5", "name": "wm_get_result",
+        "input": {"key": key}});
+    let overloaded = json!({"type": "error",
+        "error": {"type": "overloaded_error", "message": "Overloaded"}});
+    let upstream = Upstream::start(vec![
+        Canned::Sse(vec![(
+            Duration::ZERO,
+            anthropic_events("msg_o", &[call], "tool_use"),
+        )]),
+        Canned::Json(529, overloaded.to_string()),
+    ]);
+    let proxy = Proxy::start(&upstream.url(), false);
+    let conversation = anthropic_conversation(&rows, &log);
+    let streamed = sdk("anthropic", "messages", &proxy.url, &conversation, true);
+    assert_eq!(streamed["error"]["body"], overloaded, "{streamed}");
+    assert_eq!(
+        upstream.recorded().len(),
+        2,
+        "the request and the follow-up"
+    );
+}
