@@ -7,7 +7,10 @@
 //! memory tee store, originals of lossless results kept), then sends the same Anthropic
 //! Messages request (a system prompt and one user message, about 1 KB, no tool results: the
 //! body is read, goes through the rewrite, which finds nothing, and is sent on) directly and
-//! through the proxy, alternating, over kept-alive connections. It prints a Markdown table of
+//! through the proxy, alternating, over kept-alive connections; and the streamed request once
+//! more with a tool definition, so that the proxy adds its recovery tool and reads the answer's
+//! events to see whether the model calls it (its events go on as they come, renumbered when
+//! needed). It prints a Markdown table of
 //! the p50s and their difference, and writes it (`serve.md`) and its target line
 //! (`targets-serve.md`) to `PARROT_BENCH_REPORT` when that is set; then the same two requests
 //! as criterion benchmarks. `PARROT_BENCH_QUICK` takes fewer samples.
@@ -35,11 +38,17 @@ const FIRST_EVENT: &str = "event: message_start\ndata: {\"type\":\"message_start
 
 const LAST_EVENT: &str = "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n";
 
-/// The request: no tool results, about 1 KB.
-fn request_body(stream: bool) -> String {
+/// The request: no tool results, about 1 KB; with `tools`, one tool definition, so that the
+/// proxy offers its recovery tool and watches the answer for its calls.
+fn request_body(stream: bool, tools: bool) -> String {
     let system = "You are a helpful assistant. ".repeat(24);
+    let tools = if tools {
+        r#","tools":[{"name":"bash","description":"Runs a command.","input_schema":{"type":"object"}}]"#
+    } else {
+        ""
+    };
     format!(
-        r#"{{"model":"claude-test","max_tokens":1024,"stream":{stream},"system":"{system}","messages":[{{"role":"user","content":"Say hello, and nothing else; this request carries no tool results at all."}}]}}"#
+        r#"{{"model":"claude-test","max_tokens":1024,"stream":{stream},"system":"{system}"{tools},"messages":[{{"role":"user","content":"Say hello, and nothing else; this request carries no tool results at all."}}]}}"#
     )
 }
 
@@ -191,20 +200,33 @@ fn main() {
          (in-process, a memory tee store), alternating, over kept-alive connections on \
          loopback; p50 of the runs. Plain: the time to the whole answer (the proxy reads the \
          body, runs the rewrite, which finds nothing, and sends it on). Streamed: the time to \
-         the answer's first byte (the upstream sends its second event 20 ms later).\n\n\
+         the answer's first byte (the upstream sends its second event 20 ms later); with tools, \
+         the proxy adds its recovery tool and reads each event of the answer for its calls.\n\n\
          | request | runs | direct p50 | through the proxy p50 | the proxy adds |\n\
          |---|---|---|---|---|\n",
     );
     let mut targets = Vec::new();
-    for (name, stream, runs) in [
+    for (name, stream, tools, runs) in [
         (
             "plain, no tool results",
             false,
+            false,
             if quick { 300 } else { 2000 },
         ),
-        ("streamed, first byte", true, if quick { 50 } else { 200 }),
+        (
+            "streamed, first byte",
+            true,
+            false,
+            if quick { 50 } else { 200 },
+        ),
+        (
+            "streamed with tools (the proxy watches for its tool's calls), first byte",
+            true,
+            true,
+            if quick { 50 } else { 200 },
+        ),
     ] {
-        let body = request_body(stream);
+        let body = request_body(stream, tools);
         let (direct, proxied) = runtime.block_on(async {
             // Warm up both paths (connections, the pipeline's first call).
             for _ in 0..20 {
@@ -263,7 +285,7 @@ fn main() {
     let mut criterion = Criterion::default()
         .configure_from_args()
         .sample_size(if quick { 10 } else { 50 });
-    let body = request_body(false);
+    let body = request_body(false, false);
     let mut group = criterion.benchmark_group("serve");
     group.bench_function("direct", |b| {
         b.iter(|| runtime.block_on(timed(&client, upstream, &body, false)))
