@@ -50,7 +50,7 @@
 //! client receives one message, merged over the rounds (the text before each call, then the
 //! last answer), and the calls with their answers are put back at the same place, byte for
 //! byte, in its later requests; a Chat Completions or Responses client receives the last
-//! answer only. See [`recovery`] for each API's turns, what happens to an answer that mixes the
+//! answer only, and the proxy's turns go back just before it in later requests. See [`recovery`] for each API's turns, what happens to an answer that mixes the
 //! proxy's tool with the client's, and streamed answers.
 //!
 //! # Failures

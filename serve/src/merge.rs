@@ -1,7 +1,15 @@
-//! Recoveries kept in the conversation (Anthropic Messages): what the proxy answered in its
-//! own turns is put back, byte for byte, at the same place in every later request.
+//! Recoveries kept in the conversation: what the proxy answered in its own turns is put back,
+//! byte for byte, at the same place in every later request.
 //!
-//! # What the client sees, and what the model saw
+//! # Chat Completions and Responses
+//!
+//! The client receives the last answer only. The proxy records the turns it appended (the
+//! model's calls and the answers, as the follow-ups carried them) under the fingerprint of that
+//! answer's message (Chat: its text and tool calls) or first output item (Responses: a
+//! message's text, a call's id, name and arguments, an item's id), and puts them back just
+//! before it in every later request that holds it.
+//!
+//! # Anthropic Messages: what the client sees, and what the model saw
 //!
 //! When the model's answer calls [`RECOVERY_TOOL`](crate::RECOVERY_TOOL) (alone, or after a
 //! text or thinking block), the proxy answers the calls and sends the follow-up; the client
@@ -34,6 +42,7 @@ use std::collections::{HashMap, VecDeque};
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::{Arc, Mutex};
 
+use parrot_host::llm::Api;
 use serde_json::{Map, Value};
 
 /// How many merged messages the proxy remembers (the oldest go first).
@@ -58,7 +67,16 @@ pub(crate) struct Merged {
     pub(crate) turns: Vec<Inserted>,
 }
 
-/// The merged messages the proxy has sent, by the fingerprint of their blocks.
+/// What the proxy answered before a message the client received.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Record {
+    /// Anthropic: a merged message's answered turns.
+    Merged(Merged),
+    /// Chat Completions and Responses: the elements that go just before the message or item.
+    Before(Vec<String>),
+}
+
+/// The messages the proxy has sent after answering recovery calls, by their fingerprint.
 #[derive(Debug, Default)]
 pub(crate) struct Merges {
     kept: Mutex<Kept>,
@@ -66,27 +84,45 @@ pub(crate) struct Merges {
 
 #[derive(Debug, Default)]
 struct Kept {
-    by_print: HashMap<u64, Arc<Merged>>,
+    by_print: HashMap<u64, Arc<Record>>,
     order: VecDeque<u64>,
 }
 
 impl Merges {
-    /// Remembers that the client received a message of `blocks` after the proxy answered
-    /// `turns`.
+    /// Remembers that the client received an Anthropic message of `blocks` after the proxy
+    /// answered `turns`.
     pub(crate) fn record(&self, blocks: &[Value], turns: Vec<Inserted>) {
         if turns.is_empty() || blocks.is_empty() {
             return;
         }
-        let print = fingerprint(blocks);
-        let merged = Arc::new(Merged {
+        let merged = Merged {
             blocks: blocks.len(),
             turns,
-        });
+        };
+        self.keep(fingerprint(blocks), Record::Merged(merged));
+    }
+
+    /// Remembers that the client received `answer` (a Chat Completions or Responses answer)
+    /// after the proxy appended `turns` to the conversation.
+    pub(crate) fn record_before(&self, api: Api, answer: &Value, turns: Vec<String>) {
+        if turns.is_empty() {
+            return;
+        }
+        let last = match api {
+            Api::OpenAiChat => answer.pointer("/choices/0/message"),
+            _ => answer.pointer("/output/0"),
+        };
+        if let Some(last) = last {
+            self.keep(print_of(api, last), Record::Before(turns));
+        }
+    }
+
+    fn keep(&self, print: u64, record: Record) {
         let mut kept = self
             .kept
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
-        if kept.by_print.insert(print, merged).is_none() {
+        if kept.by_print.insert(print, Arc::new(record)).is_none() {
             kept.order.push_back(print);
         }
         while kept.order.len() > KEPT {
@@ -96,7 +132,7 @@ impl Merges {
         }
     }
 
-    fn find(&self, print: u64) -> Option<Arc<Merged>> {
+    fn find(&self, print: u64) -> Option<Arc<Record>> {
         let kept = self
             .kept
             .lock()
@@ -112,24 +148,31 @@ impl Merges {
         kept.by_print.is_empty()
     }
 
-    /// `body` (a Messages request) with every recorded merged message replaced by the turns
-    /// the model saw (see the module docs), or `None` when no message is one.
-    pub(crate) fn reinsert(&self, body: &[u8]) -> Option<Vec<u8>> {
+    /// `body` (a request of `api`) with the turns the proxy answered put back at their places
+    /// (see the module docs), or `None` when there is nothing to put back.
+    pub(crate) fn reinsert(&self, api: Api, body: &[u8]) -> Option<Vec<u8>> {
         if self.is_empty() {
             return None;
         }
         let text = std::str::from_utf8(body).ok()?;
         let root = parrot_json::value_span(text).ok()?;
         let members = parrot_json::members(text, root.start).ok()?;
-        let messages = members
-            .iter()
-            .find(|m| m.name.is("messages"))?
-            .value
-            .clone();
+        let list = match api {
+            Api::AnthropicMessages | Api::OpenAiChat => "messages",
+            _ => "input",
+        };
+        let messages = members.iter().find(|m| m.name.is(list))?.value.clone();
+        if text.as_bytes().get(messages.start) != Some(&b'[') {
+            return None;
+        }
         let mut out = String::new();
         let mut copied = 0;
         for message in parrot_json::elements(text, messages.start).ok()? {
-            let Some(turns) = self.expanded(text, message.clone()) else {
+            let turns = match api {
+                Api::AnthropicMessages => self.expanded(text, message.clone()),
+                _ => self.before(api, text, message.clone()),
+            };
+            let Some(turns) = turns else {
                 continue;
             };
             out.push_str(&text[copied..message.start]);
@@ -157,7 +200,10 @@ impl Merges {
             .map(|block| serde_json::from_str(&text[block.clone()]))
             .collect::<Result<_, _>>()
             .ok()?;
-        let merged = self.find(fingerprint(&values))?;
+        let record = self.find(fingerprint(&values))?;
+        let Record::Merged(merged) = &*record else {
+            return None;
+        };
         let last = merged.turns.last()?.at;
         if merged.blocks != blocks.len() || last >= blocks.len() {
             return None;
@@ -188,6 +234,99 @@ impl Merges {
         out.push_str(&text[content.end..span.end]);
         Some(out)
     }
+}
+
+impl Merges {
+    /// The element at `span` preceded by the turns recorded before it (Chat, Responses).
+    fn before(&self, api: Api, text: &str, span: std::ops::Range<usize>) -> Option<String> {
+        let members = parrot_json::members(text, span.start).ok()?;
+        let is = |name: &str, value: &str| {
+            members
+                .iter()
+                .any(|m| m.name.is(name) && &text[m.value.clone()] == value)
+        };
+        // Only what a model wrote can be an answer the client received.
+        let candidate = match api {
+            Api::OpenAiChat => is("role", "\"assistant\""),
+            _ => {
+                !is("type", "\"function_call_output\"")
+                    && !is("role", "\"user\"")
+                    && !is("role", "\"system\"")
+                    && !is("role", "\"developer\"")
+            }
+        };
+        if !candidate {
+            return None;
+        }
+        let value: Value = serde_json::from_str(&text[span.clone()]).ok()?;
+        let record = self.find(print_of(api, &value))?;
+        let Record::Before(turns) = &*record else {
+            return None;
+        };
+        let mut out = turns.join(",");
+        out.push(',');
+        out.push_str(&text[span]);
+        Some(out)
+    }
+}
+
+/// The fingerprint of a Chat Completions message or a Responses item: what the model wrote.
+fn print_of(api: Api, value: &Value) -> u64 {
+    let pick = |names: &[&str]| -> Value {
+        let mut out = Map::new();
+        for &name in names {
+            if let Some(found) = value.get(name).filter(|v| !v.is_null()) {
+                out.insert(name.to_owned(), found.clone());
+            }
+        }
+        Value::Object(out)
+    };
+    let written = match api {
+        Api::OpenAiChat => {
+            let content = match value.get("content") {
+                Some(Value::String(text)) if text.is_empty() => Value::Null,
+                Some(content) => content.clone(),
+                None => Value::Null,
+            };
+            let calls: Vec<Value> = value
+                .get("tool_calls")
+                .and_then(Value::as_array)
+                .map(|calls| {
+                    calls
+                        .iter()
+                        .map(|call| {
+                            serde_json::json!([
+                                call.get("id"),
+                                call.pointer("/function/name"),
+                                call.pointer("/function/arguments")
+                            ])
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            serde_json::json!([content, calls])
+        }
+        _ => match value.get("type").and_then(Value::as_str) {
+            Some("function_call") => pick(&["type", "call_id", "name", "arguments"]),
+            Some("message") | None => {
+                let texts: Vec<Value> = value
+                    .get("content")
+                    .and_then(Value::as_array)
+                    .map(|parts| {
+                        parts
+                            .iter()
+                            .filter_map(|p| p.get("text").cloned())
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                serde_json::json!(["message", value.get("role"), texts])
+            }
+            _ => pick(&["type", "id"]),
+        },
+    };
+    let mut hasher = DefaultHasher::new();
+    written.to_string().hash(&mut hasher);
+    hasher.finish()
 }
 
 /// A fingerprint of content blocks: what the model wrote in them, not what a client adds.
@@ -256,7 +395,12 @@ mod tests {
         );
         // The client adds a cache marker and its own spacing: still the same message.
         let body = r#"{"model":"m","messages":[{"role":"user","content":"hi"}, {"role": "assistant", "content": [{"type":"text","text":"Let me look."}, {"type":"text","text":"Row 17 is Ada.","cache_control":{"type":"ephemeral"}}]},{"role":"user","content":"thanks"}]}"#;
-        let out = String::from_utf8(merges.reinsert(body.as_bytes()).unwrap()).unwrap();
+        let out = String::from_utf8(
+            merges
+                .reinsert(Api::AnthropicMessages, body.as_bytes())
+                .unwrap(),
+        )
+        .unwrap();
         let expected = format!(
             r#"{{"model":"m","messages":[{{"role":"user","content":"hi"}}, {{"role":"assistant","content":[{{"type":"text","text":"Let me look."}},{}]}},{},{{"role": "assistant", "content": [{{"type":"text","text":"Row 17 is Ada.","cache_control":{{"type":"ephemeral"}}}}]}},{{"role":"user","content":"thanks"}}]}}"#,
             call("toolu_1"),
@@ -264,7 +408,9 @@ mod tests {
         );
         assert_eq!(out, expected);
         assert_eq!(
-            merges.reinsert(body.as_bytes()).unwrap(),
+            merges
+                .reinsert(Api::AnthropicMessages, body.as_bytes())
+                .unwrap(),
             out.as_bytes(),
             "the same bytes every time"
         );
@@ -291,8 +437,12 @@ mod tests {
         );
         let body =
             r#"{"messages":[{"role":"assistant","content":[{"type":"text","text":"Done."}]}]}"#;
-        let out: Value =
-            serde_json::from_slice(&merges.reinsert(body.as_bytes()).unwrap()).unwrap();
+        let out: Value = serde_json::from_slice(
+            &merges
+                .reinsert(Api::AnthropicMessages, body.as_bytes())
+                .unwrap(),
+        )
+        .unwrap();
         let roles: Vec<&str> = out["messages"]
             .as_array()
             .unwrap()
@@ -312,7 +462,7 @@ mod tests {
     fn a_message_the_client_changed_or_never_got_is_left_as_it_is() {
         let merges = Merges::default();
         assert_eq!(
-            merges.reinsert(br#"{"messages":[]}"#),
+            merges.reinsert(Api::AnthropicMessages, br#"{"messages":[]}"#),
             None,
             "nothing recorded"
         );
@@ -333,7 +483,11 @@ mod tests {
             r#"{"messages":[{"role":"assistant","content":"AB"}]}"#,
             "not json",
         ] {
-            assert_eq!(merges.reinsert(body.as_bytes()), None, "{body}");
+            assert_eq!(
+                merges.reinsert(Api::AnthropicMessages, body.as_bytes()),
+                None,
+                "{body}"
+            );
         }
     }
 
@@ -351,8 +505,63 @@ mod tests {
             );
         }
         let first = fingerprint(&[json!({"type": "text", "text": "0"})]);
+        assert_eq!(merges.kept.lock().unwrap().order.len(), KEPT);
         let last = fingerprint(&[json!({"type": "text", "text": KEPT.to_string()})]);
         assert!(merges.find(first).is_none());
         assert!(merges.find(last).is_some());
+    }
+
+    #[test]
+    fn chat_and_responses_turns_go_back_before_the_answer_the_client_got() {
+        let merges = Merges::default();
+        let chat_turns = vec![
+            json!({"role": "assistant", "content": null, "tool_calls": [{"id": "c1",
+                "type": "function", "function": {"name": crate::RECOVERY_TOOL,
+                "arguments": "{\"key\":\"k\"}"}}]})
+            .to_string(),
+            json!({"role": "tool", "tool_call_id": "c1", "content": "the original"}).to_string(),
+        ];
+        let answer = json!({"choices": [{"message": {"role": "assistant", "content": "Row 3."}}]});
+        merges.record_before(Api::OpenAiChat, &answer, chat_turns.clone());
+        // The client sends the message back with an empty refusal and its own spacing.
+        let body = r#"{"messages":[{"role":"user","content":"hi"},{"role": "assistant", "content": "Row 3.", "refusal": null},{"role":"user","content":"ok"}]}"#;
+        let out =
+            String::from_utf8(merges.reinsert(Api::OpenAiChat, body.as_bytes()).unwrap()).unwrap();
+        assert_eq!(
+            out,
+            format!(
+                r#"{{"messages":[{{"role":"user","content":"hi"}},{},{},{{"role": "assistant", "content": "Row 3.", "refusal": null}},{{"role":"user","content":"ok"}}]}}"#,
+                chat_turns[0], chat_turns[1]
+            )
+        );
+        assert_eq!(
+            merges.reinsert(
+                Api::OpenAiChat,
+                br#"{"messages":[{"role":"user","content":"Row 3."}]}"#
+            ),
+            None,
+            "a user's message is never an answer"
+        );
+
+        let responses_turns = vec![
+            json!({"type": "function_call", "call_id": "c2", "name": crate::RECOVERY_TOOL,
+                "arguments": "{}"})
+            .to_string(),
+            json!({"type": "function_call_output", "call_id": "c2", "output": "o"}).to_string(),
+        ];
+        let answer = json!({"output": [{"type": "message", "id": "msg_9", "role": "assistant",
+            "status": "completed",
+            "content": [{"type": "output_text", "text": "Found.", "annotations": []}]}]});
+        merges.record_before(Api::OpenAiResponses, &answer, responses_turns.clone());
+        let body = r#"{"input":[{"role":"user","content":"q"},{"type":"message","role":"assistant","content":[{"type":"output_text","text":"Found."}]}]}"#;
+        let out: Value = serde_json::from_slice(
+            &merges
+                .reinsert(Api::OpenAiResponses, body.as_bytes())
+                .unwrap(),
+        )
+        .unwrap();
+        assert_eq!(out["input"][1]["call_id"], "c2");
+        assert_eq!(out["input"][2]["type"], "function_call_output");
+        assert_eq!(out["input"][3]["content"][0]["text"], "Found.");
     }
 }

@@ -48,8 +48,11 @@
 //! and does not ask for it twice (the merge module's docs say how a message is recognised, and
 //! what is not put back: a proxy restarted since, a message the client changed).
 //!
-//! Chat Completions and Responses: the last answer alone; what the proxy answered is not put
-//! back in later requests (the model can ask again).
+//! Chat Completions and Responses: the last answer alone; the proxy's turns (the calls and
+//! their answers) go back just before that answer's message (Chat) or first output item
+//! (Responses) in every later request that holds it, the same bytes as the follow-up's. (A
+//! Responses client that chains with `previous_response_id` needs nothing put back: the API
+//! keeps the follow-up's input, turns included.)
 //!
 //! # An answer that mixes the proxy's tool with the client's
 //!

@@ -20,7 +20,7 @@ use serde_json::{Value, json};
 
 use crate::merge::{Inserted, Merges};
 use crate::recovery::{self, Calls};
-use crate::stream::{self, Decision, End, Events, Merger, Prefixed, Turn};
+use crate::stream::{self, Decision, End, Events, Merger, Prefixed, Tapped, Turn};
 use crate::{CONNECT_TIMEOUT, MAX_ROUNDS, RESPONSE_TIMEOUT, State};
 
 pub(crate) type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -238,12 +238,9 @@ fn prepare(
             };
         }
     };
-    let (body, reinserted) = match api {
-        Api::AnthropicMessages => match merges.reinsert(&body) {
-            Some(body) => (Bytes::from(body), true),
-            None => (body, false),
-        },
-        _ => (body, false),
+    let (body, reinserted) = match merges.reinsert(api, &body) {
+        Some(body) => (Bytes::from(body), true),
+        None => (body, false),
     };
     let offered =
         host.tee_store().is_some() && (pointed || reinserted || recovery::has_tools(&body));
@@ -287,9 +284,7 @@ async fn rounds(
 ) -> Response<Body> {
     let streamed = recovery::streams(&body);
     let mut round = 0;
-    // Anthropic: the blocks the client gets before the last answer's, and the turns answered.
-    let mut shown: Vec<Value> = Vec::new();
-    let mut inserted: Vec<Inserted> = Vec::new();
+    let mut so_far = Answered::default();
     loop {
         let length = body.len();
         let response = match send(
@@ -328,11 +323,23 @@ async fn rounds(
         }
         let (mut answer, bytes) = if streamed {
             match read_stream(api, incoming, round == MAX_ROUNDS).await {
-                Streamed::Relay(body) => {
+                Streamed::Relay(relay) => {
                     head.headers = end_to_end(&head.headers);
-                    return Response::from_parts(head, body.boxed_unsync());
+                    if so_far.appended.is_empty() {
+                        return Response::from_parts(head, relay.boxed_unsync());
+                    }
+                    // The last answer, watched on its way to record what goes back before it.
+                    let state = Arc::clone(state);
+                    let appended = so_far.appended;
+                    let tapped = Tapped::new(api, relay, move |answer| {
+                        state.merges.record_before(api, &answer, appended);
+                    });
+                    return Response::from_parts(head, tapped.boxed_unsync());
                 }
-                Streamed::Read(bytes) => return buffered(head, bytes),
+                Streamed::Read(bytes) => {
+                    let answer = stream::rebuilt(api, &bytes);
+                    return merged(state, api, head, bytes, answer, so_far);
+                }
                 Streamed::Ours { answer, bytes } => (answer, bytes),
             }
         } else {
@@ -346,9 +353,7 @@ async fn rounds(
             (answer, bytes)
         };
         let calls = match recovery::calls(api, &answer) {
-            Calls::None => {
-                return merged(state, head, bytes, answer, &mut shown, inserted);
-            }
+            Calls::None => return merged(state, api, head, bytes, answer, so_far),
             // A Chat or Responses stream is relayed as it came: its events cannot lose a call
             // as simply.
             Calls::Mixed if streamed => return buffered(head, bytes),
@@ -361,48 +366,64 @@ async fn rounds(
                 );
                 recovery::strip(api, &mut answer);
                 let bytes = Bytes::from(answer.to_string());
-                return merged(state, head, bytes, answer, &mut shown, inserted);
+                return merged(state, api, head, bytes, answer, so_far);
             }
             Calls::Ours(_) if round == MAX_ROUNDS => {
-                return merged(state, head, bytes, answer, &mut shown, inserted);
+                return merged(state, api, head, bytes, answer, so_far);
             }
             Calls::Ours(calls) => calls,
         };
         round += 1;
         let Some(next) = answered(host, parts, api, &body, &answer, calls).await else {
-            return merged(state, head, bytes, answer, &mut shown, inserted);
+            return merged(state, api, head, bytes, answer, so_far);
         };
         if api == Api::AnthropicMessages {
             let content = blocks_of(&answer);
             let at = first_call(&content);
-            shown.extend(content[..at].iter().cloned());
-            inserted.push(Inserted {
-                at: shown.len(),
+            so_far.shown.extend(content[..at].iter().cloned());
+            so_far.inserted.push(Inserted {
+                at: so_far.shown.len(),
                 calls: content[at..].iter().map(Value::to_string).collect(),
                 answers: next.turns.last().cloned().unwrap_or_default(),
             });
+        } else {
+            so_far.appended.extend(next.turns);
         }
         body = Bytes::from(next.body);
     }
 }
 
-/// The answer the client gets when the proxy answered earlier turns of an Anthropic answer: the
-/// blocks shown before each answered turn's first call, then the answer's own, recorded in
-/// `state`'s merges. Any other answer is `bytes` as they came.
+/// What the recovery rounds of one request answered so far.
+#[derive(Debug, Default)]
+struct Answered {
+    /// Anthropic: the blocks the client gets before the last answer's, and the turns answered.
+    shown: Vec<Value>,
+    inserted: Vec<Inserted>,
+    /// Chat Completions and Responses: every element the follow-ups appended.
+    appended: Vec<String>,
+}
+
+/// The answer the client gets after the rounds, what they answered recorded in `state`'s
+/// merges: an Anthropic answer merged (the blocks shown before each answered turn's first
+/// call, then the answer's own); any other answer as `bytes` came.
 fn merged(
     state: &State,
+    api: Api,
     head: hyper::http::response::Parts,
     bytes: Bytes,
     mut answer: Value,
-    shown: &mut Vec<Value>,
-    inserted: Vec<Inserted>,
+    mut so_far: Answered,
 ) -> Response<Body> {
-    if inserted.is_empty() {
+    if api != Api::AnthropicMessages {
+        state.merges.record_before(api, &answer, so_far.appended);
         return buffered(head, bytes);
     }
-    shown.extend(blocks_of(&answer));
-    state.merges.record(shown, inserted);
-    answer["content"] = Value::Array(std::mem::take(shown));
+    if so_far.inserted.is_empty() {
+        return buffered(head, bytes);
+    }
+    so_far.shown.extend(blocks_of(&answer));
+    state.merges.record(&so_far.shown, so_far.inserted);
+    answer["content"] = Value::Array(so_far.shown);
     buffered(head, Bytes::from(answer.to_string()))
 }
 

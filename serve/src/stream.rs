@@ -477,6 +477,73 @@ fn index_of(event: &Value) -> Option<usize> {
         .and_then(|i| usize::try_from(i).ok())
 }
 
+/// The turn a whole stream of `api`'s events holds, in the shape of the answer that is not
+/// streamed.
+pub(crate) fn rebuilt(api: Api, bytes: &[u8]) -> Value {
+    let mut turn = Turn::new(api);
+    for event in Events::default().push(bytes) {
+        if let Some(data) = event.data.and_then(|data| serde_json::from_str(&data).ok()) {
+            turn.feed(&data);
+        }
+    }
+    turn.finish()
+}
+
+/// A streamed body relayed as it comes, its events read on the way: at its end, `done` gets the
+/// turn they hold (not when the stream breaks off).
+pub(crate) struct Tapped {
+    body: Prefixed,
+    events: Events,
+    turn: Turn,
+    done: Option<Box<dyn FnOnce(Value) + Send>>,
+}
+
+impl Tapped {
+    pub(crate) fn new(
+        api: Api,
+        body: Prefixed,
+        done: impl FnOnce(Value) + Send + 'static,
+    ) -> Tapped {
+        Tapped {
+            body,
+            events: Events::default(),
+            turn: Turn::new(api),
+            done: Some(Box::new(done)),
+        }
+    }
+}
+
+impl Body for Tapped {
+    type Data = Bytes;
+    type Error = BoxError;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
+        let polled = Pin::new(&mut self.body).poll_frame(cx);
+        let this = &mut *self;
+        match &polled {
+            Poll::Ready(Some(Ok(frame))) => {
+                if let Some(data) = frame.data_ref() {
+                    for event in this.events.push(data) {
+                        if let Some(data) = event.data.and_then(|d| serde_json::from_str(&d).ok()) {
+                            this.turn.feed(&data);
+                        }
+                    }
+                }
+            }
+            Poll::Ready(None) => {
+                if let Some(done) = this.done.take() {
+                    done(this.turn.finish());
+                }
+            }
+            _ => {}
+        }
+        polled
+    }
+}
+
 /// A response body: bytes already read, then the rest of the upstream's body as it arrives, or
 /// the error that dropped it.
 pub(crate) struct Prefixed {

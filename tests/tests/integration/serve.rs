@@ -795,6 +795,10 @@ fn chat_results_arrive_compressed_and_recovery_happens_in_the_proxy() {
                 "stop",
             ),
         ),
+        Canned::Json(
+            200,
+            chat_completion(json!({"role": "assistant", "content": "Bye."}), "stop"),
+        ),
     ]);
     let proxy = Proxy::start(&upstream.url(), false);
     let answer = sdk("openai", "chat", &proxy.url, &conversation, false);
@@ -829,6 +833,32 @@ fn chat_results_arrive_compressed_and_recovery_happens_in_the_proxy() {
         "{text}"
     );
     assert_shares_messages(&recorded[0].body, &recorded[1].body, "the follow-up");
+
+    // The client's next request holds the answer it got; the call and its answer go back just
+    // before it, as the follow-up carried them.
+    let mut next = conversation.clone();
+    let got = answer["result"]["choices"][0]["message"].clone();
+    next["messages"]
+        .as_array_mut()
+        .unwrap()
+        .extend([got, json!({"role": "user", "content": "Thanks."})]);
+    sdk("openai", "chat", &proxy.url, &next, false);
+    let recorded = upstream.recorded();
+    assert_eq!(recorded.len(), 3);
+    let later = recorded[2].json()["messages"].clone();
+    assert_eq!(later.as_array().unwrap().len(), 8);
+    assert_eq!(later[4], messages[4], "the call");
+    assert_eq!(later[5], messages[5], "its answer");
+    assert_eq!(later[6]["content"], "Rows 3 and 4 are active.");
+    let follow = String::from_utf8(recorded[1].body.clone()).unwrap();
+    let appended = &follow[follow
+        .find("{\"role\":\"assistant\",\"content\":null")
+        .unwrap()
+        ..follow.len() - tail_after_messages(&recorded[1].body)];
+    assert!(
+        String::from_utf8_lossy(&recorded[2].body).contains(appended),
+        "the same bytes as the follow-up's"
+    );
 }
 
 /// The Responses API through the SDK: the `function_call_output` arrives compressed; the
@@ -856,6 +886,7 @@ fn responses_results_arrive_compressed_and_recovery_happens_in_the_proxy() {
             ),
         ),
         Canned::Json(200, response(final_output)),
+        Canned::Json(200, response(json!([]))),
     ]);
     let proxy = Proxy::start(&upstream.url(), false);
     let answer = sdk("openai", "responses", &proxy.url, &conversation, false);
@@ -883,6 +914,22 @@ fn responses_results_arrive_compressed_and_recovery_happens_in_the_proxy() {
         serde_json::from_str::<Value>(&rows).unwrap()["rows"][499],
         "the last row of the original"
     );
+
+    // A client that sends the whole conversation again: the proxy's call and its answer go
+    // back just before the output item the client got.
+    let mut next = conversation.clone();
+    next["input"].as_array_mut().unwrap().extend([
+        answer["result"]["output"][0].clone(),
+        json!({"role": "user", "content": "Thanks."}),
+    ]);
+    sdk("openai", "responses", &proxy.url, &next, false);
+    let recorded = upstream.recorded();
+    assert_eq!(recorded.len(), 3);
+    let later = recorded[2].json()["input"].clone();
+    assert_eq!(later.as_array().unwrap().len(), 7);
+    assert_eq!(later[3], input[3], "the call");
+    assert_eq!(later[4], input[4], "its answer");
+    assert_eq!(later[5]["content"][0]["text"], "All 500 rows read.");
 }
 
 /// A streamed request whose answer does not call the recovery tool: its results arrive
@@ -1058,9 +1105,14 @@ fn a_streamed_chat_recovery_call_is_answered_in_the_proxy() {
         Value::Null,
     ) + &chunk(json!({}), json!("stop"))
         + "data: [DONE]\n\n";
+    let bye = chunk(
+        json!({"role": "assistant", "content": "Bye."}),
+        json!("stop"),
+    ) + "data: [DONE]\n\n";
     let upstream = Upstream::start(vec![
         Canned::Sse(vec![(Duration::ZERO, call)]),
         Canned::Sse(vec![(Duration::ZERO, answer)]),
+        Canned::Sse(vec![(Duration::ZERO, bye)]),
     ]);
     let proxy = Proxy::start(&upstream.url(), false);
     let streamed = sdk(
@@ -1083,6 +1135,21 @@ fn a_streamed_chat_recovery_call_is_answered_in_the_proxy() {
     assert_eq!(messages[5]["tool_call_id"], "call_9");
     let text = messages[5]["content"].as_str().unwrap();
     assert!(text.contains("S0007") && !text.contains("S0008"), "{text}");
+
+    // The streamed answer the client rebuilt, in its next request: the proxy's call and its
+    // answer go back just before it.
+    let mut next = chat_conversation(&rows);
+    next["messages"].as_array_mut().unwrap().extend([
+        json!({"role": "assistant", "content": "Row 7"}),
+        json!({"role": "user", "content": "Thanks."}),
+    ]);
+    sdk("openai", "chat", &proxy.url, &next, true);
+    let recorded = upstream.recorded();
+    assert_eq!(recorded.len(), 3);
+    let later = recorded[2].json()["messages"].clone();
+    assert_eq!(later[4], messages[4], "the call");
+    assert_eq!(later[5], messages[5], "its answer");
+    assert_eq!(later[6]["content"], "Row 7");
 }
 
 /// The prompt cache: the same conversation twice gives the same upstream bytes, and with one
