@@ -491,21 +491,53 @@ fn truncation_notices_are_kept_verbatim() {
     }
 }
 
-/// Claude Code's notice heads a 2 KB preview; a log that long loses its head lines to the
-/// budget, and lost the notice with them.
+/// Claude Code's notice heads a 2 KB preview of varied lines; the budget drops head lines
+/// from the innermost out, and dropped the preview's header with them.
 #[test]
 fn a_saved_outputs_notice_survives_the_budget() {
+    const WORDS: &[&str] = &[
+        "resolving",
+        "feature",
+        "unification",
+        "for",
+        "target",
+        "host",
+        "build",
+        "script",
+        "output",
+        "linking",
+        "metadata",
+        "pipelined",
+        "crate",
+        "graph",
+        "fingerprint",
+        "dirty",
+        "fresh",
+        "rerun",
+        "because",
+        "changed",
+        "environment",
+        "variable",
+        "profile",
+        "release",
+    ];
     let mut lines = vec![
         TRUNCATIONS[0].to_owned(),
         String::new(),
         TRUNCATIONS[1].to_owned(),
     ];
-    lines.extend((0..400).map(noise));
+    // Lines of words without digits, each its own template, as a preview of unlike lines.
+    lines.extend((0..40).map(|i| {
+        (0..12)
+            .map(|k| WORDS[(i * 7 + k * (i % 5 + 1)) % WORDS.len()])
+            .collect::<Vec<_>>()
+            .join(" ")
+    }));
     let input = lines.join("\n");
-    let out = compress(&codec("{}"), &input, Level::Aggressive).unwrap();
+    let out = compress(&codec("{}"), &input, Level::Normal).unwrap();
     let kept = check_grammar(&input, &out);
     assert!(kept.contains(&1) && kept.contains(&3), "{out}");
-    assert!(o200k(&out) * 5 < o200k(&input), "still folded: {out}");
+    assert!(o200k(&out) < o200k(&input), "still folded: {out}");
 }
 
 #[test]
