@@ -254,7 +254,9 @@ impl<'a> Sample<'a> {
         let region = &text[..cut];
         let mut head: Vec<&str> = region.split('\n').take(HEAD_LINES + 1).collect();
         let mut end = 0;
-        let mut whole = cut == text.len() && head.len() <= HEAD_LINES;
+        // A last line that ends with a line break leaves an empty piece after it.
+        let lines = head.len() - usize::from(head.len() > 1 && head.last() == Some(&""));
+        let mut whole = cut == text.len() && lines <= HEAD_LINES;
         if whole {
             end = text.len();
             if head.last() == Some(&"") && head.len() > 1 {

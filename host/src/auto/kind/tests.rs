@@ -56,6 +56,21 @@ fn numbered_reads_are_file_contents_with_their_line_range() {
         let lines = text.lines().count() as u64;
         for arrow in [false, true] {
             for first in [1, 500] {
+                // Whole, and cut to exactly the lines the head holds.
+                let head: String = text
+                    .lines()
+                    .take(HEAD_LINES)
+                    .map(|l| format!("{l}\n"))
+                    .collect();
+                let n = head.lines().count() as u64;
+                assert_eq!(
+                    classify(&numbered(&head, first as usize, arrow)),
+                    Kind::File(FileSignal::Numbered {
+                        first,
+                        last: Some(first + n - 1)
+                    }),
+                    "{path}, its first {n} lines"
+                );
                 let read = numbered(&text, first as usize, arrow);
                 assert_eq!(
                     classify(&read),
