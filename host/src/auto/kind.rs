@@ -665,13 +665,16 @@ fn diagnostic(body: &str) -> bool {
         return true;
     }
     // A gutter: `|`, `12 |`, not a Markdown table row (which ends with `|`).
-    // Without a number, the gutter holds nothing or a marker (`^^^`, `---`, `|`), which
-    // tells it from a Rust or-pattern's `| Expr::Array(_)`.
+    // Without a number, the gutter holds nothing or, after a space, a marker (`^^^`, `---`,
+    // `|`), which tells it from a Rust or-pattern's `| Expr::Array(_)` and a condition's
+    // `|| x == y`.
     let digits = body.bytes().take_while(u8::is_ascii_digit).count();
     let after = body[digits..].trim_start_matches(' ');
     if let Some(rest) = after.strip_prefix('|') {
+        let spaced = rest.starts_with(' ');
         let rest = rest.trim_start();
-        let marker = rest.is_empty() || rest.starts_with(['^', '-', '|', '_', '~', '+']);
+        let marker =
+            rest.is_empty() || (spaced && rest.starts_with(['^', '-', '|', '_', '~', '+']));
         if !body.trim_end().ends_with('|')
             && ((digits > 0 && after.len() < body.len() - digits) || marker)
         {

@@ -165,6 +165,12 @@ fn kinds_of_text_by_their_lines() {
     let cases: &[(&str, &str)] = &[
         (pretty, "file JSON text"),
         (
+            "fn wide(arch: &str, width: &str) -> bool {\n    arch == \"aarch64\"\n        \
+             || arch == \"riscv64\"\n        || arch == \"x86_64\"\n        || width == \"64\"\n}\n\
+             match e {\n    Expr::Array(_)\n    | Expr::Call(_)\n    | Expr::Tuple(_) => true,\n}\n",
+            "file source code",
+        ),
+        (
             "FROM rust:1.83 AS build\nWORKDIR /app\nCOPY . .\nRUN cargo build --release\n\
              FROM debian:bookworm-slim\nCOPY --from=build /app/target/release/app /usr/bin/app\n\
              ENTRYPOINT [\"app\"]\n",
