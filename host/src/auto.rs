@@ -15,8 +15,10 @@
 //!   (by bytes as written) is such an array (`{"rows": […]}`, `{"items": […]}`,
 //!   `{"driver": …, "rows": […]}`). Only the first `sample_rows` elements are looked at;
 //! - `object`: any other JSON object or array (nested API responses, arrays of scalars);
-//! - `text`: a text payload (logs, command output). A JSON string payload is its decoded text;
-//!   when that text is itself JSON (not another string), that JSON is routed instead;
+//! - `text`: a text payload. A JSON string payload is its decoded text; when that text is
+//!   itself JSON (not another string), that JSON is routed instead. Text is routed by its kind
+//!   (see *Text kinds*): file contents to the `file` candidates, anything else (logs, command
+//!   output) to the `text` candidates;
 //! - `mcp`: MCP content blocks, `{"content": [{"type": "text", "text": …}, …], …}`: each text
 //!   block's text is routed on its own as above, and the object is rebuilt with every other
 //!   byte as it was. A result with `"isError": true` passes through untouched: an error is
@@ -24,13 +26,59 @@
 //! - anything else (a number, `true`, an empty text): no shape; the payload passes through
 //!   exactly as before ([`Outcome::Unchanged`]).
 //!
+//! # Text kinds
+//!
+//! A file read, a source file, a configuration file or pretty JSON behind a line of text is
+//! not a log: an agent that reads a file to edit it quotes its lines, and a log codec folding
+//! it into templates leaves nothing to quote. So each text (a payload, a decoded string, an
+//! MCP text block) is classified first, in `auto/kind.rs`, on a bounded sample: the first 64
+//! lines within its first 16 KiB and, when those do not reach its end, the last 16 lines
+//! within its last 4 KiB. Each sampled line is looked at once, by its first and last bytes,
+//! so the cost does not grow with the payload (a few microseconds). The first rule that holds
+//! decides:
+//!
+//! 1. **A numbered read** is file contents: the sample's lines are `N\t<text>` (`cat -n`,
+//!    Claude Code's Read) or `N→<text>`, the numbers running on by one from the first line
+//!    (at least two lines, or the payload's only line), up to the sample's end or to a blank
+//!    line that opens a trailer (a note the reading tool appends); the tail's numbered lines
+//!    run on from a later number. `grep -n` output is not one: its numbers skip, and it is a
+//!    search's result, whose `file:12:` lines the log codec folds as it folds compiler
+//!    locations;
+//! 2. **A log**: at least 20% of the sampled non-blank lines, and at least two, carry a log
+//!    signal: a date or a time of day at the start (`2026-12-03`, `Dec  3 10:00:00`,
+//!    `[  12.345678]`, `10:00:00` within 24 bytes and before any `"`), a level word within
+//!    48 bytes (`INFO`, `WARN`, `ERROR`, `DEBUG`, `PASSED`, `[info]`, `level=`), a build
+//!    tool's, test runner's or package manager's status line (`Compiling `, `test x ... ok`,
+//!    `running 3 tests`, `Collecting `, `npm `, `=== RUN`, `Setting up `, `> Task `,
+//!    `[ 40%]`, `#5 [2/7]`, `$ `), or a compiler diagnostic or stack trace (`error[`,
+//!    `warning:`, `-->`, a numbered gutter `12 |`, `file.c:1:2: error:`, `at f (a.js:1:2)`);
+//! 3. **A table** is file contents: every sampled non-blank line holds the same number of
+//!    tabs (at least one) or of commas (at least two), over at least 3 lines (TSV, CSV);
+//! 4. **File contents**: at least 50% of the sampled non-blank lines carry a file signal and
+//!    no log signal: source code (a keyword at the start, a comment, a line ending with a
+//!    bracket, `;` or `,`), configuration (`[section]`, `key = value`, `key: value` with a
+//!    lower-case key, `KEY=value`, a Dockerfile instruction), Markdown (a heading, a list
+//!    item, a fence and every line inside it, a quote, a table row, a link definition), JSON
+//!    text (`"key": value`, an array's items), or prose (three or more words, mostly letters,
+//!    almost no digits);
+//! 5. anything else (a list of paths, a table of processes) is routed as before kinds, to the
+//!    `text` candidates.
+//!
+//! The thresholds were set on the files of the crates `Cargo.lock` pins and on real logs, with
+//! a held-out part (CONTRACT §2.8 has the counts; the ignored test `auto::kind::measure`
+//! repeats them). File contents go to the `file` candidates, none by default: they pass
+//! through. A numbered read holding JSON is not handed to the JSON candidates: compact JSON
+//! drops the indentation that is part of every line's text, so a line could not be quoted
+//! back from what the model sees.
+//!
 //! # Params
 //!
 //! | key | default | meaning |
 //! |---|---|---|
 //! | `rows` | `["toon", "columnar", "json_compact"]` | the candidates for `rows`, in order of preference |
 //! | `object` | `["json_compact", "toon"]` | the candidates for `object` |
-//! | `text` | `["log"]` | the candidates for `text` |
+//! | `text` | `["log"]` | the candidates for text that is not file contents |
+//! | `file` | `[]` | the candidates for file contents (run at `minimal`) |
 //! | `lossy_json` | `false` | run the JSON candidates at the call's level rather than `minimal` |
 //! | `sample_bytes` | `65536` | payloads of this many bytes or more are routed on a sample |
 //! | `sample_rows` | `32` | the rows of that sample |
@@ -45,7 +93,8 @@
 //! The JSON candidates (`rows`, `object`) run at `minimal`, so a JSON payload is compressed
 //! losslessly at every level, unless `lossy_json = true`. The text candidates run at the
 //! call's level: a log codec is lossy and acts from `normal` (its original kept by the tee
-//! store).
+//! store). The file candidates run at `minimal` at every level (or `none`): file contents are
+//! never compressed lossily.
 //!
 //! # Choosing
 //!
@@ -63,19 +112,23 @@
 //! - `rows`: the candidates run on a sample, the first `sample_rows` rows re-wrapped in the
 //!   same shape (the other members of a wrapping object kept), and the sample's winner alone
 //!   runs on the whole payload (if it leaves it unchanged, the next best does);
-//! - `object` and `text`: the candidates run in full; their outputs' tokens are the gauge's
+//! - `object`, `text` and `file`: the candidates run in full; their outputs' tokens are the gauge's
 //!   (exact up to 32 KB, above that estimated from evenly spaced windows, `crate::gauge`).
 //!
 //! # What it says
 //!
 //! The stage's metadata names the winner as `compression_codec` and the decision as
-//! `compression_route`, one line: the shape, then each candidate that changed the payload with
+//! `compression_route`, one line: the shape (for text, its kind and signal when it has one:
+//! `file contents (…)` or `log lines (…)`), then each candidate that changed the payload with
 //! its tokens, fewest first, then those that did not (when only one changed it, nothing is
 //! ranked and nothing is counted but what the no-gain rule needs); for example
 //! `rows: toon 1,946 < columnar 2,003 < json_compact 2,944 tokens`,
 //! `rows (sample of 64 rows): toon 1,210 < json_compact 1,804 tokens; toon ran on the whole`,
-//! `text: log, the only candidate to change it`,
-//! `mcp: block 1: text: log, the only candidate to change it (line_dedup unchanged)`.
+//! `text: log lines (timestamps, 64 of 64 sampled lines): log, the only candidate to change it`,
+//! `text: file contents (numbered read, lines 1-1,303): no candidate, passed through`,
+//! `text: file contents (source code, 58 of 64 sampled lines): no candidate, passed through`,
+//! `text: log, the only candidate to change it` (text with no signal either way),
+//! `mcp: block 1: text: log lines (…): log, the only candidate to change it (line_dedup unchanged)`.
 
 use std::borrow::Cow;
 use std::fmt::Write as _;
@@ -89,17 +142,19 @@ use crate::gauge::{Gauge, Tokens};
 use crate::registry::{Origin, Registry};
 use crate::tokens::TokenCounter;
 
+mod kind;
+
 /// The routing codec's name in manifests (the registry reserves it).
 pub(crate) const NAME: &str = crate::registry::AUTO;
 
 const DEFAULT_ROWS: &[&str] = &["toon", "columnar", "json_compact"];
 const DEFAULT_OBJECT: &[&str] = &["json_compact", "toon"];
 const DEFAULT_TEXT: &[&str] = &["log"];
+const DEFAULT_FILE: &[&str] = &[];
 const DEFAULT_SAMPLE_BYTES: usize = 64 * 1024;
 const DEFAULT_SAMPLE_ROWS: usize = 32;
 /// The keys of `auto`'s own params, for messages.
-const KEYS: &str =
-    "lossy_json, object, rows, sample_bytes, sample_rows, text, or a table named after a candidate";
+const KEYS: &str = "file, lossy_json, object, rows, sample_bytes, sample_rows, text, or a table named after a candidate";
 /// How deep a JSON string holding JSON is unwrapped: once.
 const MAX_UNWRAP: usize = 1;
 
@@ -110,8 +165,10 @@ pub(crate) enum Shape {
     Rows,
     /// Any other JSON object or array.
     Object,
-    /// Text.
+    /// Text that is not file contents: logs, command output (see [`kind`]).
     Text,
+    /// File contents: a numbered read, source code, configuration, structured text.
+    File,
 }
 
 impl Shape {
@@ -119,7 +176,7 @@ impl Shape {
         match self {
             Shape::Rows => "rows",
             Shape::Object => "object",
-            Shape::Text => "text",
+            Shape::Text | Shape::File => "text",
         }
     }
 }
@@ -138,6 +195,7 @@ pub struct Auto {
     rows: Vec<Arc<Candidate>>,
     object: Vec<Arc<Candidate>>,
     text: Vec<Arc<Candidate>>,
+    file: Vec<Arc<Candidate>>,
     lossy_json: bool,
     sample_bytes: usize,
     sample_rows: usize,
@@ -251,6 +309,7 @@ impl Auto {
             ("rows", DEFAULT_ROWS),
             ("object", DEFAULT_OBJECT),
             ("text", DEFAULT_TEXT),
+            ("file", DEFAULT_FILE),
         ] {
             let names = match params.get(key) {
                 None => default.iter().map(|&name| name.to_owned()).collect(),
@@ -298,14 +357,14 @@ impl Auto {
         for (key, value) in params {
             if matches!(
                 key.as_str(),
-                "rows" | "object" | "text" | "lossy_json" | "sample_bytes" | "sample_rows"
+                "rows" | "object" | "text" | "file" | "lossy_json" | "sample_bytes" | "sample_rows"
             ) {
                 continue;
             }
             let message = match value {
                 Value::Object(_) if is_candidate(key) => continue,
                 Value::Object(_) if registry.get(key).is_some() => {
-                    format!("codec \"{key}\" is a candidate of no shape (rows, object, text)")
+                    format!("codec \"{key}\" is a candidate of no shape (rows, object, text, file)")
                 }
                 _ => format!("unknown key ({KEYS})"),
             };
@@ -349,6 +408,7 @@ impl Auto {
             rows: candidates(&lists[0].1)?,
             object: candidates(&lists[1].1)?,
             text: candidates(&lists[2].1)?,
+            file: candidates(&lists[3].1)?,
             lossy_json,
             sample_bytes,
             sample_rows,
@@ -377,7 +437,15 @@ impl Auto {
         vec![
             format!("rows:   {} ({json_level})", list(&self.rows)),
             format!("object: {} ({json_level})", list(&self.object)),
-            format!("text:   {} (at the call's level)", list(&self.text)),
+            format!(
+                "text:   {} (logs and other text, at the call's level)",
+                list(&self.text)
+            ),
+            format!(
+                "file:   {} (file contents: numbered reads, source, configuration, structured \
+                 text; at minimal, lossless)",
+                list(&self.file)
+            ),
             "mcp:    each text block routed as above; isError results pass through".to_owned(),
             format!(
                 "fewest tokens wins; from {} bytes on, rows are chosen on a sample of {} rows",
@@ -463,7 +531,22 @@ impl Auto {
             Some(_) => PayloadKind::Json,
         };
         match json {
-            None => self.choose(Shape::Text, text, kind, level, None, route),
+            None => {
+                let (shape, label) = match kind::classify(&text) {
+                    kind::Kind::File(signal) => (Shape::File, format!("file contents ({signal})")),
+                    kind::Kind::Text(Some(signal)) => {
+                        (Shape::Text, format!("log lines ({signal})"))
+                    }
+                    kind::Kind::Text(None) => (Shape::Text, String::new()),
+                };
+                let at = route.len();
+                let won = self.choose(shape, text, kind, level, None, route);
+                if !label.is_empty() {
+                    // `text: <kind> (<signal>): <decision>`.
+                    route.insert_str(at + "text".len(), &format!(": {label}"));
+                }
+                won
+            }
             Some(Json::Rows(rows)) => {
                 let rows = Some(rows);
                 self.choose(Shape::Rows, text, kind, level, rows, route)
@@ -509,6 +592,7 @@ impl Auto {
             Shape::Rows => (&self.rows, self.json_level(level)),
             Shape::Object => (&self.object, self.json_level(level)),
             Shape::Text => (&self.text, level),
+            Shape::File => (&self.file, self.file_level(level)),
         };
         if text.trim().is_empty() {
             route.push_str("no shape (empty text), passed through");
@@ -591,6 +675,16 @@ impl Auto {
             lossy,
             kind,
             input,
+        }
+    }
+
+    /// The level the file candidates run at for a call at `level`: `minimal`, so file
+    /// contents are never compressed lossily.
+    pub(crate) fn file_level(&self, level: Level) -> Level {
+        if level == Level::None {
+            level
+        } else {
+            Level::Minimal
         }
     }
 
@@ -1146,7 +1240,7 @@ mod tests {
             ),
             (
                 r#"{"rows": ["toon"], "text": [], "columnar": {"min_rows": 2}}"#,
-                "columnar: codec \"columnar\" is a candidate of no shape (rows, object, text)"
+                "columnar: codec \"columnar\" is a candidate of no shape (rows, object, text, file)"
                     .to_owned(),
             ),
             (
@@ -1284,6 +1378,7 @@ mod tests {
             rows,
             object: Vec::new(),
             text: Vec::new(),
+            file: Vec::new(),
             lossy_json: false,
             sample_bytes: DEFAULT_SAMPLE_BYTES,
             sample_rows: DEFAULT_SAMPLE_ROWS,

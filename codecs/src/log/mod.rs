@@ -32,6 +32,11 @@
 //!    preamble (`file.js:12`, the source line, its `^`). A run that collected nothing or
 //!    stopped because of errors is a failure (`collected 0 items / 2 errors`,
 //!    `2 errors in 0.09s`, `no tests ran`); go's `[no test files]` is not.
+//!    A line in which a tool says it cut its output or saved it elsewhere is a failure too, so
+//!    the model learns that what it sees is a part and where the rest is: Claude Code's
+//!    `Output too large (458.2KB). Full output saved to: <path>` and its `Preview (first 2KB):`
+//!    line, `truncated` in any of its cases (`[output truncated]`, `(truncated)`,
+//!    `Output truncated`), `N more lines`, `N lines omitted`, `N chars clipped`.
 //!    `failure_patterns` adds plain substrings.
 //! 4. **Failure lines are kept verbatim, always, whole** (never clipped, never dropped by the
 //!    budget). Each run of failure lines pulls in `context_before` lines before it and

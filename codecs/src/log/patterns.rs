@@ -389,6 +389,26 @@ pub(crate) const TABLE: &[Pattern] = &[
         Block::None,
     ),
     fail("non-zero exit"),
+    // A tool saying it cut its output, or saved it elsewhere: without the line the model
+    // takes a preview for the whole, and loses where the rest is. Claude Code's
+    // `Output too large (458.2KB). Full output saved to: <path>` and the `Preview (first
+    // 2KB):` line after it; `[output truncated]`, `(truncated)`, `… 120 more lines`,
+    // `... 40 lines omitted ...`, `[… 1234 chars clipped …]`.
+    fail("Output too large"),
+    fail("output saved to"),
+    row(
+        "Preview (first ",
+        At::AfterIndent,
+        Then::Any,
+        Class::Failure,
+        Block::None,
+    ),
+    fail("truncated"),
+    fail("Truncated"),
+    fail("TRUNCATED"),
+    fail(" more lines"),
+    fail(" lines omitted"),
+    fail(" chars clipped"),
     // Generic levels and words; `Error:` also ends `TypeError:`, `ValueError:`.
     fail_block("Error:", Block::Continuation),
     fail_block("Exception", Block::Continuation),

@@ -454,6 +454,92 @@ fn every_tool_familys_failure_line_is_kept() {
     }
 }
 
+/// Lines in which a tool says it cut its output or saved it elsewhere, as tools print them.
+const TRUNCATIONS: &[&str] = &[
+    // Claude Code's Bash tool, over 30,000 characters.
+    "Output too large (458.2KB). Full output saved to: /root/.claude/projects/-work-app/3f2a9c1e-7b4d-4e8a-9c0f-2d6b8e1a5f3c/tool-results/toolu_01XkR7mV2pQ9sT4wY6zB8nLc.txt",
+    "Preview (first 2KB):",
+    "Full output saved to: /tmp/claude-output-1733224800.txt",
+    // Other agents' and tools' markers.
+    "[output truncated]",
+    "... (truncated)",
+    "<response clipped><NOTE>To save on context only part of this file has been shown to you.</NOTE> [Output truncated: 48213 characters]",
+    "Output truncated to 1000 lines.",
+    "warning: output truncated (exceeded 10 MB)",
+    "\u{2026} 2,418 more lines",
+    "  ... 312 more lines",
+    "... 57 lines omitted ...",
+    "  \"body\": \"Steps to reproduce[\u{2026} 18342 chars clipped \u{2026}]\",",
+    "[TRUNCATED] log exceeds the 4 MiB limit",
+    "Truncated 120 lines from the middle of the output",
+];
+
+#[test]
+fn truncation_notices_are_kept_verbatim() {
+    for notice in TRUNCATIONS {
+        for at in [0, 1, 2, 30, 59] {
+            let mut lines: Vec<String> = (0..60).map(noise).collect();
+            lines[at] = (*notice).to_owned();
+            let input = lines.join("\n");
+            let out = compress(&codec("{}"), &input, Level::Normal).unwrap();
+            assert!(
+                check_grammar(&input, &out).contains(&(at + 1)),
+                "{notice} at line {}:\n{out}",
+                at + 1
+            );
+        }
+    }
+}
+
+/// Claude Code's notice heads a 2 KB preview of varied lines; the budget drops head lines
+/// from the innermost out, and dropped the preview's header with them.
+#[test]
+fn a_saved_outputs_notice_survives_the_budget() {
+    const WORDS: &[&str] = &[
+        "resolving",
+        "feature",
+        "unification",
+        "for",
+        "target",
+        "host",
+        "build",
+        "script",
+        "output",
+        "linking",
+        "metadata",
+        "pipelined",
+        "crate",
+        "graph",
+        "fingerprint",
+        "dirty",
+        "fresh",
+        "rerun",
+        "because",
+        "changed",
+        "environment",
+        "variable",
+        "profile",
+        "release",
+    ];
+    let mut lines = vec![
+        TRUNCATIONS[0].to_owned(),
+        String::new(),
+        TRUNCATIONS[1].to_owned(),
+    ];
+    // Lines of words without digits, each its own template, as a preview of unlike lines.
+    lines.extend((0..40).map(|i| {
+        (0..12)
+            .map(|k| WORDS[(i * 7 + k * (i % 5 + 1)) % WORDS.len()])
+            .collect::<Vec<_>>()
+            .join(" ")
+    }));
+    let input = lines.join("\n");
+    let out = compress(&codec("{}"), &input, Level::Normal).unwrap();
+    let kept = check_grammar(&input, &out);
+    assert!(kept.contains(&1) && kept.contains(&3), "{out}");
+    assert!(o200k(&out) < o200k(&input), "still folded: {out}");
+}
+
 #[test]
 fn a_zero_exit_code_is_not_a_failure() {
     let mut lines: Vec<String> = (0..60).map(noise).collect();

@@ -154,7 +154,7 @@ fn bad_params_are_one_line_errors_naming_file_entry_and_key() {
         ),
         (
             "text = []\nsample_row = 3",
-            "key \"sample_row\": unknown key (lossy_json, object, rows, sample_bytes, sample_rows, text, or a table named after a candidate)",
+            "key \"sample_row\": unknown key (file, lossy_json, object, rows, sample_bytes, sample_rows, text, or a table named after a candidate)",
         ),
         (
             "text = []\nrows = [\"columnar\"]\ncolumnar = { min_rows = 0 }",
@@ -363,4 +363,98 @@ fn large_json_under_auto_is_a_minimal_call_for_the_router() {
         "{:?}",
         out.meta
     );
+}
+
+/// `text` as an agent's file read prints it: `cat -n`'s `     N\t<line>`.
+fn numbered_read(text: &str) -> String {
+    text.lines()
+        .enumerate()
+        .map(|(i, line)| format!("{:>6}\t{line}\n", i + 1))
+        .collect()
+}
+
+/// The file reads that the log codec folded to templates (a 1,303-line JSON read became
+/// 1,376 characters of `[×100 lines …]` fold lines) go out byte for byte: an agent that edits
+/// a file quotes its lines.
+#[test]
+fn a_numbered_read_passes_through_the_default_unchanged() {
+    let (_dir, host) = default_host();
+    let source =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../host/src/auto.rs"))
+            .unwrap();
+    for (name, file) in [
+        ("host/src/auto.rs", source),
+        ("github-repos.json", corpus("github-repos.json")),
+    ] {
+        let read = numbered_read(&file);
+        let lines = file.lines().count();
+        let out = host.process(Call::new("Read", Input::Text(&read)));
+        assert_eq!(out.text(), Some(read.as_str()), "{name}: {:?}", out.meta);
+        assert!(!out.meta.compressed, "{name}");
+        let route = out.meta.route.as_deref().unwrap();
+        let lines = if lines >= 1000 {
+            format!("{},{:03}", lines / 1000, lines % 1000)
+        } else {
+            lines.to_string()
+        };
+        assert_eq!(
+            route,
+            format!(
+                "text: file contents (numbered read, lines 1-{lines}): no candidate, passed through"
+            ),
+            "{name}"
+        );
+        // The same read in an MCP text block, and pretty JSON behind a text prefix.
+        let echo = format!("Echo: {file}");
+        for text in [read.as_str(), echo.as_str()] {
+            let block =
+                serde_json::json!({"content": [{"type": "text", "text": text}]}).to_string();
+            let out = host.process(Call::new("mcp_read", Input::Text(&block)));
+            assert_eq!(
+                out.text(),
+                Some(block.as_str()),
+                "{name} in a block: {:?}",
+                out.meta
+            );
+            let route = out.meta.route.as_deref().unwrap();
+            assert!(
+                route.starts_with("mcp: block 1: text: file contents ("),
+                "{name}: {route}"
+            );
+        }
+    }
+}
+
+/// A log still goes to the log codec, and says why; a tool's truncation notice at its head
+/// stays, verbatim.
+#[test]
+fn a_log_is_still_folded_and_keeps_its_truncation_notice() {
+    let (_dir, host) = default_host();
+    let notice = "Output too large (458.2KB). Full output saved to: \
+                  /root/.claude/projects/-work-app/tool-results/toolu_01XkR7mV2pQ9sT4wY6zB8nLc.txt";
+    let log = format!(
+        "{notice}\n\nPreview (first 2KB):\n{}",
+        corpus("build-log.txt")
+    );
+    let out = host.process(Call::new("Bash", Input::Text(&log)));
+    assert_eq!(out.meta.codec.as_deref(), Some("log"), "{:?}", out.meta);
+    assert!(out.meta.compressed);
+    let route = out.meta.route.as_deref().unwrap();
+    assert!(
+        route.starts_with("text: log lines (timestamps, "),
+        "{route}"
+    );
+    assert!(
+        out.payload.len() * 10 < log.len(),
+        "folded: {}",
+        out.payload.len()
+    );
+    let text = out.text().unwrap();
+    for header in [notice, "Preview (first 2KB):"] {
+        let quoted = serde_json::to_string(header).unwrap();
+        assert!(
+            text.contains(&quoted[1..quoted.len() - 1]),
+            "{header:?} kept verbatim: {text}"
+        );
+    }
 }
