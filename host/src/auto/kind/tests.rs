@@ -37,6 +37,14 @@ fn this_repositorys_files_are_file_contents() {
     for &(path, what) in FILES {
         let text = repo(path);
         match classify(&text) {
+            // A document's sampled lines may be mostly prose or mostly Markdown as it grows:
+            // both are file contents.
+            Kind::File(FileSignal::Lines { what: found, .. }) if what == FileLine::Markdown => {
+                assert!(
+                    matches!(found, FileLine::Markdown | FileLine::Prose),
+                    "{path}: {found:?}"
+                )
+            }
             Kind::File(FileSignal::Lines { what: found, .. }) => {
                 assert_eq!(found, what, "{path}")
             }
