@@ -1,7 +1,9 @@
 //! The `parrot-compress` command.
 //!
 //! Exit codes: 0 success; 1 a runtime failure (unreadable input, unknown tee key); 2 bad usage
-//! or invalid configuration. Errors go to stderr, one line each.
+//! or invalid configuration; `mcp-proxy` ended by SIGTERM, SIGINT or SIGHUP: 128 + the signal's
+//! number (143, 130, 129), as a shell reports a process the signal killed. Errors go to stderr,
+//! one line each.
 
 use std::ffi::OsString;
 use std::io::{IsTerminal, Read, Write};
@@ -153,9 +155,11 @@ enum Command {
     Plugins,
     /// Start an MCP server and relay MCP over stdio between it and the client (the agent),
     /// compressing every tools/call result and adding the tool wm_get_result, which returns
-    /// the originals. With PARROT_COMPRESSION_DISABLED=1: a pure relay.
+    /// the originals. With PARROT_COMPRESSION_DISABLED=1: a pure relay. On SIGTERM, SIGINT or
+    /// SIGHUP it ends the server and everything it started (SIGTERM, 500 ms, SIGKILL), writes
+    /// the report and exits with 128 + the signal's number.
     McpProxy {
-        /// At exit, write the session's savings report to stderr.
+        /// At exit (also on a signal), write the session's savings report to stderr.
         #[arg(long)]
         report: bool,
         /// The server's command and its arguments, after `--`.
@@ -399,6 +403,7 @@ fn mcp_proxy(cli: &Cli, server: &[OsString], report: bool) -> Result<(), Failure
         })?);
         (Proxy::new(Arc::clone(&host)), Some(host))
     };
+    let signalled = stop_on_signals(&proxy)?;
     let ended = proxy.run(
         command,
         std::io::stdin(),
@@ -407,9 +412,56 @@ fn mcp_proxy(cli: &Cli, server: &[OsString], report: bool) -> Result<(), Failure
     );
     if let (true, Some(host)) = (report, host) {
         host.flush();
-        eprint!("{}", host.report().snapshot().render_table());
+        // After a SIGHUP stderr may be a terminal that is gone: the report is lost, the exit
+        // status still says why the proxy ended.
+        let _ = write!(
+            std::io::stderr(),
+            "{}",
+            host.report().snapshot().render_table()
+        );
     }
-    ended.map_err(|err| Failure::runtime(err.to_string()))
+    let mut failure = match ended {
+        Ok(()) => None,
+        Err(err) => Some(Failure::runtime(err.to_string())),
+    };
+    // Ended by a signal: the status a shell gives a process that signal killed, so that the
+    // client (and its log) can tell a stop from a crash of the server.
+    if let Some(signal) = signalled.get().and_then(|&n| u8::try_from(128 + n).ok()) {
+        let lines = failure.take().map(|f| f.lines).unwrap_or_default();
+        failure = Some(Failure {
+            code: signal,
+            lines,
+        });
+    }
+    failure.map_or(Ok(()), Err)
+}
+
+/// The first of SIGTERM, SIGINT and SIGHUP the process receives from now on stops `proxy`'s
+/// session; what it holds once the session has ended is that signal's number.
+#[cfg(unix)]
+fn stop_on_signals(proxy: &Proxy) -> Result<Arc<OnceLock<i32>>, Failure> {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    let mut signals = signal_hook::iterator::Signals::new([SIGTERM, SIGINT, SIGHUP])
+        .map_err(|err| Failure::runtime(format!("mcp-proxy: cannot handle signals: {err}")))?;
+    let received = Arc::new(OnceLock::new());
+    let seen = Arc::clone(&received);
+    let stop = proxy.stop_handle();
+    std::thread::spawn(move || {
+        for signal in signals.forever() {
+            // Set before the stop, so that the session's end finds it. A later signal finds
+            // the ending under way, bounded by its own grace periods.
+            if seen.set(signal).is_ok() {
+                stop.stop();
+            }
+        }
+    });
+    Ok(received)
+}
+
+/// No signals to wire: the default actions stay.
+#[cfg(not(unix))]
+fn stop_on_signals(_proxy: &Proxy) -> Result<Arc<OnceLock<i32>>, Failure> {
+    Ok(Arc::new(OnceLock::new()))
 }
 
 fn read_input(file: &str) -> Result<Vec<u8>, Failure> {

@@ -18,15 +18,25 @@ It reads JSON-RPC lines on stdin and writes its messages with Python's default s
   hang         never answers (for killing the server mid-call)
   exotic       rows in a line written by hand: numbers as 1E400 and -0.0, escapes, odd
                whitespace and member order around the text block (the request's id as sent)
+  spawn        starts a child process (`sleep 600`, sharing the server's stdout, as `npx`
+               shares it with `node`) and answers "pid N"
+  goodbye      from now on SIGTERM makes the server write a notifications/message
+               "terminated by signal 15" and exit 0
+  ignore_term  from now on the server ignores SIGTERM (and so do the children it spawns after)
+  linger       the server keeps running when its input closes
 
 Any other method gets {"echo": <method>, "params": <params>}; a line that is not JSON gets a
 JSON-RPC parse error (-32700) whose data is the line as received.
 """
 import json
+import signal
+import subprocess
 import sys
+import time
 
 TOOLS = ["rows", "rows_error", "progress", "hold", "release", "batch", "ping_me",
-         "wait_cancel", "garbage", "die", "hang", "exotic"]
+         "wait_cancel", "garbage", "die", "hang", "exotic", "spawn", "goodbye", "ignore_term",
+         "linger"]
 
 
 def send(message):
@@ -45,7 +55,14 @@ def text_result(text, is_error=False):
     return result
 
 
+def goodbye(signum, _frame):
+    send({"jsonrpc": "2.0", "method": "notifications/message",
+          "params": {"level": "info", "data": "terminated by signal %d" % signum}})
+    sys.exit(0)
+
+
 def main():
+    lingering = False
     held = None
     pinging = None
     waiting_cancel = None
@@ -124,6 +141,18 @@ def main():
                 sys.exit(3)
             elif name == "hang":
                 pass
+            elif name == "spawn":
+                child = subprocess.Popen(["sleep", "600"])
+                send({"jsonrpc": "2.0", "id": mid, "result": text_result("pid %d" % child.pid)})
+            elif name == "goodbye":
+                signal.signal(signal.SIGTERM, goodbye)
+                send({"jsonrpc": "2.0", "id": mid, "result": text_result("goodbye on SIGTERM")})
+            elif name == "ignore_term":
+                signal.signal(signal.SIGTERM, signal.SIG_IGN)
+                send({"jsonrpc": "2.0", "id": mid, "result": text_result("SIGTERM ignored")})
+            elif name == "linger":
+                lingering = True
+                send({"jsonrpc": "2.0", "id": mid, "result": text_result("lingering")})
             elif name == "exotic":
                 sys.stdout.write(
                     '{ "result" :\t{"structuredContent": {"big": 1E400, "zero": -0.0,\t"one": 1.0,'
@@ -136,6 +165,8 @@ def main():
                       "error": {"code": -32602, "message": "unknown tool %s" % name}})
         elif mid is not None:
             send({"jsonrpc": "2.0", "id": mid, "result": {"echo": method, "params": params}})
+    while lingering:
+        time.sleep(600)
 
 
 if __name__ == "__main__":

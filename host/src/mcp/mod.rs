@@ -44,6 +44,13 @@
 //! - **Pending requests** are matched by id (numbers and strings are distinct ids); a
 //!   `notifications/cancelled` forgets the request, so a late answer to it is relayed as is.
 //!
+//! - **Ending.** The server runs in a process group of its own, and however the session ends
+//!   (the client closes the proxy's input, a [`StopHandle`] stops it, the server exits) the
+//!   proxy ends the whole group: SIGTERM, 500 ms, SIGKILL, after 1 s for the server to exit on
+//!   its own when its input closed. The library installs no signal handler; the binary wires
+//!   its signals to a [`StopHandle`]. See [`Proxy`] for the grace periods and why they fit the
+//!   official MCP SDK's `close()`.
+//!
 //! With the kill switch on ([`crate::KILL_SWITCH_ENV`]) use [`Proxy::relay`]: a pure relay,
 //! every line forwarded as is in both directions and no recovery tool listed, so the client
 //! receives exactly what the server sends.
@@ -51,7 +58,7 @@
 mod proxy;
 mod relay;
 
-pub use proxy::{Proxy, Side};
+pub use proxy::{Proxy, Side, StopHandle};
 pub use relay::{Relay, Routed};
 
 /// The name of the proxy's recovery tool, as every `_tee` pointer's hint spells it.

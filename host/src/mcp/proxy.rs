@@ -3,7 +3,7 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
-use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -11,12 +11,26 @@ use super::relay::{Relay, Routed};
 use crate::error::McpError;
 use crate::host::Host;
 
-/// How long the server has to exit after the client closed the proxy's input, before the proxy
-/// stops it.
-const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
+/// How long the server has to exit on its own once the client closed the proxy's input (the
+/// server's input is closed then too), before the proxy signals it. With [`TERM_GRACE`] and
+/// [`DRAIN_GRACE`] this ends the session in at most 1.8 s: before the official MCP SDK's
+/// `close()` sends its SIGTERM, 2 s after closing the input.
+const INPUT_GRACE: Duration = Duration::from_secs(1);
+
+/// How long the server's process group has between the proxy's SIGTERM and its SIGKILL. With
+/// [`DRAIN_GRACE`], an ending on a stop takes at most 0.8 s: well within the 2 s the SDK's
+/// `close()` leaves between its SIGTERM and its SIGKILL.
+const TERM_GRACE: Duration = Duration::from_millis(500);
 
 /// How long the proxy waits for the rest of the server's output once the server has exited.
 const DRAIN_GRACE: Duration = Duration::from_millis(300);
+
+/// How long a server that closed its output while the client is connected has to exit, before
+/// the proxy reports that it closed its output.
+const CLOSED_OUTPUT_GRACE: Duration = Duration::from_millis(500);
+
+/// How often the proxy looks at the server while it waits for it.
+const POLL: Duration = Duration::from_millis(10);
 
 /// Which side of the proxy a line came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,6 +52,29 @@ impl std::fmt::Display for Side {
 
 /// The running proxy: a server child process and the two relaying threads.
 ///
+/// The server runs in a process group of its own (on Unix), so that everything it starts (`npx`
+/// starts `node`, a shell starts `python`) ends with it: the proxy signals the whole group.
+/// A session ends in one of three ways, and each leaves no process of the group behind:
+///
+/// - **The client closes the proxy's input.** The server's input is closed; the server has 1 s
+///   to exit on its own (its remaining output is still relayed). Then, or at once if it exited
+///   and left processes in its group, the group gets SIGTERM, 500 ms more, then SIGKILL.
+///   [`Proxy::run`] returns `Ok`.
+/// - **A stop** ([`StopHandle::stop`]; the `parrot-compress mcp-proxy` command stops on SIGTERM,
+///   SIGINT and SIGHUP). The group gets SIGTERM at once (whichever signal the caller received:
+///   SIGTERM is the one every server takes as "end now"), 500 ms, then SIGKILL; what the server
+///   writes meanwhile is still relayed while the client is there. [`Proxy::run`] returns `Ok`.
+///   A stop while the first way is under way cuts its 1 s short.
+/// - **The server ends** while the client is connected: the rest of the group is ended as
+///   above, and [`Proxy::run`] returns [`McpError::ServerEnded`] within a second (1.3 s when a
+///   server that closed its output without exiting left processes SIGTERM does not end).
+///
+/// The grace periods fit the official MCP SDK's `close()` (its stdio transport closes the
+/// server's input, sends SIGTERM 2 s later and SIGKILL 2 s after that): the first way takes at
+/// most 1.8 s, so it is over before the SIGTERM; a stop takes at most 0.8 s, well before the
+/// SIGKILL. A proxy killed with SIGKILL cannot end anything: the server then sees its input
+/// close, as when the client closes the proxy's.
+///
 /// # Examples
 ///
 /// ```no_run
@@ -47,7 +84,14 @@ impl std::fmt::Display for Side {
 /// let mut server = Command::new("npx");
 /// server.args(["-y", "@modelcontextprotocol/server-filesystem", "/tmp"]);
 /// // A pure relay, as with PARROT_COMPRESSION_DISABLED=1.
-/// let ended = Proxy::relay().run(server, std::io::stdin(), std::io::stdout(), std::io::stderr());
+/// let proxy = Proxy::relay();
+/// // Whoever owns the process's signals (the binary, not a library) stops the session.
+/// let stop = proxy.stop_handle();
+/// std::thread::spawn(move || {
+///     std::thread::sleep(std::time::Duration::from_secs(60));
+///     stop.stop();
+/// });
+/// let ended = proxy.run(server, std::io::stdin(), std::io::stdout(), std::io::stderr());
 /// if let Err(err) = ended {
 ///     eprintln!("error: {err}");
 /// }
@@ -55,14 +99,56 @@ impl std::fmt::Display for Side {
 #[derive(Debug)]
 pub struct Proxy {
     relay: Option<Relay>,
+    events: Sender<Event>,
+    ended: Receiver<Event>,
 }
 
-/// What the relaying threads tell the main one.
+/// Tells a [`Proxy`] to end its session: the server's process group gets SIGTERM, 500 ms to
+/// exit (what the server still writes is relayed), then SIGKILL, and [`Proxy::run`] returns
+/// `Ok`.
+///
+/// The proxy does not install signal handlers itself: a process's signals belong to its
+/// binary, which may have other uses for them. The binary wires the signals it wants to
+/// [`StopHandle::stop`] (`parrot-compress mcp-proxy` does for SIGTERM, SIGINT and SIGHUP), and
+/// a test or an embedding program calls it directly. The handle can be cloned and sent to
+/// any thread.
+///
+/// # Examples
+///
+/// ```
+/// use std::process::Command;
+/// use parrot_host::mcp::Proxy;
+///
+/// let proxy = Proxy::relay();
+/// let stop = proxy.stop_handle();
+/// // Stopped before it runs: the server is never started.
+/// stop.stop();
+/// let server = Command::new("no-such-server");
+/// let (input, output, log) = (std::io::empty(), std::io::sink(), std::io::sink());
+/// assert!(proxy.run(server, input, output, log).is_ok());
+/// ```
+#[derive(Debug, Clone)]
+pub struct StopHandle(Sender<Event>);
+
+impl StopHandle {
+    /// Ends the proxy's session as described on [`StopHandle`]; returns at once. A stop before
+    /// [`Proxy::run`] is called ends the session before the server starts; a stop after the
+    /// session ended does nothing; a second stop changes nothing.
+    pub fn stop(&self) {
+        // The proxy is gone when no one receives: nothing left to stop.
+        let _ = self.0.send(Event::Stop);
+    }
+}
+
+/// What the relaying threads and the stop handles tell the main one.
+#[derive(Debug)]
 enum Event {
     /// The client closed the proxy's input, or its output is gone.
     ClientGone,
     /// The server's output closed.
     ServerEof,
+    /// A stop handle asked for the end.
+    Stop,
 }
 
 type SharedWriter = Arc<Mutex<Box<dyn Write + Send>>>;
@@ -72,28 +158,41 @@ impl Proxy {
     /// nothing lossy happens and nothing can be recovered) and, for the exact text of every
     /// changed block, [`crate::HostBuilder::tee_lossless`].
     pub fn new(host: Arc<Host>) -> Proxy {
-        Proxy {
-            relay: Some(Relay::new(host)),
-        }
+        Proxy::with(Some(Relay::new(host)))
     }
 
     /// A pure relay: every line goes through as it is (the kill switch).
     pub fn relay() -> Proxy {
-        Proxy { relay: None }
+        Proxy::with(None)
+    }
+
+    fn with(relay: Option<Relay>) -> Proxy {
+        let (events, ended) = mpsc::channel();
+        Proxy {
+            relay,
+            events,
+            ended,
+        }
+    }
+
+    /// A handle that ends this proxy's session from another thread (a signal handler's).
+    pub fn stop_handle(&self) -> StopHandle {
+        StopHandle(self.events.clone())
     }
 
     /// Starts `server` and relays between it and the client (`input`, `output`) until one side
-    /// ends. Warnings about malformed lines go to `log`, one line each.
+    /// ends or a [`StopHandle`] stops it; then ends the server and everything it started, as
+    /// described on [`Proxy`]. Warnings about malformed lines go to `log`, one line each.
     ///
-    /// When the client closes `input`, the server's input is closed; the server has two
-    /// seconds to exit (its remaining output is still relayed) before it is killed, and the
-    /// proxy returns `Ok`.
+    /// On Unix the server is started in a new process group (replacing any process group set
+    /// on `server`).
     ///
     /// # Errors
     ///
     /// - [`McpError::Spawn`] when the server cannot be started;
     /// - [`McpError::ServerEnded`] when the server exits, is killed or closes its output while
-    ///   the client is still connected (the proxy returns within a second of it).
+    ///   the client is still connected and no stop was asked for (the proxy returns within a
+    ///   second of it).
     pub fn run(
         self,
         mut server: Command,
@@ -101,7 +200,17 @@ impl Proxy {
         output: impl Write + Send + 'static,
         log: impl Write + Send + 'static,
     ) -> Result<(), McpError> {
+        let Proxy {
+            relay,
+            events,
+            ended,
+        } = self;
+        // Nothing but a stop can be waiting before the threads start.
+        if ended.try_recv().is_ok() {
+            return Ok(());
+        }
         let command = command_line(&server);
+        group::isolate(&mut server);
         let mut child = server
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -111,17 +220,18 @@ impl Proxy {
                 command: command.clone(),
                 source,
             })?;
+        let group = group::Group::of(&child);
         let (Some(server_in), Some(server_out)) = (child.stdin.take(), child.stdout.take()) else {
-            let _ = child.kill();
+            group.signal(&mut child, group::Ending::Kill);
+            let _ = child.wait();
             return Err(McpError::Spawn {
                 command,
                 source: std::io::Error::other("no pipe to the server's stdin or stdout"),
             });
         };
-        let relay = self.relay.map(Arc::new);
+        let relay = relay.map(Arc::new);
         let output: SharedWriter = Arc::new(Mutex::new(Box::new(output)));
         let log: SharedWriter = Arc::new(Mutex::new(Box::new(log)));
-        let (events, ended) = mpsc::channel();
 
         {
             let relay = relay.clone();
@@ -136,83 +246,217 @@ impl Proxy {
                 drop(server_in);
             });
         }
-        std::thread::spawn(move || {
-            let client_open = server_to_client(relay.as_deref(), server_out, &output, &log);
-            let _ = events.send(if client_open {
-                Event::ServerEof
-            } else {
-                Event::ClientGone
+        {
+            let events = events.clone();
+            std::thread::spawn(move || {
+                let client_open = server_to_client(relay.as_deref(), server_out, &output, &log);
+                let _ = events.send(if client_open {
+                    Event::ServerEof
+                } else {
+                    Event::ClientGone
+                });
             });
+        }
+        let session = Session {
+            child: &mut child,
+            group,
+            events: &ended,
+            status: None,
+            output_closed: false,
+            client_gone: false,
+            stopped: false,
+        };
+        // `events` lives until here, so the channel never disconnects while the session runs.
+        let ended = supervise(session);
+        drop(events);
+        ended
+    }
+}
+
+/// What the supervisor knows of the session.
+struct Session<'a> {
+    child: &'a mut Child,
+    group: group::Group,
+    events: &'a Receiver<Event>,
+    /// The server's exit status, once it has exited (and been reaped).
+    status: Option<ExitStatus>,
+    output_closed: bool,
+    client_gone: bool,
+    stopped: bool,
+}
+
+impl Session<'_> {
+    /// Takes the events that arrive within `wait` (returning at the first), then looks whether
+    /// the server has exited.
+    fn poll(&mut self, wait: Duration) {
+        if let Ok(event) = self.events.recv_timeout(wait) {
+            self.note(event);
+        }
+        while let Ok(event) = self.events.try_recv() {
+            self.note(event);
+        }
+        if self.status.is_none() {
+            self.status = self.child.try_wait().ok().flatten();
+        }
+    }
+
+    fn note(&mut self, event: Event) {
+        match event {
+            Event::ClientGone => self.client_gone = true,
+            Event::ServerEof => self.output_closed = true,
+            Event::Stop => self.stopped = true,
+        }
+    }
+
+    /// Polls until `done` holds or `grace` has passed; whether `done` holds.
+    fn wait(&mut self, grace: Duration, done: impl Fn(&Self) -> bool) -> bool {
+        let deadline = Instant::now() + grace;
+        loop {
+            if done(self) {
+                return true;
+            }
+            let Some(left) = deadline.checked_duration_since(Instant::now()) else {
+                return false;
+            };
+            self.poll(left.min(POLL));
+        }
+    }
+
+    /// Ends what is left of the server: its process group gets SIGTERM, [`TERM_GRACE`] for the
+    /// server to exit, its output to close and the group to empty, then SIGKILL. Then the rest
+    /// of the server's output is relayed, for up to [`DRAIN_GRACE`].
+    fn end(&mut self) {
+        if self.status.is_some() && !self.group.alive() {
+            // The server exited and took everything it started with it.
+            self.wait(DRAIN_GRACE, |s| s.output_closed);
+            return;
+        }
+        self.group.signal(self.child, group::Ending::Term);
+        let ended = self.wait(TERM_GRACE, |s| {
+            s.status.is_some() && s.output_closed && !s.group.alive()
         });
-        supervise(&mut child, &ended)
+        if !ended {
+            self.group.signal(self.child, group::Ending::Kill);
+        }
+        if self.status.is_none() {
+            self.status = self.child.wait().ok();
+        }
+        self.wait(DRAIN_GRACE, |s| s.output_closed);
     }
 }
 
-/// Waits for either side to end, and ends the session accordingly.
-fn supervise(child: &mut Child, ended: &mpsc::Receiver<Event>) -> Result<(), McpError> {
-    loop {
-        match ended.recv_timeout(Duration::from_millis(100)) {
-            Ok(Event::ClientGone) => {
-                // The server's input is closed (its writer is dropped): let it finish.
-                let deadline = Instant::now() + SHUTDOWN_GRACE;
-                while Instant::now() < deadline {
-                    if matches!(child.try_wait(), Ok(Some(_))) {
-                        break;
-                    }
-                    std::thread::sleep(Duration::from_millis(20));
-                }
-                if !matches!(child.try_wait(), Ok(Some(_))) {
-                    let _ = child.kill();
-                    let _ = child.wait();
-                }
-                // Relay what the server still wrote before it went.
-                let _ = wait_for(ended, DRAIN_GRACE, |e| matches!(e, Event::ServerEof));
-                return Ok(());
+/// Waits for either side to end, or for a stop, and ends the session accordingly.
+fn supervise(mut session: Session<'_>) -> Result<(), McpError> {
+    let s = &mut session;
+    while !(s.stopped || s.client_gone || s.output_closed || s.status.is_some()) {
+        s.poll(Duration::from_millis(100));
+    }
+    if s.client_gone && !s.stopped {
+        // The server's input is closed (its writer is dropped): let it finish, unless a stop
+        // comes first.
+        s.wait(INPUT_GRACE, |s| s.status.is_some() || s.stopped);
+    }
+    if s.client_gone || s.stopped {
+        s.end();
+        return Ok(());
+    }
+    // The server ended while the client is connected.
+    if s.status.is_none() {
+        s.wait(CLOSED_OUTPUT_GRACE, |s| s.status.is_some());
+    }
+    let status = s.status;
+    s.end();
+    Err(match status {
+        Some(status) => ended_with(status),
+        None => McpError::ServerEnded {
+            how: "closed its output".to_owned(),
+            code: None,
+        },
+    })
+}
+
+/// The server's process group: where the proxy's signals go.
+#[cfg(unix)]
+mod group {
+    use std::os::unix::process::CommandExt;
+    use std::process::{Child, Command};
+
+    use rustix::io::Errno;
+    use rustix::process::{Pid, Signal};
+
+    /// How the proxy asks.
+    #[derive(Debug, Clone, Copy)]
+    pub(super) enum Ending {
+        /// SIGTERM: end now, cleaning up.
+        Term,
+        /// SIGKILL.
+        Kill,
+    }
+
+    /// The server's process group, whose id is the server's pid.
+    pub(super) struct Group(Pid);
+
+    /// Makes `server` the leader of a new process group when it starts.
+    pub(super) fn isolate(server: &mut Command) {
+        server.process_group(0);
+    }
+
+    impl Group {
+        pub(super) fn of(child: &Child) -> Group {
+            Group(Pid::from_child(child))
+        }
+
+        /// Whether any process is left in the group (a zombie no one reaps counts).
+        pub(super) fn alive(&self) -> bool {
+            rustix::process::test_kill_process_group(self.0) != Err(Errno::SRCH)
+        }
+
+        /// Sends `ending` to the group, and to the server itself if it left the group and has
+        /// not exited.
+        pub(super) fn signal(&self, child: &mut Child, ending: Ending) {
+            let signal = match ending {
+                Ending::Term => Signal::TERM,
+                Ending::Kill => Signal::KILL,
+            };
+            let sent = rustix::process::kill_process_group(self.0, signal);
+            if sent == Err(Errno::SRCH) && matches!(child.try_wait(), Ok(None)) {
+                let _ = rustix::process::kill_process(self.0, signal);
             }
-            Ok(Event::ServerEof) => {
-                let deadline = Instant::now() + Duration::from_millis(500);
-                loop {
-                    if let Ok(Some(status)) = child.try_wait() {
-                        return Err(ended_with(status));
-                    }
-                    if Instant::now() >= deadline {
-                        let _ = child.kill();
-                        let _ = child.wait();
-                        return Err(McpError::ServerEnded {
-                            how: "closed its output".to_owned(),
-                            code: None,
-                        });
-                    }
-                    std::thread::sleep(Duration::from_millis(10));
-                }
-            }
-            Err(RecvTimeoutError::Timeout) => {
-                // The server may be gone while something it started still holds its output.
-                if let Ok(Some(status)) = child.try_wait() {
-                    let _ = wait_for(ended, DRAIN_GRACE, |_| true);
-                    return Err(ended_with(status));
-                }
-            }
-            Err(RecvTimeoutError::Disconnected) => return Ok(()),
         }
     }
 }
 
-/// Waits up to `grace` for an event that `wanted` accepts.
-fn wait_for(
-    ended: &mpsc::Receiver<Event>,
-    grace: Duration,
-    wanted: impl Fn(&Event) -> bool,
-) -> bool {
-    let deadline = Instant::now() + grace;
-    while let Some(left) = deadline.checked_duration_since(Instant::now()) {
-        match ended.recv_timeout(left) {
-            Ok(event) if wanted(&event) => return true,
-            Ok(_) => {}
-            Err(_) => return false,
+/// Where there are no process groups, the server alone.
+#[cfg(not(unix))]
+mod group {
+    use std::process::{Child, Command};
+
+    #[derive(Debug, Clone, Copy)]
+    pub(super) enum Ending {
+        Term,
+        Kill,
+    }
+
+    pub(super) struct Group;
+
+    pub(super) fn isolate(_server: &mut Command) {}
+
+    impl Group {
+        pub(super) fn of(_child: &Child) -> Group {
+            Group
+        }
+
+        pub(super) fn alive(&self) -> bool {
+            false
+        }
+
+        /// There is no SIGTERM to send: the first ending waits for the server, the second kills it.
+        pub(super) fn signal(&self, child: &mut Child, ending: Ending) {
+            if matches!(ending, Ending::Kill) {
+                let _ = child.kill();
+            }
         }
     }
-    false
 }
 
 fn ended_with(status: ExitStatus) -> McpError {
@@ -330,5 +574,98 @@ fn server_to_client(
         {
             return false;
         }
+    }
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use super::*;
+
+    /// Whether `pid` runs (a zombie runs nothing).
+    fn runs(pid: u32) -> bool {
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .is_ok_and(|stat| !stat.contains(") Z "))
+    }
+
+    /// A relay in front of `script` (sh), which prints the pid of a `sleep` it started; the
+    /// proxy's thread, the stop handle, that pid, and the client's end of the input (kept open).
+    fn started(
+        script: &str,
+    ) -> (
+        std::thread::JoinHandle<Result<(), McpError>>,
+        StopHandle,
+        u32,
+        std::io::PipeWriter,
+    ) {
+        let proxy = Proxy::relay();
+        let stop = proxy.stop_handle();
+        let (input, client_in) = std::io::pipe().unwrap();
+        let (mut client_out, output) = std::io::pipe().unwrap();
+        let mut server = Command::new("sh");
+        server.args(["-c", script]);
+        let running = std::thread::spawn(move || proxy.run(server, input, output, std::io::sink()));
+        let mut line = String::new();
+        let mut byte = [0u8];
+        while client_out.read_exact(&mut byte).is_ok() && byte[0] != b'\n' {
+            line.push(char::from(byte[0]));
+        }
+        let pid = line
+            .trim()
+            .parse()
+            .unwrap_or_else(|_| panic!("no pid: {line:?}"));
+        // Output the test no longer reads goes nowhere.
+        std::thread::spawn(move || std::io::copy(&mut client_out, &mut std::io::sink()));
+        (running, stop, pid, client_in)
+    }
+
+    #[test]
+    fn a_stop_before_the_run_starts_no_server() {
+        let dir = std::env::temp_dir().join(format!("parrot-stop-{}", std::process::id()));
+        let proxy = Proxy::relay();
+        proxy.stop_handle().stop();
+        let mut server = Command::new("mkdir");
+        server.arg(&dir);
+        let ended = proxy.run(server, std::io::empty(), std::io::sink(), std::io::sink());
+        assert!(ended.is_ok(), "{ended:?}");
+        assert!(!dir.exists(), "the server ran");
+    }
+
+    #[test]
+    fn a_stop_ends_the_server_and_what_it_started() {
+        let (running, stop, sleeper, _input) = started("sleep 600 & echo $!; wait");
+        assert!(runs(sleeper));
+        let at = Instant::now();
+        stop.stop();
+        let ended = running.join().unwrap();
+        assert!(ended.is_ok(), "{ended:?}");
+        assert!(!runs(sleeper), "the server's child still runs");
+        // SIGTERM was enough (the 500 ms are waited out only where nothing reaps the
+        // orphaned sleep's zombie).
+        assert!(
+            at.elapsed() < TERM_GRACE + DRAIN_GRACE,
+            "{:?}",
+            at.elapsed()
+        );
+    }
+
+    #[test]
+    fn a_stop_kills_a_server_that_ignores_sigterm_after_the_grace() {
+        let (running, stop, sleeper, _input) = started("trap '' TERM; sleep 600 & echo $!; wait");
+        let at = Instant::now();
+        stop.stop();
+        let ended = running.join().unwrap();
+        assert!(ended.is_ok(), "{ended:?}");
+        assert!(!runs(sleeper), "the server's child still runs");
+        assert!(at.elapsed() >= TERM_GRACE, "{:?}", at.elapsed());
+    }
+
+    #[test]
+    fn a_second_stop_changes_nothing_and_a_stop_after_the_end_is_harmless() {
+        let (running, stop, sleeper, _input) = started("sleep 600 & echo $!; wait");
+        stop.stop();
+        stop.clone().stop();
+        assert!(running.join().unwrap().is_ok());
+        assert!(!runs(sleeper));
+        stop.stop();
     }
 }

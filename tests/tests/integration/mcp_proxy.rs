@@ -1,7 +1,9 @@
 //! `parrot-compress mcp-proxy`, run as an agent runs it: a scripted fake server
 //! (`tests/mcp/fake_server.py`) for what a real server rarely does on demand, and the real
 //! filesystem server from the npm registry driven by the official SDK's client
-//! (`tests/mcp/client.mjs`; `npm ci` runs in `tests/mcp` once when its modules are missing).
+//! (`tests/mcp/client.mjs`, and `tests/mcp/close.mjs` for how `close()` ends a session; `npm ci`
+//! runs in `tests/mcp` once when its modules are missing). The ending tests find every process
+//! of a session by a variable in its environment, whoever its parent is by then.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
@@ -1064,4 +1066,359 @@ fn build_log_slices(store: Option<String>) {
         "{}",
         &whole[whole.len() - 200..]
     );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Ending on signals: the server's process group goes, the report is printed.
+
+/// The variable that marks every process of one session: the proxy, its server and what the
+/// server starts inherit it, so a scan of /proc finds them all, whoever their parent is now.
+const SESSION_MARKER: &str = "PARROT_TEST_SESSION";
+
+/// The processes of one session, found by their marker; those left are SIGKILLed when it is
+/// dropped, so that a failing test leaves nothing running either.
+struct Marked(String);
+
+impl Marked {
+    fn new() -> Marked {
+        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Marked(format!("{}-{n}", std::process::id()))
+    }
+
+    fn set(&self, command: &mut Command) {
+        command.env(SESSION_MARKER, &self.0);
+    }
+
+    /// The pids and command lines of the session's running processes. A zombie has no
+    /// environment left to read, so it is not counted: it runs nothing.
+    fn running(&self) -> Vec<(u32, String)> {
+        let entry = format!("{SESSION_MARKER}={}", self.0);
+        let mut found = Vec::new();
+        for dir in std::fs::read_dir("/proc").expect("/proc is readable (Linux)") {
+            let Ok(dir) = dir else { continue };
+            let Some(pid) = dir.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
+                continue;
+            };
+            let Ok(environ) = std::fs::read(dir.path().join("environ")) else {
+                continue;
+            };
+            if environ
+                .split(|&b| b == 0)
+                .any(|var| var == entry.as_bytes())
+            {
+                let cmdline = std::fs::read(dir.path().join("cmdline")).unwrap_or_default();
+                let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+                found.push((pid, cmdline.trim_end().to_owned()));
+            }
+        }
+        found
+    }
+
+    /// Asserts that no process of the session runs (allowing 200 ms for signals already sent
+    /// to be delivered).
+    fn assert_none_left(&self) {
+        let deadline = Instant::now() + Duration::from_millis(200);
+        loop {
+            let left = self.running();
+            if left.is_empty() {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "processes of the session still run: {left:?}"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+}
+
+impl Drop for Marked {
+    fn drop(&mut self) {
+        for (pid, _) in self.running() {
+            let _ = Command::new("kill")
+                .args(["-KILL", &pid.to_string()])
+                .status();
+        }
+    }
+}
+
+impl Peer {
+    /// The proxy with `--report` in front of `server`, its processes marked by `marked`.
+    fn reporting(project: &Path, server: &[String], marked: &Marked) -> Peer {
+        let mut command = Command::new(support::binary());
+        command
+            .arg("--project")
+            .arg(project)
+            .args(["mcp-proxy", "--report", "--"])
+            .args(server)
+            .env_remove("PARROT_PLUGIN_PATH")
+            .env_remove("PARROT_COMPRESSION_DISABLED");
+        marked.set(&mut command);
+        Peer::start(command)
+    }
+
+    /// Calls the fake server's `tool` and returns its first text block.
+    fn call_text(&mut self, id: u64, tool: &str) -> String {
+        first_text(&self.call(json!(id), tool, json!({}))).to_owned()
+    }
+
+    /// Sends `signal` (a name, as `kill -TERM` takes it) to the proxy.
+    fn signal(&self, signal: &str) {
+        let sent = Command::new("kill")
+            .arg(format!("-{signal}"))
+            .arg(self.child.id().to_string())
+            .status()
+            .unwrap();
+        assert!(sent.success(), "kill -{signal} failed");
+    }
+
+    /// Waits up to `within` for the proxy to exit, asserts that no process of the session is
+    /// left, and returns the proxy's status, its stderr and how long it took to exit. (A process
+    /// left would hold the stderr pipe open: it is looked for first.)
+    fn exit_within(&mut self, within: Duration, marked: &Marked) -> (ExitStatus, String, Duration) {
+        let at = Instant::now();
+        let status = wait_within(&mut self.child, within);
+        let took = at.elapsed();
+        marked.assert_none_left();
+        let stderr = self.stderr.recv_timeout(LINE_TIMEOUT).unwrap_or_default();
+        (status, stderr, took)
+    }
+}
+
+/// Whether `stderr` holds the report's table with a row for one call of `tool`.
+fn reports_one_call_of(stderr: &str, tool: &str) -> bool {
+    let row = |line: &str| {
+        let mut fields = line.split_whitespace();
+        fields.next() == Some(tool) && fields.next() == Some("1")
+    };
+    stderr.lines().any(|l| l.starts_with("tool ")) && stderr.lines().any(row)
+}
+
+/// A session with the fake server, its `rows` called (so the report has a row) and a child of
+/// the server's own running; `setup` names tools to call before the signal.
+fn session_with_a_child(marked: &Marked, setup: &[&str]) -> (tempfile::TempDir, Peer, u32) {
+    let project = tempfile::tempdir().unwrap();
+    let mut proxy = Peer::reporting(project.path(), &fake_server(), marked);
+    proxy.initialize();
+    proxy.call_text(1, "rows");
+    for (i, tool) in setup.iter().enumerate() {
+        proxy.call_text(10 + i as u64, tool);
+    }
+    let text = proxy.call_text(2, "spawn");
+    let child: u32 = text
+        .strip_prefix("pid ")
+        .and_then(|pid| pid.parse().ok())
+        .unwrap_or_else(|| panic!("spawn answered {text:?}"));
+    assert!(
+        marked.running().iter().any(|&(pid, _)| pid == child),
+        "the server's child {child} is not among the session's processes"
+    );
+    (project, proxy, child)
+}
+
+/// `signal` to the proxy: the server's last message reaches the client, the whole group goes,
+/// the report is printed and the status is 128 + the signal's number.
+fn a_signal_ends_the_session(signal: &str, code: i32) {
+    let marked = Marked::new();
+    let (_project, mut proxy, _child) = session_with_a_child(&marked, &["goodbye"]);
+    proxy.signal(signal);
+    // The server hears SIGTERM whichever signal the proxy got.
+    let last = proxy.recv();
+    assert!(
+        last.contains("terminated by signal 15"),
+        "the server's last message was not relayed: {last}"
+    );
+    let (status, stderr, took) = proxy.exit_within(Duration::from_secs(2), &marked);
+    assert_eq!(status.code(), Some(code), "{stderr}");
+    assert!(reports_one_call_of(&stderr, "rows"), "no report: {stderr}");
+    assert!(!stderr.contains("error:"), "{stderr}");
+    // SIGTERM was enough: no grace period was waited out (but for the zombie of the child
+    // where nothing reaps orphans: then the group looks alive for the 500 ms).
+    assert!(took < Duration::from_millis(900), "took {took:?}");
+}
+
+#[test]
+fn sigterm_ends_the_server_group_prints_the_report_and_exits_143() {
+    a_signal_ends_the_session("TERM", 143);
+}
+
+#[test]
+fn sigint_ends_the_server_group_prints_the_report_and_exits_130() {
+    a_signal_ends_the_session("INT", 130);
+}
+
+#[test]
+fn sighup_ends_the_server_group_prints_the_report_and_exits_129() {
+    a_signal_ends_the_session("HUP", 129);
+}
+
+#[test]
+fn a_server_group_that_ignores_sigterm_is_killed_after_the_grace() {
+    let marked = Marked::new();
+    // The child is started after ignore_term: it ignores SIGTERM too.
+    let (_project, mut proxy, _child) = session_with_a_child(&marked, &["ignore_term"]);
+    proxy.signal("TERM");
+    let (status, stderr, took) = proxy.exit_within(Duration::from_secs(2), &marked);
+    assert_eq!(status.code(), Some(143), "{stderr}");
+    assert!(reports_one_call_of(&stderr, "rows"), "no report: {stderr}");
+    // SIGTERM, 500 ms, SIGKILL.
+    assert!(
+        took >= Duration::from_millis(450) && took < Duration::from_millis(1200),
+        "took {took:?}"
+    );
+}
+
+#[test]
+fn closing_the_input_of_a_server_that_stays_kills_its_group_and_exits_0() {
+    let marked = Marked::new();
+    let (_project, mut proxy, _child) = session_with_a_child(&marked, &["linger", "ignore_term"]);
+    drop(proxy.stdin.take());
+    let (status, stderr, took) = proxy.exit_within(Duration::from_secs(3), &marked);
+    assert_eq!(status.code(), Some(0), "{stderr}");
+    assert!(reports_one_call_of(&stderr, "rows"), "no report: {stderr}");
+    // 1 s for the server to exit on its own, SIGTERM, 500 ms, SIGKILL: over before the SDK's
+    // close() would send its SIGTERM (2 s).
+    assert!(
+        took >= Duration::from_millis(1400) && took < Duration::from_millis(2000),
+        "took {took:?}"
+    );
+}
+
+#[test]
+fn a_signal_while_the_server_has_its_input_grace_cuts_it_short() {
+    let marked = Marked::new();
+    let (_project, mut proxy, _child) = session_with_a_child(&marked, &["linger", "goodbye"]);
+    drop(proxy.stdin.take());
+    std::thread::sleep(Duration::from_millis(200));
+    proxy.signal("TERM");
+    let (status, stderr, took) = proxy.exit_within(Duration::from_secs(2), &marked);
+    assert_eq!(status.code(), Some(143), "{stderr}");
+    assert!(reports_one_call_of(&stderr, "rows"), "no report: {stderr}");
+    // Well before the 1 s grace would have ended (200 ms of it had passed).
+    assert!(took < Duration::from_millis(700), "took {took:?}");
+}
+
+#[test]
+fn a_server_that_dies_leaving_a_child_takes_the_child_with_it() {
+    let marked = Marked::new();
+    let (_project, mut proxy, child) = session_with_a_child(&marked, &[]);
+    proxy.send(
+        r#"{"jsonrpc":"2.0","id":30,"method":"tools/call","params":{"name":"die","arguments":{}}}"#,
+    );
+    // The child holds the server's output open: the proxy sees the server exit, not its
+    // output close.
+    let (status, stderr, took) = proxy.exit_within(Duration::from_secs(2), &marked);
+    assert_eq!(status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("error: MCP server exited with status 3\n"),
+        "{stderr}"
+    );
+    assert!(took < Duration::from_secs(1), "took {took:?}");
+    assert!(!marked.running().iter().any(|&(pid, _)| pid == child));
+}
+
+/// Runs close.mjs (the official SDK's client: one call, then `close()`) through the proxy with
+/// `--report` in front of `server`; what it printed, and its stderr (the proxy's).
+fn sdk_close(data: &Path, server: &[String], marked: &Marked) -> (Value, String) {
+    let project = tempfile::tempdir().unwrap();
+    let mut command = proxy_command(project.path(), server);
+    command.insert(command.len() - server.len() - 1, "--report".to_owned());
+    let mut client = Command::new(node());
+    client
+        .arg(mcp_dir().join("close.mjs"))
+        .arg(data)
+        .arg("--")
+        .args(&command)
+        .env_remove("PARROT_PLUGIN_PATH")
+        .env_remove("PARROT_COMPRESSION_DISABLED");
+    marked.set(&mut client);
+    let mut client = client
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("node runs close.mjs");
+    let mut stderr = client.stderr.take().expect("stderr");
+    let (tx, stderr_text) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = stderr.read_to_string(&mut text);
+        let _ = tx.send(text);
+    });
+    // Its stdout is its own (the proxy's is a pipe to it): it ends when the client exits.
+    let mut stdout = String::new();
+    client
+        .stdout
+        .take()
+        .expect("stdout")
+        .read_to_string(&mut stdout)
+        .unwrap();
+    let status = wait_within(&mut client, LINE_TIMEOUT);
+    // Every process of the session inherited the client's stderr: one left would hold it open.
+    marked.assert_none_left();
+    let stderr = stderr_text.recv_timeout(LINE_TIMEOUT).unwrap_or_default();
+    assert!(
+        status.success(),
+        "close.mjs failed: {status}\n{stdout}{stderr}"
+    );
+    (json_of(stdout.trim()), stderr)
+}
+
+/// The SDK's close() through the proxy ended everything ([`sdk_close`] found nothing of the
+/// session left): the call answered, the proxy exited on its own (neither the SDK's SIGKILL
+/// nor its SIGTERM's default action), the report printed.
+fn assert_sdk_close_ended_everything(out: &Value, stderr: &str) {
+    assert_eq!(
+        out["list_directory"][0], "[FILE] github-repos.json",
+        "{out}"
+    );
+    assert_eq!(out["exit"]["signal"], Value::Null, "{out}");
+    assert!(
+        out["exit"]["code"] == 0 || out["exit"]["code"] == 143,
+        "{out}"
+    );
+    // Before the SDK would send SIGKILL (4 s after closing the input).
+    assert!(out["close_ms"].as_u64().unwrap() < 4000, "{out}");
+    assert!(
+        reports_one_call_of(stderr, "list_directory"),
+        "no report: {stderr}"
+    );
+}
+
+#[test]
+fn sdk_close_on_a_server_that_leaves_a_helper_behind_leaves_no_process() {
+    let (_dir, data) = data_dir_of(&["github-repos.json"]);
+    let marked = Marked::new();
+    // The server starts a helper sharing its output (a watcher, a language server) and does
+    // not end it: it exits when its input closes, the helper stays.
+    let mut server = vec![
+        "sh".to_owned(),
+        "-c".to_owned(),
+        r#"sleep 600 & "$@""#.to_owned(),
+        "sh".to_owned(),
+    ];
+    server.extend(filesystem_server(&data));
+    let (out, stderr) = sdk_close(&data, &server, &marked);
+    assert_sdk_close_ended_everything(&out, &stderr);
+    // The proxy's own ending: the server exited on its own, its helper got SIGTERM.
+    assert_eq!(out["exit"]["code"], 0, "{out}");
+}
+
+#[test]
+fn sdk_close_on_a_wrapper_that_ignores_sigterm_and_outlives_its_server_leaves_no_process() {
+    let (_dir, data) = data_dir_of(&["github-repos.json"]);
+    let marked = Marked::new();
+    // The worst launcher: it ignores SIGTERM and goes on running after the server exits (as
+    // the old proxy found it: SIGKILL to the launcher only left the rest running).
+    let mut server = vec![
+        "sh".to_owned(),
+        "-c".to_owned(),
+        r#"trap '' TERM; "$@"; sleep 600"#.to_owned(),
+        "sh".to_owned(),
+    ];
+    server.extend(filesystem_server(&data));
+    let (out, stderr) = sdk_close(&data, &server, &marked);
+    assert_sdk_close_ended_everything(&out, &stderr);
+    // 1 s for the group to exit on its own, SIGTERM, 500 ms, SIGKILL.
+    assert!(out["close_ms"].as_u64().unwrap() >= 1400, "{out}");
 }
