@@ -953,6 +953,7 @@ fn claude_code_through_serve_keeps_its_reads_its_cache_prefix_and_its_recoveries
                 .filter(|entry| entry["subtype"] == "api_error")
                 .map(|entry| entry["error"].clone())
                 .collect();
+            eprintln!("the errors Claude Code's transcript records: {errors:?}");
             // An answer with an HTTP status (the proxy's 502) is not a dropped stream.
             if let Some(error) = errors.iter().find(|error| !error["status"].is_null()) {
                 failures.push(format!(
