@@ -5,6 +5,7 @@
 //! `cargo test -p parrot-tests --test integration prune::`.
 
 mod auto;
+mod claude_code;
 mod cli;
 mod contract;
 mod hostile;

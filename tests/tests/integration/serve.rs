@@ -87,14 +87,14 @@ enum Canned {
 
 /// A request the upstream received.
 #[derive(Debug, Clone)]
-struct Recorded {
-    path: String,
-    headers: Vec<(String, String)>,
-    body: Vec<u8>,
+pub(crate) struct Recorded {
+    pub(crate) path: String,
+    pub(crate) headers: Vec<(String, String)>,
+    pub(crate) body: Vec<u8>,
 }
 
 impl Recorded {
-    fn header(&self, name: &str) -> Option<&str> {
+    pub(crate) fn header(&self, name: &str) -> Option<&str> {
         self.headers
             .iter()
             .find(|(n, _)| n.eq_ignore_ascii_case(name))
@@ -234,15 +234,15 @@ fn serve_one(stream: TcpStream, recorded: &Mutex<Vec<Recorded>>, script: &Mutex<
 // The proxy and the SDK.
 
 /// `parrot-compress serve` in a fresh project, in front of `upstream` for both APIs.
-struct Proxy {
+pub(crate) struct Proxy {
     child: Child,
-    url: String,
+    pub(crate) url: String,
     _project: tempfile::TempDir,
     stderr: Arc<Mutex<String>>,
 }
 
 impl Proxy {
-    fn start(upstream: &str, kill_switch: bool) -> Proxy {
+    pub(crate) fn start(upstream: &str, kill_switch: bool) -> Proxy {
         let project = tempfile::tempdir().expect("temp dir");
         let mut command = Command::new(support::binary());
         command
@@ -297,8 +297,13 @@ impl Proxy {
         }
     }
 
+    /// The project folder the proxy runs in (its tee store is `.parrot/tee.db` there).
+    pub(crate) fn project(&self) -> &Path {
+        self._project.path()
+    }
+
     /// Stops the proxy with SIGTERM and returns its stderr.
-    fn stop(mut self) -> String {
+    pub(crate) fn stop(mut self) -> String {
         let status = Command::new("kill")
             .args(["-TERM", &self.child.id().to_string()])
             .status()
