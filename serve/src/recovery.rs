@@ -13,12 +13,13 @@
 //!
 //! # When the tool is offered
 //!
-//! In every request of the three APIs that defines `tools` (Messages' `count_tokens` included,
-//! so that a count counts what the model gets), whether or not the request carries a pointer
-//! yet: `tools` opens the prompt cache's prefix, so a conversation's tools are the same bytes
-//! from its first request on. A request without `tools` gets it only when it needs it (a
-//! `_tee` pointer, or recovery calls put back, below). A host without a tee store
-//! never offers it.
+//! In every request of the three APIs that defines `tools`, whether or not the request carries
+//! a pointer yet: `tools` opens the prompt cache's prefix, so a conversation's tools are the
+//! same bytes from its first request on. A request without `tools` gets it only when it needs
+//! it (a `_tee` pointer, or recovery calls put back, below); Messages' `count_tokens` only when
+//! calls of it were put back (a request holding them must define it): a count is not where
+//! calls are answered, and counts what the client sent (Claude Code counts a file's text with
+//! `"tools": []`). A host without a tee store never offers it.
 //!
 //! # The turns the proxy adds
 //!

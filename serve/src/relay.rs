@@ -205,8 +205,8 @@ struct Prepared {
 /// The tool goes in every request that defines `tools`, whether or not it carries a pointer,
 /// so that the tools a conversation sends, which open the prompt cache's prefix, are the same
 /// bytes from its first request on; a request without `tools` gets it only when it needs it
-/// (a pointer, or recovery calls put back). A host without a tee store never offers it:
-/// nothing can be recovered.
+/// (a pointer, or recovery calls put back), and a count of tokens only when calls of it were
+/// put back. A host without a tee store never offers it: nothing can be recovered.
 fn prepare(
     host: &Host,
     merges: &Merges,
@@ -242,8 +242,10 @@ fn prepare(
         Some(body) => (Bytes::from(body), true),
         None => (body, false),
     };
-    let offered =
-        host.tee_store().is_some() && (pointed || reinserted || recovery::has_tools(&body));
+    // A count of tokens gets the tool only where the conversation needs it defined (calls of it
+    // put back): it is not where calls are answered, and its count is of what the client sent.
+    let offered = host.tee_store().is_some()
+        && (reinserted || (answers_calls && (pointed || recovery::has_tools(&body))));
     if !offered {
         return Prepared {
             body,

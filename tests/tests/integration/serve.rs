@@ -1665,6 +1665,7 @@ fn the_recovery_tool_is_offered_from_the_first_request() {
             200,
             anthropic_message(json!([{"type": "text", "text": "Done."}]), "end_turn"),
         ),
+        Canned::Json(200, r#"{"input_tokens": 12}"#.to_owned()),
     ]);
     let proxy = Proxy::start(&upstream.url(), false);
     let conversation = anthropic_conversation(&rows, &log);
@@ -1688,6 +1689,13 @@ fn the_recovery_tool_is_offered_from_the_first_request() {
     assert!(tools(&recorded[0].body).contains("\"wm_get_result\""));
     assert!(String::from_utf8_lossy(&recorded[1].body).contains(pointer));
     assert_eq!(tools(&recorded[0].body), tools(&recorded[1].body));
+
+    // A count of tokens counts what the client sent: no tool is added to it.
+    let count =
+        br#"{"model":"claude-test","messages":[{"role":"user","content":"[1, 2]"}],"tools":[]}"#;
+    let (status, _) = raw_request(&proxy.url, "POST", "/v1/messages/count_tokens", count);
+    assert_eq!(status, 200);
+    assert_eq!(upstream.recorded()[2].body, count);
 }
 
 /// A follow-up the upstream refuses (overloaded) ends the client's stream with the upstream's
