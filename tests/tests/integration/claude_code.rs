@@ -15,13 +15,14 @@ use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use parrot_host::{Retention, SqliteTeeStore, TeeStore, TokenCounter, Tokenizer};
 use serde_json::{Value, json};
 
 use crate::serve::{Proxy, Recorded};
+use crate::support;
 
 /// The text of the scripted session's last answer; Claude Code prints it as its result.
 const FINAL: &str = "Done: the source, the JSON file and the build log are read.";
@@ -52,25 +53,43 @@ fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
-/// Claude Code's binary, as `npm ci --prefix tests/claude` installs it.
+/// Claude Code's binary: `tests/claude` installed with `npm ci` once, when its
+/// `node_modules` is missing (as `.ci/run` does; the lock is in the target directory, so test
+/// binaries running at once do not race).
 fn claude() -> PathBuf {
-    let bin = workspace().join("tests/claude/node_modules/.bin/claude");
-    let version = Command::new(&bin).arg("--version").output();
-    match version {
-        Ok(out) if out.status.success() => bin,
-        Ok(out) => panic!(
-            "{} --version failed ({}): {}; install it as .ci/run does: \
-             npm ci --prefix tests/claude --no-audit --no-fund",
-            bin.display(),
-            out.status,
-            String::from_utf8_lossy(&out.stderr)
-        ),
-        Err(err) => panic!(
-            "Claude Code is not installed ({}: {err}); install it as .ci/run does: \
-             npm ci --prefix tests/claude --no-audit --no-fund",
-            bin.display()
-        ),
-    }
+    static INSTALLED: OnceLock<PathBuf> = OnceLock::new();
+    INSTALLED
+        .get_or_init(|| {
+            let dir = workspace().join("tests/claude");
+            let lock = std::fs::File::create(support::profile_dir().join("claude-npm-ci.lock"))
+                .expect("create the npm lock file");
+            lock.lock().expect("lock the npm lock file");
+            if !dir.join("node_modules/.package-lock.json").is_file() {
+                let status = Command::new("npm")
+                    .args(["ci", "--no-audit", "--no-fund"])
+                    .current_dir(&dir)
+                    .status()
+                    .expect("this test needs Node.js and npm to install Claude Code");
+                assert!(status.success(), "npm ci in {} failed", dir.display());
+            }
+            let bin = dir.join("node_modules/.bin/claude");
+            match Command::new(&bin).arg("--version").output() {
+                Ok(out) if out.status.success() => bin,
+                Ok(out) => panic!(
+                    "{} --version failed ({}): {}; reinstall it as .ci/run does: \
+                     npm ci --prefix tests/claude --no-audit --no-fund",
+                    bin.display(),
+                    out.status,
+                    String::from_utf8_lossy(&out.stderr)
+                ),
+                Err(err) => panic!(
+                    "Claude Code did not install ({}: {err}); install it as .ci/run does: \
+                     npm ci --prefix tests/claude --no-audit --no-fund",
+                    bin.display()
+                ),
+            }
+        })
+        .clone()
 }
 
 // ---------------------------------------------------------------------------------------------
