@@ -664,37 +664,27 @@ async fn read_stream(api: Api, mut incoming: Incoming, last_round: bool) -> Stre
         })
     };
     let mut decision = Decision::Undecided;
-    while decision == Decision::Undecided {
-        let Some(frame) = incoming.frame().await else {
-            return Streamed::Read(Bytes::from(held));
-        };
-        match frame {
-            Ok(frame) => {
+    loop {
+        if decision == Decision::Theirs || (decision == Decision::Ours && last_round) {
+            return Streamed::Relay(Prefixed {
+                prefix: Some(Bytes::from(held)),
+                rest: Some(incoming),
+                dropped: None,
+            });
+        }
+        match incoming.frame().await {
+            None => break,
+            Some(Ok(frame)) => {
                 if let Ok(data) = frame.into_data() {
                     held.extend_from_slice(&data);
                     feed(&data, &mut turn, &mut decision);
                 }
             }
-            Err(err) => return dropped(held, err),
+            Some(Err(err)) => return dropped(held, err),
         }
     }
-    if decision == Decision::Theirs || last_round {
-        return Streamed::Relay(Prefixed {
-            prefix: Some(Bytes::from(held)),
-            rest: Some(incoming),
-            dropped: None,
-        });
-    }
-    while let Some(frame) = incoming.frame().await {
-        match frame {
-            Ok(frame) => {
-                if let Ok(data) = frame.into_data() {
-                    held.extend_from_slice(&data);
-                    feed(&data, &mut turn, &mut decision);
-                }
-            }
-            Err(err) => return dropped(held, err),
-        }
+    if decision == Decision::Undecided {
+        return Streamed::Read(Bytes::from(held));
     }
     Streamed::Ours {
         answer: turn.finish(),

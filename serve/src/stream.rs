@@ -182,6 +182,15 @@ impl Turn {
         }
     }
 
+    /// Feeds the data of `events` that is JSON.
+    pub(crate) fn feed_all(&mut self, events: Vec<Event>) {
+        for event in events {
+            if let Some(data) = event.data.and_then(|d| serde_json::from_str(&d).ok()) {
+                self.feed(&data);
+            }
+        }
+    }
+
     fn feed_anthropic(&mut self, event: &Value) {
         let index = event
             .get("index")
@@ -481,11 +490,7 @@ fn index_of(event: &Value) -> Option<usize> {
 /// streamed.
 pub(crate) fn rebuilt(api: Api, bytes: &[u8]) -> Value {
     let mut turn = Turn::new(api);
-    for event in Events::default().push(bytes) {
-        if let Some(data) = event.data.and_then(|data| serde_json::from_str(&data).ok()) {
-            turn.feed(&data);
-        }
-    }
+    turn.feed_all(Events::default().push(bytes));
     turn.finish()
 }
 
@@ -526,11 +531,7 @@ impl Body for Tapped {
         match &polled {
             Poll::Ready(Some(Ok(frame))) => {
                 if let Some(data) = frame.data_ref() {
-                    for event in this.events.push(data) {
-                        if let Some(data) = event.data.and_then(|d| serde_json::from_str(&d).ok()) {
-                            this.turn.feed(&data);
-                        }
-                    }
+                    this.turn.feed_all(this.events.push(data));
                 }
             }
             Poll::Ready(None) => {

@@ -10,7 +10,7 @@
 //! printed.
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -141,7 +141,7 @@ impl Upstream {
                     let arrived = Arc::clone(&arrived);
                     let script = Arc::clone(&script);
                     std::thread::spawn(move || {
-                        let Some(request) = read_request(&stream) else {
+                        let Some(request) = crate::serve::read_request(&stream) else {
                             return;
                         };
                         let mut log = recorded.lock().unwrap();
@@ -171,57 +171,6 @@ impl Upstream {
     fn arrived(&self) -> Vec<Duration> {
         self.arrived.lock().unwrap().clone()
     }
-}
-
-fn read_request(stream: &TcpStream) -> Option<Recorded> {
-    let mut reader = BufReader::new(stream.try_clone().ok()?);
-    let mut line = String::new();
-    if reader.read_line(&mut line).ok()? == 0 {
-        return None;
-    }
-    let path = line.split(' ').nth(1).unwrap_or_default().to_owned();
-    let mut headers = Vec::new();
-    loop {
-        let mut line = String::new();
-        if reader.read_line(&mut line).ok()? == 0 {
-            return None;
-        }
-        let line = line.trim_end();
-        if line.is_empty() {
-            break;
-        }
-        if let Some((name, value)) = line.split_once(':') {
-            headers.push((name.trim().to_owned(), value.trim().to_owned()));
-        }
-    }
-    let header = |name: &str| {
-        headers
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.clone())
-    };
-    let mut body = Vec::new();
-    if let Some(length) = header("content-length") {
-        body.resize(length.parse().ok()?, 0);
-        reader.read_exact(&mut body).ok()?;
-    } else if header("transfer-encoding").is_some_and(|te| te.contains("chunked")) {
-        loop {
-            let mut size = String::new();
-            reader.read_line(&mut size).ok()?;
-            let size = usize::from_str_radix(size.trim(), 16).ok()?;
-            let mut chunk = vec![0; size + 2];
-            reader.read_exact(&mut chunk).ok()?;
-            if size == 0 {
-                break;
-            }
-            body.extend_from_slice(&chunk[..size]);
-        }
-    }
-    Some(Recorded {
-        path,
-        headers,
-        body,
-    })
 }
 
 fn write_reply(mut stream: TcpStream, reply: Reply) {

@@ -143,18 +143,20 @@ impl Upstream {
     }
 }
 
-fn serve_one(stream: TcpStream, recorded: &Mutex<Vec<Recorded>>, script: &Mutex<VecDeque<Canned>>) {
-    let mut reader = BufReader::new(stream.try_clone().expect("clone the stream"));
+/// Reads one HTTP/1.1 request (its body by `content-length` or chunked), or `None` when the
+/// connection ends first or is not HTTP.
+pub(crate) fn read_request(stream: &TcpStream) -> Option<Recorded> {
+    let mut reader = BufReader::new(stream.try_clone().ok()?);
     let mut line = String::new();
-    if reader.read_line(&mut line).unwrap_or(0) == 0 {
-        return;
+    if reader.read_line(&mut line).ok()? == 0 {
+        return None;
     }
     let path = line.split(' ').nth(1).unwrap_or_default().to_owned();
     let mut headers = Vec::new();
     loop {
         let mut line = String::new();
-        if reader.read_line(&mut line).unwrap_or(0) == 0 {
-            return;
+        if reader.read_line(&mut line).ok()? == 0 {
+            return None;
         }
         let line = line.trim_end();
         if line.is_empty() {
@@ -172,26 +174,33 @@ fn serve_one(stream: TcpStream, recorded: &Mutex<Vec<Recorded>>, script: &Mutex<
     };
     let mut body = Vec::new();
     if let Some(length) = header("content-length") {
-        body.resize(length.parse().expect("a content-length"), 0);
-        reader.read_exact(&mut body).expect("read the body");
+        body.resize(length.parse().ok()?, 0);
+        reader.read_exact(&mut body).ok()?;
     } else if header("transfer-encoding").is_some_and(|te| te.contains("chunked")) {
         loop {
             let mut size = String::new();
-            reader.read_line(&mut size).expect("a chunk size");
-            let size = usize::from_str_radix(size.trim(), 16).expect("a hex chunk size");
+            reader.read_line(&mut size).ok()?;
+            let size = usize::from_str_radix(size.trim(), 16).ok()?;
             let mut chunk = vec![0; size + 2];
-            reader.read_exact(&mut chunk).expect("a chunk");
+            reader.read_exact(&mut chunk).ok()?;
             if size == 0 {
                 break;
             }
             body.extend_from_slice(&chunk[..size]);
         }
     }
-    recorded.lock().unwrap().push(Recorded {
+    Some(Recorded {
         path,
         headers,
         body,
-    });
+    })
+}
+
+fn serve_one(stream: TcpStream, recorded: &Mutex<Vec<Recorded>>, script: &Mutex<VecDeque<Canned>>) {
+    let Some(request) = read_request(&stream) else {
+        return;
+    };
+    recorded.lock().unwrap().push(request);
     let canned =
         script.lock().unwrap().pop_front().unwrap_or_else(|| {
             Canned::Json(500, r#"{"error": "no canned response left"}"#.to_owned())
