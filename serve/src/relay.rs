@@ -553,6 +553,8 @@ fn merged_stream(
             };
             let recovery::Calls::Ours(calls) = recovery::calls(Api::AnthropicMessages, &turn)
             else {
+                // The merger answers only a turn that calls the proxy's tool alone.
+                client.abort(BoxError::from("the recovery calls could not be read"));
                 return;
             };
             round += 1;
