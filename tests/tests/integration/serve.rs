@@ -1736,3 +1736,99 @@ fn a_refused_follow_up_ends_the_stream_with_the_upstreams_error() {
         "the request and the follow-up"
     );
 }
+
+/// Two recovery calls in one streamed answer: both answered in one `user` message, and both,
+/// with their answers, back in place in the client's next request.
+#[test]
+fn two_recovery_calls_in_one_answer_are_answered_together_and_kept() {
+    let rows = corpus("query-500x12.json");
+    let log = corpus("logs/cargo-test-01.log");
+    let (_dir, host) = reference_host();
+    let (_, key) = processed(&host, "sql", &rows);
+    let first = json!({"type": "tool_use", "id": "toolu_a", "name": "wm_get_result",
+        "input": {"key": key, "pointer": "/rows/1/store_id"}});
+    let second = json!({"type": "tool_use", "id": "toolu_b", "name": "wm_get_result",
+        "input": {"key": key, "pointer": "/rows/2/store_id"}});
+    let upstream = Upstream::start(vec![
+        Canned::Sse(vec![(
+            Duration::ZERO,
+            anthropic_events("msg_t", &[first, second], "tool_use"),
+        )]),
+        Canned::Sse(vec![(
+            Duration::ZERO,
+            anthropic_events(
+                "msg_u",
+                &[json!({"type": "text", "text": "S0001, S0002."})],
+                "end_turn",
+            ),
+        )]),
+        Canned::Sse(vec![(
+            Duration::ZERO,
+            anthropic_events(
+                "msg_v",
+                &[json!({"type": "text", "text": "Bye."})],
+                "end_turn",
+            ),
+        )]),
+    ]);
+    let proxy = Proxy::start(&upstream.url(), false);
+    let conversation = anthropic_conversation(&rows, &log);
+    let streamed = sdk("anthropic", "messages", &proxy.url, &conversation, true);
+    let texts: Vec<&Value> = streamed["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|e| e.pointer("/delta/text"))
+        .collect();
+    assert_eq!(texts, ["S0001, S0002."], "{streamed}");
+    let recorded = upstream.recorded();
+    assert_eq!(recorded.len(), 2);
+    let follow = recorded[1].json();
+    let answers = follow["messages"][4]["content"].as_array().unwrap();
+    assert_eq!(answers.len(), 2, "one user message, one result per call");
+    for (answer, (id, store)) in answers
+        .iter()
+        .zip([("toolu_a", "S0001"), ("toolu_b", "S0002")])
+    {
+        assert_eq!(answer["tool_use_id"], id);
+        assert!(
+            answer["content"]
+                .as_str()
+                .unwrap()
+                .ends_with(&format!("\"{store}\""))
+        );
+    }
+
+    let mut next = conversation.clone();
+    next["messages"].as_array_mut().unwrap().extend([
+        json!({"role": "assistant", "content": [{"type": "text", "text": "S0001, S0002."}]}),
+        json!({"role": "user", "content": "Thanks."}),
+    ]);
+    sdk("anthropic", "messages", &proxy.url, &next, true);
+    let later = upstream.recorded()[2].json();
+    assert_eq!(later["messages"][3], follow["messages"][3], "both calls");
+    assert_eq!(later["messages"][4], follow["messages"][4], "both answers");
+}
+
+/// A Chat Completions stream the upstream drops while the proxy holds it (nothing has shown
+/// yet whether the model calls the recovery tool) reaches the client as a dropped stream.
+#[test]
+fn a_dropped_chat_stream_reaches_the_client_as_a_dropped_stream() {
+    let rows = corpus("query-500x12.json");
+    let start = format!(
+        "data: {}\n\n",
+        json!({"id": "c1", "object": "chat.completion.chunk", "created": 1, "model": "gpt-test",
+               "choices": [{"index": 0, "delta": {"role": "assistant"}, "finish_reason": null}]})
+    );
+    let upstream = Upstream::start(vec![Canned::Dropped(start)]);
+    let proxy = Proxy::start(&upstream.url(), false);
+    let streamed = sdk(
+        "openai",
+        "chat",
+        &proxy.url,
+        &chat_conversation(&rows),
+        true,
+    );
+    assert!(streamed["dropped"].is_object(), "{streamed}");
+    assert!(streamed["error"].is_null(), "no 502: {streamed}");
+}
