@@ -203,3 +203,40 @@ fn long_pieces_count_as_the_reference_does() {
         }
     }
 }
+
+/// A piece of up to twice `EXACT_PIECE_BYTES` is counted exactly; a longer run of letters (hex
+/// letters, random lower-case letters: one piece each) is estimated within 1% of the exact
+/// count, and a run of one token repeated exactly.
+#[test]
+fn long_pieces_are_exact_up_to_the_limit_and_estimated_closely_above_it() {
+    use parrot_bpe::EXACT_PIECE_BYTES;
+    let mut rng = Rng(0x5eed);
+    let letters = |len: usize, alphabet: &[u8], rng: &mut Rng| -> String {
+        (0..len)
+            .map(|_| alphabet[rng.below(alphabet.len())] as char)
+            .collect()
+    };
+    let hex_letters = b"abcdef";
+    let lower_letters = b"abcdefghijklmnopqrstuvwxyz";
+    for encoding in [&O200K_BASE, &CL100K_BASE] {
+        let at_limit = letters(2 * EXACT_PIECE_BYTES, lower_letters, &mut rng);
+        assert_eq!(encoding.pieces(&at_limit).count(), 1);
+        assert_same_count(encoding, &at_limit, "a run at the limit");
+        for (what, alphabet) in [
+            ("hex letters", &hex_letters[..]),
+            ("lower-case letters", lower_letters),
+        ] {
+            let run = letters(20 * EXACT_PIECE_BYTES, alphabet, &mut rng);
+            assert_eq!(encoding.pieces(&run).count(), 1, "{what}: one piece");
+            let exact = reference(encoding).count(&run) as f64;
+            let estimate = encoding.count(&run) as f64;
+            assert!(
+                (estimate - exact).abs() / exact < 0.01,
+                "{}: {what}: estimate {estimate} against {exact}",
+                encoding.name()
+            );
+        }
+        let repeated = "a".repeat(50 * EXACT_PIECE_BYTES);
+        assert_same_count(encoding, &repeated, "a repeated letter");
+    }
+}
