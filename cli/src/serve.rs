@@ -6,7 +6,9 @@ use std::sync::Arc;
 
 use clap::Args;
 use parrot_host::TokenCounter;
-use parrot_serve::{Config, DEFAULT_ANTHROPIC, DEFAULT_LISTEN, DEFAULT_OPENAI, Upstream};
+use parrot_serve::{
+    Config, DEFAULT_ANTHROPIC, DEFAULT_LISTEN, DEFAULT_MAX_BODY_BYTES, DEFAULT_OPENAI, Upstream,
+};
 
 use super::{Cli, Failure, builder, killed, tokenizer};
 
@@ -26,6 +28,20 @@ pub struct ServeArgs {
     /// When stopped (SIGINT, SIGTERM), write the savings report to stderr.
     #[arg(long)]
     report: bool,
+    /// The largest request body the proxy reads to rewrite (default 32 MiB, the Anthropic API's
+    /// own limit); a longer one is answered 413. Other requests are streamed, whatever their size.
+    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_BODY_BYTES,
+          value_parser = positive_bytes)]
+    max_body_bytes: usize,
+}
+
+/// A positive number of bytes.
+fn positive_bytes(text: &str) -> Result<usize, String> {
+    match text.parse::<usize>() {
+        Ok(0) => Err("must be at least 1".to_owned()),
+        Ok(bytes) => Ok(bytes),
+        Err(err) => Err(format!("not a number of bytes: {err}")),
+    }
 }
 
 /// Runs the proxy until SIGINT or SIGTERM.
@@ -38,6 +54,7 @@ pub fn serve(cli: &Cli, args: &ServeArgs) -> Result<(), Failure> {
         anthropic: upstream(&args.upstream_anthropic, "--upstream-anthropic")?,
         openai: upstream(&args.upstream_openai, "--upstream-openai")?,
         tokenizer: tokenizer(cli).name().to_owned(),
+        max_body_bytes: args.max_body_bytes,
     };
     // With the kill switch on, a pure relay: no host, no store opened.
     let host = if killed() {

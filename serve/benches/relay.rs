@@ -137,6 +137,7 @@ async fn start_proxy(upstream: SocketAddr, project: &std::path::Path) -> SocketA
         anthropic: url.clone(),
         openai: url,
         tokenizer: "o200k_base".to_owned(),
+        max_body_bytes: parrot_serve::DEFAULT_MAX_BODY_BYTES,
     };
     let server = Server::bind(config, Some(Arc::new(host))).await.unwrap();
     let addr = server.local_addr();

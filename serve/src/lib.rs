@@ -109,6 +109,10 @@ pub const MAX_ROUNDS: usize = 4;
 /// How long running requests have to finish once the server is told to stop.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 
+/// The default bound of a request body the proxy reads to rewrite: 32 MiB, the Anthropic
+/// Messages API's own limit for a request.
+pub const DEFAULT_MAX_BODY_BYTES: usize = 32 * 1024 * 1024;
+
 /// What the proxy listens on and forwards to.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -120,6 +124,10 @@ pub struct Config {
     pub openai: Upstream,
     /// The tokenizer's name, for the report when there is no host (the kill switch).
     pub tokenizer: String,
+    /// The largest request body the proxy reads to rewrite ([`DEFAULT_MAX_BODY_BYTES`] by
+    /// default); a longer one is answered `413` (before it is read, when its `Content-Length`
+    /// says so). Bodies the proxy does not rewrite are streamed, whatever their size.
+    pub max_body_bytes: usize,
 }
 
 /// Why the server could not start.
@@ -151,6 +159,8 @@ pub(crate) struct State {
     pub(crate) tokenizer: String,
     /// The merged messages sent (what [`merge::Merges::reinsert`] puts back).
     pub(crate) merges: merge::Merges,
+    /// [`Config::max_body_bytes`].
+    pub(crate) max_body_bytes: usize,
 }
 
 /// A bound server, ready to [`run`](Server::run).
@@ -192,6 +202,7 @@ impl Server {
                 openai: config.openai,
                 client: relay::client().map_err(ServeError::Tls)?,
                 tokenizer: config.tokenizer,
+                max_body_bytes: config.max_body_bytes,
                 merges: merge::Merges::default(),
             }),
         })

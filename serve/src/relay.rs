@@ -148,8 +148,20 @@ pub(crate) async fn handle(state: Arc<State>, request: Request<Incoming>) -> Res
             Err(failed) => failed,
         };
     };
-    let received = match body.collect().await {
+    // The body is read whole to be rewritten: a bounded read, refused before a byte is read
+    // when its declared length is over the bound.
+    let limit = state.max_body_bytes;
+    let declared = parts
+        .headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.trim().parse::<u64>().ok());
+    if declared.is_some_and(|length| length > limit as u64) {
+        return too_large(limit);
+    }
+    let received = match http_body_util::Limited::new(body, limit).collect().await {
         Ok(collected) => collected.to_bytes(),
+        Err(err) if err.is::<http_body_util::LengthLimitError>() => return too_large(limit),
         Err(err) => {
             return error_response(
                 StatusCode::BAD_REQUEST,
@@ -815,6 +827,20 @@ fn report(state: &State) -> Response<Body> {
         None => Report::new(state.tokenizer.clone()).snapshot(),
     };
     json_response(StatusCode::OK, &snapshot.to_json())
+}
+
+/// The 413 for a body over the proxy's bound (the type is the Anthropic API's own for it).
+fn too_large(limit: usize) -> Response<Body> {
+    tracing::warn!("serve: a request body over {limit} bytes refused (413)");
+    error_response(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        "request_too_large",
+        &format!(
+            "parrot-compress serve: the request body is over {limit} bytes, the proxy's bound \
+             for a body it rewrites (--max-body-bytes)"
+        ),
+        None,
+    )
 }
 
 /// The 502 for an upstream that could not be reached.

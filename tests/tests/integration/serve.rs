@@ -252,12 +252,18 @@ pub(crate) struct Proxy {
 
 impl Proxy {
     pub(crate) fn start(upstream: &str, kill_switch: bool) -> Proxy {
+        Proxy::start_with(upstream, kill_switch, &[])
+    }
+
+    /// [`Proxy::start`] with more options of `serve`.
+    pub(crate) fn start_with(upstream: &str, kill_switch: bool, options: &[&str]) -> Proxy {
         let project = tempfile::tempdir().expect("temp dir");
         let mut command = Command::new(support::binary());
         command
             .arg("--project")
             .arg(project.path())
             .args(["serve", "--listen", "127.0.0.1:0", "--report"])
+            .args(options)
             .args([
                 "--upstream-anthropic",
                 upstream,
@@ -1831,4 +1837,70 @@ fn a_dropped_chat_stream_reaches_the_client_as_a_dropped_stream() {
     );
     assert!(streamed["dropped"].is_object(), "{streamed}");
     assert!(streamed["error"].is_null(), "no 502: {streamed}");
+}
+
+/// A request body the proxy would read to rewrite is bounded (`--max-body-bytes`): over the
+/// bound it is a 413, answered before a byte is read when `Content-Length` declares it, and
+/// nothing reaches the upstream; under it, and any body the proxy does not rewrite, goes on.
+#[test]
+fn a_body_over_the_bound_is_refused_with_413_and_others_go_on() {
+    let upstream = Upstream::start(vec![
+        Canned::Json(
+            200,
+            anthropic_message(json!([{"type": "text", "text": "Small."}]), "end_turn"),
+        ),
+        Canned::Json(200, r#"{"id": "file_1"}"#.to_owned()),
+    ]);
+    let proxy = Proxy::start_with(&upstream.url(), false, &["--max-body-bytes", "4096"]);
+    let message = |text: &str| {
+        json!({"model": "claude-test", "max_tokens": 10,
+               "messages": [{"role": "user", "content": text}]})
+        .to_string()
+    };
+
+    // Declared at 1 GB, a few bytes sent: refused at once, the connection not held.
+    let addr = proxy.url.strip_prefix("http://").unwrap();
+    let mut stream = TcpStream::connect(addr).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    write!(
+        stream,
+        "POST /v1/messages HTTP/1.1\r\nhost: {addr}\r\ncontent-type: application/json\r\n\
+         content-length: 1000000000\r\n\r\n{{\"model\":"
+    )
+    .unwrap();
+    let mut head = [0u8; 12];
+    stream.read_exact(&mut head).unwrap();
+    assert_eq!(&head, b"HTTP/1.1 413");
+
+    // Sent whole, over the bound: 413 with the API's error shape.
+    let (status, body) = raw_request(
+        &proxy.url,
+        "POST",
+        "/v1/messages",
+        message(&"x".repeat(5000)).as_bytes(),
+    );
+    assert_eq!(status, 413, "{body}");
+    assert!(
+        body.contains("\"request_too_large\"") && body.contains("4096"),
+        "{body}"
+    );
+    assert!(
+        upstream.recorded().is_empty(),
+        "nothing reached the upstream"
+    );
+
+    // Under the bound: relayed.
+    let small = message("hello");
+    let (status, _) = raw_request(&proxy.url, "POST", "/v1/messages", small.as_bytes());
+    assert_eq!(status, 200);
+    // A body the proxy does not rewrite is streamed on, whatever its size.
+    let file = vec![b'z'; 20_000];
+    let (status, _) = raw_request(&proxy.url, "POST", "/v1/files", &file);
+    assert_eq!(status, 200);
+    let recorded = upstream.recorded();
+    assert_eq!(recorded.len(), 2);
+    assert_eq!(recorded[0].body, small.as_bytes());
+    assert_eq!(recorded[1].body, file);
 }
