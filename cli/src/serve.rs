@@ -7,7 +7,8 @@ use std::sync::Arc;
 use clap::Args;
 use parrot_host::TokenCounter;
 use parrot_serve::{
-    Config, DEFAULT_ANTHROPIC, DEFAULT_LISTEN, DEFAULT_MAX_BODY_BYTES, DEFAULT_OPENAI, Upstream,
+    Config, DEFAULT_ANTHROPIC, DEFAULT_HEADER_READ_TIMEOUT, DEFAULT_LISTEN, DEFAULT_MAX_BODY_BYTES,
+    DEFAULT_MAX_CONNECTIONS, DEFAULT_OPENAI, Upstream,
 };
 
 use super::{Cli, Failure, builder, killed, tokenizer};
@@ -33,14 +34,29 @@ pub struct ServeArgs {
     #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_BODY_BYTES,
           value_parser = positive_bytes)]
     max_body_bytes: usize,
+    /// How many client connections may be open at once; one more is closed at once, with a
+    /// warning.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_CONNECTIONS,
+          value_parser = positive)]
+    max_connections: usize,
+    /// How many seconds a client has to send a request's headers (on a new connection, or one
+    /// kept alive after an answer) before the connection is closed.
+    #[arg(long, value_name = "SECONDS", default_value_t = DEFAULT_HEADER_READ_TIMEOUT.as_secs() as usize,
+          value_parser = positive)]
+    header_read_timeout: usize,
 }
 
 /// A positive number of bytes.
 fn positive_bytes(text: &str) -> Result<usize, String> {
+    positive(text).map_err(|err| err.replace("a number", "a number of bytes"))
+}
+
+/// A positive whole number.
+fn positive(text: &str) -> Result<usize, String> {
     match text.parse::<usize>() {
         Ok(0) => Err("must be at least 1".to_owned()),
-        Ok(bytes) => Ok(bytes),
-        Err(err) => Err(format!("not a number of bytes: {err}")),
+        Ok(n) => Ok(n),
+        Err(err) => Err(format!("not a number: {err}")),
     }
 }
 
@@ -55,6 +71,8 @@ pub fn serve(cli: &Cli, args: &ServeArgs) -> Result<(), Failure> {
         openai: upstream(&args.upstream_openai, "--upstream-openai")?,
         tokenizer: tokenizer(cli).name().to_owned(),
         max_body_bytes: args.max_body_bytes,
+        max_connections: args.max_connections,
+        header_read_timeout: std::time::Duration::from_secs(args.header_read_timeout as u64),
     };
     // With the kill switch on, a pure relay: no host, no store opened.
     let host = if killed() {

@@ -106,6 +106,12 @@ pub const RESPONSE_TIMEOUT: Duration = Duration::from_secs(600);
 /// calling [`RECOVERY_TOOL`]; after the last, the answer goes to the client as it is.
 pub const MAX_ROUNDS: usize = 4;
 
+/// The default for [`Config::max_connections`].
+pub const DEFAULT_MAX_CONNECTIONS: usize = 512;
+
+/// The default for [`Config::header_read_timeout`]: hyper's own.
+pub const DEFAULT_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(30);
+
 /// How long running requests have to finish once the server is told to stop.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 
@@ -128,6 +134,15 @@ pub struct Config {
     /// default); a longer one is answered `413` (before it is read, when its `Content-Length`
     /// says so). Bodies the proxy does not rewrite are streamed, whatever their size.
     pub max_body_bytes: usize,
+    /// How many client connections may be open at once ([`DEFAULT_MAX_CONNECTIONS`] by default,
+    /// under a process's usual limit of 1,024 open files, with room for the upstream
+    /// connections); one more is closed as soon as it is accepted, with a warning.
+    pub max_connections: usize,
+    /// How long a client has to send a request's headers, counted from when the connection is
+    /// ready for them: a new connection, or one kept alive after an answer
+    /// ([`DEFAULT_HEADER_READ_TIMEOUT`] by default). A connection that sends nothing, or its
+    /// headers too slowly, is closed then.
+    pub header_read_timeout: Duration,
 }
 
 /// Why the server could not start.
@@ -161,6 +176,9 @@ pub(crate) struct State {
     pub(crate) merges: merge::Merges,
     /// [`Config::max_body_bytes`].
     pub(crate) max_body_bytes: usize,
+    /// [`Config::max_connections`] and [`Config::header_read_timeout`].
+    pub(crate) max_connections: usize,
+    pub(crate) header_read_timeout: Duration,
 }
 
 /// A bound server, ready to [`run`](Server::run).
@@ -203,6 +221,8 @@ impl Server {
                 client: relay::client().map_err(ServeError::Tls)?,
                 tokenizer: config.tokenizer,
                 max_body_bytes: config.max_body_bytes,
+                max_connections: config.max_connections,
+                header_read_timeout: config.header_read_timeout,
                 merges: merge::Merges::default(),
             }),
         })
@@ -220,6 +240,9 @@ impl Server {
     pub async fn run(self, shutdown: impl std::future::Future<Output = ()>) {
         let graceful = hyper_util::server::graceful::GracefulShutdown::new();
         let mut shutdown = std::pin::pin!(shutdown);
+        let slots = Arc::new(tokio::sync::Semaphore::new(self.state.max_connections));
+        // One warning per burst of refused connections, not one per connection.
+        let mut refused = 0usize;
         loop {
             let (stream, peer) = tokio::select! {
                 accepted = self.listener.accept() => match accepted {
@@ -233,6 +256,22 @@ impl Server {
                 },
                 () = &mut shutdown => break,
             };
+            let Ok(slot) = Arc::clone(&slots).try_acquire_owned() else {
+                if refused == 0 {
+                    tracing::warn!(
+                        "serve: {} connections open, the most allowed (--max-connections): \
+                         closing new ones until one ends (the first from {peer})",
+                        self.state.max_connections
+                    );
+                }
+                refused += 1;
+                drop(stream);
+                continue;
+            };
+            if refused > 0 {
+                tracing::warn!("serve: {refused} connections were closed at the limit");
+                refused = 0;
+            }
             let _ = stream.set_nodelay(true);
             let state = Arc::clone(&self.state);
             let service = service_fn(move |request| {
@@ -240,10 +279,13 @@ impl Server {
                 async move { Ok::<_, Infallible>(relay::handle(state, request).await) }
             });
             let connection = http1::Builder::new()
+                .timer(hyper_util::rt::TokioTimer::new())
+                .header_read_timeout(self.state.header_read_timeout)
                 .keep_alive(true)
                 .serve_connection(TokioIo::new(stream), service);
             let connection = graceful.watch(connection);
             tokio::spawn(async move {
+                let _slot = slot;
                 if let Err(err) = connection.await {
                     tracing::debug!("serve: connection from {peer}: {err}");
                 }

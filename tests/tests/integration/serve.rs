@@ -1904,3 +1904,81 @@ fn a_body_over_the_bound_is_refused_with_413_and_others_go_on() {
     assert_eq!(recorded[0].body, small.as_bytes());
     assert_eq!(recorded[1].body, file);
 }
+
+/// Reads from `stream` until the proxy closes it; fails if it is still open after 10 seconds.
+fn closed_by_the_proxy(stream: &mut TcpStream, what: &str) {
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let mut buf = [0u8; 256];
+    loop {
+        match stream.read(&mut buf) {
+            Ok(0) => return,
+            Ok(_) => continue,
+            Err(err) if err.kind() == std::io::ErrorKind::ConnectionReset => return,
+            Err(err) => panic!("{what}: still open after 10 s ({err})"),
+        }
+    }
+}
+
+/// Connections over `--max-connections` are closed as soon as they are accepted, with one
+/// warning; once a connection ends, a request is served again.
+#[test]
+fn connections_over_the_cap_are_closed_with_a_warning() {
+    let upstream = Upstream::start(vec![Canned::Json(
+        200,
+        anthropic_message(json!([{"type": "text", "text": "Served."}]), "end_turn"),
+    )]);
+    let proxy = Proxy::start_with(&upstream.url(), false, &["--max-connections", "3"]);
+    let addr = proxy.url.strip_prefix("http://").unwrap().to_owned();
+    let idle: Vec<TcpStream> = (0..3).map(|_| TcpStream::connect(&addr).unwrap()).collect();
+    std::thread::sleep(Duration::from_millis(300));
+    let mut fourth = TcpStream::connect(&addr).unwrap();
+    closed_by_the_proxy(&mut fourth, "a connection over the cap");
+    drop(idle);
+    std::thread::sleep(Duration::from_millis(300));
+    let body =
+        br#"{"model":"claude-test","max_tokens":10,"messages":[{"role":"user","content":"hi"}]}"#;
+    let (status, _) = raw_request(&proxy.url, "POST", "/v1/messages", body);
+    assert_eq!(status, 200, "served once the idle connections are gone");
+    let stderr = proxy.stop();
+    assert!(
+        stderr.contains("3 connections open, the most allowed (--max-connections)"),
+        "{stderr}"
+    );
+}
+
+/// A connection that sends nothing, or its headers a byte at a time, is closed after
+/// `--header-read-timeout`; a client that sends its request is served as before.
+#[test]
+fn idle_and_slow_connections_are_closed_after_the_header_timeout() {
+    let upstream = Upstream::start(vec![Canned::Json(
+        200,
+        anthropic_message(json!([{"type": "text", "text": "Served."}]), "end_turn"),
+    )]);
+    let proxy = Proxy::start_with(&upstream.url(), false, &["--header-read-timeout", "1"]);
+    let addr = proxy.url.strip_prefix("http://").unwrap().to_owned();
+    let mut idle = TcpStream::connect(&addr).unwrap();
+    let mut slow = TcpStream::connect(&addr).unwrap();
+    let writer = {
+        let mut slow = slow.try_clone().unwrap();
+        std::thread::spawn(move || {
+            for byte in b"POST /v1/messages HTTP/1.1\r\nhost: x\r\nx-slow: yes\r\n".iter() {
+                if slow.write_all(&[*byte]).is_err() {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        })
+    };
+    closed_by_the_proxy(&mut idle, "a connection that sends nothing");
+    closed_by_the_proxy(
+        &mut slow,
+        "a connection that sends its headers a byte at a time",
+    );
+    writer.join().unwrap();
+    let body =
+        br#"{"model":"claude-test","max_tokens":10,"messages":[{"role":"user","content":"hi"}]}"#;
+    let (status, _) = raw_request(&proxy.url, "POST", "/v1/messages", body);
+    assert_eq!(status, 200);
+}
