@@ -57,7 +57,8 @@
 //!
 //! An upstream that cannot be reached (refused, no route, DNS, TLS, no connection within
 //! [`CONNECT_TIMEOUT`], no response headers within [`RESPONSE_TIMEOUT`]) is answered with
-//! `502 Bad Gateway` and a JSON body naming the upstream URL and the error, in the shape both
+//! `502 Bad Gateway` and a JSON body naming the upstream URL (its password masked, as in every
+//! log line: [`parrot_host::mask_password`]) and the error, in the shape both
 //! SDKs read as an API error: `{"type": "error", "error": {"type": "upstream_unreachable",
 //! "message": …, "upstream": …}}`. The upstream's own errors (4xx, 5xx) are relayed as they
 //! are. A streamed answer the upstream drops reaches the client as a dropped stream, never as

@@ -28,7 +28,10 @@ pub(crate) type Body = UnsyncBoxBody<Bytes, BoxError>;
 pub(crate) type Client = hyper_util::client::legacy::Client<HttpsConnector<HttpConnector>, Body>;
 
 /// An upstream API: `http` or `https`, a host, and a path prefix (often empty).
-#[derive(Debug, Clone, PartialEq, Eq)]
+///
+/// Shown (`Display`, `Debug`, every message and log line) with the password of the URL's user
+/// information masked, as the Redis store's URL is: `http://u:***@host/v1`.
+#[derive(Clone, PartialEq, Eq)]
 pub struct Upstream {
     scheme: String,
     authority: String,
@@ -41,7 +44,7 @@ impl Upstream {
     ///
     /// # Errors
     ///
-    /// A message naming what is wrong with `url`.
+    /// A message naming what is wrong with `url` (its password masked).
     ///
     /// # Examples
     ///
@@ -54,24 +57,28 @@ impl Upstream {
     ///     Upstream::parse("ftp://example.com").unwrap_err(),
     ///     "\"ftp://example.com\": the upstream must be an http:// or https:// URL"
     /// );
+    /// let upstream = Upstream::parse("http://u:secret@127.0.0.1:9000").unwrap();
+    /// assert_eq!(upstream.to_string(), "http://u:***@127.0.0.1:9000");
     /// ```
     pub fn parse(url: &str) -> Result<Upstream, String> {
+        // A message shows the URL as every log line does: its password masked.
+        let shown = parrot_host::mask_password(url);
         let uri: Uri = url
             .parse()
-            .map_err(|err| format!("\"{url}\": not a URL: {err}"))?;
+            .map_err(|err| format!("\"{shown}\": not a URL: {err}"))?;
         let scheme = match uri.scheme_str() {
             Some(scheme @ ("http" | "https")) => scheme.to_owned(),
             _ => {
                 return Err(format!(
-                    "\"{url}\": the upstream must be an http:// or https:// URL"
+                    "\"{shown}\": the upstream must be an http:// or https:// URL"
                 ));
             }
         };
         let Some(authority) = uri.authority() else {
-            return Err(format!("\"{url}\": no host"));
+            return Err(format!("\"{shown}\": no host"));
         };
         if uri.query().is_some() {
-            return Err(format!("\"{url}\": an upstream URL takes no query"));
+            return Err(format!("\"{shown}\": an upstream URL takes no query"));
         }
         Ok(Upstream {
             scheme,
@@ -92,7 +99,14 @@ impl Upstream {
 
 impl std::fmt::Display for Upstream {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}://{}{}", self.scheme, self.authority, self.prefix)
+        let url = format!("{}://{}{}", self.scheme, self.authority, self.prefix);
+        f.write_str(&parrot_host::mask_password(&url))
+    }
+}
+
+impl std::fmt::Debug for Upstream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("Upstream").field(&self.to_string()).finish()
     }
 }
 
@@ -869,4 +883,31 @@ fn chain(err: &(dyn std::error::Error + 'static)) -> String {
         source = cause.source();
     }
     message
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_upstreams_password_is_masked_wherever_it_is_shown() {
+        let upstream = Upstream::parse("http://user:s3cret-pw@127.0.0.1:9/v1/").unwrap();
+        let shown = [
+            upstream.to_string(),
+            format!("{upstream:?}"),
+            Upstream::parse("http://user:s3cret-pw@127.0.0.1:9/v1?q=1").unwrap_err(),
+            Upstream::parse("ftp://user:s3cret-pw@127.0.0.1:9").unwrap_err(),
+        ];
+        assert_eq!(shown[0], "http://user:***@127.0.0.1:9/v1");
+        for text in shown {
+            assert!(!text.contains("s3cret-pw"), "{text}");
+            assert!(text.contains("user:***@"), "{text}");
+        }
+        let uri = upstream.uri("/v1/chat/completions").unwrap();
+        assert_eq!(
+            uri.host(),
+            Some("127.0.0.1"),
+            "the requests still go to the host"
+        );
+    }
 }

@@ -1832,3 +1832,43 @@ fn a_dropped_chat_stream_reaches_the_client_as_a_dropped_stream() {
     assert!(streamed["dropped"].is_object(), "{streamed}");
     assert!(streamed["error"].is_null(), "no 502: {streamed}");
 }
+
+/// An upstream URL's password never reaches a client or the log: the 502 of an upstream that
+/// is down, the warning it logs, and the error for a URL the proxy refuses show it masked.
+#[test]
+fn an_upstreams_password_is_masked_in_the_502_and_the_log() {
+    const PASSWORD: &str = "s3cret-pw";
+    let closed = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = closed.local_addr().unwrap();
+    drop(closed);
+    let proxy = Proxy::start(&format!("http://user:{PASSWORD}@{addr}"), false);
+    let masked = format!("http://user:***@{addr}");
+    let rewritten = anthropic_conversation("[1, 2]", "ok").to_string();
+    for (method, target, body) in [
+        ("GET", "/v1/models", &b""[..]),
+        ("POST", "/v1/messages", rewritten.as_bytes()),
+    ] {
+        let (status, answer) = raw_request(&proxy.url, method, target, body);
+        assert_eq!(status, 502, "{answer}");
+        assert!(!answer.contains(PASSWORD), "{answer}");
+        let answer: Value = serde_json::from_str(&answer).unwrap();
+        assert_eq!(answer["error"]["upstream"], masked.as_str());
+        let message = answer["error"]["message"].as_str().unwrap();
+        assert!(message.contains(&masked), "{message}");
+    }
+    let stderr = proxy.stop();
+    assert!(stderr.contains(&masked), "the failure is logged: {stderr}");
+    assert!(!stderr.contains(PASSWORD), "{stderr}");
+
+    let refused = Command::new(support::binary())
+        .args(["serve", "--listen", "127.0.0.1:0", "--upstream-openai"])
+        .arg(format!("http://user:{PASSWORD}@{addr}/v1?key=1"))
+        .env_remove("PARROT_COMPRESSION_DISABLED")
+        .output()
+        .expect("parrot-compress runs");
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(!refused.status.success());
+    assert!(stderr.contains("takes no query"), "{stderr}");
+    assert!(stderr.contains("user:***@"), "{stderr}");
+    assert!(!stderr.contains(PASSWORD), "{stderr}");
+}
