@@ -12,7 +12,10 @@
 //! sends one), goes to the Anthropic upstream; every other request goes to the OpenAI upstream.
 //! The upstream URL's own path, if any, is put in front of the request's
 //! (`http://gateway/openai` + `/v1/chat/completions`). `GET /parrot/report` is the proxy's own:
-//! the savings report so far, as JSON ([`parrot_host::ReportSnapshot::to_json`]).
+//! the savings report so far, as JSON ([`parrot_host::ReportSnapshot::to_json`]), to a request
+//! whose `Host` is a loopback name (`localhost`, `127.0.0.1`, `[::1]`, any port) or the address
+//! the proxy listens on; another `Host` (a page that reached the proxy through DNS rebinding)
+//! gets a `403` saying why.
 //!
 //! # What changes
 //!
@@ -150,6 +153,8 @@ pub(crate) struct State {
     pub(crate) openai: Upstream,
     pub(crate) client: relay::Client,
     pub(crate) tokenizer: String,
+    /// The address the server listens on (a Host the report answers, besides loopback names).
+    pub(crate) listen: SocketAddr,
     /// The merged messages sent (what [`merge::Merges::reinsert`] puts back).
     pub(crate) merges: merge::Merges,
 }
@@ -185,6 +190,7 @@ impl Server {
                 addr: config.listen,
                 source,
             })?;
+        let listen = listener.local_addr().unwrap_or(config.listen);
         Ok(Server {
             listener,
             state: Arc::new(State {
@@ -193,6 +199,7 @@ impl Server {
                 openai: config.openai,
                 client: relay::client().map_err(ServeError::Tls)?,
                 tokenizer: config.tokenizer,
+                listen,
                 merges: merge::Merges::default(),
             }),
         })
