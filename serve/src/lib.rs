@@ -12,7 +12,10 @@
 //! sends one), goes to the Anthropic upstream; every other request goes to the OpenAI upstream.
 //! The upstream URL's own path, if any, is put in front of the request's
 //! (`http://gateway/openai` + `/v1/chat/completions`). `GET /parrot/report` is the proxy's own:
-//! the savings report so far, as JSON ([`parrot_host::ReportSnapshot::to_json`]).
+//! the savings report so far, as JSON ([`parrot_host::ReportSnapshot::to_json`]), to a request
+//! whose `Host` is a loopback name (`localhost`, `127.0.0.1`, `[::1]`, any port) or the address
+//! the proxy listens on; another `Host` (a page that reached the proxy through DNS rebinding)
+//! gets a `403` saying why.
 //!
 //! # What changes
 //!
@@ -57,7 +60,8 @@
 //!
 //! An upstream that cannot be reached (refused, no route, DNS, TLS, no connection within
 //! [`CONNECT_TIMEOUT`], no response headers within [`RESPONSE_TIMEOUT`]) is answered with
-//! `502 Bad Gateway` and a JSON body naming the upstream URL and the error, in the shape both
+//! `502 Bad Gateway` and a JSON body naming the upstream URL (its password masked, as in every
+//! log line: [`parrot_host::mask_password`]) and the error, in the shape both
 //! SDKs read as an API error: `{"type": "error", "error": {"type": "upstream_unreachable",
 //! "message": …, "upstream": …}}`. The upstream's own errors (4xx, 5xx) are relayed as they
 //! are. A streamed answer the upstream drops reaches the client as a dropped stream, never as
@@ -172,6 +176,8 @@ pub(crate) struct State {
     pub(crate) openai: Upstream,
     pub(crate) client: relay::Client,
     pub(crate) tokenizer: String,
+    /// The address the server listens on (a Host the report answers, besides loopback names).
+    pub(crate) listen: SocketAddr,
     /// The merged messages sent (what [`merge::Merges::reinsert`] puts back).
     pub(crate) merges: merge::Merges,
     /// [`Config::max_body_bytes`].
@@ -212,6 +218,7 @@ impl Server {
                 addr: config.listen,
                 source,
             })?;
+        let listen = listener.local_addr().unwrap_or(config.listen);
         Ok(Server {
             listener,
             state: Arc::new(State {
@@ -223,6 +230,7 @@ impl Server {
                 max_body_bytes: config.max_body_bytes,
                 max_connections: config.max_connections,
                 header_read_timeout: config.header_read_timeout,
+                listen,
                 merges: merge::Merges::default(),
             }),
         })

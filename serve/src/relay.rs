@@ -1,6 +1,7 @@
 //! Relaying one request: routing, the rewrite, the recovery rounds, and the upstream's answer.
 
 use std::borrow::Cow;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -28,7 +29,10 @@ pub(crate) type Body = UnsyncBoxBody<Bytes, BoxError>;
 pub(crate) type Client = hyper_util::client::legacy::Client<HttpsConnector<HttpConnector>, Body>;
 
 /// An upstream API: `http` or `https`, a host, and a path prefix (often empty).
-#[derive(Debug, Clone, PartialEq, Eq)]
+///
+/// Shown (`Display`, `Debug`, every message and log line) with the password of the URL's user
+/// information masked, as the Redis store's URL is: `http://u:***@host/v1`.
+#[derive(Clone, PartialEq, Eq)]
 pub struct Upstream {
     scheme: String,
     authority: String,
@@ -41,7 +45,7 @@ impl Upstream {
     ///
     /// # Errors
     ///
-    /// A message naming what is wrong with `url`.
+    /// A message naming what is wrong with `url` (its password masked).
     ///
     /// # Examples
     ///
@@ -54,24 +58,28 @@ impl Upstream {
     ///     Upstream::parse("ftp://example.com").unwrap_err(),
     ///     "\"ftp://example.com\": the upstream must be an http:// or https:// URL"
     /// );
+    /// let upstream = Upstream::parse("http://u:secret@127.0.0.1:9000").unwrap();
+    /// assert_eq!(upstream.to_string(), "http://u:***@127.0.0.1:9000");
     /// ```
     pub fn parse(url: &str) -> Result<Upstream, String> {
+        // A message shows the URL as every log line does: its password masked.
+        let shown = parrot_host::mask_password(url);
         let uri: Uri = url
             .parse()
-            .map_err(|err| format!("\"{url}\": not a URL: {err}"))?;
+            .map_err(|err| format!("\"{shown}\": not a URL: {err}"))?;
         let scheme = match uri.scheme_str() {
             Some(scheme @ ("http" | "https")) => scheme.to_owned(),
             _ => {
                 return Err(format!(
-                    "\"{url}\": the upstream must be an http:// or https:// URL"
+                    "\"{shown}\": the upstream must be an http:// or https:// URL"
                 ));
             }
         };
         let Some(authority) = uri.authority() else {
-            return Err(format!("\"{url}\": no host"));
+            return Err(format!("\"{shown}\": no host"));
         };
         if uri.query().is_some() {
-            return Err(format!("\"{url}\": an upstream URL takes no query"));
+            return Err(format!("\"{shown}\": an upstream URL takes no query"));
         }
         Ok(Upstream {
             scheme,
@@ -92,7 +100,14 @@ impl Upstream {
 
 impl std::fmt::Display for Upstream {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}://{}{}", self.scheme, self.authority, self.prefix)
+        let url = format!("{}://{}{}", self.scheme, self.authority, self.prefix);
+        f.write_str(&parrot_host::mask_password(&url))
+    }
+}
+
+impl std::fmt::Debug for Upstream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("Upstream").field(&self.to_string()).finish()
     }
 }
 
@@ -130,7 +145,20 @@ fn is_anthropic(parts: &Parts) -> bool {
 pub(crate) async fn handle(state: Arc<State>, request: Request<Incoming>) -> Response<Body> {
     let (parts, body) = request.into_parts();
     if parts.uri.path() == "/parrot/report" && parts.method == Method::GET {
-        return report(&state);
+        return match refused_host(&parts, state.listen.ip()) {
+            None => report(&state),
+            Some(why) => error_response(
+                StatusCode::FORBIDDEN,
+                "permission_error",
+                &format!(
+                    "parrot-compress serve: /parrot/report answers only requests to a loopback \
+                     name (localhost, 127.0.0.1, [::1]) or to the address it listens on ({}), so \
+                     that a page of another site cannot read it through DNS rebinding; {why}",
+                    state.listen
+                ),
+                None,
+            ),
+        };
     }
     let upstream = if is_anthropic(&parts) {
         &state.anthropic
@@ -820,6 +848,68 @@ fn full(bytes: Bytes) -> Body {
         .boxed_unsync()
 }
 
+/// Why a request for the report is refused: it names a host other than a loopback name or
+/// `listen` (in its Host header, or in an absolute request target). A page that a name of its
+/// own resolved to 127.0.0.1 (DNS rebinding) sends that name; an address typed as such cannot be
+/// rebound, so any loopback address passes.
+fn refused_host(parts: &Parts, listen: IpAddr) -> Option<String> {
+    let mut hosts = parts.headers.get_all(header::HOST).iter();
+    let Some(host) = hosts.next() else {
+        return Some("the request has no Host header".to_owned());
+    };
+    if hosts.next().is_some() {
+        return Some("the request has more than one Host header".to_owned());
+    }
+    let Ok(host) = host.to_str() else {
+        return Some("its Host header is not text".to_owned());
+    };
+    if !is_local(host, listen) {
+        return Some(format!("Host \"{}\" is not one", host.escape_debug()));
+    }
+    match parts.uri.authority() {
+        Some(target) if !is_local(target.as_str(), listen) => Some(format!(
+            "the request target's host \"{}\" is not one",
+            target.as_str().escape_debug()
+        )),
+        _ => None,
+    }
+}
+
+/// Whether `authority` (`host[:port]`, an IPv6 address in brackets) names `localhost`, a
+/// loopback address, or `listen`; any port.
+fn is_local(authority: &str, listen: IpAddr) -> bool {
+    let (host, port) = match authority.strip_prefix('[') {
+        Some(bracketed) => match bracketed.split_once(']') {
+            Some((host, "")) => (host, None),
+            Some((host, rest)) => match rest.strip_prefix(':') {
+                Some(port) => (host, Some(port)),
+                None => return false,
+            },
+            None => return false,
+        },
+        None => match authority.rsplit_once(':') {
+            Some((host, port)) => (host, Some(port)),
+            None => (authority, None),
+        },
+    };
+    if port.is_some_and(|port| !port.bytes().all(|b| b.is_ascii_digit())) {
+        return false;
+    }
+    let host = host.strip_suffix('.').unwrap_or(host);
+    if host.eq_ignore_ascii_case("localhost") {
+        return true;
+    }
+    let ip = if authority.starts_with('[') {
+        host.parse::<Ipv6Addr>().map(IpAddr::V6)
+    } else {
+        host.parse::<Ipv4Addr>().map(IpAddr::V4)
+    };
+    ip.is_ok_and(|ip| {
+        let ip = ip.to_canonical();
+        ip.is_loopback() || ip == listen.to_canonical()
+    })
+}
+
 /// The report so far, as JSON.
 fn report(state: &State) -> Response<Body> {
     let snapshot = match &state.host {
@@ -895,4 +985,61 @@ fn chain(err: &(dyn std::error::Error + 'static)) -> String {
         source = cause.source();
     }
     message
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_upstreams_password_is_masked_wherever_it_is_shown() {
+        let upstream = Upstream::parse("http://user:s3cret-pw@127.0.0.1:9/v1/").unwrap();
+        let shown = [
+            upstream.to_string(),
+            format!("{upstream:?}"),
+            Upstream::parse("http://user:s3cret-pw@127.0.0.1:9/v1?q=1").unwrap_err(),
+            Upstream::parse("ftp://user:s3cret-pw@127.0.0.1:9").unwrap_err(),
+        ];
+        assert_eq!(shown[0], "http://user:***@127.0.0.1:9/v1");
+        for text in shown {
+            assert!(!text.contains("s3cret-pw"), "{text}");
+            assert!(text.contains("user:***@"), "{text}");
+        }
+        let uri = upstream.uri("/v1/chat/completions").unwrap();
+        assert_eq!(
+            uri.host(),
+            Some("127.0.0.1"),
+            "the requests still go to the host"
+        );
+    }
+
+    #[test]
+    fn the_report_answers_loopback_names_and_the_listening_address_only() {
+        let listen: IpAddr = "192.0.2.7".parse().unwrap();
+        let cases = [
+            ("localhost", true),
+            ("localhost:8787", true),
+            ("LocalHost.:8787", true),
+            ("127.0.0.1", true),
+            ("127.0.0.1:8787", true),
+            ("127.1.2.3:8787", true),
+            ("[::1]", true),
+            ("[::1]:8787", true),
+            ("[::ffff:127.0.0.1]:8787", true),
+            ("192.0.2.7:8787", true),
+            ("attacker.example", false),
+            ("attacker.example:8787", false),
+            ("localhost.attacker.example", false),
+            ("127.0.0.1.attacker.example", false),
+            ("192.0.2.8:8787", false),
+            ("localhost:87x", false),
+            ("[::1]x", false),
+            ("[::1", false),
+            ("::1", false),
+            ("", false),
+        ];
+        for (host, local) in cases {
+            assert_eq!(is_local(host, listen), local, "{host}");
+        }
+    }
 }

@@ -60,3 +60,64 @@ pub trait TeeStore: Send + Sync {
         std::any::type_name::<Self>().to_owned()
     }
 }
+
+/// `url` with the password of its user information replaced by `***`, read as written (so
+/// that a URL no parser accepts is masked too). Every message that shows a URL a person gave
+/// (a Redis store's name, a proxy's upstream) shows it through this.
+///
+/// # Examples
+///
+/// ```
+/// use parrot_host::mask_password;
+///
+/// assert_eq!(mask_password("redis://u:secret@h:1/0"), "redis://u:***@h:1/0");
+/// assert_eq!(mask_password("http://u:secret@h/v1"), "http://u:***@h/v1");
+/// assert_eq!(mask_password("http://h/v1"), "http://h/v1");
+/// ```
+pub fn mask_password(url: &str) -> String {
+    let Some(scheme_end) = url.find("://") else {
+        return url.to_owned();
+    };
+    let authority_start = scheme_end + 3;
+    let authority_end = url[authority_start..]
+        .find(['/', '?', '#'])
+        .map_or(url.len(), |at| authority_start + at);
+    let authority = &url[authority_start..authority_end];
+    let Some(at) = authority.rfind('@') else {
+        return url.to_owned();
+    };
+    let userinfo = &authority[..at];
+    let Some(colon) = userinfo.find(':') else {
+        return url.to_owned();
+    };
+    format!(
+        "{}{}:***{}",
+        &url[..authority_start],
+        &userinfo[..colon],
+        &url[authority_start + at..]
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_password_is_masked_wherever_the_url_puts_it() {
+        let cases = [
+            ("redis://:secret@h:1/0", "redis://:***@h:1/0"),
+            (
+                "redis://user:secret@h/0?prefix=a",
+                "redis://user:***@h/0?prefix=a",
+            ),
+            ("redis://user@h", "redis://user@h"),
+            ("redis://h:1", "redis://h:1"),
+            ("rediss://:p@ss:w@rd@h", "rediss://:***@h"),
+            ("http://:secret@", "http://:***@"),
+            ("no scheme :secret@h", "no scheme :secret@h"),
+        ];
+        for (url, masked) in cases {
+            assert_eq!(mask_password(url), masked, "{url}");
+        }
+    }
+}

@@ -574,7 +574,7 @@ struct Target {
 impl Target {
     /// Reads `url`, its query applied over `settings`.
     fn parse(url: &str, mut settings: RedisSettings) -> Result<(Target, RedisSettings), TeeError> {
-        let name = mask_password(url);
+        let name = super::mask_password(url);
         let error = |reason: String| TeeError::Url {
             url: name.clone(),
             reason,
@@ -660,32 +660,6 @@ impl Target {
     }
 }
 
-/// `url` with the password of its user information replaced by `***`, read as written (so
-/// that a URL the parser refuses is masked too): `redis://u:***@h:1/0`.
-pub(crate) fn mask_password(url: &str) -> String {
-    let Some(scheme_end) = url.find("://") else {
-        return url.to_owned();
-    };
-    let authority_start = scheme_end + 3;
-    let authority_end = url[authority_start..]
-        .find(['/', '?', '#'])
-        .map_or(url.len(), |at| authority_start + at);
-    let authority = &url[authority_start..authority_end];
-    let Some(at) = authority.rfind('@') else {
-        return url.to_owned();
-    };
-    let userinfo = &authority[..at];
-    let Some(colon) = userinfo.find(':') else {
-        return url.to_owned();
-    };
-    format!(
-        "{}{}:***{}",
-        &url[..authority_start],
-        &userinfo[..colon],
-        &url[authority_start + at..]
-    )
-}
-
 /// `text` with the characters `SCAN … MATCH` reads as a pattern escaped.
 fn glob_escape(text: &str) -> String {
     let mut escaped = String::with_capacity(text.len());
@@ -701,25 +675,6 @@ fn glob_escape(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_password_is_masked_wherever_the_url_puts_it() {
-        let cases = [
-            ("redis://:secret@h:1/0", "redis://:***@h:1/0"),
-            (
-                "redis://user:secret@h/0?prefix=a",
-                "redis://user:***@h/0?prefix=a",
-            ),
-            ("redis://user@h", "redis://user@h"),
-            ("redis://h:1", "redis://h:1"),
-            ("rediss://:p@ss:w@rd@h", "rediss://:***@h"),
-            ("http://:secret@", "http://:***@"),
-            ("no scheme :secret@h", "no scheme :secret@h"),
-        ];
-        for (url, masked) in cases {
-            assert_eq!(mask_password(url), masked, "{url}");
-        }
-    }
 
     #[test]
     fn the_query_sets_each_setting_and_a_bad_one_is_named() {

@@ -1335,13 +1335,25 @@ fn the_report_endpoint_counts_the_results() {
 /// One request over a fresh connection; the status and the body.
 fn raw_request(base: &str, method: &str, target: &str, body: &[u8]) -> (u16, String) {
     let addr = base.strip_prefix("http://").unwrap();
+    raw_request_to(base, addr, method, target, body)
+}
+
+/// [`raw_request`] with `host` as its Host header.
+fn raw_request_to(
+    base: &str,
+    host: &str,
+    method: &str,
+    target: &str,
+    body: &[u8],
+) -> (u16, String) {
+    let addr = base.strip_prefix("http://").unwrap();
     let mut stream = TcpStream::connect(addr).unwrap();
     stream
         .set_read_timeout(Some(Duration::from_secs(20)))
         .unwrap();
     write!(
         stream,
-        "{method} {target} HTTP/1.1\r\nhost: {addr}\r\ncontent-type: application/json\r\n\
+        "{method} {target} HTTP/1.1\r\nhost: {host}\r\ncontent-type: application/json\r\n\
          content-length: {}\r\nconnection: close\r\n\r\n",
         body.len()
     )
@@ -1981,4 +1993,102 @@ fn idle_and_slow_connections_are_closed_after_the_header_timeout() {
         br#"{"model":"claude-test","max_tokens":10,"messages":[{"role":"user","content":"hi"}]}"#;
     let (status, _) = raw_request(&proxy.url, "POST", "/v1/messages", body);
     assert_eq!(status, 200);
+}
+
+/// An upstream URL's password never reaches a client or the log: the 502 of an upstream that
+/// is down, the warning it logs, and the error for a URL the proxy refuses show it masked.
+#[test]
+fn an_upstreams_password_is_masked_in_the_502_and_the_log() {
+    const PASSWORD: &str = "s3cret-pw";
+    let closed = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = closed.local_addr().unwrap();
+    drop(closed);
+    let proxy = Proxy::start(&format!("http://user:{PASSWORD}@{addr}"), false);
+    let masked = format!("http://user:***@{addr}");
+    let rewritten = anthropic_conversation("[1, 2]", "ok").to_string();
+    for (method, target, body) in [
+        ("GET", "/v1/models", &b""[..]),
+        ("POST", "/v1/messages", rewritten.as_bytes()),
+    ] {
+        let (status, answer) = raw_request(&proxy.url, method, target, body);
+        assert_eq!(status, 502, "{answer}");
+        assert!(!answer.contains(PASSWORD), "{answer}");
+        let answer: Value = serde_json::from_str(&answer).unwrap();
+        assert_eq!(answer["error"]["upstream"], masked.as_str());
+        let message = answer["error"]["message"].as_str().unwrap();
+        assert!(message.contains(&masked), "{message}");
+    }
+    let stderr = proxy.stop();
+    assert!(stderr.contains(&masked), "the failure is logged: {stderr}");
+    assert!(!stderr.contains(PASSWORD), "{stderr}");
+
+    let refused = Command::new(support::binary())
+        .args(["serve", "--listen", "127.0.0.1:0", "--upstream-openai"])
+        .arg(format!("http://user:{PASSWORD}@{addr}/v1?key=1"))
+        .env_remove("PARROT_COMPRESSION_DISABLED")
+        .output()
+        .expect("parrot-compress runs");
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(!refused.status.success());
+    assert!(stderr.contains("takes no query"), "{stderr}");
+    assert!(stderr.contains("user:***@"), "{stderr}");
+    assert!(!stderr.contains(PASSWORD), "{stderr}");
+}
+
+/// `GET /parrot/report` answers a request to a loopback name or the listening address, and
+/// refuses another Host (a page that reached the proxy through DNS rebinding) with a 403 saying
+/// why.
+#[test]
+fn the_report_refuses_a_host_that_is_not_loopback() {
+    let upstream = Upstream::start(Vec::new());
+    let proxy = Proxy::start(&upstream.url(), false);
+    let port = proxy.url.rsplit(':').next().unwrap().to_owned();
+    let listening = proxy.url.strip_prefix("http://").unwrap().to_owned();
+    for host in [
+        listening.as_str(),
+        "localhost",
+        &format!("localhost:{port}"),
+        "127.0.0.1",
+        &format!("[::1]:{port}"),
+    ] {
+        let (status, report) = raw_request_to(&proxy.url, host, "GET", "/parrot/report", b"");
+        assert_eq!(status, 200, "Host {host}: {report}");
+        let report: Value = serde_json::from_str(&report).unwrap();
+        assert_eq!(report["total"]["calls"], 0, "{report}");
+    }
+    for host in [
+        "attacker.example".to_owned(),
+        format!("attacker.example:{port}"),
+        format!("localhost.attacker.example:{port}"),
+    ] {
+        let (status, answer) = raw_request_to(&proxy.url, &host, "GET", "/parrot/report", b"");
+        assert_eq!(status, 403, "Host {host}: {answer}");
+        let answer: Value = serde_json::from_str(&answer).unwrap();
+        assert_eq!(answer["error"]["type"], "permission_error", "{answer}");
+        let message = answer["error"]["message"].as_str().unwrap();
+        assert!(
+            message.contains(&format!("Host \"{host}\" is not one")),
+            "{message}"
+        );
+        assert!(message.contains("DNS rebinding"), "{message}");
+        assert!(
+            !message.contains("\"tools\""),
+            "no part of the report: {message}"
+        );
+    }
+    let (status, answer) = raw_request_to(
+        &proxy.url,
+        &listening,
+        "GET",
+        "http://attacker.example/parrot/report",
+        b"",
+    );
+    assert_eq!(
+        status, 403,
+        "an absolute target names the host too: {answer}"
+    );
+    assert!(
+        upstream.recorded().is_empty(),
+        "the report is never relayed"
+    );
 }
