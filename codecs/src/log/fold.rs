@@ -7,8 +7,8 @@ use std::hash::BuildHasher as _;
 use hashbrown::HashTable;
 
 use super::Log;
-use super::patterns::{Block, Class, Step, is_diagnostic_line, preambles};
-use super::template::{clean_line, estimate_bytes, estimate_tokens, template};
+use super::patterns::{Block, Class, Matcher, Step, is_diagnostic_line, preambles};
+use super::template::{REDRAW, clean_line, estimate_bytes, estimate_tokens, template};
 
 /// No template: a failure line (never folded) or a line too long to template.
 const NONE: u32 = u32::MAX;
@@ -91,6 +91,8 @@ pub(super) struct Lines<'t> {
     clean_starts: Vec<u32>,
     clean_ends: Vec<u32>,
     changed: Vec<u32>,
+    /// The lines whose cleaned text keeps a failure that a redraw overwrote, in order.
+    redrawn: Vec<u32>,
 }
 
 /// Where each line of `text` starts and ends (line `i` is `text[starts[i]..ends[i]]`, without
@@ -111,11 +113,13 @@ pub(super) fn line_bounds(text: &str) -> (Vec<u32>, Vec<u32>) {
 }
 
 impl<'t> Lines<'t> {
-    /// The lines of `text` (under 4 GiB), each cleaned.
-    pub(super) fn new(text: &'t str) -> Lines<'t> {
+    /// The lines of `text` (under 4 GiB), each cleaned; `matcher` tells which overwritten
+    /// redraw states are failures, to be kept.
+    pub(super) fn new(text: &'t str, matcher: &Matcher) -> Lines<'t> {
         let (starts, ends) = line_bounds(text);
         let mut alt = Vec::new();
         let (mut clean_starts, mut clean_ends, mut changed) = (Vec::new(), Vec::new(), Vec::new());
+        let mut redrawn = Vec::new();
         let mut cleaned = String::new();
         let mut scratch = String::new();
         let bytes = text.as_bytes();
@@ -133,11 +137,15 @@ impl<'t> Lines<'t> {
             alt[line] = changed.len() as u32;
             changed.push(line as u32);
             clean_starts.push(cleaned.len() as u32);
-            clean_line(
+            let kept = clean_line(
                 &text[starts[line] as usize..ends[line] as usize],
                 &mut scratch,
                 &mut cleaned,
+                |state| matcher.is_failure(state),
             );
+            if kept {
+                redrawn.push(line as u32);
+            }
             clean_ends.push(cleaned.len() as u32);
             cleaned.push('\n');
             from = ends[line] as usize + 1;
@@ -154,6 +162,7 @@ impl<'t> Lines<'t> {
             clean_starts,
             clean_ends,
             changed,
+            redrawn,
         }
     }
 
@@ -188,6 +197,12 @@ impl<'t> Lines<'t> {
         self.alt.get(i).is_some_and(|&at| at != NONE)
     }
 
+    /// The lines whose cleaned text keeps a failure a redraw overwrote (see [`clean_line`]),
+    /// in order.
+    pub(super) fn redrawn(&self) -> &[u32] {
+        &self.redrawn
+    }
+
     /// The cleaned text of the lines cleaning changes, each followed by a `\n`, with where
     /// each starts and ends in it and which line it is.
     pub(super) fn changed_lines(&self) -> (&str, &[u32], &[u32], &[u32]) {
@@ -207,7 +222,7 @@ impl Log {
         if input.len() >= u32::MAX as usize {
             return None;
         }
-        let lines = Lines::new(input);
+        let lines = Lines::new(input, &self.matcher);
         let n = lines.len();
         if n < self.min_lines || n == 0 {
             return None;
@@ -404,21 +419,31 @@ impl Log {
     /// Each line's class (after cleaning), for the tests; `None` as for [`Log::classify`].
     #[cfg(test)]
     pub(super) fn classes(&self, input: &str) -> Option<Vec<Class>> {
-        self.classify(&Lines::new(input))
+        self.classify(&Lines::new(input, &self.matcher))
     }
 
     /// Each line's class, from the table and the blocks; `None` when the text holds a line
-    /// this codec writes (a fold line or a marker): it is compressed already.
+    /// this codec writes (a fold line or a marker) or one that looks like it
+    /// ([`looks_like_own_line`]): it is compressed already, or would read as if it were.
     fn classify(&self, lines: &Lines<'_>) -> Option<Vec<Class>> {
         let hits = self.matcher.scan(lines);
         let mut class = Vec::with_capacity(lines.len());
         let mut block: Option<(Block, Class)> = None;
+        let mut redrawn = lines.redrawn().iter().peekable();
         for (i, hit) in hits.iter().enumerate() {
             let line = lines.get(i);
-            if line.starts_with('[') && is_own_line(line) {
+            if looks_like_own_line(line) {
                 return None;
             }
             let mut own = hit.map_or(Class::Noise, |hit| hit.class);
+            if redrawn.next_if(|&&at| at as usize == i).is_some() {
+                // A failure a redraw overwrote: its state starts the line, the others follow
+                // a `␍`, and each is held to the same rule as a line of its own.
+                if line.split(REDRAW).skip(1).any(looks_like_own_line) {
+                    return None;
+                }
+                own = Class::Failure;
+            }
             let mut head = hit.map(|hit| hit.block).filter(|b| *b != Block::None);
             if let Some((kind, inherited)) = block {
                 let next = (i + 1 < lines.len()).then(|| lines.get(i + 1));
@@ -737,27 +762,155 @@ fn render(
     out
 }
 
-/// Whether `line` is a fold line or a marker of this codec: `[×N lines A-B] …` or
-/// `[… N lines omitted, lines A-B…`.
-pub(super) fn is_own_line(line: &str) -> bool {
-    fn number(s: &str) -> Option<&str> {
-        let len = s.bytes().take_while(u8::is_ascii_digit).count();
-        (len > 0).then(|| &s[len..])
+/// Whether `line` is a fold line or a marker of this codec, `[×N lines A-B] …` or
+/// `[… N lines omitted, lines A-B…`, or looks like one to a reader: what a reader sees at its
+/// start is compared, so the codec takes a lookalike as it takes its own line (the payload is
+/// left unchanged) and never writes real markers beside a forged one.
+///
+/// What is compared: the line's characters with whitespace, control and invisible characters
+/// (zero-width spaces and joiners, the byte order mark, bidirectional marks, variation
+/// selectors, soft hyphens) skipped, fullwidth forms read as ASCII, ASCII letters in either
+/// case, and each of these families read as one: opening brackets (`[`, `［`, `⟦`, `【`, `〔` …),
+/// multiplication signs (`×`, `x`, `X`, `✕`, `✖`, `⨯`, `*`, Cyrillic `х` …), ellipses (`…`, `.`,
+/// `⋯`, `‥`, `·` …), dashes (`-`, `‐`, `–`, `—`, `−`, `~` …), digits (any numeric character, with
+/// `,` `_` `'` `.` between them) and the Cyrillic letters that look like Latin ones
+/// (`е`, `і`, `о`, `ѕ` …). In those terms a line is one of its own when it starts with a
+/// bracket, any run of signs and ellipses, a number, `line` or `lines`, optionally `omitted`,
+/// punctuation and `line`/`lines` again, then a range `A-B`: `[x4000 lines 1-4000]x`,
+/// ` [×4000 lines 1-4000] x`, `[... 3 lines omitted, lines 1-3`, `［×4000 lines 1-4000] x`.
+/// Lines that start otherwise cost one look at their first byte; indented lines, a look past
+/// their indentation.
+pub(super) fn looks_like_own_line(line: &str) -> bool {
+    // Most lines are told apart by their first byte after an ASCII indentation: not a
+    // bracket, not a control or non-ASCII byte that could hide one.
+    let bytes = line.as_bytes();
+    let indent = bytes
+        .iter()
+        .position(|&b| b != b' ' && b != b'\t')
+        .unwrap_or(bytes.len());
+    let Some(&first) = bytes.get(indent) else {
+        return false;
+    };
+    if first != b'[' && first > b' ' && first < 0x80 {
+        return false;
     }
-    fn range(s: &str) -> Option<&str> {
-        number(number(s)?.strip_prefix('-')?)
+    // `[INFO]`, `[ok]`: a bracket and an ASCII character that is no sign, digit or space.
+    if first == b'['
+        && bytes.get(indent + 1).is_some_and(|&b| {
+            b > b' ' && b < 0x80 && !b.is_ascii_digit() && !matches!(b, b'x' | b'X' | b'*' | b'.')
+        })
+    {
+        return false;
     }
-    if let Some(rest) = line.strip_prefix("[\u{d7}") {
-        return number(rest)
-            .and_then(|r| r.strip_prefix(" lines "))
-            .and_then(range)
-            .is_some_and(|r| r.starts_with("] "));
+    let mut seen = Seen::new(&line[indent..]);
+    if seen.next() != Some('[') {
+        return false;
     }
-    if let Some(rest) = line.strip_prefix("[\u{2026} ") {
-        return number(rest)
-            .and_then(|r| r.strip_prefix(" lines omitted, lines "))
-            .and_then(range)
-            .is_some();
+    while seen.next_if(|c| c == 'x' || c == '.').is_some() {}
+    if !(seen.number() && seen.lines()) {
+        return false;
     }
-    false
+    if seen.word("omitted") {
+        while seen.next_if(|c| matches!(c, ',' | ':' | ';')).is_some() {}
+        if !seen.lines() {
+            return false;
+        }
+    }
+    seen.number() && seen.next() == Some('-') && seen.number()
+}
+
+/// The characters a reader sees in a line, one family at a time: see [`looks_like_own_line`].
+struct Seen<'a> {
+    chars: std::str::Chars<'a>,
+    peeked: Option<Option<char>>,
+}
+
+impl<'a> Seen<'a> {
+    fn new(line: &'a str) -> Seen<'a> {
+        Seen {
+            chars: line.chars(),
+            peeked: None,
+        }
+    }
+
+    fn next(&mut self) -> Option<char> {
+        if let Some(peeked) = self.peeked.take() {
+            return peeked;
+        }
+        self.chars.find(|&c| !invisible(c)).map(seen_as)
+    }
+
+    fn next_if(&mut self, want: impl Fn(char) -> bool) -> Option<char> {
+        let c = self.next();
+        if c.is_some_and(&want) {
+            c
+        } else {
+            self.peeked = Some(c);
+            None
+        }
+    }
+
+    /// A number: digits, with separators between them.
+    fn number(&mut self) -> bool {
+        if self.next_if(char::is_numeric).is_none() {
+            return false;
+        }
+        while self
+            .next_if(|c| c.is_numeric() || matches!(c, ',' | '_' | '\'' | '.'))
+            .is_some()
+        {}
+        true
+    }
+
+    /// `word`, whose letters are ASCII lowercase.
+    fn word(&mut self, word: &str) -> bool {
+        word.chars()
+            .all(|want| self.next_if(|c| c == want).is_some())
+    }
+
+    /// `line` or `lines`.
+    fn lines(&mut self) -> bool {
+        let found = self.word("line");
+        self.next_if(|c| c == 's');
+        found
+    }
+}
+
+/// Whether a reader would not see `c` at all between the characters of a marker.
+fn invisible(c: char) -> bool {
+    c.is_whitespace()
+        || c.is_control()
+        || matches!(c,
+            '\u{ad}' | '\u{34f}' | '\u{61c}' | '\u{115f}' | '\u{1160}' | '\u{17b4}' | '\u{17b5}'
+            | '\u{180b}'..='\u{180f}' | '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}'
+            | '\u{2060}'..='\u{206f}' | '\u{3164}' | '\u{fe00}'..='\u{fe0f}' | '\u{feff}'
+            | '\u{ffa0}' | '\u{e0000}'..='\u{e007f}' | '\u{e0100}'..='\u{e01ef}')
+}
+
+/// The character a reader takes `c` for, among those a marker is written with: see
+/// [`looks_like_own_line`].
+fn seen_as(c: char) -> char {
+    let c = match u32::from(c) {
+        fullwidth @ 0xff01..=0xff5e => char::from_u32(fullwidth - 0xfee0).unwrap_or(c),
+        _ => c,
+    };
+    match c {
+        '\u{27e6}' | '\u{3010}' | '\u{3014}' | '\u{3016}' | '\u{3018}' | '\u{301a}'
+        | '\u{2045}' | '\u{2772}' | '\u{fe5d}' | '\u{298b}' => '[',
+        '\u{d7}' | '\u{2715}' | '\u{2716}' | '\u{2a2f}' | '\u{2a09}' | '\u{2573}' | '\u{445}'
+        | '\u{425}' | '\u{2179}' | '\u{2169}' | '*' | '\u{2217}' => 'x',
+        '\u{2026}' | '\u{22ef}' | '\u{2025}' | '\u{b7}' | '\u{ff65}' | '\u{fe52}' | '\u{3002}'
+        | '\u{2e31}' | '\u{2024}' => '.',
+        '\u{2010}' | '\u{2011}' | '\u{2012}' | '\u{2013}' | '\u{2014}' | '\u{2015}'
+        | '\u{2212}' | '\u{fe63}' | '~' | '\u{301c}' => '-',
+        '\u{430}' => 'a',
+        '\u{435}' => 'e',
+        '\u{456}' | '\u{131}' | '\u{2170}' => 'i',
+        '\u{43e}' => 'o',
+        '\u{455}' => 's',
+        '\u{501}' => 'd',
+        '\u{4cf}' | '\u{217c}' | '\u{2113}' => 'l',
+        '\u{442}' => 't',
+        _ => c.to_ascii_lowercase(),
+    }
 }

@@ -9,11 +9,26 @@
 //!
 //! 1. **Cleaning.** ANSI escape sequences are removed and each line's carriage-return redraws
 //!    are resolved to the line's final state (its last non-empty `\r`-separated part; a `\r`
-//!    before `\n` only ends the line). Line breaks are never removed: line *i* stays line *i*.
-//!    "Original line" below means a line after cleaning.
+//!    before `\n` only ends the line). A redraw never hides a failure: each state the final
+//!    one overwrote is matched against the failure rows of the table (and `failure_patterns`)
+//!    as a line of its own, and a state that is a failure is kept, verbatim and in order,
+//!    before the final state, each followed by `␍` (U+240D, which no terminal acts on):
+//!    `progress 50%\rERROR: disk full, write failed\rprogress 100%` is the failure line
+//!    `ERROR: disk full, write failed␍progress 100%` (a state equal to the one kept before it,
+//!    or to the final state, is kept once). Line breaks are never removed: line *i* stays line
+//!    *i*. "Original line" below means a line after cleaning.
 //! 2. **Too short, or already compressed.** Fewer than `min_lines` lines, or any line that is
-//!    a fold line or a marker of this codec: unchanged (so compressing an output again changes
-//!    nothing). Payloads of 4 GiB or more: unchanged.
+//!    a fold line or a marker of this codec, or looks like one to a reader: unchanged (so
+//!    compressing an output again changes nothing, and the codec never writes its markers
+//!    beside a forged one: a 300-line log holding `[x4000 lines 1-4000] …` passes as it is).
+//!    A lookalike is compared as a reader sees it: whitespace and invisible characters (a
+//!    leading space, a zero-width space, a byte order mark) skipped, fullwidth forms, ASCII
+//!    case, and the families of brackets (`[`, `［`, `【` …), signs (`×`, `x`, `*`, Cyrillic
+//!    `х` …), ellipses (`…`, `...`, `⋯` …), dashes, digits and Latin-looking Cyrillic letters
+//!    each read as one; a line that then starts with a bracket, signs or ellipses, a number,
+//!    `lines` (optionally `omitted`, punctuation, `lines` again) and a range `A-B` is one
+//!    (the full rule: `fold.rs`, `looks_like_own_line`). An overwritten failure state kept by
+//!    cleaning is held to the same rule. Payloads of 4 GiB or more: unchanged.
 //! 3. **Classes.** Every line is a *failure*, a *warning* or *noise*, from a pattern table
 //!    searched in one pass (see `patterns.rs`: cargo/rustc, pytest and Python tracebacks, go
 //!    test/build, jest/npm/node, javac/maven/gradle, make/gcc/clang, kubectl/docker, generic
@@ -228,7 +243,7 @@ impl Log {
         if text.len() >= u32::MAX as usize {
             return 0;
         }
-        let lines = fold::Lines::new(text);
+        let lines = fold::Lines::new(text, &self.matcher);
         match stage {
             Stage::Lines => lines.len(),
             Stage::Scan => self.matcher.scan(&lines).iter().flatten().count(),

@@ -680,7 +680,10 @@ fn pytest_passed(rest: &str, space: usize) -> Option<usize> {
 /// The text with each line cleaned (see [`clean_line`]). Line breaks are never removed, so
 /// line `i` of the result is line `i` of the input. Borrowed when there is nothing to clean.
 #[cfg(test)]
-pub(crate) fn clean(text: &str) -> std::borrow::Cow<'_, str> {
+pub(crate) fn clean<'t>(
+    text: &'t str,
+    failure: impl Fn(&str) -> bool,
+) -> std::borrow::Cow<'t, str> {
     let bytes = text.as_bytes();
     let Some(mut at) = memchr::memchr2(0x1b, b'\r', bytes) else {
         return std::borrow::Cow::Borrowed(text);
@@ -694,7 +697,7 @@ pub(crate) fn clean(text: &str) -> std::borrow::Cow<'_, str> {
         let start = memchr::memrchr(b'\n', &bytes[copied..at]).map_or(copied, |p| copied + p + 1);
         let end = memchr::memchr(b'\n', &bytes[at..]).map_or(bytes.len(), |p| at + p);
         out.push_str(&text[copied..start]);
-        clean_line(&text[start..end], &mut scratch, &mut out);
+        clean_line(&text[start..end], &mut scratch, &mut out, &failure);
         copied = end;
         match memchr::memchr2(0x1b, b'\r', &bytes[end..]) {
             Some(p) => at = end + p,
@@ -705,26 +708,59 @@ pub(crate) fn clean(text: &str) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(out)
 }
 
+/// What stands for a carriage return between the redraw states a cleaned line keeps: U+240D
+/// SYMBOL FOR CARRIAGE RETURN, which no terminal acts on (a `\r` written back would hide the
+/// failure again wherever the output is shown).
+pub(crate) const REDRAW: char = '\u{240d}';
+
 /// Appends `line` (without its line break) cleaned: its ANSI escape sequences removed and its
 /// carriage-return redraws resolved to its final state (the last non-empty `\r`-separated
-/// part; a `\r` ending the line, as in `\r\n`, only ends it). `scratch` is working space.
-pub(crate) fn clean_line(line: &str, scratch: &mut String, out: &mut String) {
+/// part; a `\r` ending the line, as in `\r\n`, only ends it). An earlier state that
+/// `failure` says is a failure is kept, verbatim and in order, before the final state, each
+/// followed by [`REDRAW`]: `progress 50%\rERROR: disk full\rprogress 100%` is
+/// `ERROR: disk full␍progress 100%` (a state equal to the one kept before it, or to the final
+/// state, is kept once). Returns whether an earlier state was kept. `scratch` is working space.
+pub(crate) fn clean_line(
+    line: &str,
+    scratch: &mut String,
+    out: &mut String,
+    failure: impl Fn(&str) -> bool,
+) -> bool {
     scratch.clear();
     strip_ansi(line, scratch);
     let body = scratch.strip_suffix('\r').unwrap_or(scratch);
-    out.push_str(last_state(body));
+    let (start, end) = last_state(body);
+    let (before, last) = (&body[..start], &body[start..end]);
+    let mut kept: Option<&str> = None;
+    let mark = out.len();
+    let mut last_kept_at = mark;
+    for state in before.split('\r') {
+        if state.is_empty() || kept == Some(state) || !failure(state) {
+            continue;
+        }
+        last_kept_at = out.len();
+        out.push_str(state);
+        out.push(REDRAW);
+        kept = Some(state);
+    }
+    if kept == Some(last) {
+        out.truncate(last_kept_at);
+    }
+    out.push_str(last);
+    out.len() > mark + last.len()
 }
 
-/// The last non-empty `\r`-separated part of `line`, or `""`.
-fn last_state(line: &str) -> &str {
+/// Where the last non-empty `\r`-separated part of `line` starts and ends (an empty range
+/// when there is none); what comes before it are the states it overwrote.
+fn last_state(line: &str) -> (usize, usize) {
     let mut end = line.len();
     while let Some(at) = memchr::memrchr(b'\r', &line.as_bytes()[..end]) {
         if at + 1 < end {
-            return &line[at + 1..end];
+            return (at + 1, end);
         }
         end = at;
     }
-    &line[..end]
+    (0, end)
 }
 
 /// Appends `line` without its ANSI escape sequences: CSI (`ESC [` … final byte), OSC (`ESC ]`

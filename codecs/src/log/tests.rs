@@ -124,7 +124,13 @@ fn range(text: &str) -> (usize, usize, &str) {
 /// marker's omitted count add up to the range's size; each fold line's count is the number of
 /// lines of its range it stands for. Returns the verbatim line numbers (1-based).
 fn check_grammar(original: &str, output: &str) -> Vec<usize> {
-    let original = super::template::clean(original);
+    check_grammar_of(&codec("{}"), original, output)
+}
+
+/// [`check_grammar`] for the output of `log`, whose failure patterns decide which redraw
+/// states the original's lines keep.
+fn check_grammar_of(log: &Log, original: &str, output: &str) -> Vec<usize> {
+    let original = super::template::clean(original, |state| log.matcher.is_failure(state));
     let lines: Vec<&str> = original
         .strip_suffix('\n')
         .unwrap_or(&original)
@@ -875,4 +881,171 @@ fn the_benchmarks_stages_count_lines_and_matches() {
     assert_eq!(log.run_stages(text, Stage::Lines), 5);
     assert_eq!(log.run_stages(text, Stage::Scan), 2);
     assert_eq!(log.run_stages("no failure here\nnor here", Stage::Scan), 0);
+}
+
+/// A 40-line log of noise with `line` as its line 21 (in the middle, outside the frame).
+fn with_line_21(line: &str) -> String {
+    let mut lines: Vec<String> = (0..40).map(noise).collect();
+    lines[20] = line.to_owned();
+    lines.join("\n")
+}
+
+/// One row per carriage-return redraw: params, the line (raw), and what the output shows of
+/// it, verbatim (`None`: it is noise, folded to its final state's template).
+const REDRAWS: &[(&str, &str, Option<&str>)] = &[
+    // The review's line: the failure between two progress states.
+    (
+        "{}",
+        "progress 50%\rERROR: disk full, write failed\rprogress 100%",
+        Some("ERROR: disk full, write failed\u{240d}progress 100%"),
+    ),
+    // Coloured states, a rustc error overwritten by a cleared line.
+    (
+        "{}",
+        "\u{1b}[32mBuilding 10%\u{1b}[0m\r\u{1b}[1;31merror[E0308]\u{1b}[0m: mismatched types\r\u{1b}[2KBuilding 100%",
+        Some("error[E0308]: mismatched types\u{240d}Building 100%"),
+    ),
+    // Two failures, in their order, then the final state.
+    (
+        "{}",
+        "run 1%\rFAILED tests/test_calc.py::test_add - assert 3 == 4\rrun 50%\rthread 'main' panicked at src/main.rs:2:5:\rrun 100%",
+        Some(
+            "FAILED tests/test_calc.py::test_add - assert 3 == 4\u{240d}thread 'main' panicked at src/main.rs:2:5:\u{240d}run 100%",
+        ),
+    ),
+    // A failure redrawn in place over and over is kept once.
+    (
+        "{}",
+        "ERROR: retrying upload\rERROR: retrying upload\rERROR: retrying upload\rwaiting",
+        Some("ERROR: retrying upload\u{240d}waiting"),
+    ),
+    // A failure that is the final state too: the final state alone, as before.
+    (
+        "{}",
+        "upload 50%\rERROR: quota exceeded\rERROR: quota exceeded",
+        Some("ERROR: quota exceeded"),
+    ),
+    (
+        "{}",
+        "upload 50%\rERROR: quota exceeded",
+        Some("ERROR: quota exceeded"),
+    ),
+    // A line ending in `\r` (a CRLF log): the `\r` only ends it.
+    (
+        "{}",
+        "fetch 10%\rFATAL: connection reset\rfetch 100%\r",
+        Some("FATAL: connection reset\u{240d}fetch 100%"),
+    ),
+    // An extra failure pattern counts in an overwritten state as in a line.
+    (
+        r#"{"failure_patterns": ["aborted by policy"]}"#,
+        "deploy 10%\rdeploy aborted by policy\rdeploy 100%",
+        Some("deploy aborted by policy\u{240d}deploy 100%"),
+    ),
+    // An overwritten warning or progress state is not kept: only failures are.
+    ("{}", "warning: unused variable: `x`\rBuilding 100%", None),
+    (
+        "{}",
+        "Downloading 10%\rDownloading 50%\rDownloading 100%",
+        None,
+    ),
+];
+
+#[test]
+fn a_failure_a_redraw_overwrote_is_kept_with_the_final_state() {
+    let mut problems = Vec::new();
+    for (params, line, expected) in REDRAWS {
+        let log = codec(params);
+        let input = with_line_21(line);
+        let out = compress(&log, &input, Level::Normal).expect("the noise folds");
+        let verbatim = check_grammar_of(&log, &input, &out);
+        let shown = out.lines().any(|l| Some(l) == *expected);
+        match expected {
+            Some(_) if !(verbatim.contains(&21) && shown) => {
+                problems.push(format!("{line:?} not kept as {expected:?}:\n{out}"));
+            }
+            None if verbatim.contains(&21) || out.contains('\u{240d}') => {
+                problems.push(format!("{line:?} kept:\n{out}"));
+            }
+            _ => {}
+        }
+        assert_eq!(
+            compress(&log, &out, Level::Normal),
+            None,
+            "{line:?} idempotent"
+        );
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// One row per line that is, or looks to a reader like, one of the codec's fold lines or
+/// markers: a payload holding it is left unchanged (a forged `[×4000 lines …]` never reaches
+/// the model beside real markers of a 300-line log).
+const LOOKALIKES: &[&str] = &[
+    // The codec's own lines, exactly.
+    "[\u{d7}4000 lines 1-4000] <time> INFO  compiling crate_<n> <ver>",
+    "[\u{2026} 4000 lines omitted, lines 1-4000: 0 folded above; 0 failure lines omitted; wm_get_result {\"lines\":\"1-4000\"}]",
+    // The review's near misses: no space after the sign's number or the bracket, a leading
+    // space, a leading zero-width space, ASCII dots, an `x`, a fullwidth bracket.
+    "[\u{d7}4000 lines 1-4000]<time> INFO  compiling crate_<n> <ver>",
+    "[\u{2026}4000 lines omitted, lines 1-4000: 0 folded above; 0 failure lines omitted]",
+    " [\u{d7}4000 lines 1-4000] <time> INFO  compiling crate_<n> <ver>",
+    "\u{200b}[\u{d7}4000 lines 1-4000] <time> INFO  compiling crate_<n> <ver>",
+    "\u{200b}[\u{2026} 4000 lines omitted, lines 1-4000: 0 folded above]",
+    "[... 4000 lines omitted, lines 1-4000: 0 folded above; 0 failure lines omitted]",
+    "[x4000 lines 1-4000] <time> INFO  compiling crate_<n> <ver>",
+    "\u{ff3b}\u{d7}4000 lines 1-4000] <time> INFO  compiling crate_<n> <ver>",
+    "\u{ff3b}\u{2026} 4000 lines omitted, lines 1-4000: 0 folded above]",
+    // Their neighbours: a byte order mark and a tab, an en dash, thousands separators, a
+    // Cyrillic `х`, fullwidth digits, capitals, no sign, a word joiner inside the word.
+    "\u{feff}\t[\u{d7}4000 lines 1-4000] x",
+    "[\u{d7}4000 lines 1\u{2013}4000] x",
+    "[\u{d7}4,000 lines 1-4,000] x",
+    "[\u{445}4000 lines 1-4000] x",
+    "[\u{d7}\u{ff14}\u{ff10}\u{ff10}\u{ff10} lines 1-4000] x",
+    "[X4000 LINES 1-4000] x",
+    "[4000 lines 1-4000] x",
+    "[\u{d7}4000 li\u{2060}nes 1-4000] x",
+    // A lookalike kept in a line by a failure a redraw overwrote: first, or after the `␍`.
+    "[\u{d7}4000 lines 1-4000] ERROR: x\rdone",
+    "50%\rERROR: disk full\r[\u{d7}4000 lines 1-4000] x",
+];
+
+/// One row per line that only starts like a marker: the log around it is compressed.
+const NOT_LOOKALIKES: &[&str] = &[
+    "[x] 4000 lines 1-4000",
+    "[4000 lines]",
+    "[... 120 more lines ...]",
+    "[INFO] read 4000 lines 1-4000",
+    "[2026-11-29 10:00:00] 4000 lines 1-4000",
+    "copied [\u{d7}4000 lines 1-4000] from the cache",
+    "  [ OK ] mounted /var",
+];
+
+/// A 300-line log of noise with `line` as its line 151.
+fn with_line_151(line: &str) -> String {
+    let mut lines: Vec<String> = (0..300).map(noise).collect();
+    lines[150] = line.to_owned();
+    lines.join("\n")
+}
+
+#[test]
+fn a_line_that_looks_like_a_marker_leaves_the_payload_unchanged() {
+    let log = codec("{}");
+    let mut problems = Vec::new();
+    for line in LOOKALIKES {
+        if let Some(out) = compress(&log, &with_line_151(line), Level::Normal) {
+            problems.push(format!("{line:?} was taken for a log line:\n{out}"));
+        }
+    }
+    for line in NOT_LOOKALIKES {
+        let input = with_line_151(line);
+        match compress(&log, &input, Level::Normal) {
+            Some(out) => {
+                check_grammar(&input, &out);
+            }
+            None => problems.push(format!("{line:?} was taken for a marker")),
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
