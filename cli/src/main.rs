@@ -7,6 +7,7 @@
 
 use std::ffi::OsString;
 use std::io::{IsTerminal, Read, Write};
+use std::num::IntErrorKind;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -347,15 +348,16 @@ fn run(cli: &Cli) -> Result<(), Failure> {
             rows,
             max_chars,
         } => {
+            // A whole number too large for usize saturates, as the selector's sums do.
             let count = |name: &str, value: &Option<String>| -> Result<Option<usize>, Failure> {
                 value
                     .as_deref()
-                    .map(|text| {
-                        text.parse::<usize>().map_err(|_| {
-                            Failure::config(vec![format!(
-                                "selector \"{name}\": expected a non-negative integer, got \"{text}\""
-                            )])
-                        })
+                    .map(|text| match text.parse::<usize>() {
+                        Ok(n) => Ok(n),
+                        Err(err) if *err.kind() == IntErrorKind::PosOverflow => Ok(usize::MAX),
+                        Err(_) => Err(Failure::config(vec![format!(
+                            "selector \"{name}\": expected a non-negative integer, got \"{text}\""
+                        )])),
                     })
                     .transpose()
             };

@@ -19,6 +19,11 @@
 //! pair (`lines` with `pointer` or `rows`, `grep` with `pointer` or `rows`, `context` without
 //! `grep`) is a one-line error naming both.
 //!
+//! Numbers are whole and unbounded in the arguments: one too large for a `usize` reads as the
+//! largest (so a bound past the end is the error "past the end", the last N of them all there
+//! is), and every sum of them saturates (a `context` of 2^64 − 1 shows the lines around a
+//! match up to both ends).
+//!
 //! # Size
 //!
 //! Without `max_chars`, a result is held to a default size: [`DEFAULT_LIMIT_TOKENS`] tokens
@@ -66,6 +71,9 @@ use crate::tokens::TokenCounter;
 /// The default size of one retrieval, in tokens of the host's tokenizer: 25,000, the size of
 /// one MCP result that Claude Code refuses.
 pub const DEFAULT_LIMIT_TOKENS: usize = 25_000;
+
+/// 2^64, the least integer a `u64` cannot hold.
+const TWO_TO_THE_64: f64 = 18_446_744_073_709_551_616.0;
 
 /// The first characters of every retrieval's header line.
 const HEADER: &str = "[wm_get_result {";
@@ -169,7 +177,16 @@ impl Selector {
         let count = |name: &str| -> Result<Option<usize>, RetrieveError> {
             match arguments.get(name) {
                 None | Some(Value::Null) => Ok(None),
-                Some(Value::Number(n)) => match n.as_u64().and_then(|n| usize::try_from(n).ok()) {
+                // An integer of 2^64 or more (serde_json reads it as a float) saturates, as
+                // every sum of a selector's numbers does.
+                Some(Value::Number(n)) => match n
+                    .as_u64()
+                    .map(|n| usize::try_from(n).unwrap_or(usize::MAX))
+                    .or_else(|| {
+                        n.as_f64()
+                            .filter(|f| *f >= TWO_TO_THE_64)
+                            .map(|_| usize::MAX)
+                    }) {
                     Some(n) => Ok(Some(n)),
                     None => Err(bad(
                         name,
@@ -476,7 +493,10 @@ impl Retriever<'_> {
             self.counter.count(text).to_string()
         } else {
             let part = self.counter.count(&out.body).max(1);
-            format!("about {}", text.len() * part / out.body.len().max(1))
+            format!(
+                "about {}",
+                text.len().saturating_mul(part) / out.body.len().max(1)
+            )
         };
         out.notes.push(format!(
             "outline: {} lines, {} bytes, {tokens} tokens; lines 1-{shown} below",
@@ -689,11 +709,13 @@ fn parse_range(
             ),
         )
     };
+    // A whole number too large for usize is past any end: saturated, it gets the message of
+    // a bound past the end (or, for the last N, all there is).
     let number = |text: &str| -> Result<usize, RetrieveError> {
         if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
             return Err(malformed());
         }
-        text.parse::<usize>().map_err(|_| malformed())
+        Ok(text.parse::<usize>().unwrap_or(usize::MAX))
     };
     let range = range.trim();
     let (first, last) = match range.split_once('-') {
@@ -797,7 +819,9 @@ fn lines(
         }
         matched[index - first] = true;
         let from = index.saturating_sub(context).max(first);
-        let to = (index + context + 1).min(end);
+        // Saturating: `context` is the caller's number, up to 2^64 − 1, and a sum that wraps
+        // would end the group before its match.
+        let to = index.saturating_add(context).saturating_add(1).min(end);
         match groups.last_mut() {
             Some(last) if from <= last.1 => last.1 = last.1.max(to),
             _ => groups.push((from, to)),
@@ -810,7 +834,7 @@ fn lines(
         first + 1,
         end
     ));
-    let mut used = 0;
+    let mut used: usize = 0;
     let max = limit.max();
     for (g, &(from, to)) in groups.iter().enumerate() {
         for index in from..to {
@@ -821,7 +845,7 @@ fn lines(
             }
             let _ = writeln!(line, "{}{mark}{}", index + 1, content(all[index]));
             let size = limit.size(&line);
-            if used + size > max {
+            if used.saturating_add(size) > max {
                 if used == 0 {
                     out.body.push_str(limit.cut(&line));
                     let _ = writeln!(out.body, "\n[line {} cut: over the size]", index + 1);
@@ -863,10 +887,10 @@ fn take_lines(
     out: &mut Retrieval,
 ) -> usize {
     let max = limit.max();
-    let mut used = 0;
+    let mut used: usize = 0;
     for (index, line) in all.iter().enumerate().take(end).skip(first) {
         let size = limit.size(line);
-        if used + size > max {
+        if used.saturating_add(size) > max {
             if index == first {
                 out.body.push_str(limit.cut(line));
                 out.body
@@ -958,11 +982,12 @@ fn resolve(
             Some(b'[') => {
                 let elements = parrot_json::elements(text, span.start)
                     .map_err(|err| bad("pointer", format!("{here} is not valid JSON: {err}")))?;
+                // An index too large for usize is past the end, as any index is that no
+                // array this size could reach.
                 let index = (!token.is_empty()
                     && token.bytes().all(|b| b.is_ascii_digit())
                     && (token == "0" || !token.starts_with('0')))
-                .then(|| token.parse::<usize>().ok())
-                .flatten()
+                .then(|| token.parse::<usize>().unwrap_or(usize::MAX))
                 .ok_or_else(|| {
                     bad(
                         "pointer",
@@ -975,7 +1000,7 @@ fn resolve(
                         return Err(bad(
                             "pointer",
                             format!(
-                                "\"{pointer}\": index {index} is past the end of {here} ({} elements)",
+                                "\"{pointer}\": index {token} is past the end of {here} ({} elements)",
                                 elements.len()
                             ),
                         ));

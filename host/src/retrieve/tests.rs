@@ -604,3 +604,118 @@ fn a_line_longer_than_the_limit_is_cut_and_the_next_part_moves_on() {
         (Some("3-"), Some("x"))
     );
 }
+
+/// The largest numbers a selector takes (2^64 − 1 from a recovery call's arguments) neither
+/// wrap nor panic: a `context` that reaches past both ends shows every line around the match,
+/// a range counted from the end takes all there is, a bound past the end is an error naming it.
+#[test]
+fn grep_with_the_largest_context_shows_the_match_and_the_largest_numbers_do_not_wrap() {
+    let text = "a\nb\nx\nc\n";
+    let max = u64::MAX.to_string();
+    let over = "18446744073709551616";
+    let whole = "1-a\n2-b\n3:x\n4-c\n";
+    let arguments = |json: &str| -> Selector {
+        let value: Value = serde_json::from_str(json).unwrap();
+        Selector::from_arguments(value.as_object().unwrap())
+            .unwrap()
+            .1
+    };
+    let grep = |context: usize, lines: Option<&str>| Selector {
+        grep: Some("^x".into()),
+        context: Some(context),
+        lines: lines.map(Into::into),
+        ..Selector::default()
+    };
+    let cases: [(Selector, &str); 9] = [
+        (grep(usize::MAX, None), whole),
+        (grep(usize::MAX - 1, None), whole),
+        (
+            arguments(&format!(r#"{{"key":"k","grep":"^x","context":{max}}}"#)),
+            whole,
+        ),
+        (
+            arguments(&format!(r#"{{"key":"k","grep":"^x","context":{over}}}"#)),
+            whole,
+        ),
+        (lines(&format!("-{over}")), text),
+        (grep(usize::MAX, Some("2-3")), "2-b\n3:x\n"),
+        (
+            Selector {
+                max_chars: Some(usize::MAX),
+                ..lines("2-")
+            },
+            "b\nx\nc\n",
+        ),
+        (lines(&format!("-{max}")), text),
+        (
+            Selector {
+                rows: Some(format!("-{max}")),
+                ..Selector::default()
+            },
+            "[1,2]\n",
+        ),
+    ];
+    for (selector, expected) in cases {
+        let original = if selector.rows.is_some() {
+            "[1, 2]"
+        } else {
+            text
+        };
+        let part = select(original, selector.clone());
+        assert_eq!(part.body, expected, "{selector:?}");
+        assert_eq!(part.next, None, "{selector:?}");
+    }
+    let part = select(text, grep(usize::MAX, None));
+    assert_eq!(part.notes, ["1 matching line in lines 1-4"]);
+
+    let errors = [
+        (
+            lines(&format!("2-{max}")),
+            format!("selector \"lines\": \"2-{max}\" ends past the end: there are 4 lines (1-4)"),
+        ),
+        (
+            lines(&format!("{max}-")),
+            format!("selector \"lines\": \"{max}-\" starts past the end: there are 4 lines (1-4)"),
+        ),
+        (
+            lines(over),
+            format!("selector \"lines\": \"{over}\" starts past the end: there are 4 lines (1-4)"),
+        ),
+        (
+            lines(&format!("1-{over}")),
+            format!("selector \"lines\": \"1-{over}\" ends past the end: there are 4 lines (1-4)"),
+        ),
+        (
+            lines(&format!("{max}-2")),
+            format!("selector \"lines\": \"{max}-2\" starts past the end: there are 4 lines (1-4)"),
+        ),
+        (
+            Selector {
+                pointer: Some(format!("/{max}")),
+                ..Selector::default()
+            },
+            format!(
+                "selector \"pointer\": \"/{max}\": index {max} is past the end of the root (2 \
+                 elements)"
+            ),
+        ),
+        (
+            Selector {
+                pointer: Some(format!("/{over}")),
+                ..Selector::default()
+            },
+            format!(
+                "selector \"pointer\": \"/{over}\": index {over} is past the end of the root (2 \
+                 elements)"
+            ),
+        ),
+    ];
+    for (selector, expected) in errors {
+        let original = if selector.pointer.is_some() {
+            "[1, 2]"
+        } else {
+            text
+        };
+        assert_eq!(error(original, selector), expected);
+    }
+}
