@@ -5,7 +5,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use clap::Args;
-use parrot_host::TokenCounter;
+use parrot_host::{DEFAULT_RECOVERY_MAX_CHARS, TokenCounter};
 use parrot_serve::{Config, DEFAULT_ANTHROPIC, DEFAULT_LISTEN, DEFAULT_OPENAI, Upstream};
 
 use super::{Cli, Failure, builder, killed, tokenizer};
@@ -26,6 +26,11 @@ pub struct ServeArgs {
     /// When stopped (SIGINT, SIGTERM), write the savings report to stderr.
     #[arg(long)]
     report: bool,
+    /// The most characters of one wm_get_result answer, whatever the model's selector asks
+    /// (max_chars 0 included), so no follow-up carries a whole original upstream; a capped
+    /// answer says so and ends with the arguments of the next part. 0: no cap.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_RECOVERY_MAX_CHARS)]
+    recovery_max_chars: usize,
 }
 
 /// Runs the proxy until SIGINT or SIGTERM.
@@ -48,7 +53,9 @@ pub fn serve(cli: &Cli, args: &ServeArgs) -> Result<(), Failure> {
         builder.tee_lossless(true);
         // A request never waits on a large result: what the router would not compress inline
         // passes through, the same way on every request (the cached prefix holds).
-        builder.inline_at_any_size(false);
+        builder
+            .inline_at_any_size(false)
+            .recovery_max_chars(args.recovery_max_chars);
         Some(Arc::new(builder.build().map_err(|err| {
             Failure::config(err.errors.iter().map(ToString::to_string).collect())
         })?))

@@ -60,6 +60,7 @@
 //! a pipeline or a second proxy is never compressed again.
 
 use std::borrow::Cow;
+use std::cell::Cell;
 use std::fmt::Write as _;
 
 use regex::Regex;
@@ -74,6 +75,11 @@ pub const DEFAULT_LIMIT_TOKENS: usize = 25_000;
 
 /// 2^64, the least integer a `u64` cannot hold.
 const TWO_TO_THE_64: f64 = 18_446_744_073_709_551_616.0;
+
+/// The most characters of one recovery call's answer in a proxy, whatever its selector asks
+/// (`max_chars: 0` included): 200,000, the pipeline's own last resort (`max_result_chars`), so
+/// no answer is larger than the largest result the pipeline lets through.
+pub const DEFAULT_RECOVERY_MAX_CHARS: usize = 200_000;
 
 /// The first characters of every retrieval's header line.
 const HEADER: &str = "[wm_get_result {";
@@ -355,20 +361,53 @@ impl Retrieval {
     }
 }
 
-/// How big a part may be.
+/// How big a part may be: at most `chars` characters and at most `tokens` tokens, each when
+/// given (a proxy's cap on an answer sets `chars` beside the default's `tokens`).
 #[derive(Clone, Copy)]
-enum Limit<'c> {
-    None,
-    Chars(usize),
-    Tokens(usize, &'c dyn TokenCounter),
+struct Limit<'c> {
+    chars: Option<usize>,
+    tokens: Option<(usize, &'c dyn TokenCounter)>,
+    /// Set when `chars` is a proxy's cap, tighter than the selector asked, and refused a part:
+    /// the answer then says it was capped.
+    capped: Option<&'c Cell<bool>>,
+}
+
+/// The size of a part so far, in each measure its limit counts.
+#[derive(Clone, Copy, Default)]
+struct Size {
+    chars: usize,
+    tokens: usize,
+}
+
+impl Size {
+    fn plus(self, other: Size) -> Size {
+        Size {
+            chars: self.chars.saturating_add(other.chars),
+            tokens: self.tokens.saturating_add(other.tokens),
+        }
+    }
 }
 
 impl Limit<'_> {
-    fn size(&self, text: &str) -> usize {
-        match self {
-            Limit::None => 0,
-            Limit::Chars(_) => text.chars().count(),
-            Limit::Tokens(_, counter) => counter.count(text),
+    fn size(&self, text: &str) -> Size {
+        Size {
+            chars: self.chars.map_or(0, |_| text.chars().count()),
+            tokens: self.tokens.map_or(0, |(_, counter)| counter.count(text)),
+        }
+    }
+
+    /// Whether a part of `size` fits.
+    fn fits(&self, size: Size) -> bool {
+        let chars = self.chars.is_none_or(|max| size.chars <= max);
+        if !chars {
+            self.cap_refused();
+        }
+        chars && self.tokens.is_none_or(|(max, _)| size.tokens <= max)
+    }
+
+    fn cap_refused(&self) {
+        if let Some(capped) = self.capped {
+            capped.set(true);
         }
     }
 
@@ -377,35 +416,34 @@ impl Limit<'_> {
     /// `max` bytes fits; for tokens, a prefix of `8 × max` bytes already over the limit
     /// decides without counting the rest (a token is rarely longer than 8 bytes).
     fn over(&self, text: &str) -> bool {
-        match self {
-            Limit::None => false,
-            _ if text.len() <= self.max() => false,
-            Limit::Chars(max) => text.chars().nth(*max).is_some(),
-            Limit::Tokens(max, counter) => {
+        if let Some(max) = self.chars
+            && text.len() > max
+            && text.chars().nth(max).is_some()
+        {
+            self.cap_refused();
+            return true;
+        }
+        match self.tokens {
+            Some((max, _)) if text.len() <= max => false,
+            Some((max, counter)) => {
                 let mut end = max.saturating_mul(8).min(text.len());
                 while !text.is_char_boundary(end) {
                     end -= 1;
                 }
-                counter.count(&text[..end]) > *max
-                    || (end < text.len() && counter.count(text) > *max)
+                counter.count(&text[..end]) > max || (end < text.len() && counter.count(text) > max)
             }
-        }
-    }
-
-    fn max(&self) -> usize {
-        match self {
-            Limit::None => usize::MAX,
-            Limit::Chars(max) | Limit::Tokens(max, _) => *max,
+            None => false,
         }
     }
 
     /// `text` cut to fit, on a character boundary (by characters for a token limit too, at
     /// four per token: only one oversized line or row is ever cut this way).
     fn cut<'t>(&self, text: &'t str) -> &'t str {
-        let chars = match self {
-            Limit::None => return text,
-            Limit::Chars(max) => *max,
-            Limit::Tokens(max, _) => max.saturating_mul(4),
+        let by_tokens = self.tokens.map(|(max, _)| max.saturating_mul(4));
+        let chars = match (self.chars, by_tokens) {
+            (None, None) => return text,
+            (Some(chars), None) | (None, Some(chars)) => chars,
+            (Some(a), Some(b)) => a.min(b),
         };
         match text.char_indices().nth(chars) {
             Some((at, _)) => &text[..at],
@@ -419,6 +457,9 @@ impl Limit<'_> {
 pub(crate) struct Retriever<'a> {
     /// The default size in tokens (0: none).
     pub(crate) limit_tokens: usize,
+    /// The most characters of any body, whatever the selector asks (0: none): a proxy's cap
+    /// on what a model, or a tool result that speaks to it, can ask for.
+    pub(crate) cap_chars: usize,
     pub(crate) counter: &'a dyn TokenCounter,
     /// A JSON array of rows written as the tool's codec writes it losslessly, or `None` when
     /// no table is shorter than the array.
@@ -434,11 +475,22 @@ impl Retriever<'_> {
         selector: &Selector,
     ) -> Result<Retrieval, RetrieveError> {
         check_combination(selector)?;
-        let limit = match selector.max_chars {
-            Some(0) => Limit::None,
-            Some(max) => Limit::Chars(max),
-            None if self.limit_tokens == 0 => Limit::None,
-            None => Limit::Tokens(self.limit_tokens, self.counter),
+        let (chars, tokens) = match selector.max_chars {
+            Some(0) => (None, None),
+            Some(max) => (Some(max), None),
+            None if self.limit_tokens == 0 => (None, None),
+            None => (None, Some((self.limit_tokens, self.counter))),
+        };
+        // The cap applies where it is tighter than what was asked; it is not a second default:
+        // a `max_chars` under it is the limit, as without a cap.
+        let cap = (self.cap_chars > 0)
+            .then_some(self.cap_chars)
+            .filter(|&cap| chars.is_none_or(|asked| cap < asked));
+        let capped = Cell::new(false);
+        let limit = Limit {
+            chars: cap.or(chars),
+            tokens,
+            capped: cap.map(|_| &capped),
         };
         let text = String::from_utf8_lossy(original);
         let mut retrieval = Retrieval {
@@ -454,6 +506,10 @@ impl Retriever<'_> {
             lines(&text, selector, limit, &mut retrieval)?;
         } else {
             self.whole(&text, limit, &mut retrieval)?;
+        }
+        if capped.get() {
+            let note = cap_note(self.cap_chars, &text, &retrieval);
+            retrieval.notes.push(note);
         }
         Ok(retrieval)
     }
@@ -663,6 +719,29 @@ impl Retriever<'_> {
     }
 }
 
+/// The note of an answer the cap cut: the cap, the exact size of the part and of the original,
+/// and where the rest is.
+fn cap_note(cap: usize, text: &str, retrieval: &Retrieval) -> String {
+    let asked = match retrieval.selector.max_chars {
+        Some(0) => ", max_chars 0 included",
+        Some(_) => ", a larger max_chars included",
+        None => "",
+    };
+    let rest = if retrieval.next.is_some() {
+        "the next part: the [more: …] line below"
+    } else {
+        "the rest of this part is not returned here"
+    };
+    format!(
+        "capped: one answer here holds at most {cap} characters, whatever its selector asks{asked}; \
+         the part below is {} characters of the original's {}; {rest}; the exact original, \
+         uncapped: parrot-compress recover {}",
+        retrieval.body.chars().count(),
+        text.chars().count(),
+        quote(&retrieval.key),
+    )
+}
+
 /// The pairs of selectors that do not combine.
 fn check_combination(selector: &Selector) -> Result<(), RetrieveError> {
     let given = |value: bool, name: &'static str| value.then_some(name);
@@ -834,8 +913,8 @@ fn lines(
         first + 1,
         end
     ));
-    let mut used: usize = 0;
-    let max = limit.max();
+    let mut used = Size::default();
+    let mut taken = 0;
     for (g, &(from, to)) in groups.iter().enumerate() {
         for index in from..to {
             let mark = if matched[index - first] { ':' } else { '-' };
@@ -844,9 +923,9 @@ fn lines(
                 line.push_str("--\n");
             }
             let _ = writeln!(line, "{}{mark}{}", index + 1, content(all[index]));
-            let size = limit.size(&line);
-            if used.saturating_add(size) > max {
-                if used == 0 {
+            let with = used.plus(limit.size(&line));
+            if !limit.fits(with) {
+                if taken == 0 {
                     out.body.push_str(limit.cut(&line));
                     let _ = writeln!(out.body, "\n[line {} cut: over the size]", index + 1);
                     continue_at(selector, index + 1, end, all.len(), out);
@@ -855,7 +934,8 @@ fn lines(
                 }
                 return Ok(());
             }
-            used += size;
+            used = with;
+            taken += 1;
             out.body.push_str(&line);
         }
     }
@@ -886,11 +966,10 @@ fn take_lines(
     selector: &Selector,
     out: &mut Retrieval,
 ) -> usize {
-    let max = limit.max();
-    let mut used: usize = 0;
+    let mut used = Size::default();
     for (index, line) in all.iter().enumerate().take(end).skip(first) {
-        let size = limit.size(line);
-        if used.saturating_add(size) > max {
+        let with = used.plus(limit.size(line));
+        if !limit.fits(with) {
             if index == first {
                 out.body.push_str(limit.cut(line));
                 out.body
@@ -901,7 +980,7 @@ fn take_lines(
             continue_at(selector, index, end, all.len(), out);
             return index;
         }
-        used += size;
+        used = with;
         out.body.push_str(line);
     }
     end
