@@ -7,6 +7,7 @@
 
 use std::ffi::OsString;
 use std::io::{IsTerminal, Read, Write};
+use std::num::IntErrorKind;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -18,9 +19,9 @@ use parrot_host::RedisTeeStore;
 use parrot_host::manifest::SourceKind;
 use parrot_host::mcp::Proxy;
 use parrot_host::{
-    Call, Host, HostBuilder, Input, Level, MemoryTeeStore, Meta, Observer, Origin, Report,
-    Retention, RetrieveError, Selector, Skip, SqliteTeeStore, TeeError, TeeStore, TokenCounter,
-    TokenEvent, Tokenizer,
+    Call, DEFAULT_RECOVERY_MAX_CHARS, Host, HostBuilder, Input, Level, MemoryTeeStore, Meta,
+    Observer, Origin, Report, Retention, RetrieveError, Selector, Skip, SqliteTeeStore, TeeError,
+    TeeStore, TokenCounter, TokenEvent, Tokenizer,
 };
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
@@ -162,6 +163,11 @@ enum Command {
         /// At exit (also on a signal), write the session's savings report to stderr.
         #[arg(long)]
         report: bool,
+        /// The most characters of one wm_get_result answer, whatever its selector asks
+        /// (max_chars 0 included); a capped answer says so and ends with the arguments of the
+        /// next part. 0: no cap.
+        #[arg(long, value_name = "N", default_value_t = DEFAULT_RECOVERY_MAX_CHARS)]
+        recovery_max_chars: usize,
         /// The server's command and its arguments, after `--`.
         #[arg(last = true, required = true, value_name = "SERVER_COMMAND")]
         server: Vec<OsString>,
@@ -347,15 +353,16 @@ fn run(cli: &Cli) -> Result<(), Failure> {
             rows,
             max_chars,
         } => {
+            // A whole number too large for usize saturates, as the selector's sums do.
             let count = |name: &str, value: &Option<String>| -> Result<Option<usize>, Failure> {
                 value
                     .as_deref()
-                    .map(|text| {
-                        text.parse::<usize>().map_err(|_| {
-                            Failure::config(vec![format!(
-                                "selector \"{name}\": expected a non-negative integer, got \"{text}\""
-                            )])
-                        })
+                    .map(|text| match text.parse::<usize>() {
+                        Ok(n) => Ok(n),
+                        Err(err) if *err.kind() == IntErrorKind::PosOverflow => Ok(usize::MAX),
+                        Err(_) => Err(Failure::config(vec![format!(
+                            "selector \"{name}\": expected a non-negative integer, got \"{text}\""
+                        )])),
                     })
                     .transpose()
             };
@@ -374,14 +381,23 @@ fn run(cli: &Cli) -> Result<(), Failure> {
             plugins(&host(cli, false, None)?);
             Ok(())
         }
-        Command::McpProxy { report, server } => mcp_proxy(cli, server, *report),
+        Command::McpProxy {
+            report,
+            recovery_max_chars,
+            server,
+        } => mcp_proxy(cli, server, *report, *recovery_max_chars),
         #[cfg(feature = "serve")]
         Command::Serve(args) => serve::serve(cli, args),
     }
 }
 
 /// Relays between the client on stdin/stdout and `server`; see `parrot_host::mcp`.
-fn mcp_proxy(cli: &Cli, server: &[OsString], report: bool) -> Result<(), Failure> {
+fn mcp_proxy(
+    cli: &Cli,
+    server: &[OsString],
+    report: bool,
+    recovery_max_chars: usize,
+) -> Result<(), Failure> {
     let Some((program, args)) = server.split_first() else {
         return Err(Failure::config(vec![
             "mcp-proxy: no server command given after --".to_owned(),
@@ -397,7 +413,9 @@ fn mcp_proxy(cli: &Cli, server: &[OsString], report: bool) -> Result<(), Failure
         let mut builder = builder(cli, true, None)?;
         // The agent may need a changed block's exact text back (to quote a file it edits),
         // not only an equal value.
-        builder.tee_lossless(true);
+        builder
+            .tee_lossless(true)
+            .recovery_max_chars(recovery_max_chars);
         let host = Arc::new(builder.build().map_err(|err| {
             Failure::config(err.errors.iter().map(ToString::to_string).collect())
         })?);

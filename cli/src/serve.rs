@@ -5,7 +5,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use clap::Args;
-use parrot_host::TokenCounter;
+use parrot_host::{DEFAULT_RECOVERY_MAX_CHARS, TokenCounter};
 use parrot_serve::{
     Config, DEFAULT_ANTHROPIC, DEFAULT_HEADER_READ_TIMEOUT, DEFAULT_LISTEN, DEFAULT_MAX_BODY_BYTES,
     DEFAULT_MAX_CONNECTIONS, DEFAULT_OPENAI, Upstream,
@@ -44,6 +44,11 @@ pub struct ServeArgs {
     #[arg(long, value_name = "SECONDS", default_value_t = DEFAULT_HEADER_READ_TIMEOUT.as_secs() as usize,
           value_parser = positive)]
     header_read_timeout: usize,
+    /// The most characters of one wm_get_result answer, whatever the model's selector asks
+    /// (max_chars 0 included), so no follow-up carries a whole original upstream; a capped
+    /// answer says so and ends with the arguments of the next part. 0: no cap.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_RECOVERY_MAX_CHARS)]
+    recovery_max_chars: usize,
 }
 
 /// A positive number of bytes.
@@ -83,7 +88,9 @@ pub fn serve(cli: &Cli, args: &ServeArgs) -> Result<(), Failure> {
         builder.tee_lossless(true);
         // A request never waits on a large result: what the router would not compress inline
         // passes through, the same way on every request (the cached prefix holds).
-        builder.inline_at_any_size(false);
+        builder
+            .inline_at_any_size(false)
+            .recovery_max_chars(args.recovery_max_chars);
         Some(Arc::new(builder.build().map_err(|err| {
             Failure::config(err.errors.iter().map(ToString::to_string).collect())
         })?))

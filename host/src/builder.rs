@@ -65,6 +65,7 @@ pub struct HostBuilder {
     max_result_chars: Option<usize>,
     verification: Option<Verification>,
     retrieval_limit_tokens: Option<usize>,
+    recovery_max_chars: Option<usize>,
 }
 
 impl std::fmt::Debug for HostBuilder {
@@ -239,6 +240,17 @@ impl HostBuilder {
         self
     }
 
+    /// The most characters of one recovery call's answer in a proxy ([`Host::recover_for_model`]:
+    /// the MCP proxy's `wm_get_result`, `serve`'s), whatever its selector asks, `max_chars: 0`
+    /// included: a model, or a tool result that speaks to it, cannot have a proxy read a whole
+    /// 100 MB original into one answer. A capped answer says so, with the exact counts and the
+    /// selector of the next part. Default [`crate::DEFAULT_RECOVERY_MAX_CHARS`] (200,000); 0:
+    /// no cap. [`Host::recover_selected`] (the `recover` command) is never capped.
+    pub fn recovery_max_chars(&mut self, chars: usize) -> &mut Self {
+        self.recovery_max_chars = Some(chars);
+        self
+    }
+
     /// How outcomes claimed lossless are verified through the codec's inverse.
     pub fn verification(&mut self, verification: Verification) -> &mut Self {
         self.verification = Some(verification);
@@ -329,6 +341,9 @@ impl HostBuilder {
             retrieval_limit_tokens: self
                 .retrieval_limit_tokens
                 .unwrap_or(crate::retrieve::DEFAULT_LIMIT_TOKENS),
+            recovery_max_chars: self
+                .recovery_max_chars
+                .unwrap_or(crate::retrieve::DEFAULT_RECOVERY_MAX_CHARS),
         };
         Stage::new(settings, tokenizer, &self.observers)
     }

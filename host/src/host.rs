@@ -324,6 +324,60 @@ impl Host {
         key: &str,
         selector: &Selector,
     ) -> Result<Retrieval, RetrieveError> {
+        self.retrieve(key, selector, 0)
+    }
+
+    /// [`Host::recover_selected`] as a proxy answers a model's recovery call: the body held to
+    /// [`crate::HostBuilder::recovery_max_chars`] characters (default 200,000) whatever the
+    /// selector asks, `max_chars: 0` included. An answer the cap cut has a note saying so
+    /// (the cap, the characters of the part and of the original, how to get the rest) and,
+    /// when there is more, the selector of the next part, which the cap holds alike.
+    ///
+    /// # Errors
+    ///
+    /// As [`Host::recover_selected`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use parrot_host::{Host, MemoryTeeStore, Selector, TeeStore};
+    ///
+    /// let dir = std::env::temp_dir().join("parrot-doc-recover-for-model");
+    /// std::fs::create_dir_all(&dir).unwrap();
+    /// let store = Arc::new(MemoryTeeStore::default());
+    /// store.put("k", b"one\ntwo\nthree\nfour\n").unwrap();
+    /// let host = Host::builder()
+    ///     .project(&dir)
+    ///     .plugin_path(None)
+    ///     .tee_store(store)
+    ///     .recovery_max_chars(8)
+    ///     .build()
+    ///     .unwrap();
+    ///
+    /// let everything = Selector { lines: Some("1-".into()), max_chars: Some(0), ..Selector::default() };
+    /// let part = host.recover_for_model("k", &everything).unwrap();
+    /// assert_eq!(part.body, "one\ntwo\n");
+    /// assert!(part.notes[0].starts_with("capped: one answer here holds at most 8 characters"));
+    /// assert_eq!(part.next.unwrap().lines.as_deref(), Some("3-"));
+    /// // The command's retrieval is not capped.
+    /// assert_eq!(host.recover_selected("k", &everything).unwrap().body, "one\ntwo\nthree\nfour\n");
+    /// ```
+    pub fn recover_for_model(
+        &self,
+        key: &str,
+        selector: &Selector,
+    ) -> Result<Retrieval, RetrieveError> {
+        self.retrieve(key, selector, self.stage.recovery_max_chars())
+    }
+
+    /// A retrieval with its body held to `cap_chars` (0: none).
+    fn retrieve(
+        &self,
+        key: &str,
+        selector: &Selector,
+        cap_chars: usize,
+    ) -> Result<Retrieval, RetrieveError> {
         let original = self.recover(key)?.ok_or_else(|| RetrieveError::NotFound {
             key: key.to_owned(),
         })?;
@@ -356,6 +410,7 @@ impl Host {
         };
         Retriever {
             limit_tokens: self.stage.retrieval_limit_tokens(),
+            cap_chars,
             counter: self.stage.gauge().counter(),
             table: &table,
         }

@@ -85,7 +85,9 @@ pub use parrot_codec_api::{Level, Outcome, Payload, PayloadKind};
 pub use pipeline::{KILL_SWITCH_ENV, TEE_HINT, Verification};
 pub use registry::{CodecInfo, Origin, Registry};
 pub use report::{Report, ReportSnapshot, Row};
-pub use retrieve::{ARGUMENTS, DEFAULT_LIMIT_TOKENS, Retrieval, Selector, is_retrieval};
+pub use retrieve::{
+    ARGUMENTS, DEFAULT_LIMIT_TOKENS, DEFAULT_RECOVERY_MAX_CHARS, Retrieval, Selector, is_retrieval,
+};
 pub use tee::{MemoryTeeStore, Retention, SqliteTeeStore, TeeStats, TeeStore, mask_password};
 #[cfg(feature = "redis")]
 pub use tee::{REDIS_PASSWORD_ENV, RedisSettings, RedisTeeStore};

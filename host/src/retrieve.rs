@@ -19,6 +19,11 @@
 //! pair (`lines` with `pointer` or `rows`, `grep` with `pointer` or `rows`, `context` without
 //! `grep`) is a one-line error naming both.
 //!
+//! Numbers are whole and unbounded in the arguments: one too large for a `usize` reads as the
+//! largest (so a bound past the end is the error "past the end", the last N of them all there
+//! is), and every sum of them saturates (a `context` of 2^64 − 1 shows the lines around a
+//! match up to both ends).
+//!
 //! # Size
 //!
 //! Without `max_chars`, a result is held to a default size: [`DEFAULT_LIMIT_TOKENS`] tokens
@@ -55,6 +60,7 @@
 //! a pipeline or a second proxy is never compressed again.
 
 use std::borrow::Cow;
+use std::cell::Cell;
 use std::fmt::Write as _;
 
 use regex::Regex;
@@ -66,6 +72,14 @@ use crate::tokens::TokenCounter;
 /// The default size of one retrieval, in tokens of the host's tokenizer: 25,000, the size of
 /// one MCP result that Claude Code refuses.
 pub const DEFAULT_LIMIT_TOKENS: usize = 25_000;
+
+/// 2^64, the least integer a `u64` cannot hold.
+const TWO_TO_THE_64: f64 = 18_446_744_073_709_551_616.0;
+
+/// The most characters of one recovery call's answer in a proxy, whatever its selector asks
+/// (`max_chars: 0` included): 200,000, the pipeline's own last resort (`max_result_chars`), so
+/// no answer is larger than the largest result the pipeline lets through.
+pub const DEFAULT_RECOVERY_MAX_CHARS: usize = 200_000;
 
 /// The first characters of every retrieval's header line.
 const HEADER: &str = "[wm_get_result {";
@@ -169,7 +183,16 @@ impl Selector {
         let count = |name: &str| -> Result<Option<usize>, RetrieveError> {
             match arguments.get(name) {
                 None | Some(Value::Null) => Ok(None),
-                Some(Value::Number(n)) => match n.as_u64().and_then(|n| usize::try_from(n).ok()) {
+                // An integer of 2^64 or more (serde_json reads it as a float) saturates, as
+                // every sum of a selector's numbers does.
+                Some(Value::Number(n)) => match n
+                    .as_u64()
+                    .map(|n| usize::try_from(n).unwrap_or(usize::MAX))
+                    .or_else(|| {
+                        n.as_f64()
+                            .filter(|f| *f >= TWO_TO_THE_64)
+                            .map(|_| usize::MAX)
+                    }) {
                     Some(n) => Ok(Some(n)),
                     None => Err(bad(
                         name,
@@ -338,20 +361,53 @@ impl Retrieval {
     }
 }
 
-/// How big a part may be.
+/// How big a part may be: at most `chars` characters and at most `tokens` tokens, each when
+/// given (a proxy's cap on an answer sets `chars` beside the default's `tokens`).
 #[derive(Clone, Copy)]
-enum Limit<'c> {
-    None,
-    Chars(usize),
-    Tokens(usize, &'c dyn TokenCounter),
+struct Limit<'c> {
+    chars: Option<usize>,
+    tokens: Option<(usize, &'c dyn TokenCounter)>,
+    /// Set when `chars` is a proxy's cap, tighter than the selector asked, and refused a part:
+    /// the answer then says it was capped.
+    capped: Option<&'c Cell<bool>>,
+}
+
+/// The size of a part so far, in each measure its limit counts.
+#[derive(Clone, Copy, Default)]
+struct Size {
+    chars: usize,
+    tokens: usize,
+}
+
+impl Size {
+    fn plus(self, other: Size) -> Size {
+        Size {
+            chars: self.chars.saturating_add(other.chars),
+            tokens: self.tokens.saturating_add(other.tokens),
+        }
+    }
 }
 
 impl Limit<'_> {
-    fn size(&self, text: &str) -> usize {
-        match self {
-            Limit::None => 0,
-            Limit::Chars(_) => text.chars().count(),
-            Limit::Tokens(_, counter) => counter.count(text),
+    fn size(&self, text: &str) -> Size {
+        Size {
+            chars: self.chars.map_or(0, |_| text.chars().count()),
+            tokens: self.tokens.map_or(0, |(_, counter)| counter.count(text)),
+        }
+    }
+
+    /// Whether a part of `size` fits.
+    fn fits(&self, size: Size) -> bool {
+        let chars = self.chars.is_none_or(|max| size.chars <= max);
+        if !chars {
+            self.cap_refused();
+        }
+        chars && self.tokens.is_none_or(|(max, _)| size.tokens <= max)
+    }
+
+    fn cap_refused(&self) {
+        if let Some(capped) = self.capped {
+            capped.set(true);
         }
     }
 
@@ -360,35 +416,34 @@ impl Limit<'_> {
     /// `max` bytes fits; for tokens, a prefix of `8 × max` bytes already over the limit
     /// decides without counting the rest (a token is rarely longer than 8 bytes).
     fn over(&self, text: &str) -> bool {
-        match self {
-            Limit::None => false,
-            _ if text.len() <= self.max() => false,
-            Limit::Chars(max) => text.chars().nth(*max).is_some(),
-            Limit::Tokens(max, counter) => {
+        if let Some(max) = self.chars
+            && text.len() > max
+            && text.chars().nth(max).is_some()
+        {
+            self.cap_refused();
+            return true;
+        }
+        match self.tokens {
+            Some((max, _)) if text.len() <= max => false,
+            Some((max, counter)) => {
                 let mut end = max.saturating_mul(8).min(text.len());
                 while !text.is_char_boundary(end) {
                     end -= 1;
                 }
-                counter.count(&text[..end]) > *max
-                    || (end < text.len() && counter.count(text) > *max)
+                counter.count(&text[..end]) > max || (end < text.len() && counter.count(text) > max)
             }
-        }
-    }
-
-    fn max(&self) -> usize {
-        match self {
-            Limit::None => usize::MAX,
-            Limit::Chars(max) | Limit::Tokens(max, _) => *max,
+            None => false,
         }
     }
 
     /// `text` cut to fit, on a character boundary (by characters for a token limit too, at
     /// four per token: only one oversized line or row is ever cut this way).
     fn cut<'t>(&self, text: &'t str) -> &'t str {
-        let chars = match self {
-            Limit::None => return text,
-            Limit::Chars(max) => *max,
-            Limit::Tokens(max, _) => max.saturating_mul(4),
+        let by_tokens = self.tokens.map(|(max, _)| max.saturating_mul(4));
+        let chars = match (self.chars, by_tokens) {
+            (None, None) => return text,
+            (Some(chars), None) | (None, Some(chars)) => chars,
+            (Some(a), Some(b)) => a.min(b),
         };
         match text.char_indices().nth(chars) {
             Some((at, _)) => &text[..at],
@@ -402,6 +457,9 @@ impl Limit<'_> {
 pub(crate) struct Retriever<'a> {
     /// The default size in tokens (0: none).
     pub(crate) limit_tokens: usize,
+    /// The most characters of any body, whatever the selector asks (0: none): a proxy's cap
+    /// on what a model, or a tool result that speaks to it, can ask for.
+    pub(crate) cap_chars: usize,
     pub(crate) counter: &'a dyn TokenCounter,
     /// A JSON array of rows written as the tool's codec writes it losslessly, or `None` when
     /// no table is shorter than the array.
@@ -417,11 +475,22 @@ impl Retriever<'_> {
         selector: &Selector,
     ) -> Result<Retrieval, RetrieveError> {
         check_combination(selector)?;
-        let limit = match selector.max_chars {
-            Some(0) => Limit::None,
-            Some(max) => Limit::Chars(max),
-            None if self.limit_tokens == 0 => Limit::None,
-            None => Limit::Tokens(self.limit_tokens, self.counter),
+        let (chars, tokens) = match selector.max_chars {
+            Some(0) => (None, None),
+            Some(max) => (Some(max), None),
+            None if self.limit_tokens == 0 => (None, None),
+            None => (None, Some((self.limit_tokens, self.counter))),
+        };
+        // The cap applies where it is tighter than what was asked; it is not a second default:
+        // a `max_chars` under it is the limit, as without a cap.
+        let cap = (self.cap_chars > 0)
+            .then_some(self.cap_chars)
+            .filter(|&cap| chars.is_none_or(|asked| cap < asked));
+        let capped = Cell::new(false);
+        let limit = Limit {
+            chars: cap.or(chars),
+            tokens,
+            capped: cap.map(|_| &capped),
         };
         let text = String::from_utf8_lossy(original);
         let mut retrieval = Retrieval {
@@ -437,6 +506,10 @@ impl Retriever<'_> {
             lines(&text, selector, limit, &mut retrieval)?;
         } else {
             self.whole(&text, limit, &mut retrieval)?;
+        }
+        if capped.get() {
+            let note = cap_note(self.cap_chars, &text, &retrieval);
+            retrieval.notes.push(note);
         }
         Ok(retrieval)
     }
@@ -476,7 +549,10 @@ impl Retriever<'_> {
             self.counter.count(text).to_string()
         } else {
             let part = self.counter.count(&out.body).max(1);
-            format!("about {}", text.len() * part / out.body.len().max(1))
+            format!(
+                "about {}",
+                text.len().saturating_mul(part) / out.body.len().max(1)
+            )
         };
         out.notes.push(format!(
             "outline: {} lines, {} bytes, {tokens} tokens; lines 1-{shown} below",
@@ -643,6 +719,29 @@ impl Retriever<'_> {
     }
 }
 
+/// The note of an answer the cap cut: the cap, the exact size of the part and of the original,
+/// and where the rest is.
+fn cap_note(cap: usize, text: &str, retrieval: &Retrieval) -> String {
+    let asked = match retrieval.selector.max_chars {
+        Some(0) => ", max_chars 0 included",
+        Some(_) => ", a larger max_chars included",
+        None => "",
+    };
+    let rest = if retrieval.next.is_some() {
+        "the next part: the [more: …] line below"
+    } else {
+        "the rest of this part is not returned here"
+    };
+    format!(
+        "capped: one answer here holds at most {cap} characters, whatever its selector asks{asked}; \
+         the part below is {} characters of the original's {}; {rest}; the exact original, \
+         uncapped: parrot-compress recover {}",
+        retrieval.body.chars().count(),
+        text.chars().count(),
+        quote(&retrieval.key),
+    )
+}
+
 /// The pairs of selectors that do not combine.
 fn check_combination(selector: &Selector) -> Result<(), RetrieveError> {
     let given = |value: bool, name: &'static str| value.then_some(name);
@@ -689,11 +788,13 @@ fn parse_range(
             ),
         )
     };
+    // A whole number too large for usize is past any end: saturated, it gets the message of
+    // a bound past the end (or, for the last N, all there is).
     let number = |text: &str| -> Result<usize, RetrieveError> {
         if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
             return Err(malformed());
         }
-        text.parse::<usize>().map_err(|_| malformed())
+        Ok(text.parse::<usize>().unwrap_or(usize::MAX))
     };
     let range = range.trim();
     let (first, last) = match range.split_once('-') {
@@ -797,7 +898,9 @@ fn lines(
         }
         matched[index - first] = true;
         let from = index.saturating_sub(context).max(first);
-        let to = (index + context + 1).min(end);
+        // Saturating: `context` is the caller's number, up to 2^64 − 1, and a sum that wraps
+        // would end the group before its match.
+        let to = index.saturating_add(context).saturating_add(1).min(end);
         match groups.last_mut() {
             Some(last) if from <= last.1 => last.1 = last.1.max(to),
             _ => groups.push((from, to)),
@@ -810,8 +913,8 @@ fn lines(
         first + 1,
         end
     ));
-    let mut used = 0;
-    let max = limit.max();
+    let mut used = Size::default();
+    let mut taken = 0;
     for (g, &(from, to)) in groups.iter().enumerate() {
         for index in from..to {
             let mark = if matched[index - first] { ':' } else { '-' };
@@ -820,9 +923,9 @@ fn lines(
                 line.push_str("--\n");
             }
             let _ = writeln!(line, "{}{mark}{}", index + 1, content(all[index]));
-            let size = limit.size(&line);
-            if used + size > max {
-                if used == 0 {
+            let with = used.plus(limit.size(&line));
+            if !limit.fits(with) {
+                if taken == 0 {
                     out.body.push_str(limit.cut(&line));
                     let _ = writeln!(out.body, "\n[line {} cut: over the size]", index + 1);
                     continue_at(selector, index + 1, end, all.len(), out);
@@ -831,7 +934,8 @@ fn lines(
                 }
                 return Ok(());
             }
-            used += size;
+            used = with;
+            taken += 1;
             out.body.push_str(&line);
         }
     }
@@ -862,11 +966,10 @@ fn take_lines(
     selector: &Selector,
     out: &mut Retrieval,
 ) -> usize {
-    let max = limit.max();
-    let mut used = 0;
+    let mut used = Size::default();
     for (index, line) in all.iter().enumerate().take(end).skip(first) {
-        let size = limit.size(line);
-        if used + size > max {
+        let with = used.plus(limit.size(line));
+        if !limit.fits(with) {
             if index == first {
                 out.body.push_str(limit.cut(line));
                 out.body
@@ -877,7 +980,7 @@ fn take_lines(
             continue_at(selector, index, end, all.len(), out);
             return index;
         }
-        used += size;
+        used = with;
         out.body.push_str(line);
     }
     end
@@ -958,11 +1061,12 @@ fn resolve(
             Some(b'[') => {
                 let elements = parrot_json::elements(text, span.start)
                     .map_err(|err| bad("pointer", format!("{here} is not valid JSON: {err}")))?;
+                // An index too large for usize is past the end, as any index is that no
+                // array this size could reach.
                 let index = (!token.is_empty()
                     && token.bytes().all(|b| b.is_ascii_digit())
                     && (token == "0" || !token.starts_with('0')))
-                .then(|| token.parse::<usize>().ok())
-                .flatten()
+                .then(|| token.parse::<usize>().unwrap_or(usize::MAX))
                 .ok_or_else(|| {
                     bad(
                         "pointer",
@@ -975,7 +1079,7 @@ fn resolve(
                         return Err(bad(
                             "pointer",
                             format!(
-                                "\"{pointer}\": index {index} is past the end of {here} ({} elements)",
+                                "\"{pointer}\": index {token} is past the end of {here} ({} elements)",
                                 elements.len()
                             ),
                         ));

@@ -355,7 +355,9 @@ pub struct Answer {
     pub is_error: bool,
 }
 
-/// Answers `call` from `host`'s tee store, as the MCP proxy answers it.
+/// Answers `call` from `host`'s tee store, as the MCP proxy answers it
+/// ([`Host::recover_for_model`]: held to the host's cap on one answer, so a model's
+/// `max_chars: 0` cannot make the follow-up carry a whole 100 MB original upstream).
 pub fn answer(host: &Host, call: &Call) -> Answer {
     let error = |text: String| Answer {
         id: call.id.clone(),
@@ -371,7 +373,7 @@ pub fn answer(host: &Host, call: &Call) -> Answer {
         Ok(found) => found,
         Err(err) => return error(err.to_string()),
     };
-    match host.recover_selected(&key, &selector) {
+    match host.recover_for_model(&key, &selector) {
         Ok(retrieval) => Answer {
             id: call.id.clone(),
             text: retrieval.text(),

@@ -24,8 +24,9 @@
 //! - a client's `tools/call` of [`RECOVERY_TOOL`]: answered by the proxy from the tee store
 //!   with one text block: a header line naming the key and the selectors, then the original
 //!   or the part the selectors (`lines`, `grep`, `context`, `pointer`, `rows`, `max_chars`,
-//!   see [`crate::Selector`]) choose, held to 25,000 tokens unless `max_chars` says otherwise;
-//!   or a tool error (`isError: true`) naming the unknown key or the bad selector. The call
+//!   see [`crate::Selector`]) choose, held to 25,000 tokens unless `max_chars` says otherwise
+//!   and never over the cap on one answer whatever it says ([`crate::Host::recover_for_model`],
+//!   200,000 characters by default); or a tool error (`isError: true`) naming the unknown key or the bad selector. The call
 //!   never reaches the server, except as below.
 //!
 //! Decisions:

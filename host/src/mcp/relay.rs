@@ -168,7 +168,9 @@ impl Relay {
                         "minimum": 0,
                         "description": "The most characters to return; a longer result is cut \
                             on a line or row boundary and ends with the arguments of the next \
-                            part. 0: no limit. Without it, results are held to 25,000 tokens.",
+                            part. 0: as much as one answer holds (200,000 characters unless \
+                            the proxy is configured otherwise). Without it, results are held \
+                            to 25,000 tokens.",
                         "examples": [4000]
                     }
                 },
@@ -368,7 +370,7 @@ impl Relay {
             Ok(found) => found,
             Err(err) => return Some(tool_error(err.to_string())),
         };
-        match self.host.recover_selected(&key, &selector) {
+        match self.host.recover_for_model(&key, &selector) {
             Ok(retrieval) => Some(json!({
                 "content": [{"type": "text", "text": retrieval.text()}]
             })),

@@ -99,6 +99,8 @@ pub(crate) struct Settings {
     pub(crate) report_tokens: bool,
     /// The default size of a retrieval, in tokens (0: none).
     pub(crate) retrieval_limit_tokens: usize,
+    /// The most characters of a recovery call's answer in a proxy (0: no cap).
+    pub(crate) recovery_max_chars: usize,
 }
 
 /// The stage's settings and state, owned by the host.
@@ -161,6 +163,11 @@ impl Stage {
     /// The default size of a retrieval, in tokens (0: none).
     pub(crate) fn retrieval_limit_tokens(&self) -> usize {
         self.settings.retrieval_limit_tokens
+    }
+
+    /// The most characters of a recovery call's answer in a proxy (0: no cap).
+    pub(crate) fn recovery_max_chars(&self) -> usize {
+        self.settings.recovery_max_chars
     }
 
     /// The live savings report.

@@ -40,6 +40,7 @@ fn retrieve(
 ) -> Result<Retrieval, RetrieveError> {
     Retriever {
         limit_tokens: DEFAULT_LIMIT_TOKENS,
+        cap_chars: 0,
         counter: &Tokenizer::O200k,
         table,
     }
@@ -363,6 +364,7 @@ fn without_a_selector_a_big_original_gives_its_first_part_an_outline_and_the_nex
     assert_eq!(next.max_chars, Some(3_000));
     let part = Retriever {
         limit_tokens: 2_000,
+        cap_chars: 0,
         counter: &Tokenizer::O200k,
         table: &compact,
     }
@@ -602,5 +604,257 @@ fn a_line_longer_than_the_limit_is_cut_and_the_next_part_moves_on() {
     assert_eq!(
         (next.lines.as_deref(), next.grep.as_deref()),
         (Some("3-"), Some("x"))
+    );
+}
+
+/// The largest numbers a selector takes (2^64 − 1 from a recovery call's arguments) neither
+/// wrap nor panic: a `context` that reaches past both ends shows every line around the match,
+/// a range counted from the end takes all there is, a bound past the end is an error naming it.
+#[test]
+fn grep_with_the_largest_context_shows_the_match_and_the_largest_numbers_do_not_wrap() {
+    let text = "a\nb\nx\nc\n";
+    let max = u64::MAX.to_string();
+    let over = "18446744073709551616";
+    let whole = "1-a\n2-b\n3:x\n4-c\n";
+    let arguments = |json: &str| -> Selector {
+        let value: Value = serde_json::from_str(json).unwrap();
+        Selector::from_arguments(value.as_object().unwrap())
+            .unwrap()
+            .1
+    };
+    let grep = |context: usize, lines: Option<&str>| Selector {
+        grep: Some("^x".into()),
+        context: Some(context),
+        lines: lines.map(Into::into),
+        ..Selector::default()
+    };
+    let cases: [(Selector, &str); 9] = [
+        (grep(usize::MAX, None), whole),
+        (grep(usize::MAX - 1, None), whole),
+        (
+            arguments(&format!(r#"{{"key":"k","grep":"^x","context":{max}}}"#)),
+            whole,
+        ),
+        (
+            arguments(&format!(r#"{{"key":"k","grep":"^x","context":{over}}}"#)),
+            whole,
+        ),
+        (lines(&format!("-{over}")), text),
+        (grep(usize::MAX, Some("2-3")), "2-b\n3:x\n"),
+        (
+            Selector {
+                max_chars: Some(usize::MAX),
+                ..lines("2-")
+            },
+            "b\nx\nc\n",
+        ),
+        (lines(&format!("-{max}")), text),
+        (
+            Selector {
+                rows: Some(format!("-{max}")),
+                ..Selector::default()
+            },
+            "[1,2]\n",
+        ),
+    ];
+    for (selector, expected) in cases {
+        let original = if selector.rows.is_some() {
+            "[1, 2]"
+        } else {
+            text
+        };
+        let part = select(original, selector.clone());
+        assert_eq!(part.body, expected, "{selector:?}");
+        assert_eq!(part.next, None, "{selector:?}");
+    }
+    let part = select(text, grep(usize::MAX, None));
+    assert_eq!(part.notes, ["1 matching line in lines 1-4"]);
+
+    let errors = [
+        (
+            lines(&format!("2-{max}")),
+            format!("selector \"lines\": \"2-{max}\" ends past the end: there are 4 lines (1-4)"),
+        ),
+        (
+            lines(&format!("{max}-")),
+            format!("selector \"lines\": \"{max}-\" starts past the end: there are 4 lines (1-4)"),
+        ),
+        (
+            lines(over),
+            format!("selector \"lines\": \"{over}\" starts past the end: there are 4 lines (1-4)"),
+        ),
+        (
+            lines(&format!("1-{over}")),
+            format!("selector \"lines\": \"1-{over}\" ends past the end: there are 4 lines (1-4)"),
+        ),
+        (
+            lines(&format!("{max}-2")),
+            format!("selector \"lines\": \"{max}-2\" starts past the end: there are 4 lines (1-4)"),
+        ),
+        (
+            Selector {
+                pointer: Some(format!("/{max}")),
+                ..Selector::default()
+            },
+            format!(
+                "selector \"pointer\": \"/{max}\": index {max} is past the end of the root (2 \
+                 elements)"
+            ),
+        ),
+        (
+            Selector {
+                pointer: Some(format!("/{over}")),
+                ..Selector::default()
+            },
+            format!(
+                "selector \"pointer\": \"/{over}\": index {over} is past the end of the root (2 \
+                 elements)"
+            ),
+        ),
+    ];
+    for (selector, expected) in errors {
+        let original = if selector.pointer.is_some() {
+            "[1, 2]"
+        } else {
+            text
+        };
+        assert_eq!(error(original, selector), expected);
+    }
+}
+
+fn capped(original: &str, selector: &Selector, cap: usize, limit_tokens: usize) -> Retrieval {
+    Retriever {
+        limit_tokens,
+        cap_chars: cap,
+        counter: &Tokenizer::O200k,
+        table: &compact,
+    }
+    .retrieve("k", original.as_bytes(), selector)
+    .unwrap()
+}
+
+/// A proxy's cap holds every selector's body, `max_chars: 0` and a larger `max_chars`
+/// included, says so with the exact counts, and its parts join up to the whole original.
+#[test]
+fn the_cap_holds_every_selector_and_says_so_with_the_counts() {
+    let log = corpus("build-log.txt");
+    let query = corpus("query-500x12.json");
+    let cap = 10_000;
+    let note = |part: &Retrieval, original: &str| -> String {
+        let rest = if part.next.is_some() {
+            "the next part: the [more: …] line below"
+        } else {
+            "the rest of this part is not returned here"
+        };
+        let asked = match part.selector.max_chars {
+            Some(0) => ", max_chars 0 included",
+            Some(_) => ", a larger max_chars included",
+            None => "",
+        };
+        format!(
+            "capped: one answer here holds at most {cap} characters, whatever its selector \
+             asks{asked}; the part below is {} characters of the original's {}; {rest}; the \
+             exact original, uncapped: parrot-compress recover k",
+            part.body.chars().count(),
+            original.chars().count()
+        )
+    };
+    let with = |max_chars: Option<usize>, selector: Selector| Selector {
+        max_chars,
+        ..selector
+    };
+    let grep = Selector {
+        grep: Some("INFO".into()),
+        context: Some(1),
+        ..Selector::default()
+    };
+    let rows = Selector {
+        rows: Some("0-".into()),
+        ..Selector::default()
+    };
+    let cases = [
+        (
+            &log,
+            with(Some(0), Selector::default()),
+            DEFAULT_LIMIT_TOKENS,
+        ),
+        (&log, with(Some(0), lines("1-")), DEFAULT_LIMIT_TOKENS),
+        (
+            &log,
+            with(Some(usize::MAX), lines("-4000")),
+            DEFAULT_LIMIT_TOKENS,
+        ),
+        (&log, with(Some(0), grep.clone()), DEFAULT_LIMIT_TOKENS),
+        (&log, lines("1-"), 0),
+        (&query, with(Some(0), rows.clone()), DEFAULT_LIMIT_TOKENS),
+        (
+            &query,
+            with(Some(0), Selector::default()),
+            DEFAULT_LIMIT_TOKENS,
+        ),
+    ];
+    for (original, selector, limit_tokens) in cases {
+        let part = capped(original, &selector, cap, limit_tokens);
+        let size = part.body.chars().count();
+        assert!(size <= cap, "{selector:?}: {size} characters");
+        assert!(size > cap / 2, "{selector:?}: only {size} characters");
+        assert_eq!(
+            part.notes.last(),
+            Some(&note(&part, original)),
+            "{selector:?}"
+        );
+        assert!(part.next.is_some(), "{selector:?}");
+    }
+
+    // The parts join up to the whole log, each held to the cap; the continuation keeps the
+    // selector asked, so each is capped alike.
+    let mut selector = with(Some(0), lines("1-"));
+    let mut joined = String::new();
+    let mut parts = 0;
+    loop {
+        let part = capped(&log, &selector, cap, DEFAULT_LIMIT_TOKENS);
+        assert!(part.body.chars().count() <= cap);
+        joined.push_str(&part.body);
+        parts += 1;
+        match part.next {
+            Some(next) => {
+                assert_eq!(next.max_chars, Some(0));
+                selector = next;
+            }
+            None => break,
+        }
+    }
+    assert_eq!(joined, log);
+    assert!(parts >= log.chars().count() / cap, "{parts} parts");
+
+    // A value that is not an array is cut, with no part after it: the note says so.
+    let big = format!("{{\"text\": \"{}\"}}", "word ".repeat(5_000));
+    let part = capped(
+        &big,
+        &with(
+            Some(0),
+            Selector {
+                pointer: Some("/text".into()),
+                ..Selector::default()
+            },
+        ),
+        cap,
+        DEFAULT_LIMIT_TOKENS,
+    );
+    assert_eq!(part.body.chars().count(), cap);
+    assert_eq!(part.next, None);
+    assert_eq!(part.notes.last(), Some(&note(&part, &big)));
+
+    // Under the cap, nothing changes: a smaller max_chars is the limit, a part that fits has
+    // no note.
+    for selector in [with(Some(4_000), lines("1-")), with(Some(0), lines("1-5"))] {
+        let part = capped(&log, &selector, cap, DEFAULT_LIMIT_TOKENS);
+        assert_eq!(part, select(&log, selector.clone()), "{selector:?}");
+        assert!(part.notes.iter().all(|n| !n.starts_with("capped")));
+    }
+    let part = capped(&query, &with(Some(0), rows), 0, DEFAULT_LIMIT_TOKENS);
+    assert_eq!(
+        part.next, None,
+        "without a cap, max_chars 0 is the whole array"
     );
 }

@@ -12,6 +12,7 @@ use std::sync::OnceLock;
 use std::sync::mpsc::{self, Receiver};
 use std::time::{Duration, Instant};
 
+use parrot_host::{Retention, SqliteTeeStore, TeeStore};
 use serde_json::{Value, json};
 
 use crate::redis_server::RedisServer;
@@ -363,6 +364,95 @@ fn list_compress_and_recover(mut proxy: Peer) -> String {
     let (status, stderr) = proxy.finish(Duration::from_secs(5));
     assert!(status.success(), "{status}: {stderr}");
     key
+}
+
+/// The corpus build log 20 times (9.4 MB, 120,040 lines), stored under a key in `project`'s
+/// store as a proxy would have stored it.
+fn store_a_big_log(project: &Path, key: &str) -> String {
+    let log = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus/build-log.txt"),
+    )
+    .unwrap();
+    let original = log.repeat(20);
+    std::fs::create_dir_all(project.join(".parrot")).unwrap();
+    SqliteTeeStore::open(project.join(".parrot/tee.db"), Retention::default())
+        .unwrap()
+        .put(key, original.as_bytes())
+        .unwrap();
+    original
+}
+
+/// `wm_get_result` with `max_chars: 0` on a 9.4 MB original (the whole of it came back, 115 MB
+/// for a 100 MB one): held to the proxy's cap, 200,000 characters by default or
+/// `--recovery-max-chars`, with a note giving the cap and the exact counts, the part exactly
+/// the original's first lines, and the next part's arguments, which the cap holds alike.
+#[test]
+fn max_chars_0_is_held_to_the_proxys_cap_and_says_so() {
+    let project = tempfile::tempdir().unwrap();
+    let key = "__tee__:shell_build:0123456789ab";
+    let original = store_a_big_log(project.path(), key);
+    let total = original.chars().count();
+    for (options, cap) in [
+        (&[][..], parrot_host::DEFAULT_RECOVERY_MAX_CHARS),
+        (&["--recovery-max-chars", "50000"][..], 50_000),
+    ] {
+        let mut command = Command::new(support::binary());
+        command
+            .arg("--project")
+            .arg(project.path())
+            .arg("mcp-proxy")
+            .args(options)
+            .arg("--")
+            .args(fake_server())
+            .env_remove("PARROT_PLUGIN_PATH")
+            .env_remove("PARROT_COMPRESSION_DISABLED");
+        let mut proxy = Peer::start(command);
+        proxy.initialize();
+        let mut arguments = json!({"key": key, "lines": "1-", "max_chars": 0});
+        let mut from = 1;
+        for id in 1..=2 {
+            let at = Instant::now();
+            let response = proxy.call(json!(id), "wm_get_result", arguments.clone());
+            let elapsed = at.elapsed();
+            assert!(elapsed < Duration::from_secs(10), "{elapsed:?}");
+            assert!(response["result"].get("isError").is_none(), "{response}");
+            let text = first_text(&response);
+            let mut lines = text.split_inclusive('\n');
+            let header = lines.next().unwrap();
+            assert_eq!(
+                header,
+                format!("[wm_get_result {}]\n", arguments),
+                "the header names the selector asked"
+            );
+            let note = lines.next().unwrap();
+            let rest: String = lines.collect();
+            let (body, more) = rest.rsplit_once("[more: ").expect("a next part");
+            let shown = body.chars().count();
+            assert!(shown <= cap && shown > cap * 9 / 10, "{shown} characters");
+            assert_eq!(
+                note,
+                format!(
+                    "[capped: one answer here holds at most {cap} characters, whatever its \
+                     selector asks, max_chars 0 included; the part below is {shown} characters \
+                     of the original's {total}; the next part: the [more: …] line below; the \
+                     exact original, uncapped: parrot-compress recover {key}]\n"
+                )
+            );
+            let expected: String = original
+                .split_inclusive('\n')
+                .skip(from - 1)
+                .take(body.lines().count())
+                .collect();
+            assert_eq!(body, expected, "the original's lines from {from}, exactly");
+            from += body.lines().count();
+            let next =
+                format!(r#"wm_get_result {{"key":"{key}","lines":"{from}-","max_chars":0}}]"#);
+            assert_eq!(more, format!("{next}\n"));
+            arguments = json!({"key": key, "lines": format!("{from}-"), "max_chars": 0});
+        }
+        let (status, stderr) = proxy.finish(Duration::from_secs(5));
+        assert!(status.success(), "{status}: {stderr}");
+    }
 }
 
 #[test]

@@ -232,3 +232,43 @@ fn a_retrieval_sent_back_through_compress_comes_out_unchanged() {
     let meta: Value = serde_json::from_slice(&again.stderr).unwrap();
     assert_eq!(meta["compression_skipped"], "already_compressed", "{meta}");
 }
+
+/// `--context` of 2^64 − 1, or a number past what usize holds, shows the match with every line
+/// of the range around it: the group's end saturates instead of wrapping before the match.
+#[test]
+fn the_largest_context_shows_the_match_with_the_lines_around_it() {
+    let (dir, log_key, _) = project();
+    let log = std::fs::read_to_string(corpus("build-log.txt")).unwrap();
+    let n = log.lines().position(|l| l.starts_with("error[")).unwrap() + 1;
+    let expected: String = log
+        .lines()
+        .enumerate()
+        .skip(n - 3)
+        .take(5)
+        .map(|(i, line)| format!("{}{}{line}\n", i + 1, if i + 1 == n { ':' } else { '-' }))
+        .collect();
+    let range = format!("{}-{}", n - 2, n + 2);
+    for context in ["18446744073709551615", "18446744073709551616"] {
+        let out = run(
+            dir.path(),
+            &[
+                "recover",
+                &log_key,
+                "--lines",
+                &range,
+                "--grep",
+                r"^error\[",
+                "--context",
+                context,
+            ],
+            None,
+        );
+        let text = stdout(&out);
+        let body = body(&text, &log_key);
+        assert_eq!(
+            body,
+            format!("[1 matching line in lines {range}]\n{expected}"),
+            "--context {context}"
+        );
+    }
+}

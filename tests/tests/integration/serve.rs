@@ -10,10 +10,12 @@ use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex, OnceLock};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use parrot_host::llm::Api;
-use parrot_host::{Call, Host, Input, MemoryTeeStore, Tokenizer};
+use parrot_host::{
+    Call, Host, Input, MemoryTeeStore, Retention, SqliteTeeStore, TeeStore, Tokenizer,
+};
 use serde_json::{Value, json};
 
 use crate::support;
@@ -1329,6 +1331,101 @@ fn the_report_endpoint_counts_the_results() {
     assert!(
         report["total"]["bytes_after"].as_u64().unwrap()
             < report["total"]["bytes_before"].as_u64().unwrap()
+    );
+}
+
+/// A model's `wm_get_result` with `max_chars: 0` for a 9.4 MB original in the project's store
+/// (which `compress` and `mcp-proxy` share; the whole original went into the follow-up, 109 MB
+/// for a 100 MB one): the answer the follow-up carries upstream is held to the cap, 200,000
+/// characters, says so with the exact counts and ends with the next part's arguments.
+#[test]
+fn a_models_max_chars_0_is_held_to_the_cap_in_the_follow_up() {
+    let key = "__tee__:bash:0123456789ab";
+    let upstream = Upstream::start(vec![
+        Canned::Json(
+            200,
+            anthropic_message(
+                json!([{"type": "tool_use", "id": "toolu_c", "name": "wm_get_result",
+                        "input": {"key": key, "max_chars": 0}}]),
+                "tool_use",
+            ),
+        ),
+        Canned::Json(
+            200,
+            anthropic_message(json!([{"type": "text", "text": "Read."}]), "end_turn"),
+        ),
+    ]);
+    let proxy = Proxy::start(&upstream.url(), false);
+    let original = corpus("build-log.txt").repeat(20);
+    SqliteTeeStore::open(proxy.project().join(".parrot/tee.db"), Retention::default())
+        .unwrap()
+        .put(key, original.as_bytes())
+        .unwrap();
+    let request = json!({
+        "model": "claude-test",
+        "max_tokens": 100,
+        "tools": [{"name": "bash", "description": "Runs a command.",
+                   "input_schema": {"type": "object"}}],
+        "messages": [{"role": "user", "content": "Read the whole build log."}]
+    });
+    let at = Instant::now();
+    let (status, answer) = raw_request(
+        &proxy.url,
+        "POST",
+        "/v1/messages",
+        request.to_string().as_bytes(),
+    );
+    let elapsed = at.elapsed();
+    assert!(elapsed < Duration::from_secs(10), "{elapsed:?}");
+    assert_eq!(status, 200, "{answer}");
+    let answer: Value = serde_json::from_str(&answer).unwrap();
+    assert_eq!(answer["content"][0]["text"], "Read.", "{answer}");
+
+    let recorded = upstream.recorded();
+    assert_eq!(recorded.len(), 2, "the request and the proxy's follow-up");
+    let follow = &recorded[1];
+    assert!(
+        follow.body.len() < 300_000,
+        "a follow-up of {} bytes",
+        follow.body.len()
+    );
+    let messages = follow.json()["messages"].clone();
+    let result = &messages[2]["content"][0];
+    assert_eq!(result["tool_use_id"], "toolu_c");
+    assert!(result.get("is_error").is_none(), "{result}");
+    let text = result["content"].as_str().unwrap();
+    let cap = parrot_host::DEFAULT_RECOVERY_MAX_CHARS;
+    let (head, more) = text.rsplit_once("[more: ").expect("a next part");
+    let mut lines = head.split_inclusive('\n');
+    assert_eq!(
+        lines.next(),
+        Some(format!("[wm_get_result {{\"key\":\"{key}\",\"max_chars\":0}}]\n").as_str())
+    );
+    assert!(
+        lines
+            .next()
+            .unwrap()
+            .starts_with("[outline: 120040 lines, ")
+    );
+    let note = lines.next().unwrap();
+    let body: String = lines.collect();
+    let shown = body.chars().count();
+    assert!(shown <= cap && shown > cap * 9 / 10, "{shown} characters");
+    assert_eq!(
+        note,
+        format!(
+            "[capped: one answer here holds at most {cap} characters, whatever its selector \
+             asks, max_chars 0 included; the part below is {shown} characters of the original's \
+             {}; the next part: the [more: …] line below; the exact original, uncapped: \
+             parrot-compress recover {key}]\n",
+            original.chars().count()
+        )
+    );
+    assert!(original.starts_with(&body), "the original's first lines");
+    let next = body.lines().count() + 1;
+    assert_eq!(
+        more,
+        format!("wm_get_result {{\"key\":\"{key}\",\"lines\":\"{next}-\",\"max_chars\":0}}]\n")
     );
 }
 
