@@ -1596,6 +1596,11 @@ fn a_streamed_responses_recovery_call_is_answered_in_the_proxy() {
     assert_eq!(text.split_once('\n').unwrap().1, "1004.11", "{text}");
 }
 
+/// [`anthropic_events`] as one canned stream, sent at once.
+fn anthropic_sse(id: &str, blocks: &[Value], stop: &str) -> Canned {
+    Canned::Sse(vec![(Duration::ZERO, anthropic_events(id, blocks, stop))])
+}
+
 /// The events of a streamed Anthropic answer: `message_start`, then each block's start, one
 /// delta and stop, then `message_delta` with `stop` and `message_stop`.
 fn anthropic_events(id: &str, blocks: &[Value], stop: &str) -> String {
@@ -1652,33 +1657,24 @@ fn a_streamed_call_after_text_is_answered_and_kept_in_the_conversation() {
     let call = json!({"type": "tool_use", "id": "toolu_7", "name": "wm_get_result",
         "input": {"key": key, "pointer": "/rows/3/store_id"}});
     let upstream = Upstream::start(vec![
-        Canned::Sse(vec![(
-            Duration::ZERO,
-            anthropic_events(
-                "msg_a",
-                &[
-                    json!({"type": "text", "text": "Checking row 3."}),
-                    call.clone(),
-                ],
-                "tool_use",
-            ),
-        )]),
-        Canned::Sse(vec![(
-            Duration::ZERO,
-            anthropic_events(
-                "msg_b",
-                &[json!({"type": "text", "text": "It is S0003."})],
-                "end_turn",
-            ),
-        )]),
-        Canned::Sse(vec![(
-            Duration::ZERO,
-            anthropic_events(
-                "msg_c",
-                &[json!({"type": "text", "text": "Bye."})],
-                "end_turn",
-            ),
-        )]),
+        anthropic_sse(
+            "msg_a",
+            &[
+                json!({"type": "text", "text": "Checking row 3."}),
+                call.clone(),
+            ],
+            "tool_use",
+        ),
+        anthropic_sse(
+            "msg_b",
+            &[json!({"type": "text", "text": "It is S0003."})],
+            "end_turn",
+        ),
+        anthropic_sse(
+            "msg_c",
+            &[json!({"type": "text", "text": "Bye."})],
+            "end_turn",
+        ),
     ]);
     let proxy = Proxy::start(&upstream.url(), false);
     let conversation = anthropic_conversation(&rows, &log);
@@ -1835,10 +1831,7 @@ fn a_refused_follow_up_ends_the_stream_with_the_upstreams_error() {
     let overloaded = json!({"type": "error",
         "error": {"type": "overloaded_error", "message": "Overloaded"}});
     let upstream = Upstream::start(vec![
-        Canned::Sse(vec![(
-            Duration::ZERO,
-            anthropic_events("msg_o", &[call], "tool_use"),
-        )]),
+        anthropic_sse("msg_o", &[call], "tool_use"),
         Canned::Json(529, overloaded.to_string()),
     ]);
     let proxy = Proxy::start(&upstream.url(), false);
@@ -1865,26 +1858,17 @@ fn two_recovery_calls_in_one_answer_are_answered_together_and_kept() {
     let second = json!({"type": "tool_use", "id": "toolu_b", "name": "wm_get_result",
         "input": {"key": key, "pointer": "/rows/2/store_id"}});
     let upstream = Upstream::start(vec![
-        Canned::Sse(vec![(
-            Duration::ZERO,
-            anthropic_events("msg_t", &[first, second], "tool_use"),
-        )]),
-        Canned::Sse(vec![(
-            Duration::ZERO,
-            anthropic_events(
-                "msg_u",
-                &[json!({"type": "text", "text": "S0001, S0002."})],
-                "end_turn",
-            ),
-        )]),
-        Canned::Sse(vec![(
-            Duration::ZERO,
-            anthropic_events(
-                "msg_v",
-                &[json!({"type": "text", "text": "Bye."})],
-                "end_turn",
-            ),
-        )]),
+        anthropic_sse("msg_t", &[first, second], "tool_use"),
+        anthropic_sse(
+            "msg_u",
+            &[json!({"type": "text", "text": "S0001, S0002."})],
+            "end_turn",
+        ),
+        anthropic_sse(
+            "msg_v",
+            &[json!({"type": "text", "text": "Bye."})],
+            "end_turn",
+        ),
     ]);
     let proxy = Proxy::start(&upstream.url(), false);
     let conversation = anthropic_conversation(&rows, &log);
