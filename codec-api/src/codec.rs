@@ -248,6 +248,34 @@ pub trait DynCodec: Send + Sync {
     ///
     /// See [`Codec::expand`].
     fn expand(&self, payload: &str) -> Result<String, CodecError>;
+
+    /// The codec as [`Any`](std::any::Any), so that a host can reach a codec type it knows by
+    /// its own methods (the `log` codec's cut of its own output to a size). Every [`Codec`]
+    /// gives itself; a hand-written implementation gives `None` unless it overrides this.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use parrot_codec_api::{Codec, CodecError, DynCodec, Level, Outcome, Params, Payload};
+    ///
+    /// struct Same;
+    ///
+    /// impl Codec for Same {
+    ///     const NAME: &'static str = "same";
+    ///     fn new(_: &mut Params) -> Result<Self, CodecError> {
+    ///         Ok(Same)
+    ///     }
+    ///     fn compress(&self, _: Payload<'_>, _: Level) -> Result<Outcome, CodecError> {
+    ///         Ok(Outcome::Unchanged)
+    ///     }
+    /// }
+    ///
+    /// let codec: Box<dyn DynCodec> = Box::new(Same);
+    /// assert!(codec.as_any().is_some_and(|any| any.is::<Same>()));
+    /// ```
+    fn as_any(&self) -> Option<&dyn std::any::Any> {
+        None
+    }
 }
 
 impl<C: Codec> DynCodec for C {
@@ -261,6 +289,10 @@ impl<C: Codec> DynCodec for C {
 
     fn expand(&self, payload: &str) -> Result<String, CodecError> {
         Codec::expand(self, payload)
+    }
+
+    fn as_any(&self) -> Option<&dyn std::any::Any> {
+        Some(self)
     }
 }
 

@@ -425,7 +425,7 @@ impl Log {
     /// Each line's class, from the table and the blocks; `None` when the text holds a line
     /// this codec writes (a fold line or a marker) or one that looks like it
     /// ([`looks_like_own_line`]): it is compressed already, or would read as if it were.
-    fn classify(&self, lines: &Lines<'_>) -> Option<Vec<Class>> {
+    pub(super) fn classify(&self, lines: &Lines<'_>) -> Option<Vec<Class>> {
         let hits = self.matcher.scan(lines);
         let mut class = Vec::with_capacity(lines.len());
         let mut block: Option<(Block, Class)> = None;

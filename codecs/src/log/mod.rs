@@ -103,6 +103,19 @@
 //! lossy result (`{"result": …, "_tee": {"key": …}}`) and `"lines":"A-B"` (the command:
 //! `recover KEY --lines A-B`).
 //!
+//! # Cutting an output to a size
+//!
+//! [`Log::cut`] cuts an output of this codec to a size the caller gives (the host's
+//! `max_result_chars`, for a log whose failure lines alone are over it), keeping whole units
+//! only: verbatim lines, and regions with all their fold lines and their marker. The kept
+//! lines are followed by one more marker of this family:
+//! `[… O lines omitted, lines A-B: cut at max_result_chars, R lines of this result not shown; F failure lines omitted; wm_get_result {"lines":"A-B"}]`,
+//! where `A` is the first original line the kept lines do not show, `B` the original's last
+//! line, `O = B - A + 1`, `R` the output lines removed and `F` the failure lines among them
+//! (exact: the original is classified again, with the entry's `failure_patterns`; the kept
+//! failure lines and `F` are all of them). It is a line of this codec's own, so compressing a
+//! text that holds it changes nothing.
+//!
 //! # Placeholders
 //!
 //! Lines are cut into words at spaces and tabs. A word with an ASCII digit (or a `/` or `\`,
@@ -162,12 +175,14 @@
 use parrot_codec_api::{Codec, CodecError, Level, Outcome, Params, Payload};
 use serde_json::Value;
 
+mod cut;
 mod fold;
 mod patterns;
 mod template;
 #[cfg(test)]
 mod tests;
 
+pub use cut::Cut;
 use patterns::Matcher;
 
 /// The `log` codec: see the [module documentation](self).

@@ -1049,3 +1049,103 @@ fn a_line_that_looks_like_a_marker_leaves_the_payload_unchanged() {
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
+
+/// `n` lines of cargo-test output: runs of 10 `FAILED` lines, each followed by 30 lines of
+/// noise.
+fn failing_tests(n: usize) -> String {
+    (0..n)
+        .map(|i| match i % 40 {
+            0..10 => format!("test t_{i} ... FAILED\n"),
+            _ => format!("   Compiling crate_{i} v0.1.{}\n", i % 97),
+        })
+        .collect()
+}
+
+#[test]
+fn a_cut_keeps_whole_units_and_counts_what_it_removed() {
+    let log = codec("{}");
+    let input = failing_tests(2_000);
+    let output = compress(&log, &input, Level::Normal).expect("compressed");
+    let chars = |text: &str| text.chars().count();
+    for room in [0, 300, 1_000, 5_000, chars(&output) - 1] {
+        let cut = log
+            .cut(&input, &output, room, &chars)
+            .expect("a log output walks");
+        let kept = &output[..cut.kept];
+        assert!(
+            chars(kept) + chars(&cut.marker) <= room || kept.is_empty(),
+            "room {room}"
+        );
+        assert!(kept.is_empty() || kept.ends_with('\n'), "room {room}");
+        let shown = kept.lines().filter(|l| l.ends_with("FAILED")).count();
+        assert_eq!(shown, cut.kept_failures, "room {room}");
+        assert_eq!(shown + cut.removed_failures, 500, "room {room}");
+        assert_eq!(
+            kept.lines().count() + cut.removed_lines,
+            output.lines().count(),
+            "room {room}"
+        );
+        assert_eq!(cut.to, 2_000);
+        let omitted = cut.to - cut.from + 1;
+        assert_eq!(
+            cut.marker,
+            format!(
+                "[\u{2026} {omitted} lines omitted, lines {}-2000: cut at max_result_chars, {} \
+                 lines of this result not shown; {} failure lines omitted; \
+                 wm_get_result {{\"lines\":\"{}-2000\"}}]",
+                cut.from, cut.removed_lines, cut.removed_failures, cut.from
+            )
+        );
+        // The kept lines end with line A - 1: a verbatim line or a region's marker.
+        let before = kept
+            .lines()
+            .last()
+            .map_or(0, |last| match last.strip_prefix("test t_") {
+                Some(rest) => rest.split(' ').next().unwrap().parse::<usize>().unwrap() + 1,
+                None => {
+                    let range = last.split_once(", lines ").unwrap().1;
+                    let to = range.split_once(':').unwrap().0.split_once('-').unwrap().1;
+                    to.parse().unwrap()
+                }
+            });
+        assert_eq!(cut.from, before + 1, "room {room}");
+    }
+}
+
+#[test]
+fn a_cut_marker_is_a_line_of_the_codecs_own() {
+    let log = codec("{}");
+    let input = failing_tests(2_000);
+    let output = compress(&log, &input, Level::Normal).expect("compressed");
+    let chars = |text: &str| text.chars().count();
+    let cut = log.cut(&input, &output, 3_000, &chars).unwrap();
+    assert!(super::fold::looks_like_own_line(&cut.marker));
+    // The cut text, or a log holding its marker, is compressed again to nothing new.
+    let again = format!("{}{}\n", &output[..cut.kept], cut.marker);
+    assert_eq!(compress(&log, &again, Level::Normal), None);
+    assert_eq!(
+        compress(&log, &with_line_151(&cut.marker), Level::Normal),
+        None
+    );
+}
+
+#[test]
+fn a_text_that_is_not_the_codecs_output_of_the_original_is_not_cut_by_its_lines() {
+    let log = codec("{}");
+    let input = failing_tests(2_000);
+    let output = compress(&log, &input, Level::Normal).expect("compressed");
+    let chars = |text: &str| text.chars().count();
+    let other = failing_tests(1_999);
+    let cases = [
+        ("another original", other.as_str(), output.as_str()),
+        (
+            "a line dropped",
+            input.as_str(),
+            output.split_once('\n').unwrap().1,
+        ),
+        ("an empty output", input.as_str(), ""),
+    ];
+    for (name, original, text) in cases {
+        assert_eq!(log.cut(original, text, 1_000, &chars), None, "{name}");
+    }
+}

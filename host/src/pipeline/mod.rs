@@ -29,8 +29,11 @@
 //!    tokens of the configured tokenizer, is discarded (`no_gain`); the tokens are the gauge's
 //!    (`crate::gauge`), counted only where the bytes cannot decide (CONTRACT §2.1);
 //! 10. last line of defense: a final payload over `max_result_chars` code points is cut, with
-//!     the original stored under the call's key (only with a tee store).
+//!     the original stored under the call's key (only with a tee store): the codec's payload,
+//!     in one wrapper, at a line boundary where it has one, ending with a marker that says
+//!     what was removed and the selector that returns it (`cut.rs`).
 
+mod cut;
 mod pointer;
 mod rules;
 

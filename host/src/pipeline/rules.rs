@@ -90,16 +90,33 @@ fn compress_keyed<'i>(
         }
     };
     let produced = verify(run, produced)?;
+    let log = log_output(&produced, text);
     let mut pointed = point(run, input, produced, digest)?;
     gain(run, text, &pointed)?;
     let cut = must_cut(run, &pointed.payload);
     store_original(run, input, &mut pointed, cut, meta)?;
     let output = if cut {
-        cut_payload(run, &pointed)
+        cut_payload(run, &pointed, log.map(|log| (log, text)))
     } else {
         pointed.payload
     };
     Ok((output, text))
+}
+
+/// The `log` codec, when its output is the whole payload and it compressed the whole text
+/// (directly, or as `auto`'s winner): rule 10 then cuts the output by its grammar.
+fn log_output<'r>(produced: &Produced<'r>, text: &str) -> Option<&'r parrot_codecs::Log> {
+    match produced.parts.as_slice() {
+        [part]
+            if part.kind == PayloadKind::Text
+                && part.output.is_none()
+                && std::ptr::eq(part.input.as_ref(), text) =>
+        {
+            let codec: &'r dyn parrot_codec_api::DynCodec = part.codec;
+            codec.as_any()?.downcast_ref()
+        }
+        _ => None,
+    }
 }
 
 /// Rule 2: a status other than `success` is stored (reason `error`), so nothing is lost when
@@ -561,7 +578,8 @@ fn expands_back(part: &Part<'_>, payload: &str) -> bool {
 /// The output with its pointer (rule 8), before the original is stored.
 struct Pointed {
     payload: String,
-    /// The codec's payload, kept apart only when a pointer may have to be rewritten.
+    /// The codec's payload, kept apart when `payload` has a pointer (which may have to be
+    /// rewritten, and which rule 10's cut leaves out); `None` when `payload` is the codec's.
     unpointed: Option<String>,
     /// The tentative key the pointer names.
     key: Option<String>,
@@ -696,21 +714,24 @@ fn store_original(
     Ok(())
 }
 
-/// Rule 10, second half: the first `max_result_chars` code points, as a JSON string, with a
-/// pointer (reason `cut`) to the original.
-fn cut_payload(run: &Run<'_, '_>, pointed: &Pointed) -> String {
+/// Rule 10, second half: the codec's payload (without its pointer) cut to fit, in one wrapper
+/// with a pointer (reason `cut`) to the original, its last line a marker saying what the cut
+/// removed (see `cut.rs`); `log` is the `log` codec and its input when the payload is its
+/// output for the whole input, cut by its grammar.
+fn cut_payload(
+    run: &Run<'_, '_>,
+    pointed: &Pointed,
+    log: Option<(&parrot_codecs::Log, &str)>,
+) -> String {
     let max = run.stage.settings.max_result_chars;
-    let before = pointed.payload.chars().count();
-    let head: String = pointed.payload.chars().take(max).collect();
+    let payload = pointed.unpointed.as_deref().unwrap_or(&pointed.payload);
     let pointer = tee_pointer(pointed.key.as_deref().unwrap_or_default(), "cut");
-    let cut = format!(
-        "{{\"result\":{},\"_tee\":{pointer}}}",
-        serde_json::to_string(&head).unwrap_or_default()
-    );
+    let cut = super::cut::cut(payload, log, &pointer, max);
     tracing::warn!(
         tool = run.call.tool,
-        before,
-        after = max,
+        before = pointed.payload.chars().count(),
+        after = cut.chars().count(),
+        max,
         "payload over max_result_chars was cut (original in the tee store)"
     );
     cut

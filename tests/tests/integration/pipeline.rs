@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use crate::support::{package, plugin_manifest, shipped_package};
 use parrot_host::{
-    BreakerConfig, Budgets, Call, CallEvent, Host, Input, Level, MemoryTeeStore, Observer, Skip,
-    TokenCounter, TokenEvent, Tokenizer, Verification,
+    BreakerConfig, Budgets, Call, CallEvent, Host, Input, Level, MemoryTeeStore, Observer,
+    Selector, Skip, TokenCounter, TokenEvent, Tokenizer, Verification,
 };
 use serde_json::Value;
 
@@ -346,16 +346,158 @@ fn no_gain_discards_an_outcome_the_pointer_would_grow() {
 #[test]
 fn over_max_result_chars_is_cut_with_the_original_stored() {
     let s = setup(true, |b| {
-        b.max_result_chars(100);
+        b.max_result_chars(400);
     });
     let log = log_with_runs();
     let out = s.host.process(Call::new("shell_x", Input::Text(&log)));
-    let value: Value = serde_json::from_str(out.text().unwrap()).unwrap();
-    assert_eq!(value["result"].as_str().unwrap().chars().count(), 100);
+    let text = out.text().unwrap();
+    assert!(text.chars().count() <= 400, "{text}");
+    let value: Value = serde_json::from_str(text).unwrap();
+    let result = value["result"].as_str().unwrap();
+    // line-dedup's output is not the log codec's: it is cut as text, and says so.
+    assert!(
+        result
+            .lines()
+            .last()
+            .unwrap()
+            .starts_with("[\u{2026} cut at max_result_chars: "),
+        "{result}"
+    );
     assert_eq!(value["_tee"]["reason"], "cut");
     let key = value["_tee"]["key"].as_str().unwrap();
     assert_eq!(out.meta.tee_key.as_deref(), Some(key));
     assert_eq!(s.host.recover(key).unwrap().unwrap(), log.as_bytes());
+}
+
+/// `lines` lines of cargo-test output, a quarter of them failures: runs of 10 `FAILED` lines,
+/// each followed by 30 lines of noise (`Compiling` lines and passing tests).
+fn failing_log(lines: usize) -> String {
+    (0..lines)
+        .map(|i| match i % 40 {
+            0..10 => format!("test t_{i} ... FAILED\n"),
+            _ if i % 3 == 0 => format!("test ok_{i} ... ok\n"),
+            _ => format!("   Compiling crate_{i} v0.1.{}\n", i % 97),
+        })
+        .collect()
+}
+
+/// The numbers of the cut marker `[… O lines omitted, lines A-B: cut at max_result_chars, R
+/// lines of this result not shown; F failure lines omitted; wm_get_result {"lines":"A-B"}]`:
+/// `(O, A, B, R, F, the selector's range)`.
+fn cut_marker(line: &str) -> (usize, usize, usize, usize, usize, String) {
+    let number = |text: &str| -> usize { text.parse().unwrap_or_else(|_| panic!("{line}")) };
+    let rest = line.strip_prefix("[\u{2026} ").expect(line);
+    let (omitted, rest) = rest.split_once(" lines omitted, lines ").expect(line);
+    let (range, rest) = rest.split_once(": cut at max_result_chars, ").expect(line);
+    let (from, to) = range.split_once('-').expect(line);
+    let (removed, rest) = rest
+        .split_once(" lines of this result not shown; ")
+        .expect(line);
+    let (failures, rest) = rest.split_once(" failure lines omitted; ").expect(line);
+    let selector = rest
+        .strip_prefix("wm_get_result {\"lines\":\"")
+        .and_then(|rest| rest.strip_suffix("\"}]"))
+        .expect(line);
+    (
+        number(omitted),
+        number(from),
+        number(to),
+        number(removed),
+        number(failures),
+        selector.to_owned(),
+    )
+}
+
+/// Issue 33, finding 3: a log whose failure lines alone are over `max_result_chars` was cut
+/// with its pointer, as text: wrapped twice, cut inside a marker, and 903 of 5,000 failures
+/// shown with nothing saying that the others were not.
+#[test]
+fn a_cut_log_is_wrapped_once_and_its_marker_counts_the_failures_it_hides() {
+    // The log is 540 KB: over the router's size threshold, it runs inline, as the command
+    // runs it.
+    let s = setup(true, |b| {
+        b.inline_at_any_size(true);
+    });
+    let whole = setup(true, |b| {
+        b.inline_at_any_size(true).max_result_chars(0);
+    });
+    let log = failing_log(20_000);
+    let failures: Vec<&str> = log.lines().filter(|l| l.ends_with("FAILED")).collect();
+    assert_eq!(failures.len(), 5_000);
+    // `auto` (the core entry) routes it to the log codec.
+    let call = Call::new("cargo_test", Input::Text(&log)).level(Level::Normal);
+
+    // The log codec's whole output, with no limit: every failure line, and over the limit.
+    let uncut = whole.host.process(call);
+    assert!(uncut.text().unwrap().chars().count() > 200_000);
+    let uncut: Value = serde_json::from_str(uncut.text().unwrap()).unwrap();
+    let uncut = uncut["result"].as_str().unwrap();
+    assert_eq!(
+        uncut.lines().filter(|l| l.ends_with("FAILED")).count(),
+        5_000
+    );
+
+    let out = s.host.process(call);
+    let text = out.text().unwrap();
+    assert!(text.chars().count() <= 200_000, "{}", text.chars().count());
+    let value: Value = serde_json::from_str(text).unwrap();
+    let object = value.as_object().unwrap();
+    assert_eq!(object.len(), 2, "result and _tee only");
+    let result = value["result"].as_str().unwrap();
+    assert!(!result.starts_with('{'), "one wrapper: {}", &result[..80]);
+    assert_eq!(value["_tee"]["reason"], "cut");
+
+    let (kept, marker) = result.rsplit_once('\n').unwrap();
+    let kept = format!("{kept}\n");
+    assert!(
+        uncut.starts_with(&kept),
+        "the kept text is whole lines of the codec's output"
+    );
+    let (omitted, from, to, removed, hidden, selector) = cut_marker(marker);
+    let shown: Vec<&str> = kept.lines().filter(|l| l.ends_with("FAILED")).collect();
+    assert!(shown.len() > 4_000, "{} failure lines shown", shown.len());
+    assert_eq!(shown.len() + hidden, 5_000);
+    assert_eq!(kept.lines().count() + removed, uncut.lines().count());
+    assert_eq!(to, 20_000);
+    assert_eq!(omitted, to - from + 1);
+    assert_eq!(selector, format!("{from}-{to}"));
+    // The kept text ends just before line A: its last line is line A - 1, or a region's
+    // marker ending there.
+    let last = kept.lines().last().unwrap();
+    let last_line = match last.strip_prefix("test t_") {
+        Some(rest) => rest.split(' ').next().unwrap().parse::<usize>().unwrap() + 1,
+        None => {
+            let (_, range) = last.split_once(" lines omitted, lines ").unwrap();
+            range
+                .split(':')
+                .next()
+                .unwrap()
+                .split('-')
+                .nth(1)
+                .unwrap()
+                .parse()
+                .unwrap()
+        }
+    };
+    assert_eq!(from, last_line + 1);
+
+    // The marker's selector returns the original lines holding every failure not shown.
+    let key = value["_tee"]["key"].as_str().unwrap();
+    let selector = Selector {
+        lines: Some(selector),
+        max_chars: Some(0),
+        ..Selector::default()
+    };
+    let part = s.host.recover_selected(key, &selector).unwrap();
+    let returned: Vec<&str> = part.body.lines().collect();
+    assert_eq!(returned, log.lines().skip(from - 1).collect::<Vec<_>>());
+    let recovered: Vec<&str> = returned
+        .iter()
+        .copied()
+        .filter(|l| l.ends_with("FAILED"))
+        .collect();
+    assert_eq!(recovered, failures[shown.len()..]);
+    assert_eq!(shown, failures[..shown.len()]);
 }
 
 #[test]
