@@ -164,7 +164,10 @@ mod tests {
             error[E06]: mismatched types in crate_6\n\
             [… 13 lines omitted, lines 7-19: 0 folded above; 0 failure lines omitted; \
             over budget to keep every failure line; wm_get_result {\"lines\":\"7-19\"}]\n";
-        let cases: Vec<(&str, &str, Option<(&Log, &str)>, usize, String)> = vec![
+        // Each row: the case, the payload, the log codec and its original, the limit, the
+        // result expected.
+        type Row<'a> = (&'a str, &'a str, Option<(&'a Log, &'a str)>, usize, String);
+        let cases: Vec<Row<'_>> = vec![
             // Lines 20, 25 (a failure by `failure_patterns` only), 31 and 32 are the failures
             // removed; the 7 lines are those four and three regions' markers.
             (
