@@ -76,6 +76,14 @@ impl std::fmt::Display for Side {
 /// SIGKILL. A proxy killed with SIGKILL cannot end anything: the server then sees its input
 /// close, as when the client closes the proxy's.
 ///
+/// No message waits behind a long one. Each recovery call the proxy answers is answered on one
+/// of 4 threads of its own (64 more may wait for one) while the client's other messages go on
+/// to the server; a line from the server at or over the router's size threshold
+/// ([`crate::Budgets::size_threshold_bytes`]) is relayed on one of 2 threads when one is free,
+/// while the server's smaller messages go on. JSON-RPC lets responses come in any order, so an
+/// answer goes out when it is ready; every message goes out as one whole line, and a side's end
+/// waits for the answers and results under way.
+///
 /// # Examples
 ///
 /// ```no_run
