@@ -585,12 +585,6 @@ impl Workers {
     }
 }
 
-impl std::fmt::Debug for Workers {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Workers").finish_non_exhaustive()
-    }
-}
-
 /// A job for a [`Pool`].
 type Job = Box<dyn FnOnce() + Send>;
 
