@@ -417,6 +417,12 @@ impl Host {
         .retrieve(key, &original, selector)
     }
 
+    /// The router's size threshold: a payload of this many bytes or more leaves the inline
+    /// path where the caller can offload it.
+    pub(crate) fn size_threshold_bytes(&self) -> usize {
+        self.stage.budgets().size_threshold_bytes
+    }
+
     /// The tee store, when one is configured.
     pub fn tee_store(&self) -> Option<&dyn TeeStore> {
         self.tee.as_deref()

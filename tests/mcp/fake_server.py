@@ -24,6 +24,7 @@ It reads JSON-RPC lines on stdin and writes its messages with Python's default s
                "terminated by signal 15" and exit 0
   ignore_term  from now on the server ignores SIGTERM (and so do the children it spawns after)
   linger       the server keeps running when its input closes
+  file         the text of the file at the argument "path", "times" times over (a big result)
 
 Any other method gets {"echo": <method>, "params": <params>}; a line that is not JSON gets a
 JSON-RPC parse error (-32700) whose data is the line as received.
@@ -36,7 +37,7 @@ import time
 
 TOOLS = ["rows", "rows_error", "progress", "hold", "release", "batch", "ping_me",
          "wait_cancel", "garbage", "die", "hang", "exotic", "spawn", "goodbye", "ignore_term",
-         "linger"]
+         "linger", "file"]
 
 
 def send(message):
@@ -153,6 +154,11 @@ def main():
             elif name == "linger":
                 lingering = True
                 send({"jsonrpc": "2.0", "id": mid, "result": text_result("lingering")})
+            elif name == "file":
+                arguments = params.get("arguments") or {}
+                with open(arguments["path"], encoding="utf-8") as text:
+                    content = text.read() * int(arguments.get("times", 1))
+                send({"jsonrpc": "2.0", "id": mid, "result": text_result(content)})
             elif name == "exotic":
                 sys.stdout.write(
                     '{ "result" :\t{"structuredContent": {"big": 1E400, "zero": -0.0,\t"one": 1.0,'

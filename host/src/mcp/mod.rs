@@ -35,8 +35,12 @@
 //!   `tools/list` (the pointers the proxy writes name it); a call whose key the proxy does not
 //!   hold is forwarded to the server, so the server's own pointers still resolve.
 //! - **Batches.** A JSON array from either side is handled element by element; a client batch
-//!   holding recovery calls is forwarded without them, and the proxy answers them in an array
-//!   of its own.
+//!   holding recovery calls is forwarded at once without them, and the proxy answers them in an
+//!   array of its own when they are answered.
+//! - **No message waits for a long one.** Recovery calls are answered, and lines from the
+//!   server at or over the router's size threshold compressed, on threads of the proxy's own
+//!   while the reading threads go on relaying; a response may overtake one asked for before it,
+//!   as JSON-RPC allows. Each message still goes out as one whole line. See [`Proxy`].
 //! - **Malformed lines** (not JSON, or JSON that is neither an object nor a batch array) are
 //!   relayed as they are, with a warning on the proxy's log naming the side, the line number
 //!   and the problem; the proxy never stops for them.

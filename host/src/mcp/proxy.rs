@@ -3,11 +3,12 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
-use std::sync::mpsc::{self, Receiver, Sender};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, Receiver, Sender, SyncSender, TrySendError};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-use super::relay::{Relay, Routed};
+use super::relay::{Recoveries, Relay, Routed};
 use crate::error::McpError;
 use crate::host::Host;
 
@@ -74,6 +75,14 @@ impl std::fmt::Display for Side {
 /// most 1.8 s, so it is over before the SIGTERM; a stop takes at most 0.8 s, well before the
 /// SIGKILL. A proxy killed with SIGKILL cannot end anything: the server then sees its input
 /// close, as when the client closes the proxy's.
+///
+/// No message waits behind a long one. Each recovery call the proxy answers is answered on one
+/// of 4 threads of its own (64 more may wait for one) while the client's other messages go on
+/// to the server; a line from the server at or over the router's size threshold
+/// ([`crate::Budgets::size_threshold_bytes`]) is relayed on one of 2 threads when one is free,
+/// while the server's smaller messages go on. JSON-RPC lets responses come in any order, so an
+/// answer goes out when it is ready; every message goes out as one whole line, and a side's end
+/// waits for the answers and results under way.
 ///
 /// # Examples
 ///
@@ -153,6 +162,10 @@ enum Event {
 
 type SharedWriter = Arc<Mutex<Box<dyn Write + Send>>>;
 
+/// The server's input: written by the thread that reads the client and by the workers that
+/// forward recovery calls to a server with a recovery tool of its own; `None` once closed.
+type ServerInput = Arc<Mutex<Option<ChildStdin>>>;
+
 impl Proxy {
     /// A proxy that compresses through `host`. Build the host with a tee store (without one,
     /// nothing lossy happens and nothing can be recovered) and, for the exact text of every
@@ -229,9 +242,10 @@ impl Proxy {
                 source: std::io::Error::other("no pipe to the server's stdin or stdout"),
             });
         };
-        let relay = relay.map(Arc::new);
+        let relay = relay.map(|relay| Workers::start(Arc::new(relay)));
         let output: SharedWriter = Arc::new(Mutex::new(Box::new(output)));
         let log: SharedWriter = Arc::new(Mutex::new(Box::new(log)));
+        let server_in: ServerInput = Arc::new(Mutex::new(Some(server_in)));
 
         {
             let relay = relay.clone();
@@ -239,11 +253,11 @@ impl Proxy {
             let log = Arc::clone(&log);
             let events = events.clone();
             std::thread::spawn(move || {
-                let server_in = client_to_server(relay.as_deref(), input, server_in, &output, &log);
+                client_to_server(relay.as_deref(), input, &server_in, &output, &log);
                 // Told before the server's input closes, so that the server's exit in answer
                 // cannot be taken for a crash.
                 let _ = events.send(Event::ClientGone);
-                drop(server_in);
+                drop(server_in.lock().unwrap_or_else(|p| p.into_inner()).take());
             });
         }
         {
@@ -503,78 +517,291 @@ fn warn(log: &SharedWriter, side: Side, number: u64, warning: &str) {
     write_line(log, line.as_bytes());
 }
 
-/// Relays the client's lines to the server until the client closes its output (or the
-/// client's input is gone); returns the server's input, for the caller to close.
-fn client_to_server(
-    relay: Option<&Relay>,
-    input: impl Read,
-    mut server_in: ChildStdin,
-    output: &SharedWriter,
-    log: &SharedWriter,
-) -> ChildStdin {
-    let mut input = BufReader::with_capacity(64 * 1024, input);
-    let mut line = Vec::new();
-    let mut number = 0;
-    let mut server_open = true;
-    loop {
-        line.clear();
-        match input.read_until(b'\n', &mut line) {
-            Ok(0) | Err(_) => return server_in,
-            Ok(_) => number += 1,
+/// Writes `bytes` (whole lines) to the server; a server that stopped reading has ended or is
+/// about to (the supervisor reports it), so its input is closed and nothing more is written.
+fn write_server(server_in: &ServerInput, bytes: &[u8]) {
+    let mut pipe = server_in.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(writer) = pipe.as_mut()
+        && writer
+            .write_all(bytes)
+            .and_then(|()| writer.flush())
+            .is_err()
+    {
+        *pipe = None;
+    }
+}
+
+/// The threads that do the relay's long work off the two reading threads, so that neither
+/// side waits behind one long message.
+///
+/// JSON-RPC lets a peer answer requests in any order (a response carries its request's id),
+/// and a batch's responses need not come in one array; so an answer or a result that takes
+/// long goes out when it is ready, and the messages read after it may overtake it. Each goes
+/// out as one whole line through the shared writer: lines never interleave.
+///
+/// - **Recovery calls**: every `wm_get_result` the proxy answers is answered on one of
+///   [`Workers::RECOVERY_THREADS`] (4) threads, while the client's thread goes on forwarding
+///   the client's other messages; a batch's other messages go to the server at once, its
+///   answers when they are ready. Four, so that a short call finds a thread free while up to
+///   three long ones run (a retrieval reads its original whole: 100 MB of log takes seconds
+///   in a debug build), and no more, because each running retrieval holds its original in
+///   memory. Up to [`Workers::RECOVERY_QUEUE`] (64) calls wait for a thread; beyond that the
+///   client's thread waits too, which the client sees as a pipe that is slow to take its
+///   lines.
+/// - **Big results**: a line from the server at or over the router's size threshold
+///   ([`crate::Budgets::size_threshold_bytes`], 256 KiB by default, where
+///   [`crate::Host::process_async`] leaves the caller's thread too) is relayed on one of
+///   [`Workers::RESULT_THREADS`] (2) threads when one is free, while the server's smaller
+///   messages (notifications, a `tools/list` response, short results) go on; with both busy
+///   the server's thread relays it itself, so that no more than three such lines are held at
+///   once, and the server, whose pipe then fills, waits. A line relayed on a worker is relayed
+///   exactly as on the server's thread: whole, and changed only as [`Relay::from_server`]
+///   changes it.
+///
+/// When a side's input ends, its thread waits for its answers and results in progress to be
+/// written before it reports the end, as it did when it wrote them itself.
+struct Workers {
+    relay: Arc<Relay>,
+    recoveries: Pool,
+    results: Pool,
+}
+
+impl Workers {
+    const RECOVERY_THREADS: usize = 4;
+    const RECOVERY_QUEUE: usize = 64;
+    const RESULT_THREADS: usize = 2;
+
+    fn start(relay: Arc<Relay>) -> Arc<Workers> {
+        Arc::new(Workers {
+            relay,
+            recoveries: Pool::start(
+                "mcp-recovery",
+                Workers::RECOVERY_THREADS,
+                Workers::RECOVERY_QUEUE,
+            ),
+            // No queue: a big line goes to a thread only when one is waiting for it.
+            results: Pool::start("mcp-result", Workers::RESULT_THREADS, 0),
+        })
+    }
+}
+
+/// A job for a [`Pool`].
+type Job = Box<dyn FnOnce() + Send>;
+
+/// A fixed number of threads that take jobs from one queue; they end when the pool is dropped
+/// and the queue is empty.
+struct Pool {
+    jobs: SyncSender<Job>,
+}
+
+impl Pool {
+    fn start(name: &str, threads: usize, queue: usize) -> Pool {
+        let (jobs, queued) = mpsc::sync_channel::<Job>(queue);
+        let queued = Arc::new(Mutex::new(queued));
+        for number in 0..threads {
+            let queued = Arc::clone(&queued);
+            let spawned = std::thread::Builder::new()
+                .name(format!("{name}-{number}"))
+                .spawn(move || {
+                    loop {
+                        // The lock is held only while waiting, never while a job runs.
+                        let job = queued.lock().unwrap_or_else(|p| p.into_inner()).recv();
+                        let Ok(job) = job else { return };
+                        // A job that panics loses its own message, not the thread.
+                        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
+                    }
+                });
+            // Without the thread, the pool has one fewer; with none, `run` runs jobs in place.
+            drop(spawned);
         }
-        let routed = match relay {
-            Some(relay) => relay.from_client(&line),
-            None => Routed::unchanged(&line),
-        };
-        if let Some(warning) = &routed.warning {
-            warn(log, Side::Client, number, warning);
+        Pool { jobs }
+    }
+
+    /// Runs `job` on a thread of the pool, waiting while the queue is full; in place when the
+    /// pool has no thread left.
+    fn run(&self, job: Job) {
+        if let Err(mpsc::SendError(job)) = self.jobs.send(job) {
+            job();
         }
-        if let (Some(forward), true) = (&routed.forward, server_open) {
-            // A server that stopped reading has ended or is about to: the supervisor reports
-            // it. Keep reading the client meanwhile, so recovery calls are still answered.
-            server_open = server_in
-                .write_all(forward)
-                .and_then(|()| server_in.flush())
-                .is_ok();
-        }
-        if let Some(answer) = &routed.answer
-            && !write_line(output, answer)
-        {
-            return server_in;
+    }
+
+    /// Runs `job` on a thread of the pool if one is free at once; else hands it back.
+    fn try_run(&self, job: Job) -> Result<(), Job> {
+        match self.jobs.try_send(job) {
+            Ok(()) => Ok(()),
+            Err(TrySendError::Full(job) | TrySendError::Disconnected(job)) => Err(job),
         }
     }
 }
 
+/// The jobs a reading thread started that have not finished.
+#[derive(Debug, Default)]
+struct InFlight {
+    count: Mutex<usize>,
+    finished: Condvar,
+}
+
+/// One job of an [`InFlight`], counted until it is dropped (when the job ends, or unwinds).
+struct Started(Arc<InFlight>);
+
+impl InFlight {
+    fn start(self: &Arc<Self>) -> Started {
+        *self.count.lock().unwrap_or_else(|p| p.into_inner()) += 1;
+        Started(Arc::clone(self))
+    }
+
+    /// Waits until every job started has finished.
+    fn wait(&self) {
+        let mut count = self.count.lock().unwrap_or_else(|p| p.into_inner());
+        while *count > 0 {
+            count = self.finished.wait(count).unwrap_or_else(|p| p.into_inner());
+        }
+    }
+}
+
+impl Drop for Started {
+    fn drop(&mut self) {
+        let mut count = self.0.count.lock().unwrap_or_else(|p| p.into_inner());
+        *count -= 1;
+        self.0.finished.notify_all();
+    }
+}
+
+/// Relays the client's lines to the server until the client closes its output (or the
+/// client's input is gone), the proxy's answers to recovery calls computed on the
+/// [`Workers`]; returns once every answer started is written.
+fn client_to_server(
+    workers: Option<&Workers>,
+    input: impl Read,
+    server_in: &ServerInput,
+    output: &SharedWriter,
+    log: &SharedWriter,
+) {
+    let mut input = BufReader::with_capacity(64 * 1024, input);
+    let mut line = Vec::new();
+    let mut number = 0;
+    let answering = Arc::new(InFlight::default());
+    let client_gone = Arc::new(AtomicBool::new(false));
+    while !client_gone.load(Ordering::Relaxed) {
+        line.clear();
+        match input.read_until(b'\n', &mut line) {
+            Ok(0) | Err(_) => break,
+            Ok(_) => number += 1,
+        }
+        let (routed, recoveries) = match workers {
+            Some(workers) => workers.relay.route_client(&line),
+            None => (Routed::unchanged(&line), None),
+        };
+        if let Some(warning) = &routed.warning {
+            warn(log, Side::Client, number, warning);
+        }
+        if let Some(forward) = &routed.forward {
+            // Keep reading the client after a failed write, so recovery calls are still
+            // answered.
+            write_server(server_in, forward);
+        }
+        if let (Some(workers), Some(recoveries)) = (workers, recoveries) {
+            let answer = answer_job(
+                &workers.relay,
+                recoveries,
+                answering.start(),
+                server_in,
+                output,
+                &client_gone,
+            );
+            workers.recoveries.run(answer);
+        }
+    }
+    answering.wait();
+}
+
+/// The job that answers the recovery calls of one client line.
+fn answer_job(
+    relay: &Arc<Relay>,
+    recoveries: Recoveries,
+    started: Started,
+    server_in: &ServerInput,
+    output: &SharedWriter,
+    client_gone: &Arc<AtomicBool>,
+) -> Job {
+    let (relay, server_in, output, client_gone) = (
+        Arc::clone(relay),
+        Arc::clone(server_in),
+        Arc::clone(output),
+        Arc::clone(client_gone),
+    );
+    Box::new(move || {
+        let _started = started;
+        let answered = relay.answer(recoveries);
+        if let Some(forward) = &answered.forward {
+            write_server(&server_in, forward);
+        }
+        if let Some(answer) = &answered.answer
+            && !write_line(&output, answer)
+        {
+            client_gone.store(true, Ordering::Relaxed);
+        }
+    })
+}
+
 /// Relays the server's lines to the client until the server's output closes (true) or the
-/// client's is gone (false).
+/// client's is gone (false); a big line on the [`Workers`] when one is free. Returns once
+/// every line read is written.
 fn server_to_client(
-    relay: Option<&Relay>,
+    workers: Option<&Workers>,
     server_out: impl Read,
     output: &SharedWriter,
     log: &SharedWriter,
 ) -> bool {
     let mut server_out = BufReader::with_capacity(64 * 1024, server_out);
-    let mut line = Vec::new();
     let mut number = 0;
-    loop {
-        line.clear();
+    let relaying = Arc::new(InFlight::default());
+    let client_gone = Arc::new(AtomicBool::new(false));
+    let ended = loop {
+        if client_gone.load(Ordering::Relaxed) {
+            break false;
+        }
+        let mut line = Vec::new();
         match server_out.read_until(b'\n', &mut line) {
-            Ok(0) | Err(_) => return true,
+            Ok(0) | Err(_) => break true,
             Ok(_) => number += 1,
         }
-        let routed = match relay {
-            Some(relay) => relay.from_server(&line),
-            None => Routed::unchanged(&line),
+        let big = workers.is_some_and(|workers| workers.relay.is_big(&line));
+        let relay_line = {
+            let relay = workers.map(|workers| Arc::clone(&workers.relay));
+            let (output, log, client_gone) = (
+                Arc::clone(output),
+                Arc::clone(log),
+                Arc::clone(&client_gone),
+            );
+            let started = relaying.start();
+            move || {
+                let _started = started;
+                let routed = match &relay {
+                    Some(relay) => relay.from_server(&line),
+                    None => Routed::unchanged(&line),
+                };
+                if let Some(warning) = &routed.warning {
+                    warn(&log, Side::Server, number, warning);
+                }
+                if let Some(forward) = &routed.forward
+                    && !write_line(&output, forward)
+                {
+                    client_gone.store(true, Ordering::Relaxed);
+                }
+            }
         };
-        if let Some(warning) = &routed.warning {
-            warn(log, Side::Server, number, warning);
+        match workers {
+            Some(workers) if big => {
+                if let Err(relay_line) = workers.results.try_run(Box::new(relay_line)) {
+                    relay_line();
+                }
+            }
+            _ => relay_line(),
         }
-        if let Some(forward) = &routed.forward
-            && !write_line(output, forward)
-        {
-            return false;
-        }
-    }
+    };
+    relaying.wait();
+    ended && !client_gone.load(Ordering::Relaxed)
 }
 
 #[cfg(all(test, target_os = "linux"))]
@@ -629,6 +856,56 @@ mod tests {
         // Output the test no longer reads goes nowhere.
         std::thread::spawn(move || std::io::copy(&mut client_out, &mut std::io::sink()));
         (running, stop, pid, client_in)
+    }
+
+    #[test]
+    fn a_pool_with_every_thread_busy_hands_a_job_back_and_runs_it_once_one_is_free() {
+        let pool = Pool::start("test", 1, 0);
+        let (release, held) = mpsc::channel::<()>();
+        let (done, finished) = mpsc::channel::<&str>();
+        let first = done.clone();
+        let busy: Job = Box::new(move || {
+            let _ = held.recv();
+            let _ = first.send("first");
+        });
+        // The thread may not be waiting yet.
+        let mut busy = Some(busy);
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while let Some(job) = busy.take() {
+            if let Err(job) = pool.try_run(job) {
+                assert!(Instant::now() < deadline, "the pool's thread never waited");
+                std::thread::sleep(Duration::from_millis(1));
+                busy = Some(job);
+            }
+        }
+        let second = done.clone();
+        let handed_back = pool.try_run(Box::new(move || {
+            let _ = second.send("second");
+        }));
+        let Err(job) = handed_back else {
+            panic!("a busy pool took a job")
+        };
+        release.send(()).unwrap();
+        assert_eq!(finished.recv_timeout(Duration::from_secs(5)), Ok("first"));
+        pool.run(job);
+        assert_eq!(finished.recv_timeout(Duration::from_secs(5)), Ok("second"));
+    }
+
+    #[test]
+    fn a_job_that_panics_leaves_the_pools_thread_and_its_count() {
+        let pool = Pool::start("test", 1, 4);
+        let in_flight = Arc::new(InFlight::default());
+        let started = in_flight.start();
+        pool.run(Box::new(move || {
+            let _started = started;
+            panic!("a job that panics");
+        }));
+        in_flight.wait();
+        let (done, finished) = mpsc::channel();
+        pool.run(Box::new(move || {
+            let _ = done.send(());
+        }));
+        assert!(finished.recv_timeout(Duration::from_secs(5)).is_ok());
     }
 
     #[test]

@@ -40,6 +40,34 @@ impl<'a> Routed<'a> {
     }
 }
 
+/// The recovery calls of one client line, held back by [`Relay::route_client`] for
+/// [`Relay::answer`].
+#[derive(Debug)]
+pub(crate) struct Recoveries {
+    /// The line was a batch: the answers go back in an array.
+    batch: bool,
+    calls: Vec<Recovery>,
+}
+
+/// One recovery call.
+#[derive(Debug)]
+struct Recovery {
+    /// The id as the client wrote it.
+    id: String,
+    params: Option<Value>,
+    /// The call as the client wrote it, to forward to a server with a recovery tool of its own.
+    request: Vec<u8>,
+}
+
+/// What [`Relay::answer`] made of the recovery calls of one line.
+#[derive(Debug, Default)]
+pub(crate) struct Answered {
+    /// A whole line for the client.
+    pub(crate) answer: Option<Vec<u8>>,
+    /// A whole line for the server.
+    pub(crate) forward: Option<Vec<u8>>,
+}
+
 /// A client request still waiting for the server's response.
 #[derive(Debug, Clone)]
 struct Pending {
@@ -184,34 +212,59 @@ impl Relay {
     /// answer it from the tee store, or both (a batch). A batch that loses its recovery calls
     /// goes on with every other byte as the client wrote it, and each answer carries its id as
     /// the client wrote it.
+    ///
+    /// The recovery calls are answered before this returns; the proxy itself answers them off
+    /// its reading thread ([`Relay::route_client`], then [`Relay::answer`]).
     pub fn from_client<'a>(&self, line: &'a [u8]) -> Routed<'a> {
+        let (mut routed, recoveries) = self.route_client(line);
+        if let Some(recoveries) = recoveries {
+            let answered = self.answer(recoveries);
+            routed.answer = answered.answer;
+            routed.forward = match (routed.forward.take(), answered.forward) {
+                (Some(first), Some(second)) => Some(Cow::Owned([&first[..], &second].concat())),
+                (first, second) => first.or(second.map(Cow::Owned)),
+            };
+        }
+        routed
+    }
+
+    /// [`Relay::from_client`] without answering: what to forward at once (a batch without its
+    /// recovery calls) and the recovery calls to answer with [`Relay::answer`], on any thread.
+    pub(crate) fn route_client<'a>(&self, line: &'a [u8]) -> (Routed<'a>, Option<Recoveries>) {
         let body = line.trim_ascii();
         if body.is_empty() {
-            return Routed::unchanged(line);
+            return (Routed::unchanged(line), None);
         }
         let parsed = match serde_json::from_slice::<Value>(body) {
             Ok(parsed) => parsed,
-            Err(err) => return Routed::unchanged(line).warn(format!("not JSON ({err})")),
+            Err(err) => {
+                return (
+                    Routed::unchanged(line).warn(format!("not JSON ({err})")),
+                    None,
+                );
+            }
         };
         // serde_json read it, so it is UTF-8.
         let text = std::str::from_utf8(body).unwrap_or_default();
         match parsed {
-            Value::Object(message) => match self.client_message(&message) {
-                Some(result) => Routed {
-                    answer: Some(
-                        format!(
-                            "{}\n",
-                            response(&message, raw_member(text, 0, "id"), &result)
-                        )
-                        .into_bytes(),
-                    ),
-                    ..Routed::default()
-                },
-                None => Routed::unchanged(line),
-            },
+            Value::Object(message) => {
+                if !self.client_message(&message) {
+                    return (Routed::unchanged(line), None);
+                }
+                let call = Recovery {
+                    id: id_text(&message, raw_member(text, 0, "id")),
+                    params: message.get("params").cloned(),
+                    request: line.to_vec(),
+                };
+                let recoveries = Recoveries {
+                    batch: false,
+                    calls: vec![call],
+                };
+                (Routed::default(), Some(recoveries))
+            }
             Value::Array(batch) => {
                 let spans = parrot_json::elements(text, 0).ok();
-                let mut answers = Vec::new();
+                let mut calls = Vec::new();
                 let mut answered = Vec::new();
                 let mut odd = 0;
                 for (index, item) in batch.iter().enumerate() {
@@ -219,17 +272,24 @@ impl Relay {
                         odd += 1;
                         continue;
                     };
-                    if let Some(result) = self.client_message(message) {
-                        let id = spans
-                            .as_ref()
-                            .and_then(|spans| spans.get(index))
-                            .and_then(|span| raw_member(text, span.start, "id"));
-                        answers.push(response(message, id, &result));
+                    if self.client_message(message) {
+                        let span = spans.as_ref().and_then(|spans| spans.get(index));
+                        let raw = span.and_then(|span| text.get(span.clone()));
+                        calls.push(Recovery {
+                            id: id_text(
+                                message,
+                                span.and_then(|s| raw_member(text, s.start, "id")),
+                            ),
+                            params: message.get("params").cloned(),
+                            request: raw
+                                .map_or_else(|| item.to_string(), str::to_owned)
+                                .into_bytes(),
+                        });
                         answered.push(index);
                     }
                 }
-                let mut routed = if answers.is_empty() {
-                    Routed::unchanged(line)
+                let (mut routed, recoveries) = if calls.is_empty() {
+                    (Routed::unchanged(line), None)
                 } else {
                     let forward = (answered.len() < batch.len()).then(|| match &spans {
                         Some(spans) => splice(line, body_start(line), removals(spans, &answered)),
@@ -243,21 +303,63 @@ impl Relay {
                                 .collect(),
                         )),
                     });
-                    Routed {
+                    let routed = Routed {
                         forward: forward.map(Cow::Owned),
-                        answer: Some(format!("[{}]\n", answers.join(",")).into_bytes()),
-                        warning: None,
-                    }
+                        ..Routed::default()
+                    };
+                    (routed, Some(Recoveries { batch: true, calls }))
                 };
                 if odd > 0 {
                     routed.warning = Some(format!("{odd} batch element(s) are not JSON objects"));
                 }
-                routed
+                (routed, recoveries)
             }
-            other => {
-                Routed::unchanged(line).warn(format!("not a JSON-RPC message ({})", kind(&other)))
+            other => (
+                Routed::unchanged(line).warn(format!("not a JSON-RPC message ({})", kind(&other))),
+                None,
+            ),
+        }
+    }
+
+    /// Answers the recovery calls [`Relay::route_client`] held back: the answer to send the
+    /// client (an array for a batch), and the calls whose key the proxy does not hold while
+    /// the server has a recovery tool of its own, to send the server (a batch's as an array of
+    /// their own).
+    pub(crate) fn answer(&self, recoveries: Recoveries) -> Answered {
+        let mut answers = Vec::new();
+        let mut forwarded = Vec::new();
+        for call in recoveries.calls {
+            match self.recover(call.params.as_ref()) {
+                Some(result) => answers.push(response(&call.id, &result)),
+                None => forwarded.push(call.request),
             }
         }
+        if !recoveries.batch {
+            return Answered {
+                answer: answers
+                    .pop()
+                    .map(|answer| format!("{answer}\n").into_bytes()),
+                forward: forwarded.pop(),
+            };
+        }
+        let forward = (!forwarded.is_empty()).then(|| {
+            let mut line = b"[".to_vec();
+            line.extend_from_slice(&forwarded.join(&b","[..]));
+            line.extend_from_slice(b"]\n");
+            line
+        });
+        Answered {
+            answer: (!answers.is_empty())
+                .then(|| format!("[{}]\n", answers.join(",")).into_bytes()),
+            forward,
+        }
+    }
+
+    /// Whether a line from the server is long enough to be worth relaying off the thread that
+    /// reads the server: the router's size threshold, at which [`Host::process_async`] leaves
+    /// the caller's thread too.
+    pub(crate) fn is_big(&self, line: &[u8]) -> bool {
+        line.len() >= self.host.size_threshold_bytes()
     }
 
     /// What to do with a line from the server: forward it, compressed where it answers a
@@ -322,18 +424,21 @@ impl Relay {
         routed
     }
 
-    /// Records a client request; the result to answer it with when it is a recovery call the
-    /// proxy can answer.
-    fn client_message(&self, message: &Map<String, Value>) -> Option<Value> {
-        let method = message.get("method").and_then(Value::as_str)?;
+    /// Records a client request; whether it is a recovery call, for the proxy to answer.
+    fn client_message(&self, message: &Map<String, Value>) -> bool {
+        let Some(method) = message.get("method").and_then(Value::as_str) else {
+            return false;
+        };
         let params = message.get("params");
         if method == "notifications/cancelled" {
             if let Some(id) = params.and_then(|p| p.get("requestId")).and_then(id_key) {
                 self.pending().remove(&id);
             }
-            return None;
+            return false;
         }
-        let key = id_key(message.get("id")?)?;
+        let Some(key) = message.get("id").and_then(id_key) else {
+            return false;
+        };
         let tool = match method {
             "tools/call" => params
                 .and_then(|p| p.get("name"))
@@ -341,10 +446,8 @@ impl Relay {
                 .map(str::to_owned),
             _ => None,
         };
-        if tool.as_deref() == Some(RECOVERY_TOOL)
-            && let Some(answer) = self.recover(params)
-        {
-            return Some(answer);
+        if tool.as_deref() == Some(RECOVERY_TOOL) {
+            return true;
         }
         let first_page = params.and_then(|p| p.get("cursor")).is_none();
         self.pending().insert(
@@ -355,7 +458,7 @@ impl Relay {
                 first_page,
             },
         );
-        None
+        false
     }
 
     /// The result of a recovery call, or `None` to forward it to a server that has its own.
@@ -640,13 +743,16 @@ fn splice(line: &[u8], body: usize, mut edits: Vec<Edit>) -> Vec<u8> {
     out
 }
 
-/// The proxy's response to a client request: `result`, with the request's id as the client
-/// wrote it (`raw`), or as read when its text could not be found.
-fn response(request: &Map<String, Value>, raw: Option<&str>, result: &Value) -> String {
-    let id = match raw {
+/// A request's id as the client wrote it (`raw`), or as read when its text could not be found.
+fn id_text(request: &Map<String, Value>, raw: Option<&str>) -> String {
+    match raw {
         Some(raw) => raw.to_owned(),
         None => request.get("id").unwrap_or(&Value::Null).to_string(),
-    };
+    }
+}
+
+/// The proxy's response to the client request with `id` (as [`id_text`] wrote it).
+fn response(id: &str, result: &Value) -> String {
     format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{result}}}"#)
 }
 
@@ -1101,6 +1207,69 @@ mod tests {
         let answers = value(&routed.answer.unwrap());
         assert_eq!(answers[0]["id"], 2);
         assert_eq!(answers[0]["result"]["isError"], true);
+    }
+
+    #[test]
+    fn routing_a_client_line_forwards_at_once_and_leaves_its_recovery_calls_for_later() {
+        let dir = tempfile::tempdir().unwrap();
+        let (relay, key, _) = relay_with_log(dir.path());
+        let recovery = |id: &str| {
+            format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"wm_get_result","arguments":{{"key":"{key}","lines":"2"}}}}}}"#
+            )
+        };
+        let single = recovery("\"one\"");
+        let (routed, held) = relay.route_client(single.as_bytes());
+        assert!(routed.forward.is_none() && routed.answer.is_none());
+        let answered = relay.answer(held.unwrap());
+        assert!(answered.forward.is_none());
+        let answer = answered.answer.unwrap();
+        assert!(answer.ends_with(b"}\n") && !answer.starts_with(b"["));
+        assert_eq!(value(&answer)["id"], "one");
+
+        let batch = format!(
+            "[{}, {}, {}]\n",
+            recovery("1"),
+            call("2", "q"),
+            recovery("3")
+        );
+        let (routed, held) = relay.route_client(batch.as_bytes());
+        assert_eq!(text(&routed), format!("[{}]\n", call("2", "q")));
+        assert!(routed.answer.is_none());
+        let answered = relay.answer(held.unwrap());
+        assert!(answered.forward.is_none());
+        let answers = value(&answered.answer.unwrap());
+        assert_eq!(answers[0]["id"], 1);
+        assert_eq!(answers[1]["id"], 3);
+        assert_eq!(answers[0]["result"], answers[1]["result"]);
+
+        // Nothing to hold back: nothing for later.
+        let other = call("4", "q");
+        let (routed, held) = relay.route_client(other.as_bytes());
+        assert_eq!(text(&routed), other);
+        assert!(held.is_none());
+    }
+
+    #[test]
+    fn recovery_calls_a_server_with_its_own_tool_answers_are_forwarded_when_answered() {
+        let dir = tempfile::tempdir().unwrap();
+        let (relay, key, _) = relay_with_log(dir.path());
+        relay.from_client(br#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#);
+        let list = result("1", json!({"tools": [{"name": "wm_get_result"}]}));
+        relay.from_server(list.as_bytes());
+        let theirs = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"wm_get_result","arguments":{"key":"theirs"}}}"#;
+        let ours = format!(
+            r#"{{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{{"name":"wm_get_result","arguments":{{"key":"{key}"}}}}}}"#
+        );
+        let batch = format!("[{theirs} , {ours}, {}]\n", call("4", "q"));
+        let (routed, held) = relay.route_client(batch.as_bytes());
+        assert_eq!(text(&routed), format!("[{}]\n", call("4", "q")));
+        let answered = relay.answer(held.unwrap());
+        assert_eq!(
+            String::from_utf8(answered.forward.unwrap()).unwrap(),
+            format!("[{theirs}]\n")
+        );
+        assert_eq!(value(&answered.answer.unwrap())[0]["id"], 3);
     }
 
     #[test]

@@ -153,7 +153,6 @@ impl Stage {
     }
 
     /// The router's thresholds and the budgets.
-    #[cfg(feature = "tokio")]
     pub(crate) fn budgets(&self) -> Budgets {
         self.router.budgets
     }

@@ -369,17 +369,194 @@ fn list_compress_and_recover(mut proxy: Peer) -> String {
 /// The corpus build log 20 times (9.4 MB, 120,040 lines), stored under a key in `project`'s
 /// store as a proxy would have stored it.
 fn store_a_big_log(project: &Path, key: &str) -> String {
-    let log = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus/build-log.txt"),
-    )
-    .unwrap();
-    let original = log.repeat(20);
+    store_the_log(project, key, 20)
+}
+
+/// The corpus build log (469 KB, 6,002 lines).
+fn build_log() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus/build-log.txt")
+}
+
+/// The corpus build log `times` times over, stored under `key` in `project`'s store.
+fn store_the_log(project: &Path, key: &str, times: usize) -> String {
+    let original = std::fs::read_to_string(build_log()).unwrap().repeat(times);
     std::fs::create_dir_all(project.join(".parrot")).unwrap();
     SqliteTeeStore::open(project.join(".parrot/tee.db"), Retention::default())
         .unwrap()
         .put(key, original.as_bytes())
         .unwrap();
     original
+}
+
+/// The ids of the responses in `lines`, in the order they came (a batch's in its order).
+fn response_ids(lines: &[String]) -> Vec<Value> {
+    let mut ids = Vec::new();
+    for line in lines {
+        let value = json_of(line);
+        let messages = match value {
+            Value::Array(items) => items,
+            other => vec![other],
+        };
+        for message in messages {
+            if message.get("method").is_none() && message.get("id").is_some() {
+                ids.push(message["id"].clone());
+            }
+        }
+    }
+    ids
+}
+
+/// Reads lines until a response to each of `ids` has come (at most `within`).
+fn until_responses(proxy: &Peer, ids: &[Value], within: Duration) -> Vec<String> {
+    let deadline = Instant::now() + within;
+    let mut lines = Vec::new();
+    while !ids.iter().all(|id| response_ids(&lines).contains(id)) {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match proxy.lines.recv_timeout(left) {
+            Ok(line) => lines.push(line),
+            Err(_) => panic!("not every one of {ids:?} answered within {within:?}: {lines:?}"),
+        }
+    }
+    lines
+}
+
+/// A `wm_get_result` of a 100 MB original (the finding: 155 s, and every other message waited
+/// for it), here a case-insensitive grep through all of it (3 s in a debug build): answered
+/// off the thread that reads the client, so a `tools/call` the server answers, a `ping` and a
+/// short recovery call sent after it, each on its own line and in a batch, are all answered
+/// before it; and each answer is whole and right.
+#[test]
+fn a_long_recovery_call_holds_up_neither_the_other_calls_nor_short_recoveries() {
+    let project = tempfile::tempdir().unwrap();
+    let big = "__tee__:shell_build:00000000000b";
+    let original = store_the_log(project.path(), big, 213);
+    assert!(original.len() > 99_000_000, "{}", original.len());
+    let small = "__tee__:shell_build:00000000000s";
+    let log = std::fs::read_to_string(build_log()).unwrap();
+    let short: String = log.split_inclusive('\n').take(40).collect();
+    SqliteTeeStore::open(project.path().join(".parrot/tee.db"), Retention::default())
+        .unwrap()
+        .put(small, short.as_bytes())
+        .unwrap();
+    let mut proxy = Peer::proxy(project.path(), &fake_server(), false);
+    proxy.initialize();
+    let recovery = |id: &str, key: &str| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": "wm_get_result", "arguments": {"key": key, "lines": "1-"}}})
+    };
+    let grep = r"(?i)mis+match(ed)?\s+types";
+    proxy.send_json(
+        &json!({"jsonrpc": "2.0", "id": "big", "method": "tools/call",
+        "params": {"name": "wm_get_result", "arguments": {"key": big, "grep": grep}}}),
+    );
+    proxy.send_json(
+        &json!({"jsonrpc": "2.0", "id": "rows", "method": "tools/call",
+        "params": {"name": "rows", "arguments": {}}}),
+    );
+    proxy.send_json(&json!({"jsonrpc": "2.0", "id": "ping", "method": "ping"}));
+    proxy.send_json(&recovery("small", small));
+    proxy.send_json(&json!([
+        recovery("small-in-batch", small),
+        {"jsonrpc": "2.0", "id": "ping-in-batch", "method": "ping"}
+    ]));
+    let ids = [
+        "rows",
+        "ping",
+        "small",
+        "small-in-batch",
+        "ping-in-batch",
+        "big",
+    ]
+    .map(|id| json!(id));
+    let lines = until_responses(&proxy, &ids, Duration::from_secs(300));
+    let order = response_ids(&lines);
+    assert_eq!(order.last(), Some(&json!("big")), "{order:?}");
+    assert_eq!(order.len(), ids.len(), "{order:?}");
+
+    let by_id = |id: &str| {
+        lines
+            .iter()
+            .flat_map(|line| match json_of(line) {
+                Value::Array(items) => items,
+                other => vec![other],
+            })
+            .find(|message| message["id"] == id && message.get("method").is_none())
+            .unwrap()
+    };
+    let rows = by_id("rows");
+    assert!(json_of(first_text(&rows))["_tee"].is_object(), "{rows}");
+    assert_eq!(by_id("ping")["result"]["echo"], "ping");
+    assert_eq!(by_id("ping-in-batch")["result"]["echo"], "ping");
+    for id in ["small", "small-in-batch"] {
+        let answer = by_id(id);
+        assert_eq!(
+            first_text(&answer),
+            format!("[wm_get_result {{\"key\":\"{small}\",\"lines\":\"1-\"}}]\n{short}")
+        );
+    }
+    let answer = by_id("big");
+    assert!(answer["result"].get("isError").is_none(), "{answer}");
+    let text = first_text(&answer);
+    let (header, body) = text.split_once('\n').unwrap();
+    assert_eq!(
+        header,
+        format!("[wm_get_result {}]", json!({"key": big, "grep": grep}))
+    );
+    // Every matching line, "N:line", is line N of the original, as it is.
+    let lines: Vec<&str> = original.lines().collect();
+    let mut matches = 0;
+    let not_a_note_or_separator = |line: &&str| !line.starts_with('[') && *line != "--";
+    for found in body.lines().filter(not_a_note_or_separator) {
+        let (number, line) = found.split_once(':').unwrap_or_else(|| panic!("{found}"));
+        let number: usize = number.parse().unwrap_or_else(|_| panic!("{found}"));
+        assert_eq!(line, lines[number - 1]);
+        assert!(line.contains("mismatched types"), "{line}");
+        matches += 1;
+    }
+    let expected = lines
+        .iter()
+        .filter(|line| line.to_lowercase().contains("mismatched types"))
+        .count();
+    assert_eq!(matches, expected, "{text}");
+    let (status, stderr) = proxy.finish(Duration::from_secs(5));
+    assert!(status.success(), "{status}: {stderr}");
+}
+
+/// A tool result of 20 MB is compressed off the thread that reads the server: the server's
+/// answer to a `ping` sent after the call, written after the result, reaches the client
+/// first; the result comes whole, compressed, and its original is recovered exactly.
+#[test]
+fn a_big_result_being_compressed_holds_up_none_of_the_servers_later_messages() {
+    let project = tempfile::tempdir().unwrap();
+    let mut proxy = Peer::proxy(project.path(), &fake_server(), false);
+    proxy.initialize();
+    let log = std::fs::read_to_string(build_log()).unwrap();
+    let times = 43;
+    proxy.send_json(
+        &json!({"jsonrpc": "2.0", "id": "file", "method": "tools/call",
+        "params": {"name": "file", "arguments": {"path": build_log(), "times": times}}}),
+    );
+    proxy.send_json(&json!({"jsonrpc": "2.0", "id": "ping", "method": "ping"}));
+    let lines = until_responses(
+        &proxy,
+        &[json!("file"), json!("ping")],
+        Duration::from_secs(300),
+    );
+    assert_eq!(response_ids(&lines), [json!("ping"), json!("file")]);
+    let result = json_of(lines.last().unwrap());
+    let text = first_text(&result);
+    let original = log.repeat(times);
+    assert!(text.len() < original.len() / 10, "{} bytes", text.len());
+    let key = json_of(text)["_tee"]["key"].as_str().unwrap().to_owned();
+    let recovered = proxy.call(
+        json!(3),
+        "wm_get_result",
+        json!({"key": key, "lines": "1-20"}),
+    );
+    let first: String = original.split_inclusive('\n').take(20).collect();
+    assert!(first_text(&recovered).ends_with(&first), "{recovered}");
+    let (status, stderr) = proxy.finish(Duration::from_secs(5));
+    assert!(status.success(), "{status}: {stderr}");
 }
 
 /// `wm_get_result` with `max_chars: 0` on a 9.4 MB original (the whole of it came back, 115 MB
