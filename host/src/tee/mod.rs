@@ -8,11 +8,14 @@
 //! and, with the feature `redis`, `RedisTeeStore`, shared by every machine that reaches one Redis.
 
 mod memory;
+mod namespace;
 #[cfg(feature = "redis")]
 mod redis;
 mod sqlite;
 
 pub use memory::MemoryTeeStore;
+pub(crate) use namespace::Scoped;
+pub use namespace::{MAX_NAMESPACE_LEN, Namespace};
 #[cfg(feature = "redis")]
 pub use redis::{REDIS_PASSWORD_ENV, RedisSettings, RedisTeeStore};
 pub use sqlite::{Retention, SqliteTeeStore, TeeStats};
