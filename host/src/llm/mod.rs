@@ -337,12 +337,16 @@ pub fn rewrite<'b>(api: Api, body: &'b [u8], host: &Host) -> Result<Rewrite<'b>,
 ///     .tee_lossless(true)
 ///     .build()
 ///     .unwrap();
-/// let body = br#"{"messages":[
-///   {"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"q","input":{}}]},
-///   {"role":"user","content":[{"type":"tool_result","tool_use_id":"t1",
-///     "content":"{\"a\": null, \"b\": null, \"c\": 1}"}]}]}"#;
+/// let rows: Vec<_> = (0..40).map(|i| serde_json::json!({"id": i, "note": null})).collect();
+/// let result = serde_json::to_string_pretty(&rows).unwrap();
+/// let body = serde_json::json!({"messages": [
+///     {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "q", "input": {}}]},
+///     {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": result}]}
+/// ]})
+/// .to_string();
 /// let alice = Namespace::new("alice").unwrap();
-/// let rewrite = llm::rewrite_in(Api::AnthropicMessages, body, &host, Some(&alice)).unwrap();
+/// let rewrite =
+///     llm::rewrite_in(Api::AnthropicMessages, body.as_bytes(), &host, Some(&alice)).unwrap();
 /// let key = rewrite.replaced[0].tee_key.clone().unwrap();
 /// assert!(host.recover_in(Some(&alice), &key).unwrap().is_some());
 /// assert!(host.recover(&key).unwrap().is_none());
