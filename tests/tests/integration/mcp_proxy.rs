@@ -881,8 +881,10 @@ fn a_server_that_cannot_start_is_an_error_naming_it() {
     );
     let (status, stderr) = proxy.finish(Duration::from_secs(5));
     assert_eq!(status.code(), Some(1));
+    // After the session's namespace line, the error.
+    let error = stderr.lines().nth(1).unwrap_or_default();
     assert!(
-        stderr.starts_with(
+        error.starts_with(
             "error: cannot start the MCP server /nonexistent/mcp-server --flag: No such file or directory"
         ),
         "{stderr}"
@@ -1074,6 +1076,8 @@ fn real_server_with_a_redis_store_returns_the_exact_original() {
     let original = std::fs::read_to_string(&file).unwrap();
     let mut command = proxy_command(project.path(), &filesystem_server(&data));
     command.splice(3..3, ["--tee-store".to_owned(), redis.url("")]);
+    // Named, so that the store can be read in the session's namespace.
+    command.splice(6..6, ["--namespace".to_owned(), "fs".to_owned()]);
     let out = sdk_client(&data, &file, &command, false);
     let read = out["read"]["text"][0].as_str().unwrap();
     assert!(read.len() < original.len(), "not compressed");
@@ -1085,7 +1089,9 @@ fn real_server_with_a_redis_store_returns_the_exact_original() {
     );
     assert_eq!(
         parrot_host::RedisTeeStore::open(&redis.url(""))
-            .and_then(|store| parrot_host::TeeStore::get(&store, key))
+            .and_then(|store| {
+                parrot_host::TeeStore::get(&store, &Namespace::new("fs").unwrap().scoped_key(key))
+            })
             .unwrap()
             .as_deref(),
         Some(original.as_bytes())
@@ -1163,12 +1169,15 @@ fn build_log_slices(store: Option<String>) {
     let mut command = proxy_command(project.path(), &server);
     if let Some(url) = &store {
         command.splice(3..3, ["--tee-store".to_owned(), url.clone()]);
+        command.splice(6..6, ["--namespace".to_owned(), "fs".to_owned()]);
     }
     let out = sdk_client_with(&data, &file, &command, false, Some(r"^error\["));
     let key = out["pointer"]["key"].as_str().expect("a _tee pointer");
     if let Some(url) = &store {
         let held = parrot_host::RedisTeeStore::open(url)
-            .and_then(|redis| parrot_host::TeeStore::get(&redis, key))
+            .and_then(|redis| {
+                parrot_host::TeeStore::get(&redis, &Namespace::new("fs").unwrap().scoped_key(key))
+            })
             .unwrap();
         assert_eq!(
             held.as_deref(),
