@@ -20,8 +20,8 @@ use parrot_host::manifest::SourceKind;
 use parrot_host::mcp::Proxy;
 use parrot_host::{
     Call, DEFAULT_RECOVERY_MAX_CHARS, Host, HostBuilder, Input, Level, MemoryTeeStore, Meta,
-    Observer, Origin, Report, Retention, RetrieveError, Selector, Skip, SqliteTeeStore, TeeError,
-    TeeStore, TokenCounter, TokenEvent, Tokenizer,
+    Namespace, Observer, Origin, Report, Retention, RetrieveError, Selector, Skip, SqliteTeeStore,
+    TeeError, TeeStore, TokenCounter, TokenEvent, Tokenizer,
 };
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
@@ -127,6 +127,11 @@ enum Command {
     Recover {
         /// The tee key (from a `_tee` pointer or `compression_tee_key`).
         key: String,
+        /// The namespace the original was stored in: an mcp-proxy session's (logged when it
+        /// starts, or the --namespace it was given), or a serve client's (`parrot-compress
+        /// namespace` computes it from the API key). Without it: an original stored unscoped.
+        #[arg(long, value_name = "NAME", value_parser = parse_namespace)]
+        namespace: Option<Namespace>,
         /// Lines of a text original, 1-based and inclusive: A-B, -N (the last N), A- (A to the
         /// end), or A.
         #[arg(long, value_name = "RANGE", allow_hyphen_values = true)]
@@ -152,6 +157,14 @@ enum Command {
     /// Print what the tee store holds: its file, entries, bytes of originals, the oldest entry,
     /// and its retention. Reads only the tee store.
     Store,
+    /// Print the namespace `serve` stores the originals of a client with this API key in (for
+    /// `recover --namespace`): the key is read from stdin (one line), or from the environment
+    /// variable --env names. The key itself is never printed or stored.
+    Namespace {
+        /// Read the key from this environment variable (ANTHROPIC_API_KEY, OPENAI_API_KEY).
+        #[arg(long, value_name = "VAR")]
+        env: Option<String>,
+    },
     /// List every codec: name, interface version, origin.
     Plugins,
     /// Start an MCP server and relay MCP over stdio between it and the client (the agent),
@@ -168,6 +181,12 @@ enum Command {
         /// next part. 0: no cap.
         #[arg(long, value_name = "N", default_value_t = DEFAULT_RECOVERY_MAX_CHARS)]
         recovery_max_chars: usize,
+        /// The namespace of the session's originals: wm_get_result finds only those stored in
+        /// it. Default: one of the session's own (session-…, logged on stderr at start), so
+        /// another session over the same store cannot read this one's. Give the same NAME to
+        /// sessions that should share originals, or to resume one over a persistent store.
+        #[arg(long, value_name = "NAME", value_parser = parse_namespace)]
+        namespace: Option<Namespace>,
         /// The server's command and its arguments, after `--`.
         #[arg(last = true, required = true, value_name = "SERVER_COMMAND")]
         server: Vec<OsString>,
@@ -182,6 +201,10 @@ enum Command {
 
 fn parse_level(text: &str) -> Result<Level, String> {
     text.parse::<Level>().map_err(|err| err.to_string())
+}
+
+fn parse_namespace(text: &str) -> Result<Namespace, String> {
+    Namespace::new(text).map_err(|err| err.to_string())
 }
 
 /// A failure with its exit code.
@@ -346,6 +369,7 @@ fn run(cli: &Cli) -> Result<(), Failure> {
         Command::Replay { file, out, json } => replay(cli, file.as_deref(), out.as_deref(), *json),
         Command::Recover {
             key,
+            namespace,
             lines,
             grep,
             context,
@@ -374,9 +398,10 @@ fn run(cli: &Cli) -> Result<(), Failure> {
                 rows: rows.clone(),
                 max_chars: count("max_chars", max_chars)?,
             };
-            recover(cli, key, &selector)
+            recover(cli, namespace.as_ref(), key, &selector)
         }
         Command::Store => store(cli),
+        Command::Namespace { env } => namespace(env.as_deref()),
         Command::Plugins => {
             plugins(&host(cli, false, None)?);
             Ok(())
@@ -384,8 +409,9 @@ fn run(cli: &Cli) -> Result<(), Failure> {
         Command::McpProxy {
             report,
             recovery_max_chars,
+            namespace,
             server,
-        } => mcp_proxy(cli, server, *report, *recovery_max_chars),
+        } => mcp_proxy(cli, server, *report, *recovery_max_chars, namespace.clone()),
         #[cfg(feature = "serve")]
         Command::Serve(args) => serve::serve(cli, args),
     }
@@ -397,6 +423,7 @@ fn mcp_proxy(
     server: &[OsString],
     report: bool,
     recovery_max_chars: usize,
+    namespace: Option<Namespace>,
 ) -> Result<(), Failure> {
     let Some((program, args)) = server.split_first() else {
         return Err(Failure::config(vec![
@@ -419,7 +446,18 @@ fn mcp_proxy(
         let host = Arc::new(builder.build().map_err(|err| {
             Failure::config(err.errors.iter().map(ToString::to_string).collect())
         })?);
-        (Proxy::new(Arc::clone(&host)), Some(host))
+        let namespace = namespace.unwrap_or_else(Namespace::random);
+        // Once, so that a person can find the session's originals after it ended. A name, not
+        // a secret: reading the store takes access to the store.
+        let _ = writeln!(
+            std::io::stderr(),
+            "mcp-proxy: this session's originals are in namespace {namespace} \
+             (parrot-compress recover --namespace {namespace} KEY)"
+        );
+        (
+            Proxy::in_namespace(Arc::clone(&host), namespace),
+            Some(host),
+        )
     };
     let signalled = stop_on_signals(&proxy)?;
     let ended = proxy.run(
@@ -774,14 +812,29 @@ fn store_only(cli: &Cli) -> Result<Persistent, Failure> {
 /// this command's arguments. The store is the one thing it needs: a selector's rows are written
 /// as the key's tool entry writes a table when the project's configuration builds, and by the
 /// core configuration alone (built-in codecs, no manifest, no plugin) when it does not.
-fn recover(cli: &Cli, key: &str, selector: &Selector) -> Result<(), Failure> {
+fn recover(
+    cli: &Cli,
+    namespace: Option<&Namespace>,
+    key: &str,
+    selector: &Selector,
+) -> Result<(), Failure> {
     let store = store_only(cli)?.shared();
+    let not_found = || {
+        Failure::runtime(match namespace {
+            Some(namespace) => {
+                format!("no original is stored under \"{key}\" in namespace \"{namespace}\"")
+            }
+            None => format!("no original is stored under \"{key}\""),
+        })
+    };
     if selector.is_empty() {
-        return match store.get(key) {
+        let stored = match namespace {
+            Some(namespace) => store.get(&namespace.scoped_key(key)),
+            None => store.get(key),
+        };
+        return match stored {
             Ok(Some(original)) => write_stdout(&original),
-            Ok(None) => Err(Failure::runtime(format!(
-                "no original is stored under \"{key}\""
-            ))),
+            Ok(None) => Err(not_found()),
             Err(err) => Err(Failure::runtime(err.to_string())),
         };
     }
@@ -800,7 +853,7 @@ fn recover(cli: &Cli, key: &str, selector: &Selector) -> Result<(), Failure> {
         None => build(Host::builder().core_only())
             .map_err(|err| Failure::config(err.errors.iter().map(ToString::to_string).collect()))?,
     };
-    match host.recover_selected(key, selector) {
+    match host.recover_selected_in(namespace, key, selector) {
         Ok(retrieval) => {
             let mut text = retrieval.command_text();
             if !text.ends_with('\n') {
@@ -809,8 +862,35 @@ fn recover(cli: &Cli, key: &str, selector: &Selector) -> Result<(), Failure> {
             write_stdout(text.as_bytes())
         }
         Err(err @ RetrieveError::Selector { .. }) => Err(Failure::config(vec![err.to_string()])),
+        Err(RetrieveError::NotFound { .. }) => Err(not_found()),
         Err(err) => Err(Failure::runtime(err.to_string())),
     }
+}
+
+/// Prints the namespace `serve` gives a client with the API key on stdin (its first line) or
+/// in the variable `env`: the same digest as the proxy's, of the key as a header carries it
+/// (surrounding whitespace not part of it).
+fn namespace(env: Option<&str>) -> Result<(), Failure> {
+    let key = match env {
+        Some(name) => std::env::var_os(name)
+            .ok_or_else(|| Failure::runtime(format!("namespace: ${name} is not set")))?
+            .into_encoded_bytes(),
+        None => {
+            let mut line = String::new();
+            std::io::stdin()
+                .read_line(&mut line)
+                .map_err(|err| Failure::runtime(format!("namespace: cannot read stdin: {err}")))?;
+            line.into_bytes()
+        }
+    };
+    let key = key.trim_ascii();
+    if key.is_empty() {
+        return Err(Failure::runtime(
+            "namespace: no API key given (on stdin, or --env VAR): a request without one is \
+             unscoped, recover its originals without --namespace",
+        ));
+    }
+    write_stdout(format!("{}\n", Namespace::of_secret(key)).as_bytes())
 }
 
 /// One parsed line of a session file.

@@ -11,6 +11,8 @@ use std::fmt;
 use parrot_codec_api::Level;
 use serde_json::{Value, json};
 
+use crate::tee::Namespace;
+
 /// A tool result as given to the stage.
 #[derive(Debug, Clone, Copy)]
 pub enum Input<'a> {
@@ -46,6 +48,32 @@ impl<'a> Input<'a> {
 ///     .level(Level::Minimal);
 /// assert_eq!(call.tool, "sql_query");
 /// ```
+///
+/// A call in a namespace keeps its original where only a recovery in that namespace finds it:
+///
+/// ```
+/// use std::sync::Arc;
+/// use parrot_host::{Call, Host, Input, Level, MemoryTeeStore, Namespace};
+///
+/// let dir = std::env::temp_dir().join("parrot-doc-call-namespace");
+/// std::fs::create_dir_all(&dir).unwrap();
+/// let host = Host::builder()
+///     .project(&dir)
+///     .plugin_path(None)
+///     .tee_store(Arc::new(MemoryTeeStore::default()))
+///     .build()
+///     .unwrap();
+/// let alice = Namespace::new("alice").unwrap();
+/// let out = host.process(
+///     Call::new("error_tool", Input::Text("boom")).status("error").namespace(&alice),
+/// );
+/// let key = out.meta.tee_key.unwrap();
+/// assert!(key.starts_with("__tee__:error_tool:"), "the plain key: {key}");
+/// assert_eq!(host.recover_in(Some(&alice), &key).unwrap().as_deref(), Some(&b"boom"[..]));
+/// assert_eq!(host.recover(&key).unwrap(), None, "not unscoped");
+/// let bob = Namespace::new("bob").unwrap();
+/// assert_eq!(host.recover_in(Some(&bob), &key).unwrap(), None, "nor in another namespace");
+/// ```
 #[derive(Debug, Clone, Copy)]
 pub struct Call<'a> {
     /// The tool's name.
@@ -60,10 +88,14 @@ pub struct Call<'a> {
     pub already_compressed: bool,
     /// A per-call level override.
     pub level: Option<Level>,
+    /// Where the call's original is stored: under `{namespace}/{key}` (the model still sees
+    /// the plain key), found only by a recovery in the same namespace
+    /// ([`crate::Host::recover_for_model_in`]); `None` stores it under the key alone.
+    pub namespace: Option<&'a Namespace>,
 }
 
 impl<'a> Call<'a> {
-    /// A successful call with no override.
+    /// A successful call with no override, in no namespace.
     pub fn new(tool: &'a str, payload: Input<'a>) -> Call<'a> {
         Call {
             tool,
@@ -72,7 +104,14 @@ impl<'a> Call<'a> {
             return_direct: false,
             already_compressed: false,
             level: None,
+            namespace: None,
         }
+    }
+
+    /// Stores the call's original in `namespace` (see the field `namespace`); `None` for none.
+    pub fn namespace(mut self, namespace: impl Into<Option<&'a Namespace>>) -> Call<'a> {
+        self.namespace = namespace.into();
+        self
     }
 
     /// Sets the status.
@@ -146,10 +185,12 @@ pub struct OwnedCall {
     pub already_compressed: bool,
     /// A per-call level override.
     pub level: Option<Level>,
+    /// The namespace the original is stored in (as `Call`'s `namespace`).
+    pub namespace: Option<Namespace>,
 }
 
 impl OwnedCall {
-    /// A successful call with no override.
+    /// A successful call with no override, in no namespace.
     pub fn new(tool: impl Into<String>, payload: OwnedInput) -> OwnedCall {
         OwnedCall {
             tool: tool.into(),
@@ -158,6 +199,7 @@ impl OwnedCall {
             return_direct: false,
             already_compressed: false,
             level: None,
+            namespace: None,
         }
     }
 
@@ -170,6 +212,7 @@ impl OwnedCall {
             return_direct: self.return_direct,
             already_compressed: self.already_compressed,
             level: self.level,
+            namespace: self.namespace.as_ref(),
         }
     }
 }

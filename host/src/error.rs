@@ -309,6 +309,18 @@ pub enum RetrieveError {
     Tee(#[from] TeeError),
 }
 
+/// A namespace name ([`crate::Namespace::new`]) that is not one: empty, too long, or with a
+/// character outside `A-Z a-z 0-9 . _ -`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+#[error("namespace \"{name}\": {problem}")]
+pub struct NamespaceError {
+    /// The name given.
+    pub name: String,
+    /// What is wrong with it, and where.
+    pub problem: String,
+}
+
 /// A tee store that failed to keep or return an original.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]

@@ -21,7 +21,7 @@ use crate::pipeline::{self, Run, Stage};
 use crate::registry::Registry;
 use crate::report::Report;
 use crate::retrieve::{Retrieval, Retriever, Selector};
-use crate::tee::TeeStore;
+use crate::tee::{Namespace, Scoped, TeeStore};
 
 /// A built host: manifests validated, plugins loaded, every entry's codec constructed.
 pub struct Host {
@@ -239,9 +239,19 @@ impl Host {
         // is the host's own, not a registered codec.
         let validates_json = self.registry.validates_json(codec.name());
         let level = self.level_of(&resolution, call.status, call.level);
+        // A call in a namespace stores through a view of the store that puts every key under
+        // it: the rules, the collision fallback and the pointer's plain key stay as they are.
+        let scoped = match (self.tee.as_deref(), call.namespace) {
+            (Some(store), Some(namespace)) => Some(Scoped { store, namespace }),
+            _ => None,
+        };
+        let tee = match &scoped {
+            Some(scoped) => Some(scoped as &dyn TeeStore),
+            None => self.tee.as_deref(),
+        };
         pipeline::process(Run {
             stage: &self.stage,
-            tee: self.tee.as_deref(),
+            tee,
             codec,
             builtin,
             validates_json,
@@ -269,9 +279,42 @@ impl Host {
     /// [`TeeError::NotConfigured`] when no store is configured; the store's error when it
     /// fails.
     pub fn recover(&self, key: &str) -> Result<Option<Vec<u8>>, TeeError> {
-        match &self.tee {
-            Some(tee) => tee.get(key),
-            None => Err(TeeError::NotConfigured),
+        self.recover_in(None, key)
+    }
+
+    /// The exact original bytes stored under a tee key in `namespace` (a call's namespace:
+    /// [`Call::namespace`](crate::Call#structfield.namespace)); `None` is [`Host::recover`].
+    /// A namespace finds only its own originals, never an unscoped one or another
+    /// namespace's.
+    ///
+    /// # Errors
+    ///
+    /// As [`Host::recover`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use parrot_host::{Host, MemoryTeeStore, Namespace, TeeStore};
+    ///
+    /// let dir = std::env::temp_dir().join("parrot-doc-recover-in");
+    /// std::fs::create_dir_all(&dir).unwrap();
+    /// let store = Arc::new(MemoryTeeStore::default());
+    /// store.put("team/k", b"theirs").unwrap();
+    /// let host = Host::builder().project(&dir).plugin_path(None).tee_store(store).build().unwrap();
+    /// let team = Namespace::new("team").unwrap();
+    /// assert_eq!(host.recover_in(Some(&team), "k").unwrap().as_deref(), Some(&b"theirs"[..]));
+    /// assert_eq!(host.recover("k").unwrap(), None);
+    /// ```
+    pub fn recover_in(
+        &self,
+        namespace: Option<&Namespace>,
+        key: &str,
+    ) -> Result<Option<Vec<u8>>, TeeError> {
+        match (&self.tee, namespace) {
+            (Some(tee), Some(namespace)) => tee.get(&namespace.scoped_key(key)),
+            (Some(tee), None) => tee.get(key),
+            (None, _) => Err(TeeError::NotConfigured),
         }
     }
 
@@ -324,7 +367,24 @@ impl Host {
         key: &str,
         selector: &Selector,
     ) -> Result<Retrieval, RetrieveError> {
-        self.retrieve(key, selector, 0)
+        self.retrieve(None, key, selector, 0)
+    }
+
+    /// [`Host::recover_selected`] of the original stored under `key` in `namespace` (see
+    /// [`Host::recover_in`]); the retrieval's continuation, written as the command's
+    /// arguments, names the namespace.
+    ///
+    /// # Errors
+    ///
+    /// As [`Host::recover_selected`]: [`RetrieveError::NotFound`] for a key the namespace
+    /// does not hold, whoever else holds it.
+    pub fn recover_selected_in(
+        &self,
+        namespace: Option<&Namespace>,
+        key: &str,
+        selector: &Selector,
+    ) -> Result<Retrieval, RetrieveError> {
+        self.retrieve(namespace, key, selector, 0)
     }
 
     /// [`Host::recover_selected`] as a proxy answers a model's recovery call: the body held to
@@ -368,19 +428,61 @@ impl Host {
         key: &str,
         selector: &Selector,
     ) -> Result<Retrieval, RetrieveError> {
-        self.retrieve(key, selector, self.stage.recovery_max_chars())
+        self.recover_for_model_in(None, key, selector)
     }
 
-    /// A retrieval with its body held to `cap_chars` (0: none).
+    /// [`Host::recover_for_model`] in `namespace`: what a proxy answers a model whose calls
+    /// were processed in that namespace (`serve`: the request's API key's; `mcp-proxy`: the
+    /// session's). A key another namespace holds is [`RetrieveError::NotFound`], the same
+    /// answer as a key nobody holds, so a model cannot tell whose originals exist.
+    ///
+    /// # Errors
+    ///
+    /// As [`Host::recover_selected`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use parrot_host::{Host, MemoryTeeStore, Namespace, RetrieveError, Selector, TeeStore};
+    ///
+    /// let dir = std::env::temp_dir().join("parrot-doc-recover-for-model-in");
+    /// std::fs::create_dir_all(&dir).unwrap();
+    /// let store = Arc::new(MemoryTeeStore::default());
+    /// let alice = Namespace::of_secret(b"alice's API key");
+    /// store.put(&alice.scoped_key("k"), b"alice's original\n").unwrap();
+    /// let host = Host::builder().project(&dir).plugin_path(None).tee_store(store).build().unwrap();
+    ///
+    /// let whole = Selector::default();
+    /// let part = host.recover_for_model_in(Some(&alice), "k", &whole).unwrap();
+    /// assert_eq!(part.text(), "[wm_get_result {\"key\":\"k\"}]\nalice's original\n");
+    /// let bob = Namespace::of_secret(b"bob's API key");
+    /// let err = host.recover_for_model_in(Some(&bob), "k", &whole).unwrap_err();
+    /// assert_eq!(err.to_string(), "no original is stored under \"k\"");
+    /// assert!(matches!(host.recover_for_model("k", &whole), Err(RetrieveError::NotFound { .. })));
+    /// ```
+    pub fn recover_for_model_in(
+        &self,
+        namespace: Option<&Namespace>,
+        key: &str,
+        selector: &Selector,
+    ) -> Result<Retrieval, RetrieveError> {
+        self.retrieve(namespace, key, selector, self.stage.recovery_max_chars())
+    }
+
+    /// A retrieval in `namespace` with its body held to `cap_chars` (0: none).
     fn retrieve(
         &self,
+        namespace: Option<&Namespace>,
         key: &str,
         selector: &Selector,
         cap_chars: usize,
     ) -> Result<Retrieval, RetrieveError> {
-        let original = self.recover(key)?.ok_or_else(|| RetrieveError::NotFound {
-            key: key.to_owned(),
-        })?;
+        let original = self
+            .recover_in(namespace, key)?
+            .ok_or_else(|| RetrieveError::NotFound {
+                key: key.to_owned(),
+            })?;
         let tool = tool_of(key);
         let codec = self
             .resolve(tool)
@@ -411,6 +513,7 @@ impl Host {
         Retriever {
             limit_tokens: self.stage.retrieval_limit_tokens(),
             cap_chars,
+            namespace,
             counter: self.stage.gauge().counter(),
             table: &table,
         }

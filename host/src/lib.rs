@@ -74,8 +74,8 @@ pub use entries::{MatchKind, Resolution, ResolvedEntry};
 #[cfg(feature = "redis")]
 pub use error::RedisFailure;
 pub use error::{
-    BuildError, CompressError, Error, LoadError, ManifestError, McpError, RetrieveError,
-    SettingsError, TeeError, TeeOpenError,
+    BuildError, CompressError, Error, LoadError, ManifestError, McpError, NamespaceError,
+    RetrieveError, SettingsError, TeeError, TeeOpenError,
 };
 pub use explain::Explanation;
 pub use host::Host;
@@ -88,7 +88,10 @@ pub use report::{Report, ReportSnapshot, Row};
 pub use retrieve::{
     ARGUMENTS, DEFAULT_LIMIT_TOKENS, DEFAULT_RECOVERY_MAX_CHARS, Retrieval, Selector, is_retrieval,
 };
-pub use tee::{MemoryTeeStore, Retention, SqliteTeeStore, TeeStats, TeeStore, mask_password};
+pub use tee::{
+    MAX_NAMESPACE_LEN, MemoryTeeStore, Namespace, Retention, SqliteTeeStore, TeeStats, TeeStore,
+    mask_password,
+};
 #[cfg(feature = "redis")]
 pub use tee::{REDIS_PASSWORD_ENV, RedisSettings, RedisTeeStore};
 pub use tokens::{TokenCounter, Tokenizer};

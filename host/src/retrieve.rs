@@ -67,6 +67,7 @@ use regex::Regex;
 use serde_json::{Map, Value};
 
 use crate::error::RetrieveError;
+use crate::tee::Namespace;
 use crate::tokens::TokenCounter;
 
 /// The default size of one retrieval, in tokens of the host's tokenizer: 25,000, the size of
@@ -238,7 +239,12 @@ impl Selector {
     /// The `recover` command's arguments for `key` and this selector, quoted for a POSIX shell
     /// where needed.
     pub fn to_flags(&self, key: &str) -> String {
-        let mut flags = format!("recover {}", quote(key));
+        self.flags_in(None, key)
+    }
+
+    /// [`Selector::to_flags`] for an original in `namespace`: `recover --namespace NS KEY …`.
+    fn flags_in(&self, namespace: Option<&Namespace>, key: &str) -> String {
+        let mut flags = recover_command(namespace, key);
         let mut put = |flag: &str, value: Option<String>| {
             if let Some(value) = value {
                 let _ = write!(flags, " --{flag} {}", quote(&value));
@@ -251,6 +257,14 @@ impl Selector {
         put("rows", self.rows.clone());
         put("max-chars", self.max_chars.map(|n| n.to_string()));
         flags
+    }
+}
+
+/// `recover KEY`, or `recover --namespace NS KEY` for an original in a namespace.
+fn recover_command(namespace: Option<&Namespace>, key: &str) -> String {
+    match namespace {
+        Some(namespace) => format!("recover --namespace {namespace} {}", quote(key)),
+        None => format!("recover {}", quote(key)),
     }
 }
 
@@ -307,6 +321,9 @@ pub fn is_retrieval(payload: &[u8]) -> bool {
 pub struct Retrieval {
     /// The key the original is stored under.
     pub key: String,
+    /// The namespace the key is in (`None`: unscoped), which the `recover` command's
+    /// continuation and the cap's note name.
+    pub namespace: Option<Namespace>,
     /// The selector asked.
     pub selector: Selector,
     /// The `[outline …]` and `[rows …]` lines, without their brackets.
@@ -336,11 +353,12 @@ impl Retrieval {
     /// The whole result as the `recover` command prints it, the continuation written as the
     /// command's arguments.
     pub fn command_text(&self) -> String {
-        self.render(
-            self.next
-                .as_ref()
-                .map(|next| format!("parrot-compress {}", next.to_flags(&self.key))),
-        )
+        self.render(self.next.as_ref().map(|next| {
+            format!(
+                "parrot-compress {}",
+                next.flags_in(self.namespace.as_ref(), &self.key)
+            )
+        }))
     }
 
     fn render(&self, more: Option<String>) -> String {
@@ -460,6 +478,8 @@ pub(crate) struct Retriever<'a> {
     /// The most characters of any body, whatever the selector asks (0: none): a proxy's cap
     /// on what a model, or a tool result that speaks to it, can ask for.
     pub(crate) cap_chars: usize,
+    /// The namespace the original is stored in, for the retrieval to name.
+    pub(crate) namespace: Option<&'a Namespace>,
     pub(crate) counter: &'a dyn TokenCounter,
     /// A JSON array of rows written as the tool's codec writes it losslessly, or `None` when
     /// no table is shorter than the array.
@@ -495,6 +515,7 @@ impl Retriever<'_> {
         let text = String::from_utf8_lossy(original);
         let mut retrieval = Retrieval {
             key: key.to_owned(),
+            namespace: self.namespace.cloned(),
             selector: selector.clone(),
             notes: Vec::new(),
             body: String::new(),
@@ -735,10 +756,10 @@ fn cap_note(cap: usize, text: &str, retrieval: &Retrieval) -> String {
     format!(
         "capped: one answer here holds at most {cap} characters, whatever its selector asks{asked}; \
          the part below is {} characters of the original's {}; {rest}; the exact original, \
-         uncapped: parrot-compress recover {}",
+         uncapped: parrot-compress {}",
         retrieval.body.chars().count(),
         text.chars().count(),
-        quote(&retrieval.key),
+        recover_command(retrieval.namespace.as_ref(), &retrieval.key),
     )
 }
 

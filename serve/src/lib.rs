@@ -56,6 +56,17 @@
 //! answer only, and the proxy's turns go back just before it in later requests. See [`recovery`] for each API's turns, what happens to an answer that mixes the
 //! proxy's tool with the client's, and streamed answers.
 //!
+//! # Whose originals
+//!
+//! Each request's originals are stored in the namespace of its API key (`x-api-key`, else the
+//! credentials of `authorization`: a bearer token, or the whole value of another scheme), derived
+//! with [`parrot_host::Namespace::of_secret`] and never stored; the recovery calls in its answers
+//! are answered from that namespace alone ([`parrot_host::Host::recover_for_model_in`]), and the
+//! recoveries put back into later requests are recorded and put back under it. A key of another
+//! client's original is a tool error, `no original is stored under "<key>"`, the same as a key
+//! nobody holds. A request with neither header is unscoped: its originals are stored under the
+//! plain key, which no keyed request reads, and it reads none of theirs.
+//!
 //! # Failures
 //!
 //! An upstream that cannot be reached (refused, no route, DNS, TLS, no connection within

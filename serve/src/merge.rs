@@ -37,11 +37,19 @@
 //! The record is in the proxy's memory (the last [`KEPT`] merged messages): after a restart, or
 //! for a message the client changed, nothing is put back and the model sees the merged message
 //! as the client sent it, a well-formed conversation in which it can ask again.
+//!
+//! # Whose records
+//!
+//! A record is kept under the namespace of the request that answered the calls (its API key's,
+//! or none) and put back only into requests of the same namespace: the answers hold originals,
+//! and a client with another key that sends the same message (the same prompt answered the
+//! same way) must not receive them, as it would not from the tee store.
 
 use std::collections::{HashMap, VecDeque};
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::{Arc, Mutex};
 
+use parrot_host::Namespace;
 use parrot_host::llm::Api;
 use serde_json::{Map, Value};
 
@@ -84,14 +92,23 @@ pub(crate) struct Merges {
 
 #[derive(Debug, Default)]
 struct Kept {
-    by_print: HashMap<u64, Arc<Record>>,
-    order: VecDeque<u64>,
+    by_print: HashMap<Print, Arc<Record>>,
+    order: VecDeque<Print>,
 }
+
+/// A record's place: the namespace of the request that made it, and the fingerprint of the
+/// message it goes with.
+type Print = (Option<Namespace>, u64);
 
 impl Merges {
     /// Remembers that the client received an Anthropic message of `blocks` after the proxy
-    /// answered `turns`.
-    pub(crate) fn record(&self, blocks: &[Value], turns: Vec<Inserted>) {
+    /// answered `turns`, in a request of `namespace`.
+    pub(crate) fn record(
+        &self,
+        namespace: Option<&Namespace>,
+        blocks: &[Value],
+        turns: Vec<Inserted>,
+    ) {
         if turns.is_empty() || blocks.is_empty() {
             return;
         }
@@ -99,12 +116,21 @@ impl Merges {
             blocks: blocks.len(),
             turns,
         };
-        self.keep(fingerprint(blocks), Record::Merged(merged));
+        self.keep(
+            (namespace.cloned(), fingerprint(blocks)),
+            Record::Merged(merged),
+        );
     }
 
     /// Remembers that the client received `answer` (a Chat Completions or Responses answer)
-    /// after the proxy appended `turns` to the conversation.
-    pub(crate) fn record_before(&self, api: Api, answer: &Value, turns: Vec<String>) {
+    /// after the proxy appended `turns` to the conversation, in a request of `namespace`.
+    pub(crate) fn record_before(
+        &self,
+        namespace: Option<&Namespace>,
+        api: Api,
+        answer: &Value,
+        turns: Vec<String>,
+    ) {
         if turns.is_empty() {
             return;
         }
@@ -113,16 +139,23 @@ impl Merges {
             _ => answer.pointer("/output/0"),
         };
         if let Some(last) = last {
-            self.keep(print_of(api, last), Record::Before(turns));
+            self.keep(
+                (namespace.cloned(), print_of(api, last)),
+                Record::Before(turns),
+            );
         }
     }
 
-    fn keep(&self, print: u64, record: Record) {
+    fn keep(&self, print: Print, record: Record) {
         let mut kept = self
             .kept
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
-        if kept.by_print.insert(print, Arc::new(record)).is_none() {
+        if kept
+            .by_print
+            .insert(print.clone(), Arc::new(record))
+            .is_none()
+        {
             kept.order.push_back(print);
         }
         while kept.order.len() > KEPT {
@@ -132,12 +165,12 @@ impl Merges {
         }
     }
 
-    fn find(&self, print: u64) -> Option<Arc<Record>> {
+    fn find(&self, namespace: Option<&Namespace>, print: u64) -> Option<Arc<Record>> {
         let kept = self
             .kept
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
-        kept.by_print.get(&print).cloned()
+        kept.by_print.get(&(namespace.cloned(), print)).cloned()
     }
 
     fn is_empty(&self) -> bool {
@@ -148,9 +181,15 @@ impl Merges {
         kept.by_print.is_empty()
     }
 
-    /// `body` (a request of `api`) with the turns the proxy answered put back at their places
-    /// (see the module docs), or `None` when there is nothing to put back.
-    pub(crate) fn reinsert(&self, api: Api, body: &[u8]) -> Option<Vec<u8>> {
+    /// `body` (a request of `api` in `namespace`) with the turns the proxy answered in that
+    /// namespace put back at their places (see the module docs), or `None` when there is
+    /// nothing to put back.
+    pub(crate) fn reinsert(
+        &self,
+        namespace: Option<&Namespace>,
+        api: Api,
+        body: &[u8],
+    ) -> Option<Vec<u8>> {
         if self.is_empty() {
             return None;
         }
@@ -169,8 +208,8 @@ impl Merges {
         let mut copied = 0;
         for message in parrot_json::elements(text, messages.start).ok()? {
             let turns = match api {
-                Api::AnthropicMessages => self.expanded(text, message.clone()),
-                _ => self.before(api, text, message.clone()),
+                Api::AnthropicMessages => self.expanded(namespace, text, message.clone()),
+                _ => self.before(namespace, api, text, message.clone()),
             };
             let Some(turns) = turns else {
                 continue;
@@ -187,7 +226,12 @@ impl Merges {
     }
 
     /// The turns that replace the message at `span`, when it is a recorded merged message.
-    fn expanded(&self, text: &str, span: std::ops::Range<usize>) -> Option<String> {
+    fn expanded(
+        &self,
+        namespace: Option<&Namespace>,
+        text: &str,
+        span: std::ops::Range<usize>,
+    ) -> Option<String> {
         let members = parrot_json::members(text, span.start).ok()?;
         let role = members.iter().find(|m| m.name.is("role"))?;
         if &text[role.value.clone()] != "\"assistant\"" {
@@ -200,7 +244,7 @@ impl Merges {
             .map(|block| serde_json::from_str(&text[block.clone()]))
             .collect::<Result<_, _>>()
             .ok()?;
-        let record = self.find(fingerprint(&values))?;
+        let record = self.find(namespace, fingerprint(&values))?;
         let Record::Merged(merged) = &*record else {
             return None;
         };
@@ -238,7 +282,13 @@ impl Merges {
 
 impl Merges {
     /// The element at `span` preceded by the turns recorded before it (Chat, Responses).
-    fn before(&self, api: Api, text: &str, span: std::ops::Range<usize>) -> Option<String> {
+    fn before(
+        &self,
+        namespace: Option<&Namespace>,
+        api: Api,
+        text: &str,
+        span: std::ops::Range<usize>,
+    ) -> Option<String> {
         let members = parrot_json::members(text, span.start).ok()?;
         let is = |name: &str, value: &str| {
             members
@@ -259,7 +309,7 @@ impl Merges {
             return None;
         }
         let value: Value = serde_json::from_str(&text[span.clone()]).ok()?;
-        let record = self.find(print_of(api, &value))?;
+        let record = self.find(namespace, print_of(api, &value))?;
         let Record::Before(turns) = &*record else {
             return None;
         };
@@ -386,6 +436,7 @@ mod tests {
             json!({"type": "text", "text": "Row 17 is Ada."}),
         ];
         merges.record(
+            None,
             &blocks,
             vec![Inserted {
                 at: 1,
@@ -397,7 +448,7 @@ mod tests {
         let body = r#"{"model":"m","messages":[{"role":"user","content":"hi"}, {"role": "assistant", "content": [{"type":"text","text":"Let me look."}, {"type":"text","text":"Row 17 is Ada.","cache_control":{"type":"ephemeral"}}]},{"role":"user","content":"thanks"}]}"#;
         let out = String::from_utf8(
             merges
-                .reinsert(Api::AnthropicMessages, body.as_bytes())
+                .reinsert(None, Api::AnthropicMessages, body.as_bytes())
                 .unwrap(),
         )
         .unwrap();
@@ -409,10 +460,57 @@ mod tests {
         assert_eq!(out, expected);
         assert_eq!(
             merges
-                .reinsert(Api::AnthropicMessages, body.as_bytes())
+                .reinsert(None, Api::AnthropicMessages, body.as_bytes())
                 .unwrap(),
             out.as_bytes(),
             "the same bytes every time"
+        );
+    }
+
+    /// A client with another API key that sends the same message got the answers recorded for
+    /// the first key put back in its request (originals included): records are scoped.
+    #[test]
+    fn a_record_goes_back_only_into_requests_of_its_namespace() {
+        let merges = Merges::default();
+        let alice = Namespace::of_secret(b"alice");
+        let bob = Namespace::of_secret(b"bob");
+        let blocks = [json!({"type": "text", "text": "Row 17 is Ada."})];
+        merges.record(
+            Some(&alice),
+            &blocks,
+            vec![Inserted {
+                at: 0,
+                calls: vec![call("toolu_1")],
+                answers: answers("toolu_1"),
+            }],
+        );
+        let body = r#"{"messages":[{"role":"assistant","content":[{"type":"text","text":"Row 17 is Ada."}]}]}"#;
+        let put_back = merges.reinsert(Some(&alice), Api::AnthropicMessages, body.as_bytes());
+        assert!(
+            String::from_utf8(put_back.unwrap())
+                .unwrap()
+                .contains("the original")
+        );
+        assert_eq!(
+            merges.reinsert(Some(&bob), Api::AnthropicMessages, body.as_bytes()),
+            None
+        );
+        assert_eq!(
+            merges.reinsert(None, Api::AnthropicMessages, body.as_bytes()),
+            None
+        );
+
+        let answer = json!({"choices": [{"message": {"role": "assistant", "content": "Ada."}}]});
+        merges.record_before(Some(&alice), Api::OpenAiChat, &answer, vec![answers("c1")]);
+        let body = r#"{"messages":[{"role":"assistant","content":"Ada."}]}"#;
+        assert!(
+            merges
+                .reinsert(Some(&alice), Api::OpenAiChat, body.as_bytes())
+                .is_some()
+        );
+        assert_eq!(
+            merges.reinsert(Some(&bob), Api::OpenAiChat, body.as_bytes()),
+            None
         );
     }
 
@@ -421,6 +519,7 @@ mod tests {
         let merges = Merges::default();
         let blocks = [json!({"type": "text", "text": "Done."})];
         merges.record(
+            None,
             &blocks,
             vec![
                 Inserted {
@@ -439,7 +538,7 @@ mod tests {
             r#"{"messages":[{"role":"assistant","content":[{"type":"text","text":"Done."}]}]}"#;
         let out: Value = serde_json::from_slice(
             &merges
-                .reinsert(Api::AnthropicMessages, body.as_bytes())
+                .reinsert(None, Api::AnthropicMessages, body.as_bytes())
                 .unwrap(),
         )
         .unwrap();
@@ -462,11 +561,12 @@ mod tests {
     fn a_message_the_client_changed_or_never_got_is_left_as_it_is() {
         let merges = Merges::default();
         assert_eq!(
-            merges.reinsert(Api::AnthropicMessages, br#"{"messages":[]}"#),
+            merges.reinsert(None, Api::AnthropicMessages, br#"{"messages":[]}"#),
             None,
             "nothing recorded"
         );
         merges.record(
+            None,
             &[
                 json!({"type": "text", "text": "A"}),
                 json!({"type": "text", "text": "B"}),
@@ -484,7 +584,7 @@ mod tests {
             "not json",
         ] {
             assert_eq!(
-                merges.reinsert(Api::AnthropicMessages, body.as_bytes()),
+                merges.reinsert(None, Api::AnthropicMessages, body.as_bytes()),
                 None,
                 "{body}"
             );
@@ -496,6 +596,7 @@ mod tests {
         let merges = Merges::default();
         for n in 0..=KEPT {
             merges.record(
+                None,
                 &[json!({"type": "text", "text": n.to_string()})],
                 vec![Inserted {
                     at: 0,
@@ -507,8 +608,8 @@ mod tests {
         let first = fingerprint(&[json!({"type": "text", "text": "0"})]);
         assert_eq!(merges.kept.lock().unwrap().order.len(), KEPT);
         let last = fingerprint(&[json!({"type": "text", "text": KEPT.to_string()})]);
-        assert!(merges.find(first).is_none());
-        assert!(merges.find(last).is_some());
+        assert!(merges.find(None, first).is_none());
+        assert!(merges.find(None, last).is_some());
     }
 
     #[test]
@@ -522,11 +623,15 @@ mod tests {
             json!({"role": "tool", "tool_call_id": "c1", "content": "the original"}).to_string(),
         ];
         let answer = json!({"choices": [{"message": {"role": "assistant", "content": "Row 3."}}]});
-        merges.record_before(Api::OpenAiChat, &answer, chat_turns.clone());
+        merges.record_before(None, Api::OpenAiChat, &answer, chat_turns.clone());
         // The client sends the message back with an empty refusal and its own spacing.
         let body = r#"{"messages":[{"role":"user","content":"hi"},{"role": "assistant", "content": "Row 3.", "refusal": null},{"role":"user","content":"ok"}]}"#;
-        let out =
-            String::from_utf8(merges.reinsert(Api::OpenAiChat, body.as_bytes()).unwrap()).unwrap();
+        let out = String::from_utf8(
+            merges
+                .reinsert(None, Api::OpenAiChat, body.as_bytes())
+                .unwrap(),
+        )
+        .unwrap();
         assert_eq!(
             out,
             format!(
@@ -536,6 +641,7 @@ mod tests {
         );
         assert_eq!(
             merges.reinsert(
+                None,
                 Api::OpenAiChat,
                 br#"{"messages":[{"role":"user","content":"Row 3."}]}"#
             ),
@@ -552,11 +658,11 @@ mod tests {
         let answer = json!({"output": [{"type": "message", "id": "msg_9", "role": "assistant",
             "status": "completed",
             "content": [{"type": "output_text", "text": "Found.", "annotations": []}]}]});
-        merges.record_before(Api::OpenAiResponses, &answer, responses_turns.clone());
+        merges.record_before(None, Api::OpenAiResponses, &answer, responses_turns.clone());
         let body = r#"{"input":[{"role":"user","content":"q"},{"type":"message","role":"assistant","content":[{"type":"output_text","text":"Found."}]}]}"#;
         let out: Value = serde_json::from_slice(
             &merges
-                .reinsert(Api::OpenAiResponses, body.as_bytes())
+                .reinsert(None, Api::OpenAiResponses, body.as_bytes())
                 .unwrap(),
         )
         .unwrap();

@@ -25,8 +25,9 @@
 //!
 //! When the model's answer calls [`RECOVERY_TOOL`] and no tool of the client's ([`calls`] says
 //! [`Calls::Ours`]; text and thinking blocks may come before the calls), each call is answered
-//! from the tee store ([`parrot_host::Host::recover_selected`]: the retrieval's header line and
-//! the part asked for; a bad selector or an unknown key is a tool error naming it), and
+//! from the tee store in the request's namespace ([`parrot_host::Host::recover_for_model_in`]:
+//! the retrieval's header line and the part asked for; a bad selector, or a key the namespace
+//! does not hold, is a tool error naming it), and
 //! [`follow_up`] appends to the conversation:
 //!
 //! - Anthropic Messages: the answer's `content` as an `assistant` message, then a `user`
@@ -92,7 +93,7 @@ use std::sync::OnceLock;
 
 use parrot_host::llm::Api;
 use parrot_host::mcp::Relay;
-use parrot_host::{Host, RetrieveError, Selector};
+use parrot_host::{Host, Namespace, RetrieveError, Selector};
 use serde_json::{Map, Value, json};
 
 pub use parrot_host::mcp::RECOVERY_TOOL;
@@ -355,10 +356,11 @@ pub struct Answer {
     pub is_error: bool,
 }
 
-/// Answers `call` from `host`'s tee store, as the MCP proxy answers it
-/// ([`Host::recover_for_model`]: held to the host's cap on one answer, so a model's
+/// Answers `call` from `host`'s tee store in `namespace` (the request's: originals stored
+/// with another API key are not found), as the MCP proxy answers it
+/// ([`Host::recover_for_model_in`]: held to the host's cap on one answer, so a model's
 /// `max_chars: 0` cannot make the follow-up carry a whole 100 MB original upstream).
-pub fn answer(host: &Host, call: &Call) -> Answer {
+pub fn answer(host: &Host, namespace: Option<&Namespace>, call: &Call) -> Answer {
     let error = |text: String| Answer {
         id: call.id.clone(),
         text,
@@ -373,7 +375,7 @@ pub fn answer(host: &Host, call: &Call) -> Answer {
         Ok(found) => found,
         Err(err) => return error(err.to_string()),
     };
-    match host.recover_for_model(&key, &selector) {
+    match host.recover_for_model_in(namespace, &key, &selector) {
         Ok(retrieval) => Answer {
             id: call.id.clone(),
             text: retrieval.text(),

@@ -16,7 +16,7 @@ use hyper_rustls::HttpsConnector;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 use parrot_host::llm::{self, Api};
-use parrot_host::{Host, Report};
+use parrot_host::{Host, Namespace, Report};
 use serde_json::{Value, json};
 
 use crate::merge::{Inserted, Merges};
@@ -199,13 +199,19 @@ pub(crate) async fn handle(state: Arc<State>, request: Request<Incoming>) -> Res
             );
         }
     };
+    let namespace = namespace_of(&parts.headers);
     let prepared = {
         let host = Arc::clone(host);
         let path = parts.uri.path().to_owned();
         let received = received.clone();
         let state = Arc::clone(&state);
+        let namespace = namespace.clone();
         tokio::task::spawn_blocking(move || {
-            prepare(&host, &state.merges, api, &path, received, answers_calls)
+            let scope = Scope {
+                host: &host,
+                namespace: namespace.as_ref(),
+            };
+            prepare(scope, &state.merges, api, &path, received, answers_calls)
         })
         .await
     };
@@ -228,7 +234,43 @@ pub(crate) async fn handle(state: Arc<State>, request: Request<Incoming>) -> Res
             Err(failed) => failed,
         };
     }
-    rounds(&state, host, upstream, &parts, api, prepared.body).await
+    rounds(
+        &state,
+        host,
+        namespace,
+        upstream,
+        &parts,
+        api,
+        prepared.body,
+    )
+    .await
+}
+
+/// The namespace of a request's originals and recoveries: that of its API key, `x-api-key`,
+/// else the credentials of `authorization` (a bearer token, or the whole value of another
+/// scheme); `None` (unscoped) for a request with neither, or with empty values. Derived
+/// ([`Namespace::of_secret`]), never stored or logged.
+fn namespace_of(headers: &HeaderMap) -> Option<Namespace> {
+    let given = |name: header::HeaderName| {
+        headers
+            .get(name)
+            .map(|value| value.as_bytes().trim_ascii())
+            .filter(|value| !value.is_empty())
+    };
+    let secret = given(HeaderName::from_static("x-api-key")).or_else(|| {
+        given(header::AUTHORIZATION).map(|value| match value.split_first_chunk::<7>() {
+            Some((scheme, token)) if scheme.eq_ignore_ascii_case(b"bearer ") => token.trim_ascii(),
+            _ => value,
+        })
+    })?;
+    Some(Namespace::of_secret(secret))
+}
+
+/// The host a request's results go through, and the namespace they are stored in.
+#[derive(Clone, Copy)]
+struct Scope<'a> {
+    host: &'a Host,
+    namespace: Option<&'a Namespace>,
 }
 
 /// A request body ready to send.
@@ -248,14 +290,15 @@ struct Prepared {
 /// (a pointer, or recovery calls put back), and a count of tokens only when calls of it were
 /// put back. A host without a tee store never offers it: nothing can be recovered.
 fn prepare(
-    host: &Host,
+    scope: Scope<'_>,
     merges: &Merges,
     api: Api,
     path: &str,
     received: Bytes,
     answers_calls: bool,
 ) -> Prepared {
-    let (body, pointed) = match llm::rewrite(api, &received, host) {
+    let Scope { host, namespace } = scope;
+    let (body, pointed) = match llm::rewrite_in(api, &received, host, namespace) {
         Ok(rewrite) => {
             let pointed = rewrite.pointed();
             tracing::debug!(
@@ -278,7 +321,7 @@ fn prepare(
             };
         }
     };
-    let (body, reinserted) = match merges.reinsert(api, &body) {
+    let (body, reinserted) = match merges.reinsert(namespace, api, &body) {
         Some(body) => (Bytes::from(body), true),
         None => (body, false),
     };
@@ -319,6 +362,7 @@ fn prepare(
 async fn rounds(
     state: &Arc<State>,
     host: &Arc<Host>,
+    namespace: Option<Namespace>,
     upstream: &crate::Upstream,
     parts: &Parts,
     api: Api,
@@ -356,6 +400,7 @@ async fn rounds(
             let channel = merged_stream(
                 Arc::clone(state),
                 Arc::clone(host),
+                namespace,
                 upstream.clone(),
                 copy_of(parts),
                 body,
@@ -374,13 +419,15 @@ async fn rounds(
                     let state = Arc::clone(state);
                     let appended = so_far.appended;
                     let tapped = Tapped::new(api, relay, move |answer| {
-                        state.merges.record_before(api, &answer, appended);
+                        state
+                            .merges
+                            .record_before(namespace.as_ref(), api, &answer, appended);
                     });
                     return Response::from_parts(head, tapped.boxed_unsync());
                 }
                 Streamed::Read(bytes) => {
                     let answer = stream::rebuilt(api, &bytes);
-                    return merged(state, api, head, bytes, answer, so_far);
+                    return merged(state, namespace.as_ref(), api, head, bytes, answer, so_far);
                 }
                 Streamed::Ours { answer, bytes } => (answer, bytes),
             }
@@ -395,7 +442,9 @@ async fn rounds(
             (answer, bytes)
         };
         let calls = match recovery::calls(api, &answer) {
-            Calls::None => return merged(state, api, head, bytes, answer, so_far),
+            Calls::None => {
+                return merged(state, namespace.as_ref(), api, head, bytes, answer, so_far);
+            }
             // A Chat or Responses stream is relayed as it came: its events cannot lose a call
             // as simply.
             Calls::Mixed if streamed => return buffered(head, bytes),
@@ -408,16 +457,18 @@ async fn rounds(
                 );
                 recovery::strip(api, &mut answer);
                 let bytes = Bytes::from(answer.to_string());
-                return merged(state, api, head, bytes, answer, so_far);
+                return merged(state, namespace.as_ref(), api, head, bytes, answer, so_far);
             }
             Calls::Ours(_) if round == MAX_ROUNDS => {
-                return merged(state, api, head, bytes, answer, so_far);
+                return merged(state, namespace.as_ref(), api, head, bytes, answer, so_far);
             }
             Calls::Ours(calls) => calls,
         };
         round += 1;
-        let Some(next) = answered(host, parts, api, &body, &answer, calls).await else {
-            return merged(state, api, head, bytes, answer, so_far);
+        let Some(next) =
+            answered(host, namespace.as_ref(), parts, api, &body, &answer, calls).await
+        else {
+            return merged(state, namespace.as_ref(), api, head, bytes, answer, so_far);
         };
         if api == Api::AnthropicMessages {
             let content = blocks_of(&answer);
@@ -450,6 +501,7 @@ struct Answered {
 /// call, then the answer's own); any other answer as `bytes` came.
 fn merged(
     state: &State,
+    namespace: Option<&Namespace>,
     api: Api,
     head: hyper::http::response::Parts,
     bytes: Bytes,
@@ -457,14 +509,18 @@ fn merged(
     mut so_far: Answered,
 ) -> Response<Body> {
     if api != Api::AnthropicMessages {
-        state.merges.record_before(api, &answer, so_far.appended);
+        state
+            .merges
+            .record_before(namespace, api, &answer, so_far.appended);
         return buffered(head, bytes);
     }
     if so_far.inserted.is_empty() {
         return buffered(head, bytes);
     }
     so_far.shown.extend(blocks_of(&answer));
-    state.merges.record(&so_far.shown, so_far.inserted);
+    state
+        .merges
+        .record(namespace, &so_far.shown, so_far.inserted);
     answer["content"] = Value::Array(so_far.shown);
     buffered(head, Bytes::from(answer.to_string()))
 }
@@ -473,6 +529,7 @@ fn merged(
 /// the answer then goes to the client as it is.
 async fn answered(
     host: &Arc<Host>,
+    namespace: Option<&Namespace>,
     parts: &Parts,
     api: Api,
     body: &Bytes,
@@ -481,12 +538,13 @@ async fn answered(
 ) -> Option<recovery::FollowUp> {
     let next = {
         let host = Arc::clone(host);
+        let namespace = namespace.cloned();
         let body = body.clone();
         let answer = answer.clone();
         tokio::task::spawn_blocking(move || {
             let answers: Vec<_> = calls
                 .iter()
-                .map(|call| recovery::answer(&host, call))
+                .map(|call| recovery::answer(&host, namespace.as_ref(), call))
                 .collect();
             recovery::follow_up(api, &body, &answer, &answers)
         })
@@ -543,6 +601,7 @@ fn first_call(blocks: &[Value]) -> usize {
 fn merged_stream(
     state: Arc<State>,
     host: Arc<Host>,
+    namespace: Option<Namespace>,
     upstream: crate::Upstream,
     parts: Parts,
     mut body: Bytes,
@@ -586,7 +645,9 @@ fn merged_stream(
                             return;
                         }
                     }
-                    state.merges.record(&merger.shown(), inserted);
+                    state
+                        .merges
+                        .record(namespace.as_ref(), &merger.shown(), inserted);
                     return;
                 }
                 End::Answer { turn, at } => (turn, at),
@@ -598,8 +659,16 @@ fn merged_stream(
                 return;
             };
             round += 1;
-            let Some(next) =
-                answered(&host, &parts, Api::AnthropicMessages, &body, &turn, calls).await
+            let Some(next) = answered(
+                &host,
+                namespace.as_ref(),
+                &parts,
+                Api::AnthropicMessages,
+                &body,
+                &turn,
+                calls,
+            )
+            .await
             else {
                 client.abort(BoxError::from("the recovery call could not be answered"));
                 return;

@@ -127,6 +127,7 @@ use parrot_json::encode_string;
 
 use crate::call::{Call, Input};
 use crate::host::Host;
+use crate::tee::Namespace;
 use targets::Target;
 
 /// The LLM APIs whose requests [`rewrite`] knows.
@@ -308,6 +309,54 @@ pub struct Counts {
 /// [`RewriteError::Shape`] and [`RewriteError::Missing`] for a body not shaped like the API's
 /// request where the rules read it. Each names the place in the body.
 pub fn rewrite<'b>(api: Api, body: &'b [u8], host: &Host) -> Result<Rewrite<'b>, RewriteError> {
+    rewrite_in(api, body, host, None)
+}
+
+/// [`rewrite`] with every result's original stored in `namespace` (see
+/// [`Call::namespace`](crate::Call#structfield.namespace)): what `parrot-compress serve` does
+/// with the namespace of a request's API key, so that only requests with that key recover
+/// them. The pointers name the plain keys, as without a namespace.
+///
+/// # Errors
+///
+/// As [`rewrite`].
+///
+/// # Examples
+///
+/// ```
+/// use std::sync::Arc;
+/// use parrot_host::llm::{self, Api};
+/// use parrot_host::{Host, MemoryTeeStore, Namespace};
+///
+/// let dir = std::env::temp_dir().join("parrot-doc-rewrite-in");
+/// std::fs::create_dir_all(&dir).unwrap();
+/// let host = Host::builder()
+///     .project(&dir)
+///     .plugin_path(None)
+///     .tee_store(Arc::new(MemoryTeeStore::default()))
+///     .tee_lossless(true)
+///     .build()
+///     .unwrap();
+/// let rows: Vec<_> = (0..40).map(|i| serde_json::json!({"id": i, "note": null})).collect();
+/// let result = serde_json::to_string_pretty(&rows).unwrap();
+/// let body = serde_json::json!({"messages": [
+///     {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "q", "input": {}}]},
+///     {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": result}]}
+/// ]})
+/// .to_string();
+/// let alice = Namespace::new("alice").unwrap();
+/// let rewrite =
+///     llm::rewrite_in(Api::AnthropicMessages, body.as_bytes(), &host, Some(&alice)).unwrap();
+/// let key = rewrite.replaced[0].tee_key.clone().unwrap();
+/// assert!(host.recover_in(Some(&alice), &key).unwrap().is_some());
+/// assert!(host.recover(&key).unwrap().is_none());
+/// ```
+pub fn rewrite_in<'b>(
+    api: Api,
+    body: &'b [u8],
+    host: &Host,
+    namespace: Option<&Namespace>,
+) -> Result<Rewrite<'b>, RewriteError> {
     let text = std::str::from_utf8(body).map_err(|err| RewriteError::NotUtf8 {
         at: err.valid_up_to(),
     })?;
@@ -344,10 +393,14 @@ pub fn rewrite<'b>(api: Api, body: &'b [u8], host: &Host) -> Result<Rewrite<'b>,
         if is_error {
             counts.errors += 1;
             // Not compressed, but stored like any tool error.
-            host.process(Call::new(&tool, Input::Text(&original)).status("error"));
+            host.process(
+                Call::new(&tool, Input::Text(&original))
+                    .status("error")
+                    .namespace(namespace),
+            );
             continue;
         }
-        let processed = host.process(Call::new(&tool, Input::Text(&original)));
+        let processed = host.process(Call::new(&tool, Input::Text(&original)).namespace(namespace));
         let Some(new) = processed
             .text()
             .filter(|new| processed.meta.compressed && *new != original)

@@ -31,6 +31,12 @@
 //!
 //! Decisions:
 //!
+//! - **Whose originals.** [`Proxy::new`] stores under the plain keys, which every relay and
+//!   `recover` of the same store reads; [`Proxy::in_namespace`] keeps a session's originals in a
+//!   [`crate::Namespace`] and answers its recovery calls from that namespace alone, so another
+//!   session over the same store gets "no original is stored" for this one's keys.
+//!   `parrot-compress mcp-proxy` gives every session a namespace of its own
+//!   ([`crate::Namespace::random`]) unless told `--namespace NAME`.
 //! - **A server with its own `wm_get_result`.** The proxy's tool takes its place in
 //!   `tools/list` (the pointers the proxy writes name it); a call whose key the proxy does not
 //!   hold is forwarded to the server, so the server's own pointers still resolve.

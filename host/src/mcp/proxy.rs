@@ -174,6 +174,12 @@ impl Proxy {
         Proxy::with(Some(Relay::new(host)))
     }
 
+    /// A proxy whose session stores its originals in `namespace` and recovers only those
+    /// ([`Relay::in_namespace`]).
+    pub fn in_namespace(host: Arc<Host>, namespace: crate::Namespace) -> Proxy {
+        Proxy::with(Some(Relay::in_namespace(host, namespace)))
+    }
+
     /// A pure relay: every line goes through as it is (the kill switch).
     pub fn relay() -> Proxy {
         Proxy::with(None)

@@ -13,6 +13,7 @@ use crate::call::{Call, Input};
 use crate::error::RetrieveError;
 use crate::host::Host;
 use crate::retrieve::{Selector, is_retrieval};
+use crate::tee::Namespace;
 
 /// What becomes of one line.
 #[derive(Debug, Default)]
@@ -107,6 +108,8 @@ struct Pending {
 /// ```
 pub struct Relay {
     host: Arc<Host>,
+    /// Where the session's originals are stored, and the only place its recoveries look.
+    namespace: Option<Namespace>,
     pending: Mutex<HashMap<String, Pending>>,
     /// The server listed a tool named [`RECOVERY_TOOL`] itself.
     server_recovers: AtomicBool,
@@ -115,6 +118,7 @@ pub struct Relay {
 impl std::fmt::Debug for Relay {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Relay")
+            .field("namespace", &self.namespace)
             .field("server_recovers", &self.server_recovers)
             .finish_non_exhaustive()
     }
@@ -122,11 +126,46 @@ impl std::fmt::Debug for Relay {
 
 impl Relay {
     /// A relay that compresses through `host` and recovers from its tee store.
+    /// Its originals are stored under their plain keys, which any relay or `recover` of the
+    /// same store reads; [`Relay::in_namespace`] keeps a session's to itself.
     pub fn new(host: Arc<Host>) -> Relay {
         Relay {
             host,
+            namespace: None,
             pending: Mutex::default(),
             server_recovers: AtomicBool::new(false),
+        }
+    }
+
+    /// A relay whose originals are stored in `namespace`, and whose recovery calls find only
+    /// those: another session over the same store, in another namespace, gets "no original
+    /// is stored" for this one's keys.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use parrot_host::mcp::Relay;
+    /// use parrot_host::{Host, MemoryTeeStore, Namespace, TeeStore};
+    ///
+    /// let dir = std::env::temp_dir().join("parrot-doc-relay-namespace");
+    /// std::fs::create_dir_all(&dir).unwrap();
+    /// let store = Arc::new(MemoryTeeStore::default());
+    /// store.put("mine/k", b"original").unwrap();
+    /// let host = Host::builder().project(&dir).plugin_path(None).tee_store(store).build().unwrap();
+    /// let host = Arc::new(host);
+    /// let recover = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"wm_get_result","arguments":{"key":"k"}}}"#;
+    /// let mine = Relay::in_namespace(Arc::clone(&host), Namespace::new("mine").unwrap());
+    /// let answer = String::from_utf8(mine.from_client(recover).answer.unwrap()).unwrap();
+    /// assert!(answer.contains("original"), "{answer}");
+    /// let theirs = Relay::in_namespace(host, Namespace::new("theirs").unwrap());
+    /// let answer = String::from_utf8(theirs.from_client(recover).answer.unwrap()).unwrap();
+    /// assert!(answer.contains(r#"no original is stored under \"k\""#), "{answer}");
+    /// ```
+    pub fn in_namespace(host: Arc<Host>, namespace: Namespace) -> Relay {
+        Relay {
+            namespace: Some(namespace),
+            ..Relay::new(host)
         }
     }
 
@@ -473,7 +512,10 @@ impl Relay {
             Ok(found) => found,
             Err(err) => return Some(tool_error(err.to_string())),
         };
-        match self.host.recover_for_model(&key, &selector) {
+        match self
+            .host
+            .recover_for_model_in(self.namespace.as_ref(), &key, &selector)
+        {
             Ok(retrieval) => Some(json!({
                 "content": [{"type": "text", "text": retrieval.text()}]
             })),
@@ -549,11 +591,16 @@ impl Relay {
             }
             if is_error {
                 // Not compressed, but stored: nothing is lost when the caller raises.
-                self.host
-                    .process(Call::new(tool, Input::Text(text)).status("error"));
+                self.host.process(
+                    Call::new(tool, Input::Text(text))
+                        .status("error")
+                        .namespace(self.namespace.as_ref()),
+                );
                 continue;
             }
-            let processed = self.host.process(Call::new(tool, Input::Text(text)));
+            let processed = self
+                .host
+                .process(Call::new(tool, Input::Text(text)).namespace(self.namespace.as_ref()));
             if !processed.meta.compressed {
                 continue;
             }

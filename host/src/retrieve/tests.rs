@@ -41,6 +41,7 @@ fn retrieve(
     Retriever {
         limit_tokens: DEFAULT_LIMIT_TOKENS,
         cap_chars: 0,
+        namespace: None,
         counter: &Tokenizer::O200k,
         table,
     }
@@ -365,6 +366,7 @@ fn without_a_selector_a_big_original_gives_its_first_part_an_outline_and_the_nex
     let part = Retriever {
         limit_tokens: 2_000,
         cap_chars: 0,
+        namespace: None,
         counter: &Tokenizer::O200k,
         table: &compact,
     }
@@ -726,6 +728,7 @@ fn capped(original: &str, selector: &Selector, cap: usize, limit_tokens: usize) 
     Retriever {
         limit_tokens,
         cap_chars: cap,
+        namespace: None,
         counter: &Tokenizer::O200k,
         table: &compact,
     }

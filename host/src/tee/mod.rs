@@ -6,13 +6,20 @@
 //! `minimal`. Three stores ship: [`MemoryTeeStore`], bounded and gone with the process;
 //! [`SqliteTeeStore`], a file on disk that survives restarts and is shared by several processes;
 //! and, with the feature `redis`, `RedisTeeStore`, shared by every machine that reaches one Redis.
+//!
+//! A key is a content hash anyone who saw it can name; a [`Namespace`] says whose an original
+//! is. A call in a namespace is stored under `{namespace}/{key}`, and only a recovery in that
+//! namespace reads it (see [`Namespace`]).
 
 mod memory;
+mod namespace;
 #[cfg(feature = "redis")]
 mod redis;
 mod sqlite;
 
 pub use memory::MemoryTeeStore;
+pub(crate) use namespace::Scoped;
+pub use namespace::{MAX_NAMESPACE_LEN, Namespace};
 #[cfg(feature = "redis")]
 pub use redis::{REDIS_PASSWORD_ENV, RedisSettings, RedisTeeStore};
 pub use sqlite::{Retention, SqliteTeeStore, TeeStats};

@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use parrot_host::{Retention, SqliteTeeStore, TeeStore, TokenCounter, Tokenizer};
+use parrot_host::{Namespace, Retention, SqliteTeeStore, TeeStore, TokenCounter, Tokenizer};
 use serde_json::{Value, json};
 
 use crate::serve::{Proxy, Recorded};
@@ -32,6 +32,9 @@ const BEFORE_CALL: &str = "Let me look at the first lines of that output.";
 const SOURCE: &str = "host/src/host.rs";
 /// How long Claude Code may take for the whole session.
 const SESSION_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// The API key Claude Code sends; the proxy scopes the session's originals by it.
+const API_KEY: &str = "sk-ant-test-key";
 
 /// The ids of the scripted model's tool calls, in the order it makes them.
 const READ_SOURCE: &str = "toolu_01_read_source";
@@ -683,7 +686,7 @@ fn claude_code_through_serve_keeps_its_reads_its_cache_prefix_and_its_recoveries
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
         .env("HOME", home.path())
         .env("ANTHROPIC_BASE_URL", &proxy.url)
-        .env("ANTHROPIC_API_KEY", "sk-ant-test-key")
+        .env("ANTHROPIC_API_KEY", API_KEY)
         .env("IS_SANDBOX", "1")
         .env("DISABLE_TELEMETRY", "1")
         .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
@@ -935,6 +938,8 @@ fn claude_code_through_serve_keeps_its_reads_its_cache_prefix_and_its_recoveries
     // Tokens of each tool result, before and after the proxy (each result once, as first seen).
     let store =
         SqliteTeeStore::open(proxy.project().join(".parrot/tee.db"), Retention::default()).ok();
+    // The proxy keeps each original in the namespace of the session's API key.
+    let namespace = Namespace::of_secret(API_KEY.as_bytes());
     let counter = Tokenizer::O200k;
     let mut per_tool: BTreeMap<String, (usize, usize, usize)> = BTreeMap::new();
     let mut per_result: Vec<String> = Vec::new();
@@ -951,7 +956,13 @@ fn claude_code_through_serve_keeps_its_reads_its_cache_prefix_and_its_recoveries
             };
             let after = result_text(block);
             let before = tee_key(&after)
-                .and_then(|key| store.as_ref()?.get(&key).ok().flatten())
+                .and_then(|key| {
+                    store
+                        .as_ref()?
+                        .get(&namespace.scoped_key(&key))
+                        .ok()
+                        .flatten()
+                })
                 .map_or_else(
                     || after.clone(),
                     |o| String::from_utf8_lossy(&o).into_owned(),

@@ -12,7 +12,7 @@ use std::sync::OnceLock;
 use std::sync::mpsc::{self, Receiver};
 use std::time::{Duration, Instant};
 
-use parrot_host::{Retention, SqliteTeeStore, TeeStore};
+use parrot_host::{Namespace, Retention, SqliteTeeStore, TeeStore};
 use serde_json::{Value, json};
 
 use crate::redis_server::RedisServer;
@@ -88,12 +88,25 @@ impl Peer {
 
     /// [`Peer::proxy`] with global options (`--tee-store URL`).
     fn proxy_with(project: &Path, options: &[&str], server: &[String], kill_switch: bool) -> Peer {
+        Peer::proxy_in(project, options, &[], server, kill_switch)
+    }
+
+    /// [`Peer::proxy_with`] with options of `mcp-proxy` itself (`--namespace NAME`).
+    fn proxy_in(
+        project: &Path,
+        options: &[&str],
+        proxy_options: &[&str],
+        server: &[String],
+        kill_switch: bool,
+    ) -> Peer {
         let mut command = Command::new(support::binary());
         command
             .arg("--project")
             .arg(project)
             .args(options)
-            .args(["mcp-proxy", "--"])
+            .arg("mcp-proxy")
+            .args(proxy_options)
+            .arg("--")
             .args(server)
             .env_remove("PARROT_PLUGIN_PATH")
             .env_remove("PARROT_COMPRESSION_DISABLED");
@@ -271,17 +284,18 @@ fn tools_list_gains_wm_get_result_and_a_json_result_is_compressed_and_recovered_
     list_compress_and_recover(proxy);
 }
 
-/// The same session with the store in Redis; then a second process, with another project,
-/// returns the original from the same Redis, by `recover` and by its own proxy's
-/// `wm_get_result`.
+/// The same session with the store in Redis, in a namespace it was given; then a second
+/// process, with another project, returns the original from the same Redis, by `recover
+/// --namespace` and by its own proxy's `wm_get_result` in the same namespace.
 #[test]
 fn with_a_redis_store_another_process_recovers_what_the_proxy_stored() {
     let redis = RedisServer::start(&[]);
     let url = redis.url("?prefix=agents:");
     let project = tempfile::tempdir().unwrap();
-    let proxy = Peer::proxy_with(
+    let proxy = Peer::proxy_in(
         project.path(),
         &["--tee-store", &url],
+        &["--namespace", "team-a"],
         &fake_server(),
         false,
     );
@@ -290,7 +304,14 @@ fn with_a_redis_store_another_process_recovers_what_the_proxy_stored() {
     let elsewhere = tempfile::tempdir().unwrap();
     let out = support::run_in(
         elsewhere.path(),
-        &["--tee-store", &url, "recover", &key],
+        &[
+            "--tee-store",
+            &url,
+            "recover",
+            "--namespace",
+            "team-a",
+            &key,
+        ],
         b"",
     );
     assert_eq!(
@@ -299,9 +320,10 @@ fn with_a_redis_store_another_process_recovers_what_the_proxy_stored() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let mut other = Peer::proxy_with(
+    let mut other = Peer::proxy_in(
         elsewhere.path(),
         &["--tee-store", &url],
+        &["--namespace", "team-a"],
         &fake_server(),
         false,
     );
@@ -313,6 +335,83 @@ fn with_a_redis_store_another_process_recovers_what_the_proxy_stored() {
     );
     let (status, stderr) = other.finish(Duration::from_secs(5));
     assert!(status.success(), "{status}: {stderr}");
+}
+
+/// The key of the `_tee` pointer of a `rows` call through `proxy` (request `id`).
+fn rows_key(proxy: &mut Peer, id: u64) -> String {
+    let response = proxy.call(json!(id), "rows", json!({}));
+    json_of(first_text(&response))["_tee"]["key"]
+        .as_str()
+        .expect("a _tee pointer")
+        .to_owned()
+}
+
+/// The namespace an `mcp-proxy` logged at its start.
+fn logged_namespace(stderr: &str) -> String {
+    let line = stderr
+        .lines()
+        .find(|line| line.starts_with("mcp-proxy: this session's originals are in namespace "))
+        .unwrap_or_else(|| panic!("no namespace line: {stderr}"));
+    line.split(' ').nth(7).expect("the namespace").to_owned()
+}
+
+/// One session read another's original by key over a shared store (the review's finding):
+/// each session stores in a namespace of its own, logged once at start, and a second session
+/// over the same SQLite file asking for the first one's key gets the tool error of a key
+/// nobody holds. `recover --namespace` with the logged name returns it; two sessions given
+/// the same `--namespace` share their originals.
+#[test]
+fn a_session_cannot_read_another_sessions_originals_unless_they_share_a_namespace() {
+    let project = tempfile::tempdir().unwrap();
+    let mut first = Peer::proxy(project.path(), &fake_server(), false);
+    first.initialize();
+    let key = rows_key(&mut first, 1);
+    let mut second = Peer::proxy(project.path(), &fake_server(), false);
+    second.initialize();
+    let foreign = second.call(json!(1), "wm_get_result", json!({"key": key}));
+    assert_eq!(foreign["result"]["isError"], true, "{foreign}");
+    assert_eq!(
+        first_text(&foreign),
+        format!("no original is stored under \"{key}\"")
+    );
+    let own = first.call(json!(2), "wm_get_result", json!({"key": key}));
+    assert_eq!(
+        first_text(&own),
+        format!("[wm_get_result {{\"key\":\"{key}\"}}]\n{}", rows_text(40))
+    );
+    let (status, first_log) = first.finish(Duration::from_secs(5));
+    assert!(status.success(), "{status}: {first_log}");
+    let (status, second_log) = second.finish(Duration::from_secs(5));
+    assert!(status.success(), "{status}: {second_log}");
+    let namespace = logged_namespace(&first_log);
+    assert!(namespace.starts_with("session-"), "{namespace}");
+    assert_ne!(namespace, logged_namespace(&second_log));
+
+    let out = support::run_in(
+        project.path(),
+        &["recover", "--namespace", &namespace, &key],
+        b"",
+    );
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), rows_text(40));
+    let out = support::run_in(project.path(), &["recover", &key], b"");
+    assert_eq!(out.status.code(), Some(1), "not stored unscoped");
+
+    let shared = ["--namespace", "pair"];
+    let mut one = Peer::proxy_in(project.path(), &[], &shared, &fake_server(), false);
+    one.initialize();
+    assert_eq!(rows_key(&mut one, 1), key, "the same content, the same key");
+    let mut two = Peer::proxy_in(project.path(), &[], &shared, &fake_server(), false);
+    two.initialize();
+    let recovered = two.call(json!(1), "wm_get_result", json!({"key": key}));
+    assert_eq!(
+        first_text(&recovered),
+        format!("[wm_get_result {{\"key\":\"{key}\"}}]\n{}", rows_text(40))
+    );
+    for peer in [one, two] {
+        let (status, log) = peer.finish(Duration::from_secs(5));
+        assert!(status.success(), "{status}: {log}");
+        assert_eq!(logged_namespace(&log), "pair");
+    }
 }
 
 /// Lists the tools, calls `rows` (compressed, with a pointer) and `wm_get_result` (the exact
@@ -567,7 +666,8 @@ fn a_big_result_being_compressed_holds_up_none_of_the_servers_later_messages() {
 fn max_chars_0_is_held_to_the_proxys_cap_and_says_so() {
     let project = tempfile::tempdir().unwrap();
     let key = "__tee__:shell_build:0123456789ab";
-    let original = store_a_big_log(project.path(), key);
+    let namespace = Namespace::new("capped").unwrap();
+    let original = store_a_big_log(project.path(), &namespace.scoped_key(key));
     let total = original.chars().count();
     for (options, cap) in [
         (&[][..], parrot_host::DEFAULT_RECOVERY_MAX_CHARS),
@@ -577,7 +677,7 @@ fn max_chars_0_is_held_to_the_proxys_cap_and_says_so() {
         command
             .arg("--project")
             .arg(project.path())
-            .arg("mcp-proxy")
+            .args(["mcp-proxy", "--namespace", namespace.as_str()])
             .args(options)
             .arg("--")
             .args(fake_server())
@@ -612,7 +712,8 @@ fn max_chars_0_is_held_to_the_proxys_cap_and_says_so() {
                     "[capped: one answer here holds at most {cap} characters, whatever its \
                      selector asks, max_chars 0 included; the part below is {shown} characters \
                      of the original's {total}; the next part: the [more: …] line below; the \
-                     exact original, uncapped: parrot-compress recover {key}]\n"
+                     exact original, uncapped: parrot-compress recover --namespace capped \
+                     {key}]\n"
                 )
             );
             let expected: String = original
@@ -957,8 +1058,10 @@ fn a_server_that_cannot_start_is_an_error_naming_it() {
     );
     let (status, stderr) = proxy.finish(Duration::from_secs(5));
     assert_eq!(status.code(), Some(1));
+    // After the session's namespace line, the error.
+    let error = stderr.lines().nth(1).unwrap_or_default();
     assert!(
-        stderr.starts_with(
+        error.starts_with(
             "error: cannot start the MCP server /nonexistent/mcp-server --flag: No such file or directory"
         ),
         "{stderr}"
@@ -1150,6 +1253,8 @@ fn real_server_with_a_redis_store_returns_the_exact_original() {
     let original = std::fs::read_to_string(&file).unwrap();
     let mut command = proxy_command(project.path(), &filesystem_server(&data));
     command.splice(3..3, ["--tee-store".to_owned(), redis.url("")]);
+    // Named, so that the store can be read in the session's namespace.
+    command.splice(6..6, ["--namespace".to_owned(), "fs".to_owned()]);
     let out = sdk_client(&data, &file, &command, false);
     let read = out["read"]["text"][0].as_str().unwrap();
     assert!(read.len() < original.len(), "not compressed");
@@ -1161,7 +1266,9 @@ fn real_server_with_a_redis_store_returns_the_exact_original() {
     );
     assert_eq!(
         parrot_host::RedisTeeStore::open(&redis.url(""))
-            .and_then(|store| parrot_host::TeeStore::get(&store, key))
+            .and_then(|store| {
+                parrot_host::TeeStore::get(&store, &Namespace::new("fs").unwrap().scoped_key(key))
+            })
             .unwrap()
             .as_deref(),
         Some(original.as_bytes())
@@ -1239,12 +1346,15 @@ fn build_log_slices(store: Option<String>) {
     let mut command = proxy_command(project.path(), &server);
     if let Some(url) = &store {
         command.splice(3..3, ["--tee-store".to_owned(), url.clone()]);
+        command.splice(6..6, ["--namespace".to_owned(), "fs".to_owned()]);
     }
     let out = sdk_client_with(&data, &file, &command, false, Some(r"^error\["));
     let key = out["pointer"]["key"].as_str().expect("a _tee pointer");
     if let Some(url) = &store {
         let held = parrot_host::RedisTeeStore::open(url)
-            .and_then(|redis| parrot_host::TeeStore::get(&redis, key))
+            .and_then(|redis| {
+                parrot_host::TeeStore::get(&redis, &Namespace::new("fs").unwrap().scoped_key(key))
+            })
             .unwrap();
         assert_eq!(
             held.as_deref(),

@@ -272,3 +272,106 @@ fn the_largest_context_shows_the_match_with_the_lines_around_it() {
         );
     }
 }
+
+/// An original stored in a namespace (as `serve` stores a client's, by its API key) is read
+/// with `--namespace`, the one `parrot-compress namespace` computes from the key: not without
+/// it, nor in another namespace; a cut part's continuation names the namespace; a bad name is
+/// a usage error naming it.
+#[test]
+fn recover_namespace_reads_a_scoped_original_and_only_that() {
+    use parrot_host::{Namespace, Retention, SqliteTeeStore, TeeStore};
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join(".parrot")).unwrap();
+    let log = std::fs::read_to_string(corpus("build-log.txt")).unwrap();
+    let key = "__tee__:shell_cargo_build:0123456789ab";
+    let out = support::run_in_with(
+        dir.path(),
+        &["namespace", "--env", "CLIENT_KEY"],
+        b"",
+        &[("CLIENT_KEY", "sk-ant-client-a")],
+    );
+    let namespace = stdout(&out).trim().to_owned();
+    assert_eq!(
+        namespace,
+        Namespace::of_secret(b"sk-ant-client-a").as_str(),
+        "the proxy's namespace of that key"
+    );
+    assert_eq!(
+        stdout(&run(dir.path(), &["namespace"], Some(b"sk-ant-client-a\n"))).trim(),
+        namespace,
+        "the same from stdin"
+    );
+    let scoped = Namespace::new(&namespace).unwrap().scoped_key(key);
+    SqliteTeeStore::open(dir.path().join(".parrot/tee.db"), Retention::default())
+        .unwrap()
+        .put(&scoped, log.as_bytes())
+        .unwrap();
+
+    assert_eq!(
+        stdout(&run(
+            dir.path(),
+            &["recover", "--namespace", &namespace, key],
+            None
+        )),
+        log
+    );
+    let unscoped = run(dir.path(), &["recover", key], None);
+    assert_eq!(unscoped.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&unscoped.stderr),
+        format!("error: no original is stored under \"{key}\"\n")
+    );
+    let other = run(
+        dir.path(),
+        &["recover", "--namespace", "other", key, "--lines", "1"],
+        None,
+    );
+    assert_eq!(other.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&other.stderr),
+        format!("error: no original is stored under \"{key}\" in namespace \"other\"\n")
+    );
+
+    let part = stdout(&run(
+        dir.path(),
+        &[
+            "recover",
+            "--namespace",
+            &namespace,
+            key,
+            "--lines",
+            "10-",
+            "--max-chars",
+            "500",
+        ],
+        None,
+    ));
+    let next = part
+        .lines()
+        .last()
+        .and_then(|last| last.strip_prefix("[more: parrot-compress "))
+        .and_then(|rest| rest.strip_suffix(']'))
+        .unwrap_or_else(|| panic!("{part}"));
+    let args: Vec<&str> = next.split(' ').collect();
+    assert_eq!(
+        args[..4],
+        ["recover", "--namespace", namespace.as_str(), key]
+    );
+    let following = stdout(&run(dir.path(), &args, None));
+    let first_line: usize = args[5].trim_end_matches('-').parse().unwrap();
+    assert_eq!(
+        following.lines().nth(1),
+        log.lines().nth(first_line - 1),
+        "the continuation reads the next lines"
+    );
+
+    let bad = run(dir.path(), &["recover", "--namespace", "a/b", key], None);
+    assert_eq!(bad.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&bad.stderr);
+    assert!(
+        stderr.contains(
+            "namespace \"a/b\": character '/' at byte 1 is not allowed (only A-Z a-z 0-9 . _ -)"
+        ),
+        "{stderr}"
+    );
+}

@@ -1443,15 +1443,28 @@ fn raw_request_to(
     target: &str,
     body: &[u8],
 ) -> (u16, String) {
+    raw_request_with(base, host, &[], method, target, body)
+}
+
+/// [`raw_request_to`] with more headers (`name: value` lines).
+fn raw_request_with(
+    base: &str,
+    host: &str,
+    headers: &[&str],
+    method: &str,
+    target: &str,
+    body: &[u8],
+) -> (u16, String) {
     let addr = base.strip_prefix("http://").unwrap();
     let mut stream = TcpStream::connect(addr).unwrap();
     stream
         .set_read_timeout(Some(Duration::from_secs(20)))
         .unwrap();
+    let headers: String = headers.iter().map(|h| format!("{h}\r\n")).collect();
     write!(
         stream,
         "{method} {target} HTTP/1.1\r\nhost: {host}\r\ncontent-type: application/json\r\n\
-         content-length: {}\r\nconnection: close\r\n\r\n",
+         {headers}content-length: {}\r\nconnection: close\r\n\r\n",
         body.len()
     )
     .unwrap();
@@ -2171,5 +2184,128 @@ fn the_report_refuses_a_host_that_is_not_loopback() {
     assert!(
         upstream.recorded().is_empty(),
         "the report is never relayed"
+    );
+}
+
+/// A model asked, through client B's request, for the key of client A's original and got it
+/// (the review's finding: different API keys, one proxy). Originals are kept in the namespace
+/// of the API key of the request that carried them: B's model (bearer token) gets the tool
+/// error of a key nobody holds, as does a request with no key; A's gets its part, whether
+/// its key comes as `x-api-key` or as a bearer token; `recover --namespace` with the namespace
+/// `parrot-compress namespace` computes from A's key returns the original.
+#[test]
+fn a_key_stored_with_one_api_key_is_not_found_with_another() {
+    let rows = corpus("query-500x12.json");
+    let asked = |id: &str, key: &str| {
+        Canned::Json(
+            200,
+            anthropic_message(
+                json!([{"type": "tool_use", "id": id, "name": "wm_get_result",
+                        "input": {"key": key, "pointer": "/rows/17"}}]),
+                "tool_use",
+            ),
+        )
+    };
+    let said = |text: &str| {
+        Canned::Json(
+            200,
+            anthropic_message(json!([{"type": "text", "text": text}]), "end_turn"),
+        )
+    };
+    let (_dir, host) = reference_host();
+    let (_, key) = processed(&host, "sql", &rows);
+    let upstream = Upstream::start(vec![
+        said("Stored."),
+        asked("toolu_b", &key),
+        said("Not found."),
+        asked("toolu_none", &key),
+        said("Not found either."),
+        asked("toolu_a", &key),
+        said("Found."),
+    ]);
+    let proxy = Proxy::start(&upstream.url(), false);
+    let send = |headers: &[&str], body: &Value| {
+        let (status, answer) = raw_request_with(
+            &proxy.url,
+            proxy.url.strip_prefix("http://").unwrap(),
+            headers,
+            "POST",
+            "/v1/messages",
+            body.to_string().as_bytes(),
+        );
+        assert_eq!(status, 200, "{answer}");
+    };
+    let a_key = "x-api-key: sk-ant-client-a";
+    send(&[a_key], &anthropic_conversation(&rows, "ok"));
+    let first = upstream.recorded().remove(0);
+    assert!(
+        String::from_utf8(first.body).unwrap().contains(&key),
+        "A's result went out compressed, with a pointer to {key}"
+    );
+
+    let question = json!({
+        "model": "claude-test",
+        "max_tokens": 100,
+        "tools": [{"name": "sql", "description": "Runs SQL.", "input_schema": {"type": "object"}}],
+        "messages": [{"role": "user", "content": "What is row 17?"}]
+    });
+    // The answer to the proxy's one recovery call, in the follow-up after request `at`.
+    let answered = |at: usize| -> Value {
+        let recorded = upstream.recorded();
+        let follow = recorded[at].json();
+        follow["messages"][2]["content"][0].clone()
+    };
+    send(&["authorization: Bearer sk-ant-client-b"], &question);
+    let b = answered(2);
+    assert_eq!(b["tool_use_id"], "toolu_b");
+    assert_eq!(b["is_error"], true, "{b}");
+    assert_eq!(
+        b["content"],
+        format!("no original is stored under \"{key}\"")
+    );
+
+    send(&[], &question);
+    let none = answered(4);
+    assert_eq!(none["is_error"], true, "{none}");
+    assert_eq!(
+        none["content"],
+        format!("no original is stored under \"{key}\"")
+    );
+
+    send(&["authorization: Bearer sk-ant-client-a"], &question);
+    let a = answered(6);
+    assert!(a.get("is_error").is_none(), "{a}");
+    let text = a["content"].as_str().unwrap();
+    let row17 = serde_json::from_str::<Value>(&rows).unwrap()["rows"][17].clone();
+    let part: Value = serde_json::from_str(text.split_once('\n').unwrap().1).unwrap();
+    assert_eq!(part, row17, "A's own original");
+    let recorded = upstream.recorded();
+    assert_eq!(recorded.len(), 7);
+    for (at, request) in recorded[1..5].iter().enumerate() {
+        assert!(
+            !String::from_utf8_lossy(&request.body).contains("S0017"),
+            "request {} (B's, or without a key) carries none of A's rows",
+            at + 1
+        );
+    }
+
+    let out = support::run_in(proxy.project(), &["namespace"], b"sk-ant-client-a\n");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let namespace = String::from_utf8(out.stdout).unwrap().trim().to_owned();
+    assert!(namespace.starts_with("key-"), "{namespace}");
+    let recovered = support::run_in(
+        proxy.project(),
+        &["recover", "--namespace", &namespace, &key],
+        b"",
+    );
+    assert_eq!(String::from_utf8(recovered.stdout).unwrap(), rows);
+    let stderr = proxy.stop();
+    assert!(
+        !stderr.contains("client-a") && !stderr.contains("client-b"),
+        "no API key in the log: {stderr}"
     );
 }

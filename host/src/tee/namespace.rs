@@ -1,0 +1,318 @@
+//! Namespaces: who may read an original back. A call processed in a namespace stores its
+//! original under `{namespace}/{key}`, and only a recovery in the same namespace finds it; the
+//! model still sees the plain key. A namespace never holds `/`, so a scoped key names its
+//! namespace and its key without ambiguity, and never equals an unscoped key (which holds no
+//! `/` before its tool's name: `__tee__:tool:…`).
+
+use std::fmt;
+
+use sha2::{Digest as _, Sha256};
+
+use crate::error::{NamespaceError, TeeError};
+use crate::tee::TeeStore;
+
+/// The longest namespace, in bytes.
+pub const MAX_NAMESPACE_LEN: usize = 64;
+
+/// The domain tag hashed in front of a credential by [`Namespace::of_secret`]: the digest is
+/// of this use alone, not one any other system computes over the same key.
+const SECRET_TAG: &[u8] = b"parrot-compress tee namespace v1\0";
+
+/// The domain tag of [`Namespace::random`]'s digest.
+const RANDOM_TAG: &[u8] = b"parrot-compress session namespace v1\0";
+
+/// A validated namespace of the tee store: 1 to 64 of `A-Z a-z 0-9 . _ -`.
+///
+/// # Examples
+///
+/// ```
+/// use parrot_host::Namespace;
+///
+/// let team: Namespace = "team-a".parse().unwrap();
+/// assert_eq!(team.scoped_key("__tee__:sql:0123456789ab"), "team-a/__tee__:sql:0123456789ab");
+/// assert_eq!(
+///     Namespace::new("a/b").unwrap_err().to_string(),
+///     "namespace \"a/b\": character '/' at byte 1 is not allowed (only A-Z a-z 0-9 . _ -)"
+/// );
+/// // A credential gives the same namespace every time, and never shows in it.
+/// let key = Namespace::of_secret(b"sk-ant-secret");
+/// assert_eq!(key, Namespace::of_secret(b"sk-ant-secret"));
+/// assert!(key.as_str().starts_with("key-") && !key.as_str().contains("secret"));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Namespace(String);
+
+impl Namespace {
+    /// The namespace `name`.
+    ///
+    /// # Errors
+    ///
+    /// [`NamespaceError`] naming `name` and what is wrong: empty, over
+    /// [`MAX_NAMESPACE_LEN`] bytes, or a character outside `A-Z a-z 0-9 . _ -` (and where).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use parrot_host::Namespace;
+    ///
+    /// assert_eq!(Namespace::new("session-1.b_c").unwrap().as_str(), "session-1.b_c");
+    /// assert!(Namespace::new("").is_err());
+    /// assert!(Namespace::new(&"x".repeat(65)).is_err());
+    /// ```
+    pub fn new(name: &str) -> Result<Namespace, NamespaceError> {
+        let error = |problem: String| NamespaceError {
+            name: name.to_owned(),
+            problem,
+        };
+        if name.is_empty() {
+            return Err(error(
+                "empty (give 1 to 64 of A-Z a-z 0-9 . _ -)".to_owned(),
+            ));
+        }
+        if name.len() > MAX_NAMESPACE_LEN {
+            return Err(error(format!(
+                "{} bytes, over the most allowed, {MAX_NAMESPACE_LEN}",
+                name.len()
+            )));
+        }
+        if let Some((at, c)) = name
+            .char_indices()
+            .find(|&(_, c)| !(c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-')))
+        {
+            return Err(error(format!(
+                "character {c:?} at byte {at} is not allowed (only A-Z a-z 0-9 . _ -)"
+            )));
+        }
+        Ok(Namespace(name.to_owned()))
+    }
+
+    /// The namespace of a credential (an API key, a bearer token): `key-` and 16 hex digits of
+    /// the SHA-256 of a domain tag and `secret`. The same credential gives the same namespace
+    /// in every process, so a proxy needs to store nothing to recognise it; the credential
+    /// cannot be read back from it. Compute one with `parrot-compress namespace`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use parrot_host::Namespace;
+    ///
+    /// assert_eq!(Namespace::of_secret(b"sk-test").as_str().len(), 4 + 16);
+    /// assert_ne!(Namespace::of_secret(b"sk-test"), Namespace::of_secret(b"sk-test2"));
+    /// ```
+    pub fn of_secret(secret: &[u8]) -> Namespace {
+        let mut hasher = Sha256::new();
+        hasher.update(SECRET_TAG);
+        hasher.update(secret);
+        Namespace(format!("key-{}", hex16(&hasher.finalize())))
+    }
+
+    /// A namespace no other process chose: `session-` and 16 hex digits of the SHA-256 of the
+    /// process id, the time and the standard library's per-process random hash keys. What
+    /// `parrot-compress mcp-proxy` gives a session unless told `--namespace`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use parrot_host::Namespace;
+    ///
+    /// let session = Namespace::random();
+    /// assert!(session.as_str().starts_with("session-"));
+    /// assert_ne!(session, Namespace::random());
+    /// ```
+    pub fn random() -> Namespace {
+        use std::hash::{BuildHasher as _, Hasher as _};
+        // Each RandomState has keys of its own, seeded by the OS once per thread and stepped
+        // for every new one: two calls in one process differ, and so do two processes.
+        let mut random = std::collections::hash_map::RandomState::new().build_hasher();
+        random.write_u32(std::process::id());
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default();
+        let mut hasher = Sha256::new();
+        hasher.update(RANDOM_TAG);
+        hasher.update(random.finish().to_le_bytes());
+        hasher.update(std::process::id().to_le_bytes());
+        hasher.update(now.as_nanos().to_le_bytes());
+        Namespace(format!("session-{}", hex16(&hasher.finalize())))
+    }
+
+    /// The name.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// Where an original of `key` in this namespace is stored: `{namespace}/{key}`.
+    pub fn scoped_key(&self, key: &str) -> String {
+        format!("{}/{key}", self.0)
+    }
+}
+
+impl std::str::FromStr for Namespace {
+    type Err = NamespaceError;
+
+    fn from_str(name: &str) -> Result<Namespace, NamespaceError> {
+        Namespace::new(name)
+    }
+}
+
+impl fmt::Display for Namespace {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// The first 16 hex digits of a digest (64 bits).
+fn hex16(digest: &[u8]) -> String {
+    use std::fmt::Write as _;
+    digest[..8]
+        .iter()
+        .fold(String::with_capacity(16), |mut hex, byte| {
+            let _ = write!(hex, "{byte:02x}");
+            hex
+        })
+}
+
+/// A store seen through a namespace: every key is [`Namespace::scoped_key`]'s. The pipeline
+/// stores a scoped call's original through it, so the rules that store and the collision
+/// fallback to the whole digest work the same on scoped keys, and hand back the plain key.
+pub(crate) struct Scoped<'s> {
+    pub(crate) store: &'s dyn TeeStore,
+    pub(crate) namespace: &'s Namespace,
+}
+
+impl TeeStore for Scoped<'_> {
+    fn put(&self, key: &str, original: &[u8]) -> Result<(), TeeError> {
+        self.store.put(&self.namespace.scoped_key(key), original)
+    }
+
+    fn get(&self, key: &str) -> Result<Option<Vec<u8>>, TeeError> {
+        self.store.get(&self.namespace.scoped_key(key))
+    }
+
+    fn name(&self) -> String {
+        self.store.name()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tee::MemoryTeeStore;
+
+    #[test]
+    fn a_namespace_is_1_to_64_of_the_allowed_characters() {
+        let cases: [(&str, Option<&str>); 9] = [
+            ("a", None),
+            ("key-0123456789abcdef", None),
+            ("Team_A.prod-2", None),
+            (&"x".repeat(64), None),
+            (
+                "",
+                Some("namespace \"\": empty (give 1 to 64 of A-Z a-z 0-9 . _ -)"),
+            ),
+            (&"x".repeat(65), Some("bytes, over the most allowed, 64")),
+            (
+                "a/b",
+                Some(
+                    "namespace \"a/b\": character '/' at byte 1 is not allowed (only A-Z a-z 0-9 . _ -)",
+                ),
+            ),
+            ("a b", Some("character ' ' at byte 1 is not allowed")),
+            ("é", Some("character 'é' at byte 0 is not allowed")),
+        ];
+        for (name, error) in cases {
+            match (Namespace::new(name), error) {
+                (Ok(namespace), None) => assert_eq!(namespace.as_str(), name),
+                (Err(err), Some(expected)) => {
+                    assert!(err.to_string().contains(expected), "{name:?}: {err}");
+                    assert_eq!(err.name, name);
+                }
+                (found, _) => panic!("{name:?}: {found:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn a_secrets_namespace_is_a_tagged_digest_not_the_secret() {
+        // SHA-256 of the tag and "sk-test", first 8 bytes: pinned, so that a namespace
+        // computed by `parrot-compress namespace` today finds the originals stored tomorrow.
+        let namespace = Namespace::of_secret(b"sk-test");
+        let mut hasher = Sha256::new();
+        hasher.update(b"parrot-compress tee namespace v1\0sk-test");
+        assert_eq!(
+            namespace.as_str(),
+            format!("key-{}", hex16(&hasher.finalize()))
+        );
+        assert_ne!(
+            namespace.as_str()[4..],
+            hex16(&Sha256::digest(b"sk-test"))[..],
+            "not the untagged digest of the key"
+        );
+        assert!(Namespace::new(namespace.as_str()).is_ok());
+        assert!(Namespace::new(Namespace::random().as_str()).is_ok());
+    }
+
+    #[test]
+    fn a_call_in_a_namespace_is_stored_under_it_and_points_at_the_plain_key() {
+        use std::sync::Arc;
+        let dir = tempfile::tempdir().unwrap();
+        let store = Arc::new(MemoryTeeStore::new(10));
+        let host = crate::Host::builder()
+            .project(dir.path())
+            .plugin_path(None)
+            .tee_store(store.clone())
+            .tee_lossless(true)
+            .build()
+            .unwrap();
+        let team = Namespace::new("team").unwrap();
+        let rows: Vec<String> = (0..40)
+            .map(|i| format!("  {{\n    \"id\": {i},\n    \"note\": null\n  }}"))
+            .collect();
+        let input = &format!("[\n{}\n]", rows.join(",\n"));
+        let call = crate::Call::new("q", crate::Input::Text(input));
+        let scoped = host.process(call.namespace(&team));
+        let key = scoped.meta.tee_key.clone().expect("a pointer");
+        assert!(key.starts_with("__tee__:q:"), "{key}");
+        assert!(
+            scoped.text().unwrap().contains(&key),
+            "the pointer names the plain key"
+        );
+        assert_eq!(
+            store.get(&format!("team/{key}")).unwrap().as_deref(),
+            Some(input.as_bytes())
+        );
+        assert_eq!(store.get(&key).unwrap(), None);
+        // Unscoped, as before: the same key, stored under itself.
+        let plain = host.process(call);
+        assert_eq!(plain.meta.tee_key.as_deref(), Some(key.as_str()));
+        assert_eq!(store.get(&key).unwrap().as_deref(), Some(input.as_bytes()));
+    }
+
+    #[test]
+    fn a_scoped_store_keeps_originals_under_the_namespace_and_finds_only_its_own() {
+        let store = MemoryTeeStore::new(10);
+        let a = Namespace::new("a").unwrap();
+        let b = Namespace::new("b").unwrap();
+        let in_a = Scoped {
+            store: &store,
+            namespace: &a,
+        };
+        in_a.put("__tee__:t:0123456789ab", b"A's").unwrap();
+        assert_eq!(
+            store.get("a/__tee__:t:0123456789ab").unwrap().as_deref(),
+            Some(&b"A's"[..])
+        );
+        assert_eq!(store.get("__tee__:t:0123456789ab").unwrap(), None);
+        let in_b = Scoped {
+            store: &store,
+            namespace: &b,
+        };
+        assert_eq!(in_b.get("__tee__:t:0123456789ab").unwrap(), None);
+        // The same key in another namespace holds other bytes without a collision.
+        in_b.put("__tee__:t:0123456789ab", b"B's").unwrap();
+        assert_eq!(
+            in_a.get("__tee__:t:0123456789ab").unwrap().as_deref(),
+            Some(&b"A's"[..])
+        );
+    }
+}
