@@ -527,17 +527,25 @@ fn until_responses(proxy: &Peer, ids: &[Value], within: Duration) -> Vec<String>
 #[test]
 fn a_long_recovery_call_holds_up_neither_the_other_calls_nor_short_recoveries() {
     let project = tempfile::tempdir().unwrap();
+    // Stored in the namespace the proxy is given: a session reads only its own.
+    let namespace = Namespace::new("long-and-short").unwrap();
     let big = "__tee__:shell_build:00000000000b";
-    let original = store_the_log(project.path(), big, 213);
+    let original = store_the_log(project.path(), &namespace.scoped_key(big), 213);
     assert!(original.len() > 99_000_000, "{}", original.len());
     let small = "__tee__:shell_build:00000000000s";
     let log = std::fs::read_to_string(build_log()).unwrap();
     let short: String = log.split_inclusive('\n').take(40).collect();
     SqliteTeeStore::open(project.path().join(".parrot/tee.db"), Retention::default())
         .unwrap()
-        .put(small, short.as_bytes())
+        .put(&namespace.scoped_key(small), short.as_bytes())
         .unwrap();
-    let mut proxy = Peer::proxy(project.path(), &fake_server(), false);
+    let mut proxy = Peer::proxy_in(
+        project.path(),
+        &[],
+        &["--namespace", namespace.as_str()],
+        &fake_server(),
+        false,
+    );
     proxy.initialize();
     let recovery = |id: &str, key: &str| {
         json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
@@ -1587,10 +1595,17 @@ fn session_with_a_child(marked: &Marked, setup: &[&str]) -> (tempfile::TempDir, 
         .strip_prefix("pid ")
         .and_then(|pid| pid.parse().ok())
         .unwrap_or_else(|| panic!("spawn answered {text:?}"));
-    assert!(
-        marked.running().iter().any(|&(pid, _)| pid == child),
-        "the server's child {child} is not among the session's processes"
-    );
+    // Python starts the child with vfork: the server runs on (and answers) once the child's
+    // execve has switched its memory, a moment before the kernel has set where its
+    // environment is, so /proc shows it without its marker for that moment.
+    let deadline = Instant::now() + Duration::from_secs(3);
+    while !marked.running().iter().any(|&(pid, _)| pid == child) {
+        assert!(
+            Instant::now() < deadline,
+            "the server's child {child} is not among the session's processes"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
     (project, proxy, child)
 }
 
