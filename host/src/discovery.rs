@@ -11,7 +11,8 @@
 //! 3. the core defaults compiled into the host.
 //!
 //! A missing manifest or plugin source is skipped, except a directory the caller named
-//! explicitly; one that cannot be read is an error.
+//! explicitly; one that cannot be read is an error. A directory the caller named that holds no
+//! package is a warning naming what it holds.
 //!
 //! # Trust
 //!
@@ -163,7 +164,11 @@ fn packages(
             }
             continue;
         }
-        for package in packages_in(&dir, errors) {
+        let found = packages_in(&dir, errors);
+        if explicit && found.is_empty() {
+            tracing::warn!("{}", nothing_loadable(&dir));
+        }
+        for package in found {
             let key = package.canonicalize().unwrap_or_else(|_| package.clone());
             if seen.insert(key) {
                 packages.push(package);
@@ -203,6 +208,52 @@ fn packages_in(dir: &Path, errors: &mut Vec<Error>) -> Vec<PathBuf> {
         .collect();
     packages.sort();
     packages
+}
+
+/// The warning for a directory the caller named that holds no package: accepted in silence,
+/// it would leave a person wondering why their codec is unknown. It names what the directory
+/// holds, since the usual mistake is a build folder (libraries without a manifest) or a source
+/// tree one level too high or too low.
+fn nothing_loadable(dir: &Path) -> String {
+    /// Enough names to recognise the folder, not a listing of a whole build tree.
+    const SHOWN: usize = 5;
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .map(|listing| {
+            listing
+                .filter_map(Result::ok)
+                .map(|entry| {
+                    let name = entry.file_name().to_string_lossy().into_owned();
+                    if entry.path().is_dir() {
+                        format!("{name}/")
+                    } else {
+                        name
+                    }
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    let holds = match names.len() {
+        0 => "it is empty".to_owned(),
+        n if n > SHOWN => format!("it holds {}, … ({n} entries)", names[..SHOWN].join(", ")),
+        _ => format!("it holds {}", names.join(", ")),
+    };
+    let libraries = names.iter().any(|name| {
+        [".so", ".dylib", ".dll"]
+            .iter()
+            .any(|ext| name.ends_with(ext))
+    });
+    let hint = if libraries {
+        "; a library loads only from a package, a folder with the compressors.toml that \
+         declares it (`cargo xtask package-plugins` lays them out)"
+    } else {
+        ""
+    };
+    format!(
+        "{}: no plugin package loaded from it: no compressors.toml in it or in any folder \
+         directly in it ({holds}){hint}",
+        dir.display()
+    )
 }
 
 /// A missing manifest is skipped; an unreadable one, one that is not a regular file (a FIFO

@@ -167,6 +167,45 @@ fn check_exits_2_on_an_invalid_project_manifest() {
 }
 
 #[test]
+fn plugins_dir_with_no_package_is_not_accepted_in_silence() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    // A build folder: libraries, but no manifest declaring them.
+    let build = dir.path().join("build");
+    std::fs::create_dir_all(build.join("deps")).unwrap();
+    std::fs::write(build.join("libparrot_plugin_line_dedup.so"), b"").unwrap();
+    for (given, holds) in [
+        (&empty, "(it is empty)".to_owned()),
+        (
+            &build,
+            "(it holds deps/, libparrot_plugin_line_dedup.so); a library loads only from a \
+             package"
+                .to_owned(),
+        ),
+    ] {
+        let out = run(dir.path(), &["--plugins", given.to_str().unwrap(), "check"]);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        let stderr = text(&out.stderr);
+        assert!(
+            stderr.contains(&format!(
+                "{}: no plugin package loaded from it: no compressors.toml in it or in any \
+                 folder directly in it {holds}",
+                given.display()
+            )),
+            "{stderr}"
+        );
+    }
+    // A folder of packages says nothing.
+    let plugins = plugins_dir(dir.path());
+    let out = run(
+        dir.path(),
+        &["--plugins", plugins.to_str().unwrap(), "check"],
+    );
+    assert_eq!(text(&out.stderr), "");
+}
+
+#[test]
 fn unknown_option_is_a_usage_error() {
     let dir = tempfile::tempdir().unwrap();
     let out = run(dir.path(), &["check", "--frobnicate"]);
