@@ -21,7 +21,7 @@ use parrot_host::mcp::Proxy;
 use parrot_host::{
     Call, DEFAULT_RECOVERY_MAX_CHARS, Host, HostBuilder, Input, Level, MemoryTeeStore, Meta,
     Namespace, Observer, Origin, Report, Retention, RetrieveError, Selector, Skip, SqliteTeeStore,
-    TeeError, TeeStore, TokenCounter, TokenEvent, Tokenizer,
+    TeeError, TeeStore, TokenCounter, TokenEvent, Tokenizer, counted,
 };
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
@@ -1200,10 +1200,10 @@ fn check(host: &Host) {
         );
     }
     println!(
-        "ok: {} sources, {} codecs, {} entries ({} shadowed)",
-        host.sources().len(),
-        host.registry().codecs().count(),
-        host.entries().len(),
+        "ok: {}, {}, {} ({} shadowed)",
+        counted(host.sources().len(), "source", "sources"),
+        counted(host.registry().codecs().count(), "codec", "codecs"),
+        counted(host.entries().len(), "entry", "entries"),
         host.shadowed().len()
     );
 }

@@ -57,6 +57,7 @@ mod observe;
 mod pattern;
 pub mod pipeline;
 mod plugins;
+mod plural;
 mod registry;
 mod regular;
 mod report;
@@ -83,6 +84,7 @@ pub use loader::LoadErrorKind;
 pub use observe::{CallEvent, Observer, TokenEvent};
 pub use parrot_codec_api::{Level, Outcome, Payload, PayloadKind};
 pub use pipeline::{KILL_SWITCH_ENV, TEE_HINT, Verification};
+pub use plural::counted;
 pub use registry::{CodecInfo, Origin, Registry};
 pub use report::{Report, ReportSnapshot, Row};
 pub use retrieve::{

@@ -66,6 +66,7 @@ use std::fmt::Write as _;
 use regex::Regex;
 use serde_json::{Map, Value};
 
+use crate::counted;
 use crate::error::RetrieveError;
 use crate::tee::Namespace;
 use crate::tokens::TokenCounter;
@@ -576,8 +577,8 @@ impl Retriever<'_> {
             )
         };
         out.notes.push(format!(
-            "outline: {} lines, {} bytes, {tokens} tokens; lines 1-{shown} below",
-            all.len(),
+            "outline: {}, {} bytes, {tokens} tokens; lines 1-{shown} below",
+            counted(all.len(), "line", "lines"),
             text.len(),
         ));
         Ok(())
@@ -600,8 +601,8 @@ impl Retriever<'_> {
             bad(
                 name,
                 format!(
-                    "the original is text, not JSON ({} lines): use lines or grep",
-                    split_lines(text).len()
+                    "the original is text, not JSON ({}): use lines or grep",
+                    counted(split_lines(text).len(), "line", "lines")
                 ),
             )
         })?;
@@ -669,7 +670,7 @@ impl Retriever<'_> {
     ) -> Result<(), RetrieveError> {
         let elements = parrot_json::elements(text, array.start)
             .map_err(|err| bad("rows", format!("the array is not valid JSON: {err}")))?;
-        let (first, end) = parse_range("rows", range, elements.len(), 0, "elements")?;
+        let (first, end) = parse_range("rows", range, elements.len(), 0, ["element", "elements"])?;
         let render = |count: usize| -> String {
             let mut rows = String::from("[");
             for (i, span) in elements[first..first + count].iter().enumerate() {
@@ -791,6 +792,12 @@ fn check_combination(selector: &Selector) -> Result<(), RetrieveError> {
     Ok(())
 }
 
+/// "there is 1 line", "there are 4 lines".
+fn there_are(len: usize, item: &str, items: &str) -> String {
+    let verb = if len == 1 { "is" } else { "are" };
+    format!("there {verb} {}", counted(len, item, items))
+}
+
 /// A range `A-B`, `-N`, `A-` or `A` over `len` items numbered from `base`, as the half-open
 /// range of indices `(first, end)`.
 fn parse_range(
@@ -798,7 +805,7 @@ fn parse_range(
     range: &str,
     len: usize,
     base: usize,
-    items: &str,
+    [item, items]: [&str; 2],
 ) -> Result<(usize, usize), RetrieveError> {
     let malformed = || {
         bad(
@@ -847,7 +854,10 @@ fn parse_range(
     if first > highest {
         return Err(bad(
             name,
-            format!("\"{range}\" starts past the end: there are {len} {items} ({base}-{highest})"),
+            format!(
+                "\"{range}\" starts past the end: {} ({base}-{highest})",
+                there_are(len, item, items)
+            ),
         ));
     }
     let last = match last {
@@ -858,7 +868,8 @@ fn parse_range(
             return Err(bad(
                 name,
                 format!(
-                    "\"{range}\" ends past the end: there are {len} {items} ({base}-{highest})"
+                    "\"{range}\" ends past the end: {} ({base}-{highest})",
+                    there_are(len, item, items)
                 ),
             ));
         }
@@ -888,7 +899,7 @@ fn lines(
 ) -> Result<(), RetrieveError> {
     let all = split_lines(text);
     let (first, end) = match &selector.lines {
-        Some(range) => parse_range("lines", range, all.len(), 1, "lines")?,
+        Some(range) => parse_range("lines", range, all.len(), 1, ["line", "lines"])?,
         None => (0, all.len()),
     };
     let Some(pattern) = &selector.grep else {
@@ -929,8 +940,8 @@ fn lines(
     }
     let count = matched.iter().filter(|&&m| m).count();
     out.notes.push(format!(
-        "{count} matching line{} in lines {}-{}",
-        if count == 1 { "" } else { "s" },
+        "{} in lines {}-{}",
+        counted(count, "matching line", "matching lines"),
         first + 1,
         end
     ));
@@ -1100,8 +1111,8 @@ fn resolve(
                         return Err(bad(
                             "pointer",
                             format!(
-                                "\"{pointer}\": index {token} is past the end of {here} ({} elements)",
-                                elements.len()
+                                "\"{pointer}\": index {token} is past the end of {here} ({})",
+                                counted(elements.len(), "element", "elements")
                             ),
                         ));
                     }
@@ -1176,9 +1187,9 @@ fn json_outline(text: &str, root: usize) -> String {
     let value = &text[root..];
     let lines = split_lines(text).len();
     let mut outline = format!(
-        "outline: JSON, {} bytes, {lines} line{}; ",
+        "outline: JSON, {} bytes, {}; ",
         text.len(),
-        if lines == 1 { "" } else { "s" }
+        counted(lines, "line", "lines")
     );
     match value.as_bytes().first() {
         Some(b'[') => {

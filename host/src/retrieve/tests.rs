@@ -724,6 +724,43 @@ fn grep_with_the_largest_context_shows_the_match_and_the_largest_numbers_do_not_
     }
 }
 
+/// "there are 1 lines" was the note of a one-line original; every count in a message takes
+/// its number.
+#[test]
+fn counts_of_one_in_messages_are_singular() {
+    let cases = [
+        (
+            "only\n",
+            lines("2"),
+            "selector \"lines\": \"2\" starts past the end: there is 1 line (1-1)",
+        ),
+        (
+            "only\n",
+            lines("1-3"),
+            "selector \"lines\": \"1-3\" ends past the end: there is 1 line (1-1)",
+        ),
+        (
+            "only\n",
+            Selector {
+                rows: Some("0".into()),
+                ..Selector::default()
+            },
+            "selector \"rows\": the original is text, not JSON (1 line): use lines or grep",
+        ),
+        (
+            "[1]",
+            Selector {
+                pointer: Some("/3".into()),
+                ..Selector::default()
+            },
+            "selector \"pointer\": \"/3\": index 3 is past the end of the root (1 element)",
+        ),
+    ];
+    for (original, selector, expected) in cases {
+        assert_eq!(error(original, selector), expected);
+    }
+}
+
 fn capped(original: &str, selector: &Selector, cap: usize, limit_tokens: usize) -> Retrieval {
     Retriever {
         limit_tokens,

@@ -196,6 +196,12 @@ fn plugins_dir_with_no_package_is_not_accepted_in_silence() {
             "{stderr}"
         );
     }
+    // One source and one entry are counted in the singular ("1 sources" was printed).
+    let stdout = text(&run(dir.path(), &["check"]).stdout);
+    assert!(
+        stdout.ends_with("ok: 1 source, 4 codecs, 1 entry (0 shadowed)\n"),
+        "{stdout}"
+    );
     // A folder of packages says nothing.
     let plugins = plugins_dir(dir.path());
     let out = run(
