@@ -386,4 +386,30 @@ mod tests {
         assert!(lines[2].starts_with("BreakerConfig: key \"window_duration\": 0ns "));
         assert!(matches!(err.errors[1], Error::Settings(_)));
     }
+
+    /// A codec name one slip from a known one was refused with only the list of names.
+    #[test]
+    fn unknown_codec_suggests_the_nearest_known_name() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join(".parrot")).unwrap();
+        std::fs::write(
+            dir.path().join(".parrot/compressors.toml"),
+            "[compressor.t]\ncodec = \"jsn_compact\"\n[compressor.u]\ncodec = \"atuo\"\n",
+        )
+        .unwrap();
+        let err = Host::builder()
+            .project(dir.path())
+            .plugin_path(None)
+            .build()
+            .unwrap_err();
+        let lines: Vec<String> = err.errors.iter().map(ToString::to_string).collect();
+        assert_eq!(lines.len(), 2, "{lines:#?}");
+        assert!(
+            lines[0].ends_with(
+                "(known: auto, columnar, json_compact, log, toon); did you mean \"json_compact\"?"
+            ),
+            "{lines:#?}"
+        );
+        assert!(lines[1].ends_with("; did you mean \"auto\"?"), "{lines:#?}");
+    }
 }

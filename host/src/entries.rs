@@ -413,6 +413,10 @@ fn unknown_codec(manifest: &Manifest, entry: &Entry, registry: &Registry) -> Man
         entry: entry.key.clone(),
         codec: entry.codec.clone(),
         known: format!("{}, {}", auto::NAME, registry.names()),
+        suggestion: crate::manifest::closest(
+            &entry.codec,
+            std::iter::once(auto::NAME).chain(registry.codec_names()),
+        ),
     }
 }
 

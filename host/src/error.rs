@@ -143,7 +143,7 @@ pub enum ManifestError {
     },
 
     /// An entry names a codec no source provides.
-    #[error("{}: entry \"{entry}\": unknown codec \"{codec}\" (known: {known})", at(.file, *.line))]
+    #[error("{}: entry \"{entry}\": unknown codec \"{codec}\" (known: {known}){}", at(.file, *.line), did_you_mean(.suggestion))]
     UnknownCodec {
         /// The manifest.
         file: String,
@@ -155,6 +155,8 @@ pub enum ManifestError {
         codec: String,
         /// The codecs that are registered.
         known: String,
+        /// The known codec nearest the one named, when one is near.
+        suggestion: Option<&'static str>,
     },
 
     /// A codec refused an entry's params (or its constructor failed or panicked).

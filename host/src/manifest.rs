@@ -189,7 +189,7 @@ pub(crate) fn parse(
                 line: ctx.line(&[other]),
                 entry: None,
                 key: other.to_owned(),
-                suggestion: closest(other, TOP_KEYS),
+                suggestion: closest(other, TOP_KEYS.iter().copied()),
                 expected: "[plugin], [compressor.\"<tool>\"]",
             }),
         }
@@ -303,7 +303,7 @@ impl Ctx<'_> {
                     line: self.line(&path),
                     entry: None,
                     key: format!("plugin.{other}"),
-                    suggestion: closest(other, PLUGIN_KEYS),
+                    suggestion: closest(other, PLUGIN_KEYS.iter().copied()),
                     expected: PLUGIN_KEYS_TEXT,
                 }),
             }
@@ -448,7 +448,7 @@ impl Ctx<'_> {
                     line: self.line(&path),
                     entry: Some(key.to_owned()),
                     key: other.to_owned(),
-                    suggestion: closest(other, ENTRY_KEYS),
+                    suggestion: closest(other, ENTRY_KEYS.iter().copied()),
                     expected: ENTRY_KEYS_TEXT,
                 }),
             }
@@ -553,10 +553,15 @@ fn kind(value: &Value) -> String {
     }
 }
 
-fn closest(word: &str, candidates: &[&'static str]) -> Option<&'static str> {
+/// The candidate nearest `word` by edit distance, when it is near enough to be a slip (a third
+/// of its length): a suggestion further off would mislead more than help.
+pub(crate) fn closest<'a>(
+    word: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> Option<&'a str> {
     candidates
-        .iter()
-        .map(|candidate| (strsim::damerau_levenshtein(word, candidate), *candidate))
+        .into_iter()
+        .map(|candidate| (strsim::damerau_levenshtein(word, candidate), candidate))
         .filter(|(distance, candidate)| *distance <= (candidate.len() / 3).max(1))
         .min_by_key(|(distance, _)| *distance)
         .map(|(_, candidate)| candidate)

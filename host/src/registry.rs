@@ -149,6 +149,11 @@ impl Registry {
     }
 
     /// The registered names, comma-separated, for messages.
+    /// The registered codecs' names, in name order.
+    pub(crate) fn codec_names(&self) -> impl Iterator<Item = &'static str> + '_ {
+        self.codecs.keys().copied()
+    }
+
     pub(crate) fn names(&self) -> String {
         self.codecs.keys().copied().collect::<Vec<_>>().join(", ")
     }
