@@ -86,7 +86,8 @@ pub use pipeline::{KILL_SWITCH_ENV, TEE_HINT, Verification};
 pub use registry::{CodecInfo, Origin, Registry};
 pub use report::{Report, ReportSnapshot, Row};
 pub use retrieve::{
-    ARGUMENTS, DEFAULT_LIMIT_TOKENS, DEFAULT_RECOVERY_MAX_CHARS, Retrieval, Selector, is_retrieval,
+    ARGUMENTS, DEFAULT_LIMIT_TOKENS, DEFAULT_RECOVERY_MAX_CHARS, RECOVERY_TOOL, Retrieval,
+    Selector, is_retrieval, recovery_tool_definition,
 };
 pub use tee::{
     MAX_NAMESPACE_LEN, MemoryTeeStore, Namespace, Retention, SqliteTeeStore, TeeStats, TeeStore,

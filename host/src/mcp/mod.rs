@@ -1,6 +1,6 @@
 //! A stdio proxy between an MCP client (an agent) and any MCP server: every `tools/call` result
 //! the server sends goes through the pipeline before the client sees it, and the originals are
-//! offered back through a tool of the proxy's own, [`RECOVERY_TOOL`].
+//! offered back through a tool of the proxy's own, [`RECOVERY_TOOL`](crate::RECOVERY_TOOL).
 //!
 //! The client starts the proxy instead of the server; the proxy starts the server as a child
 //! process (its stderr inherited) and relays MCP JSON-RPC, one message per line, both ways. A
@@ -16,12 +16,12 @@
 //!   `{"content": text}`) carries the compressed text; nothing else in it changes. Blocks that
 //!   are not text or do not hold JSON pass through. A result with `isError: true` is not
 //!   compressed: its text blocks are stored in the tee store (status `error`) and the message
-//!   goes out unchanged. Results of [`RECOVERY_TOOL`] are never compressed, nor is a text
+//!   goes out unchanged. Results of [`RECOVERY_TOOL`](crate::RECOVERY_TOOL) are never compressed, nor is a text
 //!   block that starts with a retrieval's header ([`crate::is_retrieval`]: a proxy behind
 //!   this one answered it);
 //! - a server's response to `tools/list` (the first page, asked without a cursor): the
 //!   recovery tool is appended to `tools`;
-//! - a client's `tools/call` of [`RECOVERY_TOOL`]: answered by the proxy from the tee store
+//! - a client's `tools/call` of [`RECOVERY_TOOL`](crate::RECOVERY_TOOL): answered by the proxy from the tee store
 //!   with one text block: a header line naming the key and the selectors, then the original
 //!   or the part the selectors (`lines`, `grep`, `context`, `pointer`, `rows`, `max_chars`,
 //!   see [`crate::Selector`]) choose, held to 25,000 tokens unless `max_chars` says otherwise
@@ -71,6 +71,3 @@ mod relay;
 
 pub use proxy::{Proxy, Side, StopHandle};
 pub use relay::{Relay, Routed};
-
-/// The name of the proxy's recovery tool, as every `_tee` pointer's hint spells it.
-pub const RECOVERY_TOOL: &str = "wm_get_result";
