@@ -52,7 +52,6 @@ mod host;
 pub mod llm;
 mod loader;
 pub mod manifest;
-pub mod mcp;
 mod observe;
 mod pattern;
 pub mod pipeline;
@@ -74,8 +73,8 @@ pub use entries::{MatchKind, Resolution, ResolvedEntry};
 #[cfg(feature = "redis")]
 pub use error::RedisFailure;
 pub use error::{
-    BuildError, CompressError, Error, LoadError, ManifestError, McpError, NamespaceError,
-    RetrieveError, SettingsError, TeeError, TeeOpenError,
+    BuildError, CompressError, Error, LoadError, ManifestError, NamespaceError, RetrieveError,
+    SettingsError, TeeError, TeeOpenError,
 };
 pub use explain::Explanation;
 pub use host::Host;

@@ -8,11 +8,10 @@ use std::sync::{Arc, Mutex};
 use parrot_json::{Span, encode_string};
 use serde_json::{Map, Value, json};
 
-use crate::call::{Call, Input};
-use crate::error::RetrieveError;
-use crate::host::Host;
-use crate::retrieve::{RECOVERY_TOOL, Selector, is_retrieval, recovery_tool_definition};
-use crate::tee::Namespace;
+use parrot_host::{
+    Call, Host, Input, Namespace, RECOVERY_TOOL, RetrieveError, Selector, is_retrieval,
+    recovery_tool_definition,
+};
 
 /// What becomes of one line.
 #[derive(Debug, Default)]
@@ -84,7 +83,7 @@ struct Pending {
 ///
 /// ```
 /// use std::sync::Arc;
-/// use parrot_host::mcp::Relay;
+/// use parrot_mcp::Relay;
 /// use parrot_host::{Host, MemoryTeeStore};
 ///
 /// let dir = std::env::temp_dir().join("parrot-doc-relay");
@@ -144,7 +143,7 @@ impl Relay {
     ///
     /// ```
     /// use std::sync::Arc;
-    /// use parrot_host::mcp::Relay;
+    /// use parrot_mcp::Relay;
     /// use parrot_host::{Host, MemoryTeeStore, Namespace, TeeStore};
     ///
     /// let dir = std::env::temp_dir().join("parrot-doc-relay-namespace");
@@ -760,7 +759,7 @@ fn kind(value: &Value) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tee::MemoryTeeStore;
+    use parrot_host::MemoryTeeStore;
 
     fn relay(dir: &std::path::Path) -> Relay {
         relay_with(dir, Arc::new(Keys::default()))
@@ -781,8 +780,8 @@ mod tests {
     #[derive(Default)]
     struct Keys(Mutex<Vec<String>>);
 
-    impl crate::observe::Observer for Keys {
-        fn on_processed(&self, event: &crate::observe::CallEvent) {
+    impl parrot_host::Observer for Keys {
+        fn on_processed(&self, event: &parrot_host::CallEvent) {
             if let Some(key) = &event.meta.tee_key {
                 self.0.lock().unwrap().push(key.clone());
             }
@@ -1045,7 +1044,7 @@ mod tests {
         assert!(!processed.meta.compressed);
         assert_eq!(
             processed.meta.skipped,
-            Some(crate::call::Skip::AlreadyCompressed)
+            Some(parrot_host::Skip::AlreadyCompressed)
         );
         assert_eq!(processed.text(), Some(text.as_str()));
         // The log itself is compressed: the header is what let the retrieval through.
