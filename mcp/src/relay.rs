@@ -173,7 +173,7 @@ impl Relay {
     /// the client wrote it.
     ///
     /// The recovery calls are answered before this returns; the proxy itself answers them off
-    /// its reading thread ([`Relay::route_client`], then [`Relay::answer`]).
+    /// its reading thread (`Relay::route_client`, then `Relay::answer`).
     pub fn from_client<'a>(&self, line: &'a [u8]) -> Routed<'a> {
         let (mut routed, recoveries) = self.route_client(line);
         if let Some(recoveries) = recoveries {
