@@ -17,12 +17,12 @@ use clap::{Parser, Subcommand, ValueEnum};
 #[cfg(feature = "redis")]
 use parrot_host::RedisTeeStore;
 use parrot_host::manifest::SourceKind;
-use parrot_host::mcp::Proxy;
 use parrot_host::{
     Call, DEFAULT_RECOVERY_MAX_CHARS, Host, HostBuilder, Input, Level, MemoryTeeStore, Meta,
     Namespace, Observer, Origin, Report, Retention, RetrieveError, Selector, Skip, SqliteTeeStore,
     TeeError, TeeStore, TokenCounter, TokenEvent, Tokenizer, counted,
 };
+use parrot_mcp::Proxy;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
@@ -417,7 +417,7 @@ fn run(cli: &Cli) -> Result<(), Failure> {
     }
 }
 
-/// Relays between the client on stdin/stdout and `server`; see `parrot_host::mcp`.
+/// Relays between the client on stdin/stdout and `server`; see `parrot_mcp`.
 fn mcp_proxy(
     cli: &Cli,
     server: &[OsString],

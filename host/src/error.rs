@@ -1,6 +1,6 @@
 //! What can go wrong, by concern: a manifest ([`ManifestError`]), loading a plugin
-//! ([`LoadError`]), a builder setting ([`SettingsError`]), a tee store ([`TeeError`]), the MCP
-//! proxy ([`McpError`]), a codec called through [`crate::Host::compress`] ([`CompressError`]).
+//! ([`LoadError`]), a builder setting ([`SettingsError`]), a tee store ([`TeeError`]), a codec
+//! called through [`crate::Host::compress`] ([`CompressError`]).
 //! [`Error`] is any of them; [`BuildError`] is every error one build found.
 //!
 //! Each message is one line naming what was wrong and where: the manifest file (and line when
@@ -29,9 +29,6 @@ pub enum Error {
     /// A tee store failed.
     #[error(transparent)]
     Tee(#[from] TeeError),
-    /// The MCP proxy's server could not be started or ended.
-    #[error(transparent)]
-    Mcp(#[from] McpError),
     /// A codec call failed.
     #[error(transparent)]
     Compress(#[from] CompressError),
@@ -592,30 +589,6 @@ impl From<rusqlite::Error> for TeeOpenError {
     fn from(source: rusqlite::Error) -> TeeOpenError {
         TeeOpenError::Sqlite { source }
     }
-}
-
-/// The MCP proxy's server could not be started, or ended while the client was connected.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum McpError {
-    /// The proxy cannot start its server.
-    #[error("cannot start the MCP server {command}: {source}")]
-    Spawn {
-        /// The server's command line.
-        command: String,
-        /// The I/O error.
-        source: std::io::Error,
-    },
-
-    /// The server ended while the client was still connected: it exited, was killed by a
-    /// signal, or closed its output.
-    #[error("MCP server {how}")]
-    ServerEnded {
-        /// How it ended: "exited with status 3", "was killed by signal 9", "closed its output".
-        how: String,
-        /// Its exit code, when it exited with one.
-        code: Option<i32>,
-    },
 }
 
 /// A codec call through [`crate::Host::compress`] failed: the codec returned an error or

@@ -520,9 +520,21 @@ impl Host {
         .retrieve(key, &original, selector)
     }
 
-    /// The router's size threshold: a payload of this many bytes or more leaves the inline
-    /// path where the caller can offload it.
-    pub(crate) fn size_threshold_bytes(&self) -> usize {
+    /// The router's size threshold ([`crate::Budgets::size_threshold_bytes`]): a payload of
+    /// this many bytes or more leaves the inline path where the caller can offload it, as
+    /// `Host::process_async` (feature `tokio`) and the MCP proxy do.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use parrot_host::{Budgets, Host};
+    ///
+    /// let dir = std::env::temp_dir().join("parrot-doc-size-threshold");
+    /// std::fs::create_dir_all(&dir).unwrap();
+    /// let host = Host::builder().project(&dir).plugin_path(None).build().unwrap();
+    /// assert_eq!(host.size_threshold_bytes(), Budgets::default().size_threshold_bytes);
+    /// ```
+    pub fn size_threshold_bytes(&self) -> usize {
         self.stage.budgets().size_threshold_bytes
     }
 

@@ -52,7 +52,6 @@ mod host;
 pub mod llm;
 mod loader;
 pub mod manifest;
-pub mod mcp;
 mod observe;
 mod pattern;
 pub mod pipeline;
@@ -75,8 +74,8 @@ pub use entries::{MatchKind, Resolution, ResolvedEntry};
 #[cfg(feature = "redis")]
 pub use error::RedisFailure;
 pub use error::{
-    BuildError, CompressError, Error, LoadError, ManifestError, McpError, NamespaceError,
-    RetrieveError, SettingsError, TeeError, TeeOpenError,
+    BuildError, CompressError, Error, LoadError, ManifestError, NamespaceError, RetrieveError,
+    SettingsError, TeeError, TeeOpenError,
 };
 pub use explain::Explanation;
 pub use host::Host;
@@ -88,7 +87,8 @@ pub use plural::counted;
 pub use registry::{CodecInfo, Origin, Registry};
 pub use report::{Report, ReportSnapshot, Row};
 pub use retrieve::{
-    ARGUMENTS, DEFAULT_LIMIT_TOKENS, DEFAULT_RECOVERY_MAX_CHARS, Retrieval, Selector, is_retrieval,
+    ARGUMENTS, DEFAULT_LIMIT_TOKENS, DEFAULT_RECOVERY_MAX_CHARS, RECOVERY_TOOL, Retrieval,
+    Selector, is_retrieval, recovery_tool_definition,
 };
 pub use tee::{
     MAX_NAMESPACE_LEN, MemoryTeeStore, Namespace, Retention, SqliteTeeStore, TeeStats, TeeStore,

@@ -64,7 +64,7 @@ use std::cell::Cell;
 use std::fmt::Write as _;
 
 use regex::Regex;
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
 
 use crate::counted;
 use crate::error::RetrieveError;
@@ -83,8 +83,112 @@ const TWO_TO_THE_64: f64 = 18_446_744_073_709_551_616.0;
 /// no answer is larger than the largest result the pipeline lets through.
 pub const DEFAULT_RECOVERY_MAX_CHARS: usize = 200_000;
 
+/// The recovery tool's name, as a literal: [`RECOVERY_TOOL`] for code, this for the constants
+/// that spell it inside longer text (`concat!` takes literals only).
+macro_rules! recovery_tool_name {
+    () => {
+        "wm_get_result"
+    };
+}
+pub(crate) use recovery_tool_name;
+
+/// The name of the recovery tool, which returns a stored original or the part of it a
+/// [`Selector`] chooses: the MCP proxy's and `serve`'s tool, and the name every `_tee`
+/// pointer's hint and every marker of a shortened result spells.
+pub const RECOVERY_TOOL: &str = recovery_tool_name!();
+
+/// The definition of [`RECOVERY_TOOL`], as an MCP `tools/list` shows it: the key, and every
+/// selector with examples (see [`Selector`]). The MCP proxy lists it as it is; `serve` gives
+/// its description and schema in each LLM API's format.
+///
+/// # Examples
+///
+/// ```
+/// let tool = parrot_host::recovery_tool_definition();
+/// assert_eq!(tool["name"], parrot_host::RECOVERY_TOOL);
+/// assert_eq!(tool["inputSchema"]["required"], serde_json::json!(["key"]));
+/// ```
+pub fn recovery_tool_definition() -> Value {
+    json!({
+        "name": RECOVERY_TOOL,
+        "description": concat!(
+            "Returns the original of a tool result that was shortened for you, or the part of \
+             it you need. Pass the key of the result's \"_tee\" pointer, and optionally \
+             selectors: lines or grep (with context) for text, pointer and/or rows for JSON, \
+             max_chars with any. The answer's first line names the key and the selectors; a \
+             result cut to size ends with \"[more: ",
+            recovery_tool_name!(),
+            " {...}]\", the exact arguments that return the next part. Without selectors, an \
+             original over 25,000 tokens returns its first part with an outline (lines, \
+             top-level members, array lengths)."
+        ),
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "key": {
+                    "type": "string",
+                    "description": "The \"key\" of a \"_tee\" pointer.",
+                    "examples": ["__tee__:read_text_file:1a2b3c4d:1"]
+                },
+                "lines": {
+                    "type": "string",
+                    "description": "Lines of a text original, 1-based and inclusive, as \
+                        the markers of a shortened log name them (\"lines 118-1330\"): \
+                        \"A-B\", \"-N\" for the last N, \"A-\" from A to the end, \"A\" \
+                        for one line. Returned exactly as written. Combines with grep.",
+                    "examples": ["118-1330", "-50", "4000-", "17"]
+                },
+                "grep": {
+                    "type": "string",
+                    "description": "A regular expression (Rust regex syntax); returns each \
+                        matching line as \"N:line\" with its 1-based number, context lines \
+                        as \"N-line\", groups separated by \"--\". Within lines, if given.",
+                    "examples": ["^error", "(?i)panicked|failed", "E0308"]
+                },
+                "context": {
+                    "type": "integer",
+                    "minimum": 0,
+                    "description": "With grep: lines to show before and after each match \
+                        (default 0).",
+                    "examples": [3]
+                },
+                "pointer": {
+                    "type": "string",
+                    "description": "An RFC 6901 JSON Pointer into a JSON original; returns \
+                        the value there as written. Array indices are 0-based; \"~1\" \
+                        stands for \"/\" and \"~0\" for \"~\" in a member name. With \
+                        rows: the array whose rows to return.",
+                    "examples": ["/rows/17", "/items/3/title", "/data/a~1b"]
+                },
+                "rows": {
+                    "type": "string",
+                    "description": "Elements of the array that was tabulated or cut \
+                        (0-based, inclusive: \"40-59\", \"-10\" for the last 10, \"40-\"), \
+                        returned as the same compressed table the shortened result used. \
+                        The array is the one at pointer; without it, the original itself \
+                        when it is an array, else its member \"rows\", else its longest \
+                        array member.",
+                    "examples": ["40-59", "-10", "100-"]
+                },
+                "max_chars": {
+                    "type": "integer",
+                    "minimum": 0,
+                    "description": "The most characters to return; a longer result is cut \
+                        on a line or row boundary and ends with the arguments of the next \
+                        part. 0: as much as one answer holds (200,000 characters unless \
+                        the proxy is configured otherwise). Without it, results are held \
+                        to 25,000 tokens.",
+                    "examples": [4000]
+                }
+            },
+            "required": ["key"],
+            "additionalProperties": false
+        }
+    })
+}
+
 /// The first characters of every retrieval's header line.
-const HEADER: &str = "[wm_get_result {";
+const HEADER: &str = concat!("[", recovery_tool_name!(), " {");
 
 /// The names of a recovery call's arguments, in the order the header writes them.
 pub const ARGUMENTS: [&str; 7] = [
@@ -338,7 +442,10 @@ pub struct Retrieval {
 impl Retrieval {
     /// The header line, without its newline.
     pub fn header(&self) -> String {
-        format!("[wm_get_result {}]", self.selector.to_arguments(&self.key))
+        format!(
+            "[{RECOVERY_TOOL} {}]",
+            self.selector.to_arguments(&self.key)
+        )
     }
 
     /// The whole result as `wm_get_result` returns it, the continuation written as the tool's
@@ -347,7 +454,7 @@ impl Retrieval {
         self.render(
             self.next
                 .as_ref()
-                .map(|next| format!("wm_get_result {}", next.to_arguments(&self.key))),
+                .map(|next| format!("{RECOVERY_TOOL} {}", next.to_arguments(&self.key))),
         )
     }
 

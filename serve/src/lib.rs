@@ -98,7 +98,7 @@ use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
 use parrot_host::Host;
 
-pub use parrot_host::mcp::RECOVERY_TOOL;
+pub use parrot_host::RECOVERY_TOOL;
 pub use relay::Upstream;
 
 /// The address `parrot-compress serve` listens on by default.

@@ -3,7 +3,7 @@
 //!
 //! # The tool
 //!
-//! [`definition`] is the MCP proxy's tool ([`parrot_host::mcp::Relay::recovery_tool`]: the same
+//! [`definition`] is the MCP proxy's tool ([`parrot_host::recovery_tool_definition`]: the same
 //! description, schema and selectors) in each API's format: Anthropic's
 //! `{"name", "description", "input_schema"}`, Chat Completions'
 //! `{"type": "function", "function": {"name", "description", "parameters"}}`, and the
@@ -92,18 +92,17 @@
 use std::sync::OnceLock;
 
 use parrot_host::llm::Api;
-use parrot_host::mcp::Relay;
-use parrot_host::{Host, Namespace, RetrieveError, Selector};
+use parrot_host::{Host, Namespace, RetrieveError, Selector, recovery_tool_definition};
 use serde_json::{Map, Value, json};
 
-pub use parrot_host::mcp::RECOVERY_TOOL;
+pub use parrot_host::RECOVERY_TOOL;
 
 /// The definition of [`RECOVERY_TOOL`] in `api`'s format, as the bytes [`add_tool`] inserts
 /// (the same every time: the prompt cache depends on it).
 pub fn definition(api: Api) -> &'static str {
     static DEFINITIONS: OnceLock<[String; 3]> = OnceLock::new();
     let [anthropic, chat, responses] = DEFINITIONS.get_or_init(|| {
-        let mcp = Relay::recovery_tool();
+        let mcp = recovery_tool_definition();
         let description = mcp["description"].clone();
         let schema = mcp["inputSchema"].clone();
         [
@@ -594,7 +593,7 @@ mod tests {
 
     #[test]
     fn the_definitions_carry_the_mcp_schema() {
-        let mcp = Relay::recovery_tool();
+        let mcp = recovery_tool_definition();
         let anthropic: Value = serde_json::from_str(definition(Api::AnthropicMessages)).unwrap();
         assert_eq!(anthropic["input_schema"], mcp["inputSchema"]);
         let chat: Value = serde_json::from_str(definition(Api::OpenAiChat)).unwrap();

@@ -27,6 +27,8 @@
 
 use parrot_codecs::Log;
 
+use crate::retrieve::RECOVERY_TOOL;
+
 /// The codec's `payload` cut so that `{"result":"<kept>\n<marker>","_tee":<pointer>}` holds at
 /// most `max` code points; `log` is the `log` codec and the text it compressed, when the
 /// payload is its output for the whole input.
@@ -106,7 +108,7 @@ fn cut_text(payload: &str, room: usize) -> String {
 fn line_marker(lines: usize, from: usize, chars: usize) -> String {
     format!(
         "[\u{2026} cut at max_result_chars: {lines} lines of this result not shown, from its \
-         line {from} on ({chars} characters); wm_get_result {{}} returns the whole original]"
+         line {from} on ({chars} characters); {RECOVERY_TOOL} {{}} returns the whole original]"
     )
 }
 
@@ -114,7 +116,7 @@ fn line_marker(lines: usize, from: usize, chars: usize) -> String {
 fn inside_marker(line: usize, chars: usize) -> String {
     format!(
         "[\u{2026} cut at max_result_chars inside line {line} of this result: {chars} \
-         characters not shown; wm_get_result {{}} returns the whole original]"
+         characters not shown; {RECOVERY_TOOL} {{}} returns the whole original]"
     )
 }
 

@@ -12,8 +12,10 @@ use parrot_json::TopLevel;
 /// The hint every tee pointer carries: how to call the recovery tool, for the whole original
 /// or for the part a marker names (each marker names its selector: `{"lines":"A-B"}`,
 /// `"pointer"`, `"rows"`). Short, because every lossy result pays for it.
-pub const TEE_HINT: &str =
-    "wm_get_result with this key returns it all; add a marker's selector for that part";
+pub const TEE_HINT: &str = concat!(
+    crate::retrieve::recovery_tool_name!(),
+    " with this key returns it all; add a marker's selector for that part"
+);
 
 /// The hex digits of the digest in a key: 48 bits, about 7 tokens of o200k (16 digits cost
 /// about 9.4). Among 10,000 originals of one tool, two share a short key with a chance of about

@@ -1,6 +1,6 @@
 //! A stdio proxy between an MCP client (an agent) and any MCP server: every `tools/call` result
 //! the server sends goes through the pipeline before the client sees it, and the originals are
-//! offered back through a tool of the proxy's own, [`RECOVERY_TOOL`].
+//! offered back through a tool of the proxy's own, [`RECOVERY_TOOL`](parrot_host::RECOVERY_TOOL).
 //!
 //! The client starts the proxy instead of the server; the proxy starts the server as a child
 //! process (its stderr inherited) and relays MCP JSON-RPC, one message per line, both ways. A
@@ -8,7 +8,7 @@
 //! only:
 //!
 //! - a server's response to `tools/call`: each `text` content block that holds JSON is run
-//!   through [`crate::Host::process`] with the called tool's name, and the payload the model
+//!   through [`parrot_host::Host::process`] with the called tool's name, and the payload the model
 //!   should see replaces the block's text (a `_tee` pointer, when there is one, is inside that
 //!   text).
 //!   `structuredContent` stays valid against the tool's `outputSchema`: a top-level string
@@ -16,16 +16,16 @@
 //!   `{"content": text}`) carries the compressed text; nothing else in it changes. Blocks that
 //!   are not text or do not hold JSON pass through. A result with `isError: true` is not
 //!   compressed: its text blocks are stored in the tee store (status `error`) and the message
-//!   goes out unchanged. Results of [`RECOVERY_TOOL`] are never compressed, nor is a text
-//!   block that starts with a retrieval's header ([`crate::is_retrieval`]: a proxy behind
+//!   goes out unchanged. Results of [`RECOVERY_TOOL`](parrot_host::RECOVERY_TOOL) are never compressed, nor is a text
+//!   block that starts with a retrieval's header ([`parrot_host::is_retrieval`]: a proxy behind
 //!   this one answered it);
 //! - a server's response to `tools/list` (the first page, asked without a cursor): the
 //!   recovery tool is appended to `tools`;
-//! - a client's `tools/call` of [`RECOVERY_TOOL`]: answered by the proxy from the tee store
+//! - a client's `tools/call` of [`RECOVERY_TOOL`](parrot_host::RECOVERY_TOOL): answered by the proxy from the tee store
 //!   with one text block: a header line naming the key and the selectors, then the original
 //!   or the part the selectors (`lines`, `grep`, `context`, `pointer`, `rows`, `max_chars`,
-//!   see [`crate::Selector`]) choose, held to 25,000 tokens unless `max_chars` says otherwise
-//!   and never over the cap on one answer whatever it says ([`crate::Host::recover_for_model`],
+//!   see [`parrot_host::Selector`]) choose, held to 25,000 tokens unless `max_chars` says otherwise
+//!   and never over the cap on one answer whatever it says ([`parrot_host::Host::recover_for_model`],
 //!   200,000 characters by default); or a tool error (`isError: true`) naming the unknown key or the bad selector. The call
 //!   never reaches the server, except as below.
 //!
@@ -33,10 +33,10 @@
 //!
 //! - **Whose originals.** [`Proxy::new`] stores under the plain keys, which every relay and
 //!   `recover` of the same store reads; [`Proxy::in_namespace`] keeps a session's originals in a
-//!   [`crate::Namespace`] and answers its recovery calls from that namespace alone, so another
+//!   [`parrot_host::Namespace`] and answers its recovery calls from that namespace alone, so another
 //!   session over the same store gets "no original is stored" for this one's keys.
 //!   `parrot-compress mcp-proxy` gives every session a namespace of its own
-//!   ([`crate::Namespace::random`]) unless told `--namespace NAME`.
+//!   ([`parrot_host::Namespace::random`]) unless told `--namespace NAME`.
 //! - **A server with its own `wm_get_result`.** The proxy's tool takes its place in
 //!   `tools/list` (the pointers the proxy writes name it); a call whose key the proxy does not
 //!   hold is forwarded to the server, so the server's own pointers still resolve.
@@ -62,15 +62,16 @@
 //!   its signals to a [`StopHandle`]. See [`Proxy`] for the grace periods and why they fit the
 //!   official MCP SDK's `close()`.
 //!
-//! With the kill switch on ([`crate::KILL_SWITCH_ENV`]) use [`Proxy::relay`]: a pure relay,
+//! With the kill switch on ([`parrot_host::KILL_SWITCH_ENV`]) use [`Proxy::relay`]: a pure relay,
 //! every line forwarded as is in both directions and no recovery tool listed, so the client
 //! receives exactly what the server sends.
 
+#![forbid(unsafe_code)]
+
+mod error;
 mod proxy;
 mod relay;
 
+pub use error::Error;
 pub use proxy::{Proxy, Side, StopHandle};
 pub use relay::{Relay, Routed};
-
-/// The name of the proxy's recovery tool, as every `_tee` pointer's hint spells it.
-pub const RECOVERY_TOOL: &str = "wm_get_result";

@@ -8,9 +8,10 @@ use std::sync::mpsc::{self, Receiver, Sender, SyncSender, TrySendError};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-use super::relay::{Recoveries, Relay, Routed};
-use crate::error::McpError;
-use crate::host::Host;
+use crate::relay::{Recoveries, Relay, Routed};
+use parrot_host::{Host, Namespace};
+
+use crate::error::Error;
 
 /// How long the server has to exit on its own once the client closed the proxy's input (the
 /// server's input is closed then too), before the proxy signals it. With [`TERM_GRACE`] and
@@ -67,7 +68,7 @@ impl std::fmt::Display for Side {
 ///   writes meanwhile is still relayed while the client is there. [`Proxy::run`] returns `Ok`.
 ///   A stop while the first way is under way cuts its 1 s short.
 /// - **The server ends** while the client is connected: the rest of the group is ended as
-///   above, and [`Proxy::run`] returns [`McpError::ServerEnded`] within a second (1.3 s when a
+///   above, and [`Proxy::run`] returns [`Error::ServerEnded`] within a second (1.3 s when a
 ///   server that closed its output without exiting left processes SIGTERM does not end).
 ///
 /// The grace periods fit the official MCP SDK's `close()` (its stdio transport closes the
@@ -79,7 +80,7 @@ impl std::fmt::Display for Side {
 /// No message waits behind a long one. Each recovery call the proxy answers is answered on one
 /// of 4 threads of its own (64 more may wait for one) while the client's other messages go on
 /// to the server; a line from the server at or over the router's size threshold
-/// ([`crate::Budgets::size_threshold_bytes`]) is relayed on one of 2 threads when one is free,
+/// ([`parrot_host::Budgets::size_threshold_bytes`]) is relayed on one of 2 threads when one is free,
 /// while the server's smaller messages go on. JSON-RPC lets responses come in any order, so an
 /// answer goes out when it is ready; every message goes out as one whole line, and a side's end
 /// waits for the answers and results under way.
@@ -88,7 +89,7 @@ impl std::fmt::Display for Side {
 ///
 /// ```no_run
 /// use std::process::Command;
-/// use parrot_host::mcp::Proxy;
+/// use parrot_mcp::Proxy;
 ///
 /// let mut server = Command::new("npx");
 /// server.args(["-y", "@modelcontextprotocol/server-filesystem", "/tmp"]);
@@ -126,7 +127,7 @@ pub struct Proxy {
 ///
 /// ```
 /// use std::process::Command;
-/// use parrot_host::mcp::Proxy;
+/// use parrot_mcp::Proxy;
 ///
 /// let proxy = Proxy::relay();
 /// let stop = proxy.stop_handle();
@@ -169,14 +170,14 @@ type ServerInput = Arc<Mutex<Option<ChildStdin>>>;
 impl Proxy {
     /// A proxy that compresses through `host`. Build the host with a tee store (without one,
     /// nothing lossy happens and nothing can be recovered) and, for the exact text of every
-    /// changed block, [`crate::HostBuilder::tee_lossless`].
+    /// changed block, [`parrot_host::HostBuilder::tee_lossless`].
     pub fn new(host: Arc<Host>) -> Proxy {
         Proxy::with(Some(Relay::new(host)))
     }
 
     /// A proxy whose session stores its originals in `namespace` and recovers only those
     /// ([`Relay::in_namespace`]).
-    pub fn in_namespace(host: Arc<Host>, namespace: crate::Namespace) -> Proxy {
+    pub fn in_namespace(host: Arc<Host>, namespace: Namespace) -> Proxy {
         Proxy::with(Some(Relay::in_namespace(host, namespace)))
     }
 
@@ -208,8 +209,8 @@ impl Proxy {
     ///
     /// # Errors
     ///
-    /// - [`McpError::Spawn`] when the server cannot be started;
-    /// - [`McpError::ServerEnded`] when the server exits, is killed or closes its output while
+    /// - [`Error::Spawn`] when the server cannot be started;
+    /// - [`Error::ServerEnded`] when the server exits, is killed or closes its output while
     ///   the client is still connected and no stop was asked for (the proxy returns within a
     ///   second of it).
     pub fn run(
@@ -218,7 +219,7 @@ impl Proxy {
         input: impl Read + Send + 'static,
         output: impl Write + Send + 'static,
         log: impl Write + Send + 'static,
-    ) -> Result<(), McpError> {
+    ) -> Result<(), Error> {
         let Proxy {
             relay,
             events,
@@ -235,7 +236,7 @@ impl Proxy {
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
-            .map_err(|source| McpError::Spawn {
+            .map_err(|source| Error::Spawn {
                 command: command.clone(),
                 source,
             })?;
@@ -243,7 +244,7 @@ impl Proxy {
         let (Some(server_in), Some(server_out)) = (child.stdin.take(), child.stdout.take()) else {
             group.signal(&mut child, group::Ending::Kill);
             let _ = child.wait();
-            return Err(McpError::Spawn {
+            return Err(Error::Spawn {
                 command,
                 source: std::io::Error::other("no pipe to the server's stdin or stdout"),
             });
@@ -366,7 +367,7 @@ impl Session<'_> {
 }
 
 /// Waits for either side to end, or for a stop, and ends the session accordingly.
-fn supervise(mut session: Session<'_>) -> Result<(), McpError> {
+fn supervise(mut session: Session<'_>) -> Result<(), Error> {
     let s = &mut session;
     while !(s.stopped || s.client_gone || s.output_closed || s.status.is_some()) {
         s.poll(Duration::from_millis(100));
@@ -388,7 +389,7 @@ fn supervise(mut session: Session<'_>) -> Result<(), McpError> {
     s.end();
     Err(match status {
         Some(status) => ended_with(status),
-        None => McpError::ServerEnded {
+        None => Error::ServerEnded {
             how: "closed its output".to_owned(),
             code: None,
         },
@@ -479,23 +480,23 @@ mod group {
     }
 }
 
-fn ended_with(status: ExitStatus) -> McpError {
+fn ended_with(status: ExitStatus) -> Error {
     #[cfg(unix)]
     {
         use std::os::unix::process::ExitStatusExt;
         if let Some(signal) = status.signal() {
-            return McpError::ServerEnded {
+            return Error::ServerEnded {
                 how: format!("was killed by signal {signal}"),
                 code: None,
             };
         }
     }
     match status.code() {
-        Some(code) => McpError::ServerEnded {
+        Some(code) => Error::ServerEnded {
             how: format!("exited with status {code}"),
             code: Some(code),
         },
-        None => McpError::ServerEnded {
+        None => Error::ServerEnded {
             how: format!("ended ({status})"),
             code: None,
         },
@@ -555,8 +556,8 @@ fn write_server(server_in: &ServerInput, bytes: &[u8]) {
 ///   client's thread waits too, which the client sees as a pipe that is slow to take its
 ///   lines.
 /// - **Big results**: a line from the server at or over the router's size threshold
-///   ([`crate::Budgets::size_threshold_bytes`], 256 KiB by default, where
-///   [`crate::Host::process_async`] leaves the caller's thread too) is relayed on one of
+///   ([`parrot_host::Budgets::size_threshold_bytes`], 256 KiB by default, where
+///   [`parrot_host::Host::process_async`] leaves the caller's thread too) is relayed on one of
 ///   [`Workers::RESULT_THREADS`] (2) threads when one is free, while the server's smaller
 ///   messages (notifications, a `tools/list` response, short results) go on; with both busy
 ///   the server's thread relays it itself, so that no more than three such lines are held at
@@ -838,7 +839,7 @@ mod tests {
     fn started(
         script: &str,
     ) -> (
-        std::thread::JoinHandle<Result<(), McpError>>,
+        std::thread::JoinHandle<Result<(), Error>>,
         StopHandle,
         u32,
         std::io::PipeWriter,

@@ -8,12 +8,10 @@ use std::sync::{Arc, Mutex};
 use parrot_json::{Span, encode_string};
 use serde_json::{Map, Value, json};
 
-use super::RECOVERY_TOOL;
-use crate::call::{Call, Input};
-use crate::error::RetrieveError;
-use crate::host::Host;
-use crate::retrieve::{Selector, is_retrieval};
-use crate::tee::Namespace;
+use parrot_host::{
+    Call, Host, Input, Namespace, RECOVERY_TOOL, RetrieveError, Selector, is_retrieval,
+    recovery_tool_definition,
+};
 
 /// What becomes of one line.
 #[derive(Debug, Default)]
@@ -85,7 +83,7 @@ struct Pending {
 ///
 /// ```
 /// use std::sync::Arc;
-/// use parrot_host::mcp::Relay;
+/// use parrot_mcp::Relay;
 /// use parrot_host::{Host, MemoryTeeStore};
 ///
 /// let dir = std::env::temp_dir().join("parrot-doc-relay");
@@ -145,7 +143,7 @@ impl Relay {
     ///
     /// ```
     /// use std::sync::Arc;
-    /// use parrot_host::mcp::Relay;
+    /// use parrot_mcp::Relay;
     /// use parrot_host::{Host, MemoryTeeStore, Namespace, TeeStore};
     ///
     /// let dir = std::env::temp_dir().join("parrot-doc-relay-namespace");
@@ -169,91 +167,13 @@ impl Relay {
         }
     }
 
-    /// The definition of [`RECOVERY_TOOL`], as `tools/list` shows it: the key, and every
-    /// selector with examples (see [`crate::Selector`]).
-    pub fn recovery_tool() -> Value {
-        json!({
-            "name": RECOVERY_TOOL,
-            "description": "Returns the original of a tool result that was shortened for you, \
-                or the part of it you need. Pass the key of the result's \"_tee\" pointer, and \
-                optionally selectors: lines or grep (with context) for text, pointer and/or rows \
-                for JSON, max_chars with any. The answer's first line names the key and the \
-                selectors; a result cut to size ends with \"[more: wm_get_result {...}]\", the \
-                exact arguments that return the next part. Without selectors, an original over \
-                25,000 tokens returns its first part with an outline (lines, top-level members, \
-                array lengths).",
-            "inputSchema": {
-                "type": "object",
-                "properties": {
-                    "key": {
-                        "type": "string",
-                        "description": "The \"key\" of a \"_tee\" pointer.",
-                        "examples": ["__tee__:read_text_file:1a2b3c4d:1"]
-                    },
-                    "lines": {
-                        "type": "string",
-                        "description": "Lines of a text original, 1-based and inclusive, as \
-                            the markers of a shortened log name them (\"lines 118-1330\"): \
-                            \"A-B\", \"-N\" for the last N, \"A-\" from A to the end, \"A\" \
-                            for one line. Returned exactly as written. Combines with grep.",
-                        "examples": ["118-1330", "-50", "4000-", "17"]
-                    },
-                    "grep": {
-                        "type": "string",
-                        "description": "A regular expression (Rust regex syntax); returns each \
-                            matching line as \"N:line\" with its 1-based number, context lines \
-                            as \"N-line\", groups separated by \"--\". Within lines, if given.",
-                        "examples": ["^error", "(?i)panicked|failed", "E0308"]
-                    },
-                    "context": {
-                        "type": "integer",
-                        "minimum": 0,
-                        "description": "With grep: lines to show before and after each match \
-                            (default 0).",
-                        "examples": [3]
-                    },
-                    "pointer": {
-                        "type": "string",
-                        "description": "An RFC 6901 JSON Pointer into a JSON original; returns \
-                            the value there as written. Array indices are 0-based; \"~1\" \
-                            stands for \"/\" and \"~0\" for \"~\" in a member name. With \
-                            rows: the array whose rows to return.",
-                        "examples": ["/rows/17", "/items/3/title", "/data/a~1b"]
-                    },
-                    "rows": {
-                        "type": "string",
-                        "description": "Elements of the array that was tabulated or cut \
-                            (0-based, inclusive: \"40-59\", \"-10\" for the last 10, \"40-\"), \
-                            returned as the same compressed table the shortened result used. \
-                            The array is the one at pointer; without it, the original itself \
-                            when it is an array, else its member \"rows\", else its longest \
-                            array member.",
-                        "examples": ["40-59", "-10", "100-"]
-                    },
-                    "max_chars": {
-                        "type": "integer",
-                        "minimum": 0,
-                        "description": "The most characters to return; a longer result is cut \
-                            on a line or row boundary and ends with the arguments of the next \
-                            part. 0: as much as one answer holds (200,000 characters unless \
-                            the proxy is configured otherwise). Without it, results are held \
-                            to 25,000 tokens.",
-                        "examples": [4000]
-                    }
-                },
-                "required": ["key"],
-                "additionalProperties": false
-            }
-        })
-    }
-
     /// What to do with a line from the client (trailing newline included, if any): forward it,
     /// answer it from the tee store, or both (a batch). A batch that loses its recovery calls
     /// goes on with every other byte as the client wrote it, and each answer carries its id as
     /// the client wrote it.
     ///
     /// The recovery calls are answered before this returns; the proxy itself answers them off
-    /// its reading thread ([`Relay::route_client`], then [`Relay::answer`]).
+    /// its reading thread (`Relay::route_client`, then `Relay::answer`).
     pub fn from_client<'a>(&self, line: &'a [u8]) -> Routed<'a> {
         let (mut routed, recoveries) = self.route_client(line);
         if let Some(recoveries) = recoveries {
@@ -712,7 +632,10 @@ impl Change {
                     } else {
                         ""
                     };
-                    edits.push((close..close, format!("{comma}{}", Relay::recovery_tool())));
+                    edits.push((
+                        close..close,
+                        format!("{comma}{}", recovery_tool_definition()),
+                    ));
                 }
             }
         }
@@ -836,7 +759,7 @@ fn kind(value: &Value) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tee::MemoryTeeStore;
+    use parrot_host::MemoryTeeStore;
 
     fn relay(dir: &std::path::Path) -> Relay {
         relay_with(dir, Arc::new(Keys::default()))
@@ -857,8 +780,8 @@ mod tests {
     #[derive(Default)]
     struct Keys(Mutex<Vec<String>>);
 
-    impl crate::observe::Observer for Keys {
-        fn on_processed(&self, event: &crate::observe::CallEvent) {
+    impl parrot_host::Observer for Keys {
+        fn on_processed(&self, event: &parrot_host::CallEvent) {
             if let Some(key) = &event.meta.tee_key {
                 self.0.lock().unwrap().push(key.clone());
             }
@@ -1121,7 +1044,7 @@ mod tests {
         assert!(!processed.meta.compressed);
         assert_eq!(
             processed.meta.skipped,
-            Some(crate::call::Skip::AlreadyCompressed)
+            Some(parrot_host::Skip::AlreadyCompressed)
         );
         assert_eq!(processed.text(), Some(text.as_str()));
         // The log itself is compressed: the header is what let the retrieval through.
@@ -1232,7 +1155,7 @@ mod tests {
         let tools = out["result"]["tools"].as_array().unwrap();
         assert_eq!(tools.len(), 2);
         assert_eq!(tools[0]["name"], "q");
-        assert_eq!(tools[1], Relay::recovery_tool());
+        assert_eq!(tools[1], recovery_tool_definition());
         let recover = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"wm_get_result","arguments":{"key":"theirs"}}}"#;
         let routed = relay.from_client(recover.as_bytes());
         assert!(routed.answer.is_none());
@@ -1353,7 +1276,7 @@ mod tests {
 
     #[test]
     fn the_recovery_tool_is_spliced_into_the_servers_list() {
-        let ours = Relay::recovery_tool().to_string();
+        let ours = recovery_tool_definition().to_string();
         let own = r#"{"name":"wm_get_result", "inputSchema":{}}"#;
         let q = r#"{ "name": "q", "n": 1E400 }"#;
         let cases = [
