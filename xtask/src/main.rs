@@ -10,6 +10,9 @@
 //!   (see [`bench`]).
 //! - `modules`: prints the graph of references between the host library's top-level modules
 //!   and fails, naming it, on a cycle (see [`modules`]).
+//! - `test`: makes the real components the integration tests drive ready (a `redis-server`,
+//!   the npm packages, the Python SDKs' venv), then runs `cargo test --workspace` with any
+//!   further arguments (see [`test`]).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -18,6 +21,7 @@ use anyhow::{Context, Result, bail};
 
 mod bench;
 mod modules;
+mod test;
 
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -26,9 +30,11 @@ fn main() -> Result<()> {
         Some("bench-corpus") => bench::corpus(&workspace_root()).map(|_| ()),
         Some("bench") => bench::run(&workspace_root(), &args[1..]),
         Some("modules") => modules::run(&workspace_root()),
+        Some("test") => test::run(&workspace_root(), &args[1..]),
         _ => {
             eprintln!(
-                "usage: cargo xtask package-plugins | bench-corpus | bench [--quick] | modules"
+                "usage: cargo xtask package-plugins | bench-corpus | bench [--quick] | modules \
+                 | test [CARGO TEST ARGS]"
             );
             std::process::exit(2);
         }

@@ -68,26 +68,34 @@ fn claude() -> PathBuf {
                 .expect("create the npm lock file");
             lock.lock().expect("lock the npm lock file");
             if !dir.join("node_modules/.package-lock.json").is_file() {
+                support::require(&support::NPM);
                 let status = Command::new("npm")
                     .args(["ci", "--no-audit", "--no-fund"])
                     .current_dir(&dir)
                     .status()
-                    .expect("this test needs Node.js and npm to install Claude Code");
-                assert!(status.success(), "npm ci in {} failed", dir.display());
+                    .expect("npm runs (it comes with Node.js)");
+                assert!(
+                    status.success(),
+                    "npm ci in {} failed (it needs the npm registry): this test runs the real \
+                     Claude Code; `cargo xtask test` installs it",
+                    dir.display()
+                );
             }
             let bin = dir.join("node_modules/.bin/claude");
             match Command::new(&bin).arg("--version").output() {
                 Ok(out) if out.status.success() => bin,
                 Ok(out) => panic!(
-                    "{} --version failed ({}): {}; reinstall it as .ci/run does: \
+                    "{} --version failed ({}): {}; reinstall it: \
+                     `cargo xtask test` runs npm ci in tests/claude when its node_modules is \
+                     older than its package-lock.json, or by hand: \
                      npm ci --prefix tests/claude --no-audit --no-fund",
                     bin.display(),
                     out.status,
                     String::from_utf8_lossy(&out.stderr)
                 ),
                 Err(err) => panic!(
-                    "Claude Code did not install ({}: {err}); install it as .ci/run does: \
-                     npm ci --prefix tests/claude --no-audit --no-fund",
+                    "Claude Code did not install ({}: {err}); `cargo xtask test` \
+                     installs it, or by hand: npm ci --prefix tests/claude --no-audit --no-fund",
                     bin.display()
                 ),
             }

@@ -26,6 +26,7 @@ fn mcp_dir() -> PathBuf {
 }
 
 fn fake_server() -> Vec<String> {
+    support::require(&support::PYTHON3);
     vec![
         "python3".to_owned(),
         mcp_dir().join("fake_server.py").display().to_string(),
@@ -795,6 +796,34 @@ fn a_ping_from_the_server_is_relayed_and_its_answer_reaches_the_server() {
     );
 }
 
+/// Without python3 the scripted server cannot start, and a test used to wait out its line
+/// timeout and fail with only `no line within 20s`. This runs one such test in a child test
+/// process whose `PATH` holds nothing.
+#[test]
+fn a_missing_python3_fails_the_fake_server_tests_at_once_naming_it() {
+    let empty = tempfile::tempdir().unwrap();
+    let started = Instant::now();
+    let out = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "mcp_proxy::a_ping_from_the_server_is_relayed_and_its_answer_reaches_the_server",
+            "--exact",
+        ])
+        .env("PATH", empty.path())
+        .output()
+        .unwrap();
+    let output = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!out.status.success(), "{output}");
+    assert!(
+        output.contains("python3 is missing") && output.contains("`cargo xtask test`"),
+        "{output}"
+    );
+    assert!(started.elapsed() < LINE_TIMEOUT, "{:?}", started.elapsed());
+}
+
 #[test]
 fn a_cancellation_reaches_the_server() {
     let project = tempfile::tempdir().unwrap();
@@ -1081,17 +1110,7 @@ fn a_server_that_cannot_start_is_an_error_naming_it() {
 
 /// `node`, or a failure that says what is missing.
 pub(crate) fn node() -> &'static str {
-    static CHECKED: OnceLock<()> = OnceLock::new();
-    CHECKED.get_or_init(|| {
-        let found = Command::new("node")
-            .arg("--version")
-            .output()
-            .is_ok_and(|out| out.status.success());
-        assert!(
-            found,
-            "these tests need Node.js (node and npm on PATH) to run the real MCP server and client"
-        );
-    });
+    support::require(&support::NODE);
     "node"
 }
 
@@ -1108,12 +1127,18 @@ pub(crate) fn node_modules() -> PathBuf {
                 .expect("create the npm lock file");
             lock.lock().expect("lock the npm lock file");
             if !modules.join(".package-lock.json").is_file() {
+                support::require(&support::NPM);
                 let status = Command::new("npm")
                     .args(["ci", "--no-audit", "--no-fund"])
                     .current_dir(&dir)
                     .status()
                     .expect("npm runs (it comes with Node.js)");
-                assert!(status.success(), "npm ci in {} failed", dir.display());
+                assert!(
+                    status.success(),
+                    "npm ci in {} failed (it needs the npm registry): the mcp-proxy tests with \
+                     the real MCP server need its packages; `cargo xtask test` installs them",
+                    dir.display()
+                );
             }
             modules
         })

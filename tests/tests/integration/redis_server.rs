@@ -6,6 +6,8 @@ use std::net::{TcpListener, TcpStream};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::support;
+
 /// How long a server may take to accept commands after it starts.
 const READY_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -24,6 +26,7 @@ pub struct RedisServer {
 impl RedisServer {
     /// A server that keeps nothing on disk, with `extra` options (`--requirepass`, …).
     pub fn start(extra: &[&str]) -> RedisServer {
+        support::require(&support::REDIS_SERVER);
         let mut server = RedisServer {
             child: None,
             port: free_port(),

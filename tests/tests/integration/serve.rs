@@ -39,14 +39,16 @@ fn python() -> PathBuf {
             let wanted = std::fs::read_to_string(llm_dir().join("requirements.txt"))
                 .expect("tests/llm/requirements.txt");
             if std::fs::read_to_string(&installed).ok().as_deref() != Some(wanted.as_str()) {
+                support::require(&support::PYTHON3);
                 let status = Command::new("python3")
                     .args(["-m", "venv"])
                     .arg(&venv)
                     .status()
-                    .expect("these tests need python3 (with its venv module)");
+                    .expect("python3 runs");
                 assert!(
                     status.success(),
-                    "python3 -m venv {} failed",
+                    "python3 -m venv {} failed: the serve tests need python3's venv module \
+                     (Debian: apt-get install python3-venv)",
                     venv.display()
                 );
                 let status = Command::new(&python)
@@ -63,7 +65,8 @@ fn python() -> PathBuf {
                     .expect("the venv's python runs");
                 assert!(
                     status.success(),
-                    "pip install -r tests/llm/requirements.txt failed"
+                    "pip install -r tests/llm/requirements.txt failed (it needs PyPI): the \
+                     serve tests drive the official LLM SDKs; `cargo xtask test` installs them"
                 );
                 std::fs::write(&installed, &wanted).expect("write the venv's installed.txt");
             }

@@ -1,9 +1,10 @@
 //! Test support: builds the workspace's plugin libraries and the command once per test run,
 //! and lays out plugin packages in temporary folders (with `parrot-codec-test`).
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock, PoisonError};
 
 use parrot_codec_test::{Cargo, Package};
 
@@ -226,4 +227,71 @@ pub fn noise(seed: u64, len: usize) -> Vec<u8> {
             (state >> 24) as u8
         })
         .collect()
+}
+
+/// A program a group of tests drives, and how a person gets it.
+pub struct Component {
+    /// The program, run as `program --version` to see that it is there.
+    pub program: &'static str,
+    /// The tests that need it, as the failure names them.
+    pub needed_by: &'static str,
+    /// How to install it by hand where `cargo xtask test` cannot.
+    pub by_hand: &'static str,
+}
+
+/// `redis-server`, which the Redis tee store's tests start on a free loopback port.
+pub const REDIS_SERVER: Component = Component {
+    program: "redis-server",
+    needed_by: "the Redis tee store's tests",
+    by_hand: "apt-get install redis-server (Debian, as root)",
+};
+
+/// `python3`, which runs the mcp-proxy tests' scripted server and makes the serve tests' venv.
+pub const PYTHON3: Component = Component {
+    program: "python3",
+    needed_by: "the mcp-proxy and serve tests",
+    by_hand: "apt-get install python3 python3-venv (Debian)",
+};
+
+/// `node`, which runs the real MCP server and client.
+pub const NODE: Component = Component {
+    program: "node",
+    needed_by: "the mcp-proxy tests with the real MCP server and client",
+    by_hand: "Node.js 20 with npm, from nodejs.org or the system's packages",
+};
+
+/// `npm`, which installs the pinned packages of `tests/mcp` and `tests/claude`.
+pub const NPM: Component = Component {
+    program: "npm",
+    needed_by: "the mcp-proxy and claude_code tests",
+    by_hand: "Node.js 20 with npm, from nodejs.org or the system's packages",
+};
+
+/// Fails the test at once, naming `component` and how to get it, when `component.program
+/// --version` does not run: a missing program would otherwise show as a timeout or a proxy's
+/// error far from its cause. Checked once per program per test binary.
+pub fn require(component: &Component) {
+    static CHECKED: Mutex<BTreeMap<&str, Result<(), String>>> = Mutex::new(BTreeMap::new());
+    let found = CHECKED
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .entry(component.program)
+        .or_insert_with(
+            || match Command::new(component.program).arg("--version").output() {
+                Ok(out) if out.status.success() => Ok(()),
+                Ok(out) => Err(format!(
+                    "`{} --version` failed ({})",
+                    component.program, out.status
+                )),
+                Err(err) => Err(format!("cannot run {}: {err}", component.program)),
+            },
+        )
+        .clone();
+    if let Err(why) = found {
+        panic!(
+            "{} is missing ({why}): {} need it. `cargo xtask test` installs what the tests need \
+             where it can and then runs them; otherwise install it: {}",
+            component.program, component.needed_by, component.by_hand
+        );
+    }
 }
