@@ -274,6 +274,7 @@ impl HostBuilder {
             })?,
         };
         let mut errors = Vec::new();
+        let mut warnings = Vec::new();
         let plugin_path = match &self.plugin_path {
             Some(value) => value.clone(),
             None => std::env::var_os(PLUGIN_PATH_ENV),
@@ -290,6 +291,7 @@ impl HostBuilder {
                 plugin_path,
                 trusted,
                 &mut errors,
+                &mut warnings,
             )
         };
 
@@ -305,6 +307,9 @@ impl HostBuilder {
         errors.extend(budgets.into_iter().chain(breaker).map(Error::from));
         if !errors.is_empty() {
             return Err(BuildError { errors });
+        }
+        for warning in &warnings {
+            tracing::warn!("{warning}");
         }
         let fallback = registry
             .instantiate("json_compact", Map::new())

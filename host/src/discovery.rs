@@ -68,13 +68,15 @@ impl SourceInfo {
 /// Reads and validates every manifest, in precedence order: the project's, each package's
 /// (plugin sources: `plugin_dirs`, then the directories of `plugin_path`, then the project's
 /// own, when `trusted`), the core defaults. Errors go to `errors`; a manifest that is not TOML
-/// is left out.
+/// is left out. Warnings go to `warnings`, for the builder to log only when the host builds:
+/// a configuration that fails shows its errors alone.
 pub(crate) fn manifests(
     project: &Path,
     plugin_dirs: &[PathBuf],
     plugin_path: Option<OsString>,
     trusted: bool,
     errors: &mut Vec<Error>,
+    warnings: &mut Vec<String>,
 ) -> Vec<Manifest> {
     let mut manifests = Vec::new();
     let project_manifest = project.join(".parrot").join("compressors.toml");
@@ -88,7 +90,7 @@ pub(crate) fn manifests(
             errors,
         ));
     }
-    for package in packages(project, plugin_dirs, plugin_path, trusted, errors) {
+    for package in packages(project, plugin_dirs, plugin_path, trusted, errors, warnings) {
         let path = package.join("compressors.toml");
         if let Some(text) = read_manifest(&path, errors) {
             let name = path.display().to_string();
@@ -125,6 +127,7 @@ fn packages(
     plugin_path: Option<OsString>,
     trusted: bool,
     errors: &mut Vec<Error>,
+    warnings: &mut Vec<String>,
 ) -> Vec<PathBuf> {
     let mut sources: Vec<(PathBuf, bool)> =
         plugin_dirs.iter().map(|d| (absolute(d), true)).collect();
@@ -166,7 +169,7 @@ fn packages(
         }
         let found = packages_in(&dir, errors);
         if explicit && found.is_empty() {
-            tracing::warn!("{}", nothing_loadable(&dir));
+            warnings.push(nothing_loadable(&dir));
         }
         for package in found {
             let key = package.canonicalize().unwrap_or_else(|_| package.clone());
