@@ -5,6 +5,10 @@
 //! number (143, 130, 129), as a shell reports a process the signal killed. Errors go to stderr,
 //! one line each.
 
+// The doc comments of the arguments are the command's `--help` text, written for a terminal:
+// brackets there are usage syntax (`redis://[:PASSWORD@]HOST`), not links.
+#![allow(rustdoc::broken_intra_doc_links)]
+
 use std::ffi::OsString;
 use std::io::{IsTerminal, Read, Write};
 use std::num::IntErrorKind;

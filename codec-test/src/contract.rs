@@ -27,8 +27,8 @@ const SHOWN_CHARS: usize = 300;
 ///    back: a text payload exactly, byte for byte; a JSON payload as an equal JSON value
 ///    (numbers by their exact text, so `1`, `1.0` and `1e0` differ; strings by their decoded
 ///    value; members in any order; a member whose value is `null` counts as absent when the
-///    codec declares it ([`CodecMeta::null_members_absent`]); the host's verification judges
-///    with the same [`CodecMeta::gives_back`]);
+///    codec declares it ([`CodecMeta::null_members_absent`](parrot_codec_api::CodecMeta::null_members_absent)); the host's verification judges
+///    with the same [`CodecMeta::gives_back`](parrot_codec_api::CodecMeta::gives_back));
 /// 9. says `lossy` exactly: a lossy outcome that its inverse expands back to the input is a
 ///    lossless outcome mislabelled.
 ///

@@ -7,12 +7,12 @@
 //! - `bench-corpus`: fetches the registry payloads of `corpus/registry.toml` (pinned versions,
 //!   tarballs checked against their recorded sha256) into `target/bench-corpus/`.
 //! - `bench`: fetches the corpus, runs every benchmark and rewrites `docs/BENCHMARKS.md`
-//!   (see [`bench`]).
+//!   (see [`mod@bench`]).
 //! - `modules`: prints the graph of references between the host library's top-level modules
 //!   and fails, naming it, on a cycle (see [`modules`]).
 //! - `test`: makes the real components the integration tests drive ready (a `redis-server`,
 //!   the npm packages, the Python SDKs' venv), then runs `cargo test --workspace` with any
-//!   further arguments (see [`test`]).
+//!   further arguments (see [`mod@test`]).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
