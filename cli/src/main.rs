@@ -23,10 +23,11 @@ use parrot_host::RedisTeeStore;
 use parrot_host::manifest::SourceKind;
 use parrot_host::{
     Call, DEFAULT_RECOVERY_MAX_CHARS, Host, HostBuilder, Input, Level, MemoryTeeStore, Meta,
-    Namespace, Observer, Origin, Report, Retention, RetrieveError, Selector, Skip, SqliteTeeStore,
-    TeeError, TeeStore, TokenCounter, TokenEvent, Tokenizer, counted,
+    Namespace, Observer, Origin, Report, Retention, Skip, SqliteTeeStore, TeeError, TeeStore,
+    TokenCounter, TokenEvent, Tokenizer, counted,
 };
 use parrot_mcp::Proxy;
+use parrot_recover::{Recover, RetrieveError, Selector};
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 

@@ -141,6 +141,10 @@ pub use level::{Level, ParseLevelError};
 pub use meta::{CodecListError, CodecMeta};
 pub use params::Params;
 
+// The recovery tool's name: codecs write it in their markers (see the module).
+mod recovery;
+pub use recovery::{RECOVERY_TOOL, is_retrieval};
+
 /// The interface version this crate was compiled as: the `parrot-codec-api` package version.
 ///
 /// A host accepts plugins built against the same major version (for `0.x`, the same minor).

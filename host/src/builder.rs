@@ -20,6 +20,16 @@ use crate::registry::Registry;
 use crate::tee::TeeStore;
 use crate::tokens::{TokenCounter, Tokenizer};
 
+/// The default of [`HostBuilder::retrieval_limit_tokens`], the size of one retrieval in tokens
+/// of the host's tokenizer: 25,000, the size of one MCP result that Claude Code refuses.
+pub const DEFAULT_LIMIT_TOKENS: usize = 25_000;
+
+/// The default of [`HostBuilder::recovery_max_chars`], the most characters of one recovery
+/// call's answer in a proxy, whatever its selector asks (`max_chars: 0` included): 200,000, the
+/// pipeline's own last resort (`max_result_chars`), so no answer is larger than the largest
+/// result the pipeline lets through.
+pub const DEFAULT_RECOVERY_MAX_CHARS: usize = 200_000;
+
 /// Builds a [`Host`]. Everything is validated in [`HostBuilder::build`]: nothing is left to
 /// fail at the first tool call.
 ///
@@ -232,20 +242,22 @@ impl HostBuilder {
         self
     }
 
-    /// The size a retrieval ([`Host::recover_selected`]) is held to when its selector gives no
-    /// `max_chars`, in tokens of the host's tokenizer. Default
-    /// [`crate::DEFAULT_LIMIT_TOKENS`] (25,000); 0: no limit.
+    /// The size a retrieval (`parrot_recover`'s `recover_selected`) is held to when its
+    /// selector gives no `max_chars`, in tokens of the host's tokenizer. Default
+    /// [`DEFAULT_LIMIT_TOKENS`] (25,000); 0: no limit. Read with
+    /// [`Host::retrieval_limit_tokens`].
     pub fn retrieval_limit_tokens(&mut self, tokens: usize) -> &mut Self {
         self.retrieval_limit_tokens = Some(tokens);
         self
     }
 
-    /// The most characters of one recovery call's answer in a proxy ([`Host::recover_for_model`]:
-    /// the MCP proxy's `wm_get_result`, `serve`'s), whatever its selector asks, `max_chars: 0`
-    /// included: a model, or a tool result that speaks to it, cannot have a proxy read a whole
-    /// 100 MB original into one answer. A capped answer says so, with the exact counts and the
-    /// selector of the next part. Default [`crate::DEFAULT_RECOVERY_MAX_CHARS`] (200,000); 0:
-    /// no cap. [`Host::recover_selected`] (the `recover` command) is never capped.
+    /// The most characters of one recovery call's answer in a proxy (`parrot_recover`'s
+    /// `recover_for_model`: the MCP proxy's `wm_get_result`, `serve`'s), whatever its selector
+    /// asks, `max_chars: 0` included: a model, or a tool result that speaks to it, cannot have
+    /// a proxy read a whole 100 MB original into one answer. A capped answer says so, with the
+    /// exact counts and the selector of the next part. Default [`DEFAULT_RECOVERY_MAX_CHARS`]
+    /// (200,000); 0: no cap. `recover_selected` (the `recover` command) is never capped. Read
+    /// with [`Host::recovery_max_chars`].
     pub fn recovery_max_chars(&mut self, chars: usize) -> &mut Self {
         self.recovery_max_chars = Some(chars);
         self
@@ -343,12 +355,10 @@ impl HostBuilder {
             max_result_chars: self.max_result_chars.unwrap_or(200_000),
             verification: self.verification.unwrap_or_default(),
             report_tokens: self.report_tokens.unwrap_or(true),
-            retrieval_limit_tokens: self
-                .retrieval_limit_tokens
-                .unwrap_or(crate::retrieve::DEFAULT_LIMIT_TOKENS),
+            retrieval_limit_tokens: self.retrieval_limit_tokens.unwrap_or(DEFAULT_LIMIT_TOKENS),
             recovery_max_chars: self
                 .recovery_max_chars
-                .unwrap_or(crate::retrieve::DEFAULT_RECOVERY_MAX_CHARS),
+                .unwrap_or(DEFAULT_RECOVERY_MAX_CHARS),
         };
         Stage::new(settings, tokenizer, &self.observers)
     }

@@ -90,7 +90,7 @@ pub struct Call<'a> {
     pub level: Option<Level>,
     /// Where the call's original is stored: under `{namespace}/{key}` (the model still sees
     /// the plain key), found only by a recovery in the same namespace
-    /// ([`crate::Host::recover_for_model_in`]); `None` stores it under the key alone.
+    /// (`parrot_recover`'s `recover_for_model_in`); `None` stores it under the key alone.
     pub namespace: Option<&'a Namespace>,
 }
 

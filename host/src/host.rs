@@ -1,6 +1,7 @@
 //! The built host: its sources, registry and entries, and the calls it serves —
 //! [`Host::process`] (through the pipeline), [`Host::compress`], [`Host::recover`],
-//! [`Host::resolve`] and [`Host::explain`].
+//! [`Host::resolve`] and [`Host::explain`]. Retrieval of the part of an original a selector
+//! chooses is the `parrot-recover` crate's, over the accessors here.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -15,13 +16,13 @@ use crate::call::{Call, Processed};
 use crate::call::{OwnedCall, OwnedInput, Skip};
 use crate::discovery::SourceInfo;
 use crate::entries::{EntryTable, Resolution, ResolvedEntry};
-use crate::error::{CompressError, RetrieveError, TeeError};
+use crate::error::{CompressError, TeeError};
 use crate::explain::Explanation;
 use crate::pipeline::{self, Run, Stage};
 use crate::registry::Registry;
 use crate::report::Report;
-use crate::retrieve::{Retrieval, Retriever, Selector};
 use crate::tee::{Namespace, Scoped, TeeStore};
+use crate::tokens::TokenCounter;
 
 /// A built host: manifests validated, plugins loaded, every entry's codec constructed.
 pub struct Host {
@@ -318,208 +319,6 @@ impl Host {
         }
     }
 
-    /// The part of the original stored under `key` that `selector` selects, held to the
-    /// retrieval size ([`crate::HostBuilder::retrieval_limit_tokens`]) unless the selector
-    /// gives `max_chars`; what each selector does and which combine is listed in
-    /// [`crate::retrieve`]. Rows are written as the entry of the key's tool
-    /// writes a table at `minimal` (losslessly), or as compact JSON.
-    ///
-    /// [`Retrieval::text`] is the text `wm_get_result` returns: a header naming the key and
-    /// the selector, the part, and the selector of the next part when it was cut.
-    ///
-    /// # Errors
-    ///
-    /// [`RetrieveError::Selector`] naming the selector that is bad;
-    /// [`RetrieveError::NotFound`]; [`RetrieveError::Tee`] when no store is configured or it
-    /// fails.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use std::sync::Arc;
-    /// use parrot_host::{Host, MemoryTeeStore, Selector, TeeStore};
-    ///
-    /// let dir = std::env::temp_dir().join("parrot-doc-recover-selected");
-    /// std::fs::create_dir_all(&dir).unwrap();
-    /// let store = Arc::new(MemoryTeeStore::default());
-    /// store.put("k", b"one\ntwo\nthree\nfour\n").unwrap();
-    /// let host = Host::builder().project(&dir).plugin_path(None).tee_store(store).build().unwrap();
-    ///
-    /// let selector = Selector { lines: Some("2-3".into()), ..Selector::default() };
-    /// let part = host.recover_selected("k", &selector).unwrap();
-    /// assert_eq!(part.body, "two\nthree\n");
-    /// assert_eq!(part.text(), "[wm_get_result {\"key\":\"k\",\"lines\":\"2-3\"}]\ntwo\nthree\n");
-    ///
-    /// let selector = Selector { lines: Some("2-".into()), max_chars: Some(4), ..Selector::default() };
-    /// let part = host.recover_selected("k", &selector).unwrap();
-    /// assert_eq!(part.body, "two\n");
-    /// assert_eq!(part.next.unwrap().lines.as_deref(), Some("3-"));
-    ///
-    /// let selector = Selector { pointer: Some("/a".into()), ..Selector::default() };
-    /// let err = host.recover_selected("k", &selector).unwrap_err();
-    /// assert_eq!(
-    ///     err.to_string(),
-    ///     "selector \"pointer\": the original is text, not JSON (4 lines): use lines or grep"
-    /// );
-    /// ```
-    pub fn recover_selected(
-        &self,
-        key: &str,
-        selector: &Selector,
-    ) -> Result<Retrieval, RetrieveError> {
-        self.retrieve(None, key, selector, 0)
-    }
-
-    /// [`Host::recover_selected`] of the original stored under `key` in `namespace` (see
-    /// [`Host::recover_in`]); the retrieval's continuation, written as the command's
-    /// arguments, names the namespace.
-    ///
-    /// # Errors
-    ///
-    /// As [`Host::recover_selected`]: [`RetrieveError::NotFound`] for a key the namespace
-    /// does not hold, whoever else holds it.
-    pub fn recover_selected_in(
-        &self,
-        namespace: Option<&Namespace>,
-        key: &str,
-        selector: &Selector,
-    ) -> Result<Retrieval, RetrieveError> {
-        self.retrieve(namespace, key, selector, 0)
-    }
-
-    /// [`Host::recover_selected`] as a proxy answers a model's recovery call: the body held to
-    /// [`crate::HostBuilder::recovery_max_chars`] characters (default 200,000) whatever the
-    /// selector asks, `max_chars: 0` included. An answer the cap cut has a note saying so
-    /// (the cap, the characters of the part and of the original, how to get the rest) and,
-    /// when there is more, the selector of the next part, which the cap holds alike.
-    ///
-    /// # Errors
-    ///
-    /// As [`Host::recover_selected`].
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use std::sync::Arc;
-    /// use parrot_host::{Host, MemoryTeeStore, Selector, TeeStore};
-    ///
-    /// let dir = std::env::temp_dir().join("parrot-doc-recover-for-model");
-    /// std::fs::create_dir_all(&dir).unwrap();
-    /// let store = Arc::new(MemoryTeeStore::default());
-    /// store.put("k", b"one\ntwo\nthree\nfour\n").unwrap();
-    /// let host = Host::builder()
-    ///     .project(&dir)
-    ///     .plugin_path(None)
-    ///     .tee_store(store)
-    ///     .recovery_max_chars(8)
-    ///     .build()
-    ///     .unwrap();
-    ///
-    /// let everything = Selector { lines: Some("1-".into()), max_chars: Some(0), ..Selector::default() };
-    /// let part = host.recover_for_model("k", &everything).unwrap();
-    /// assert_eq!(part.body, "one\ntwo\n");
-    /// assert!(part.notes[0].starts_with("capped: one answer here holds at most 8 characters"));
-    /// assert_eq!(part.next.unwrap().lines.as_deref(), Some("3-"));
-    /// // The command's retrieval is not capped.
-    /// assert_eq!(host.recover_selected("k", &everything).unwrap().body, "one\ntwo\nthree\nfour\n");
-    /// ```
-    pub fn recover_for_model(
-        &self,
-        key: &str,
-        selector: &Selector,
-    ) -> Result<Retrieval, RetrieveError> {
-        self.recover_for_model_in(None, key, selector)
-    }
-
-    /// [`Host::recover_for_model`] in `namespace`: what a proxy answers a model whose calls
-    /// were processed in that namespace (`serve`: the request's API key's; `mcp-proxy`: the
-    /// session's). A key another namespace holds is [`RetrieveError::NotFound`], the same
-    /// answer as a key nobody holds, so a model cannot tell whose originals exist.
-    ///
-    /// # Errors
-    ///
-    /// As [`Host::recover_selected`].
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use std::sync::Arc;
-    /// use parrot_host::{Host, MemoryTeeStore, Namespace, RetrieveError, Selector, TeeStore};
-    ///
-    /// let dir = std::env::temp_dir().join("parrot-doc-recover-for-model-in");
-    /// std::fs::create_dir_all(&dir).unwrap();
-    /// let store = Arc::new(MemoryTeeStore::default());
-    /// let alice = Namespace::of_secret(b"alice's API key");
-    /// store.put(&alice.scoped_key("k"), b"alice's original\n").unwrap();
-    /// let host = Host::builder().project(&dir).plugin_path(None).tee_store(store).build().unwrap();
-    ///
-    /// let whole = Selector::default();
-    /// let part = host.recover_for_model_in(Some(&alice), "k", &whole).unwrap();
-    /// assert_eq!(part.text(), "[wm_get_result {\"key\":\"k\"}]\nalice's original\n");
-    /// let bob = Namespace::of_secret(b"bob's API key");
-    /// let err = host.recover_for_model_in(Some(&bob), "k", &whole).unwrap_err();
-    /// assert_eq!(err.to_string(), "no original is stored under \"k\"");
-    /// assert!(matches!(host.recover_for_model("k", &whole), Err(RetrieveError::NotFound { .. })));
-    /// ```
-    pub fn recover_for_model_in(
-        &self,
-        namespace: Option<&Namespace>,
-        key: &str,
-        selector: &Selector,
-    ) -> Result<Retrieval, RetrieveError> {
-        self.retrieve(namespace, key, selector, self.stage.recovery_max_chars())
-    }
-
-    /// A retrieval in `namespace` with its body held to `cap_chars` (0: none).
-    fn retrieve(
-        &self,
-        namespace: Option<&Namespace>,
-        key: &str,
-        selector: &Selector,
-        cap_chars: usize,
-    ) -> Result<Retrieval, RetrieveError> {
-        let original = self
-            .recover_in(namespace, key)?
-            .ok_or_else(|| RetrieveError::NotFound {
-                key: key.to_owned(),
-            })?;
-        let tool = tool_of(key);
-        let codec = self
-            .resolve(tool)
-            .entry
-            .map_or_else(|| self.fallback.name().to_owned(), |e| e.codec_name.clone());
-        // `columnar` keeps a few rows as they are (its `min_rows`); a slice of a table it
-        // wrote is still written as one.
-        let few_rows = (codec == "columnar")
-            .then(|| {
-                let params = serde_json::json!({"min_rows": 1});
-                let serde_json::Value::Object(params) = params else {
-                    return None;
-                };
-                self.registry.instantiate("columnar", params).ok()
-            })
-            .flatten();
-        let table = |rows: &str| {
-            lossless(
-                self.compress(tool, Payload::json(rows), Level::Minimal)
-                    .ok(),
-            )
-            .or_else(|| {
-                few_rows
-                    .as_ref()
-                    .and_then(|c| lossless(c.compress(Payload::json(rows), Level::Minimal).ok()))
-            })
-        };
-        Retriever {
-            limit_tokens: self.stage.retrieval_limit_tokens(),
-            cap_chars,
-            namespace,
-            counter: self.stage.gauge().counter(),
-            table: &table,
-        }
-        .retrieve(key, &original, selector)
-    }
-
     /// The router's size threshold ([`crate::Budgets::size_threshold_bytes`]): a payload of
     /// this many bytes or more leaves the inline path where the caller can offload it, as
     /// `Host::process_async` (feature `tokio`) and the MCP proxy do.
@@ -541,6 +340,72 @@ impl Host {
     /// The tee store, when one is configured.
     pub fn tee_store(&self) -> Option<&dyn TeeStore> {
         self.tee.as_deref()
+    }
+
+    /// The tokenizer the host counts tokens with ([`crate::HostBuilder::tokenizer`]; default
+    /// o200k).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use parrot_host::{Host, TokenCounter, Tokenizer};
+    ///
+    /// let dir = std::env::temp_dir().join("parrot-doc-tokenizer");
+    /// std::fs::create_dir_all(&dir).unwrap();
+    /// let host = Host::builder().project(&dir).plugin_path(None).build().unwrap();
+    /// let text = "error[E0308]: mismatched types";
+    /// assert_eq!(host.tokenizer().count(text), Tokenizer::O200k.count(text));
+    /// ```
+    pub fn tokenizer(&self) -> &dyn TokenCounter {
+        self.stage.gauge().counter()
+    }
+
+    /// The size a retrieval is held to when its selector gives no `max_chars`, in tokens
+    /// ([`crate::HostBuilder::retrieval_limit_tokens`]; 0: no limit).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use parrot_host::{DEFAULT_LIMIT_TOKENS, Host};
+    ///
+    /// let dir = std::env::temp_dir().join("parrot-doc-retrieval-limit");
+    /// std::fs::create_dir_all(&dir).unwrap();
+    /// let host = Host::builder().project(&dir).plugin_path(None).build().unwrap();
+    /// assert_eq!(host.retrieval_limit_tokens(), DEFAULT_LIMIT_TOKENS);
+    /// let small = Host::builder()
+    ///     .project(&dir)
+    ///     .plugin_path(None)
+    ///     .retrieval_limit_tokens(100)
+    ///     .build()
+    ///     .unwrap();
+    /// assert_eq!(small.retrieval_limit_tokens(), 100);
+    /// ```
+    pub fn retrieval_limit_tokens(&self) -> usize {
+        self.stage.retrieval_limit_tokens()
+    }
+
+    /// The most characters of one recovery call's answer in a proxy
+    /// ([`crate::HostBuilder::recovery_max_chars`]; 0: no cap).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use parrot_host::{DEFAULT_RECOVERY_MAX_CHARS, Host};
+    ///
+    /// let dir = std::env::temp_dir().join("parrot-doc-recovery-max-chars");
+    /// std::fs::create_dir_all(&dir).unwrap();
+    /// let host = Host::builder().project(&dir).plugin_path(None).build().unwrap();
+    /// assert_eq!(host.recovery_max_chars(), DEFAULT_RECOVERY_MAX_CHARS);
+    /// let capped = Host::builder()
+    ///     .project(&dir)
+    ///     .plugin_path(None)
+    ///     .recovery_max_chars(8)
+    ///     .build()
+    ///     .unwrap();
+    /// assert_eq!(capped.recovery_max_chars(), 8);
+    /// ```
+    pub fn recovery_max_chars(&self) -> usize {
+        self.stage.recovery_max_chars()
     }
 
     /// The level a call runs at, highest rule first: the per-call `override_level`; a `status`
@@ -624,24 +489,5 @@ impl Host {
     /// longest pattern (ties: the earlier source, then the earlier entry); else `"*"`; else none.
     pub fn resolve(&self, tool: &str) -> Resolution<'_> {
         self.table.resolve(tool)
-    }
-}
-
-/// The tool a tee key names (`__tee__:<tool>:…`), or the whole key when it names none: the
-/// entry that applies to it writes the rows of a retrieval.
-fn tool_of(key: &str) -> &str {
-    key.strip_prefix("__tee__:")
-        .and_then(|rest| rest.split(':').next())
-        .unwrap_or(key)
-}
-
-/// The payload of a lossless outcome.
-fn lossless(outcome: Option<Outcome>) -> Option<String> {
-    match outcome {
-        Some(Outcome::Changed {
-            payload,
-            lossy: false,
-        }) => Some(payload),
-        _ => None,
     }
 }

@@ -60,22 +60,21 @@ mod plural;
 mod registry;
 mod regular;
 mod report;
-pub mod retrieve;
 mod tee;
 mod tokens;
 
 pub use budget::{
     Admission, Breaker, BreakerConfig, Budgets, Clock, ManualClock, Route, Router, SystemClock,
 };
-pub use builder::HostBuilder;
+pub use builder::{DEFAULT_LIMIT_TOKENS, DEFAULT_RECOVERY_MAX_CHARS, HostBuilder};
 pub use call::{Call, Input, Meta, OwnedCall, OwnedInput, Processed, Skip};
 pub use discovery::{MAX_MANIFEST_BYTES, PLUGIN_PATH_ENV, SourceInfo, TRUST_PROJECT_PLUGINS_ENV};
 pub use entries::{MatchKind, Resolution, ResolvedEntry};
 #[cfg(feature = "redis")]
 pub use error::RedisFailure;
 pub use error::{
-    BuildError, CompressError, Error, LoadError, ManifestError, NamespaceError, RetrieveError,
-    SettingsError, TeeError, TeeOpenError,
+    BuildError, CompressError, Error, LoadError, ManifestError, NamespaceError, SettingsError,
+    TeeError, TeeOpenError,
 };
 pub use explain::Explanation;
 pub use host::Host;
@@ -86,10 +85,6 @@ pub use pipeline::{KILL_SWITCH_ENV, TEE_HINT, Verification};
 pub use plural::counted;
 pub use registry::{CodecInfo, Origin, Registry};
 pub use report::{Report, ReportSnapshot, Row};
-pub use retrieve::{
-    ARGUMENTS, DEFAULT_LIMIT_TOKENS, DEFAULT_RECOVERY_MAX_CHARS, RECOVERY_TOOL, Retrieval,
-    Selector, is_retrieval, recovery_tool_definition,
-};
 pub use tee::{
     MAX_NAMESPACE_LEN, MemoryTeeStore, Namespace, Retention, SqliteTeeStore, TeeStats, TeeStore,
     mask_password,

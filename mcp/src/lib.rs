@@ -1,6 +1,6 @@
 //! A stdio proxy between an MCP client (an agent) and any MCP server: every `tools/call` result
 //! the server sends goes through the pipeline before the client sees it, and the originals are
-//! offered back through a tool of the proxy's own, [`RECOVERY_TOOL`](parrot_host::RECOVERY_TOOL).
+//! offered back through a tool of the proxy's own, [`RECOVERY_TOOL`](parrot_recover::RECOVERY_TOOL).
 //!
 //! The client starts the proxy instead of the server; the proxy starts the server as a child
 //! process (its stderr inherited) and relays MCP JSON-RPC, one message per line, both ways. A
@@ -16,16 +16,16 @@
 //!   `{"content": text}`) carries the compressed text; nothing else in it changes. Blocks that
 //!   are not text or do not hold JSON pass through. A result with `isError: true` is not
 //!   compressed: its text blocks are stored in the tee store (status `error`) and the message
-//!   goes out unchanged. Results of [`RECOVERY_TOOL`](parrot_host::RECOVERY_TOOL) are never compressed, nor is a text
-//!   block that starts with a retrieval's header ([`parrot_host::is_retrieval`]: a proxy behind
+//!   goes out unchanged. Results of [`RECOVERY_TOOL`](parrot_recover::RECOVERY_TOOL) are never compressed, nor is a text
+//!   block that starts with a retrieval's header ([`parrot_recover::is_retrieval`]: a proxy behind
 //!   this one answered it);
 //! - a server's response to `tools/list` (the first page, asked without a cursor): the
 //!   recovery tool is appended to `tools`;
-//! - a client's `tools/call` of [`RECOVERY_TOOL`](parrot_host::RECOVERY_TOOL): answered by the proxy from the tee store
+//! - a client's `tools/call` of [`RECOVERY_TOOL`](parrot_recover::RECOVERY_TOOL): answered by the proxy from the tee store
 //!   with one text block: a header line naming the key and the selectors, then the original
 //!   or the part the selectors (`lines`, `grep`, `context`, `pointer`, `rows`, `max_chars`,
-//!   see [`parrot_host::Selector`]) choose, held to 25,000 tokens unless `max_chars` says otherwise
-//!   and never over the cap on one answer whatever it says ([`parrot_host::Host::recover_for_model`],
+//!   see [`parrot_recover::Selector`]) choose, held to 25,000 tokens unless `max_chars` says otherwise
+//!   and never over the cap on one answer whatever it says ([`parrot_recover::Recover::recover_for_model`],
 //!   200,000 characters by default); or a tool error (`isError: true`) naming the unknown key or the bad selector. The call
 //!   never reaches the server, except as below.
 //!

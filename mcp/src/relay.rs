@@ -8,9 +8,9 @@ use std::sync::{Arc, Mutex};
 use parrot_json::{Span, encode_string};
 use serde_json::{Map, Value, json};
 
-use parrot_host::{
-    Call, Host, Input, Namespace, RECOVERY_TOOL, RetrieveError, Selector, is_retrieval,
-    recovery_tool_definition,
+use parrot_host::{Call, Host, Input, Namespace};
+use parrot_recover::{
+    RECOVERY_TOOL, Recover, RetrieveError, Selector, is_retrieval, recovery_tool_definition,
 };
 
 /// What becomes of one line.

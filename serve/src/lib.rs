@@ -61,7 +61,7 @@
 //! Each request's originals are stored in the namespace of its API key (`x-api-key`, else the
 //! credentials of `authorization`: a bearer token, or the whole value of another scheme), derived
 //! with [`parrot_host::Namespace::of_secret`] and never stored; the recovery calls in its answers
-//! are answered from that namespace alone ([`parrot_host::Host::recover_for_model_in`]), and the
+//! are answered from that namespace alone ([`parrot_recover::Recover::recover_for_model_in`]), and the
 //! recoveries put back into later requests are recorded and put back under it. A key of another
 //! client's original is a tool error, `no original is stored under "<key>"`, the same as a key
 //! nobody holds. A request with neither header is unscoped: its originals are stored under the
@@ -98,7 +98,7 @@ use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
 use parrot_host::Host;
 
-pub use parrot_host::RECOVERY_TOOL;
+pub use parrot_recover::RECOVERY_TOOL;
 pub use relay::Upstream;
 
 /// The address `parrot-compress serve` listens on by default.

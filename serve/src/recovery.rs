@@ -3,7 +3,7 @@
 //!
 //! # The tool
 //!
-//! [`definition`] is the MCP proxy's tool ([`parrot_host::recovery_tool_definition`]: the same
+//! [`definition`] is the MCP proxy's tool ([`parrot_recover::recovery_tool_definition`]: the same
 //! description, schema and selectors) in each API's format: Anthropic's
 //! `{"name", "description", "input_schema"}`, Chat Completions'
 //! `{"type": "function", "function": {"name", "description", "parameters"}}`, and the
@@ -25,7 +25,7 @@
 //!
 //! When the model's answer calls [`RECOVERY_TOOL`] and no tool of the client's ([`calls`] says
 //! [`Calls::Ours`]; text and thinking blocks may come before the calls), each call is answered
-//! from the tee store in the request's namespace ([`parrot_host::Host::recover_for_model_in`]:
+//! from the tee store in the request's namespace ([`parrot_recover::Recover::recover_for_model_in`]:
 //! the retrieval's header line and the part asked for; a bad selector, or a key the namespace
 //! does not hold, is a tool error naming it), and
 //! [`follow_up`] appends to the conversation:
@@ -92,10 +92,11 @@
 use std::sync::OnceLock;
 
 use parrot_host::llm::Api;
-use parrot_host::{Host, Namespace, RetrieveError, Selector, recovery_tool_definition};
+use parrot_host::{Host, Namespace};
+use parrot_recover::{Recover, RetrieveError, Selector, recovery_tool_definition};
 use serde_json::{Map, Value, json};
 
-pub use parrot_host::RECOVERY_TOOL;
+pub use parrot_recover::RECOVERY_TOOL;
 
 /// The definition of [`RECOVERY_TOOL`] in `api`'s format, as the bytes [`add_tool`] inserts
 /// (the same every time: the prompt cache depends on it).
@@ -357,7 +358,7 @@ pub struct Answer {
 
 /// Answers `call` from `host`'s tee store in `namespace` (the request's: originals stored
 /// with another API key are not found), as the MCP proxy answers it
-/// ([`Host::recover_for_model_in`]: held to the host's cap on one answer, so a model's
+/// ([`Recover::recover_for_model_in`]: held to the host's cap on one answer, so a model's
 /// `max_chars: 0` cannot make the follow-up carry a whole 100 MB original upstream).
 pub fn answer(host: &Host, namespace: Option<&Namespace>, call: &Call) -> Answer {
     let error = |text: String| Answer {

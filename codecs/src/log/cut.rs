@@ -10,8 +10,10 @@
 //! marker that gives its range, and everything after it is one range of the original, from
 //! the first line of the first unit removed to the original's last line.
 
+use parrot_codec_api::RECOVERY_TOOL;
+
 use super::Log;
-use super::fold::{Lines, RECOVERY, looks_like_own_line};
+use super::fold::{Lines, looks_like_own_line};
 use super::patterns::Class;
 
 /// Where an output of the `log` codec is cut, and the marker that ends the cut text: see
@@ -219,6 +221,6 @@ fn marker(omitted: usize, from: usize, to: usize, lines: usize, failures: usize)
     format!(
         "[\u{2026} {omitted} lines omitted, lines {from}-{to}: cut at max_result_chars, \
          {lines} lines of this result not shown; {failures} failure lines omitted; \
-         {RECOVERY} {{\"lines\":\"{from}-{to}\"}}]"
+         {RECOVERY_TOOL} {{\"lines\":\"{from}-{to}\"}}]"
     )
 }

@@ -5,6 +5,7 @@ use std::fmt::Write as _;
 use std::hash::BuildHasher as _;
 
 use hashbrown::HashTable;
+use parrot_codec_api::RECOVERY_TOOL;
 
 use super::Log;
 use super::patterns::{Block, Class, Matcher, Step, is_diagnostic_line, preambles};
@@ -15,10 +16,6 @@ const NONE: u32 = u32::MAX;
 
 /// The estimated cost of one omission marker, in tokens.
 const MARKER_TOKENS: usize = 46;
-
-/// The name of the host's recovery tool, which markers name with the selector of what they
-/// cut: `wm_get_result {"lines":"A-B"}` (with the `_tee` key).
-pub(super) const RECOVERY: &str = "wm_get_result";
 
 /// The estimated cost of a fold line's `[×N lines A-B] ` and ` ( … )`, beyond its template
 /// and values, in tokens.
@@ -754,7 +751,12 @@ fn render(
         }
         // The selector that returns exactly this region of the original (`recover --lines`,
         // the recovery tool's `lines`).
-        let _ = writeln!(out, "; {RECOVERY} {{\"lines\":\"{}-{}\"}}]", start + 1, i);
+        let _ = writeln!(
+            out,
+            "; {RECOVERY_TOOL} {{\"lines\":\"{}-{}\"}}]",
+            start + 1,
+            i
+        );
     }
     if !final_newline {
         out.pop();

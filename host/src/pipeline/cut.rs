@@ -25,9 +25,8 @@
 //! (a few hundred code points) cannot be met: the output is then the wrapper around the
 //! marker alone.
 
+use parrot_codec_api::RECOVERY_TOOL;
 use parrot_codecs::Log;
-
-use crate::retrieve::RECOVERY_TOOL;
 
 /// The codec's `payload` cut so that `{"result":"<kept>\n<marker>","_tee":<pointer>}` holds at
 /// most `max` code points; `log` is the `log` codec and the text it compressed, when the

@@ -13,7 +13,7 @@ use parrot_json::TopLevel;
 /// or for the part a marker names (each marker names its selector: `{"lines":"A-B"}`,
 /// `"pointer"`, `"rows"`). Short, because every lossy result pays for it.
 pub const TEE_HINT: &str = concat!(
-    crate::retrieve::recovery_tool_name!(),
+    parrot_codec_api::__recovery_tool_name!(),
     " with this key returns it all; add a marker's selector for that part"
 );
 

@@ -45,7 +45,7 @@ fn compress<'i>(
     meta: &mut Meta,
 ) -> Result<(String, &'i str), Skip> {
     passthrough_flags(run)?;
-    if crate::retrieve::is_retrieval(input) {
+    if parrot_codec_api::is_retrieval(input) {
         // A recovery call's result, sent back through a pipeline: compressing it again would
         // replace the part asked for with markers pointing at the same original.
         return Err(Skip::AlreadyCompressed);
@@ -140,7 +140,7 @@ fn store_error_result(run: &Run<'_, '_>, input: &[u8], meta: &mut Meta) {
 
 /// Rule 3: `return_direct`, `already_compressed`, and the effective level `none` pass through;
 /// so does a retrieval (a payload whose first line is a recovery call's header, see
-/// [`crate::is_retrieval`]), as `already_compressed`.
+/// [`parrot_codec_api::is_retrieval`]), as `already_compressed`.
 fn passthrough_flags(run: &Run<'_, '_>) -> Result<(), Skip> {
     if run.call.return_direct {
         Err(Skip::ReturnDirect)

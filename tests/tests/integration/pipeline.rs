@@ -7,9 +7,10 @@ use std::time::Duration;
 
 use crate::support::{package, plugin_manifest, shipped_package};
 use parrot_host::{
-    BreakerConfig, Budgets, Call, CallEvent, Host, Input, Level, MemoryTeeStore, Observer,
-    Selector, Skip, TokenCounter, TokenEvent, Tokenizer, Verification,
+    BreakerConfig, Budgets, Call, CallEvent, Host, Input, Level, MemoryTeeStore, Observer, Skip,
+    TokenCounter, TokenEvent, Tokenizer, Verification,
 };
+use parrot_recover::{Recover, Selector};
 use serde_json::Value;
 
 const FAULTS: &str = "parrot_plugin_fault_codecs";

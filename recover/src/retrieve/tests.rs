@@ -4,10 +4,11 @@
 
 use parrot_codec_api::{Codec, Level, Outcome, Params, Payload};
 use parrot_codecs::Columnar;
+use parrot_host::{DEFAULT_LIMIT_TOKENS, Tokenizer};
 use serde_json::Value;
 
 use super::*;
-use crate::tokens::Tokenizer;
+use crate::is_retrieval;
 
 fn corpus(name: &str) -> String {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))

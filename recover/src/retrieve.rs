@@ -1,101 +1,15 @@
-//! Retrieval: slices of a stored original, chosen by selectors, so that an agent that needs one
-//! failing section of a 200,000-token build log gets that section and not the whole log.
-//!
-//! # Selectors
-//!
-//! Each is optional; a [`Selector`] with none asks for the whole original.
-//!
-//! | selector | value | returns |
-//! |---|---|---|
-//! | `lines` | `"118-1330"`, `"-50"` (the last 50), `"10-"` (10 to the end), `"7"` | those lines of a text original, exactly as written; 1-based and inclusive, as the log codec's markers (`lines A-B`) count them |
-//! | `grep` | a regular expression (the `regex` crate's syntax) | every matching line as `N:line`, with `context` lines around it as `N-line`; overlapping or adjacent groups merge, and groups are separated by a line `--` |
-//! | `context` | a number of lines (default 0) | with `grep` only |
-//! | `pointer` | an RFC 6901 JSON Pointer: `/rows/17`, `/items/3/title`, `/a~1b` for the member `a/b`, `/a~0b` for `a~b` | the value it points at in a JSON original, exactly as written |
-//! | `rows` | `"40-59"`, `"-10"`, `"40-"`, `"7"` | those elements of the array the codec tabulated (the one at `pointer`; without it the original itself when it is an array, else its member `rows`, else its longest array member), 0-based like the pointer's indices, written as the tool's codec writes a table losslessly (a TOON or `columnar` table), or as compact JSON where no table is shorter |
-//! | `max_chars` | a number of characters (code points) | the body cut at that size on a line or row boundary; `0`: no limit at all |
-//!
-//! Combinations: `lines` + `grep` (grep within those lines), `grep` + `context`,
-//! `pointer` + `rows` (rows of the array at the pointer), and `max_chars` with any. Any other
-//! pair (`lines` with `pointer` or `rows`, `grep` with `pointer` or `rows`, `context` without
-//! `grep`) is a one-line error naming both.
-//!
-//! Numbers are whole and unbounded in the arguments: one too large for a `usize` reads as the
-//! largest (so a bound past the end is the error "past the end", the last N of them all there
-//! is), and every sum of them saturates (a `context` of 2^64 − 1 shows the lines around a
-//! match up to both ends).
-//!
-//! # Size
-//!
-//! Without `max_chars`, a result is held to a default size: [`DEFAULT_LIMIT_TOKENS`] tokens
-//! (25,000 o200k tokens, the size Claude Code refuses for one MCP result), configurable with
-//! [`crate::HostBuilder::retrieval_limit_tokens`]. Tokens are counted with the host's
-//! tokenizer: line by line for lines (within a few tokens of counting the whole), a table
-//! whole (the most rows that fit are found by halving), and whether a whole original fits from
-//! a prefix of eight bytes a token, so a 100 MB original is not counted to learn that it does
-//! not. Asked without any selector (or with `max_chars` alone), an original over the size
-//! returns its first part after an outline line (line count, bytes, tokens; for JSON the
-//! top-level members with each array's length), a JSON original's first part being the first
-//! rows of its main array (as `rows` chooses it). A result cut at either limit ends with the
-//! exact selector that returns the next part, and a part always holds at least one line or
-//! row: a single line or row longer than the limit is itself cut, with a line saying so. A
-//! value at `pointer` over the size comes back as rows when it is an array, else cut, with a
-//! line listing its members' pointers.
-//!
-//! The `recover` command applies none of this when given no selector: it prints the exact
-//! original bytes, as a file a person or a script asked for.
-//!
-//! # The result
-//!
-//! ```text
-//! [wm_get_result {"key":"__tee__:ci:1a2b3c4d:1","lines":"4095-4105"}]
-//! …the lines 4095 to 4105 of the original, exactly…
-//! [more: wm_get_result {"key":"__tee__:ci:1a2b3c4d:1","lines":"4106-"}]
-//! ```
-//!
-//! The first line is the header: the tool's name and the selector asked, as the tool's
-//! arguments. Lines in brackets after it (`[outline …]`, `[rows …]`) describe the body; the
-//! body follows; the last line, `[more: …]`, is there only when the result was cut. The
-//! header is how a retrieval is recognised ([`is_retrieval`]): the pipeline passes such a
-//! payload through untouched (reason `already_compressed`), so a retrieval sent back through
-//! a pipeline or a second proxy is never compressed again.
-
 use std::borrow::Cow;
 use std::cell::Cell;
 use std::fmt::Write as _;
 
+use parrot_host::{Namespace, TokenCounter, counted};
 use regex::Regex;
 use serde_json::{Map, Value, json};
 
-use crate::counted;
-use crate::error::RetrieveError;
-use crate::tee::Namespace;
-use crate::tokens::TokenCounter;
-
-/// The default size of one retrieval, in tokens of the host's tokenizer: 25,000, the size of
-/// one MCP result that Claude Code refuses.
-pub const DEFAULT_LIMIT_TOKENS: usize = 25_000;
+use crate::{RECOVERY_TOOL, RetrieveError};
 
 /// 2^64, the least integer a `u64` cannot hold.
 const TWO_TO_THE_64: f64 = 18_446_744_073_709_551_616.0;
-
-/// The most characters of one recovery call's answer in a proxy, whatever its selector asks
-/// (`max_chars: 0` included): 200,000, the pipeline's own last resort (`max_result_chars`), so
-/// no answer is larger than the largest result the pipeline lets through.
-pub const DEFAULT_RECOVERY_MAX_CHARS: usize = 200_000;
-
-/// The recovery tool's name, as a literal: [`RECOVERY_TOOL`] for code, this for the constants
-/// that spell it inside longer text (`concat!` takes literals only).
-macro_rules! recovery_tool_name {
-    () => {
-        "wm_get_result"
-    };
-}
-pub(crate) use recovery_tool_name;
-
-/// The name of the recovery tool, which returns a stored original or the part of it a
-/// [`Selector`] chooses: the MCP proxy's and `serve`'s tool, and the name every `_tee`
-/// pointer's hint and every marker of a shortened result spells.
-pub const RECOVERY_TOOL: &str = recovery_tool_name!();
 
 /// The definition of [`RECOVERY_TOOL`], as an MCP `tools/list` shows it: the key, and every
 /// selector with examples (see [`Selector`]). The MCP proxy lists it as it is; `serve` gives
@@ -104,23 +18,22 @@ pub const RECOVERY_TOOL: &str = recovery_tool_name!();
 /// # Examples
 ///
 /// ```
-/// let tool = parrot_host::recovery_tool_definition();
-/// assert_eq!(tool["name"], parrot_host::RECOVERY_TOOL);
+/// let tool = parrot_recover::recovery_tool_definition();
+/// assert_eq!(tool["name"], parrot_recover::RECOVERY_TOOL);
 /// assert_eq!(tool["inputSchema"]["required"], serde_json::json!(["key"]));
 /// ```
 pub fn recovery_tool_definition() -> Value {
     json!({
         "name": RECOVERY_TOOL,
-        "description": concat!(
+        "description": format!(
             "Returns the original of a tool result that was shortened for you, or the part of \
              it you need. Pass the key of the result's \"_tee\" pointer, and optionally \
              selectors: lines or grep (with context) for text, pointer and/or rows for JSON, \
              max_chars with any. The answer's first line names the key and the selectors; a \
-             result cut to size ends with \"[more: ",
-            recovery_tool_name!(),
-            " {...}]\", the exact arguments that return the next part. Without selectors, an \
-             original over 25,000 tokens returns its first part with an outline (lines, \
-             top-level members, array lengths)."
+             result cut to size ends with \"[more: {RECOVERY_TOOL} {{...}}]\", the exact \
+             arguments that return the next part. Without selectors, an original over 25,000 \
+             tokens returns its first part with an outline (lines, top-level members, array \
+             lengths)."
         ),
         "inputSchema": {
             "type": "object",
@@ -187,9 +100,6 @@ pub fn recovery_tool_definition() -> Value {
     })
 }
 
-/// The first characters of every retrieval's header line.
-const HEADER: &str = concat!("[", recovery_tool_name!(), " {");
-
 /// The names of a recovery call's arguments, in the order the header writes them.
 pub const ARGUMENTS: [&str; 7] = [
     "key",
@@ -202,12 +112,12 @@ pub const ARGUMENTS: [&str; 7] = [
 ];
 
 /// Which part of a stored original to return: every member optional (see the
-/// [module documentation](self) for what each selects and which combine).
+/// [crate documentation](crate) for what each selects and which combine).
 ///
 /// # Examples
 ///
 /// ```
-/// use parrot_host::Selector;
+/// use parrot_recover::Selector;
 ///
 /// let selector = Selector {
 ///     grep: Some("^error".into()),
@@ -251,7 +161,7 @@ impl Selector {
     /// # Examples
     ///
     /// ```
-    /// use parrot_host::Selector;
+    /// use parrot_recover::Selector;
     ///
     /// let args = serde_json::json!({"key": "k", "lines": "-50"});
     /// let (key, selector) = Selector::from_arguments(args.as_object().unwrap()).unwrap();
@@ -391,33 +301,6 @@ fn bad(selector: &str, message: impl Into<String>) -> RetrieveError {
         selector: selector.to_owned(),
         message: message.into(),
     }
-}
-
-/// Whether `payload` is a retrieval: its first line is a retrieval's header,
-/// `[wm_get_result {"key":…}]`.
-///
-/// # Examples
-///
-/// ```
-/// assert!(parrot_host::is_retrieval(b"[wm_get_result {\"key\":\"k\"}]\nbody"));
-/// assert!(!parrot_host::is_retrieval(b"[wm_get_result] is a tool"));
-/// ```
-pub fn is_retrieval(payload: &[u8]) -> bool {
-    if !payload.starts_with(HEADER.as_bytes()) {
-        return false;
-    }
-    let first = payload.split(|&b| b == b'\n').next().unwrap_or_default();
-    let first = first.strip_suffix(b"\r").unwrap_or(first);
-    let Some(arguments) = first
-        .strip_prefix(&HEADER.as_bytes()[..HEADER.len() - 1])
-        .and_then(|rest| rest.strip_suffix(b"]"))
-    else {
-        return false;
-    };
-    matches!(
-        serde_json::from_slice::<Value>(arguments),
-        Ok(Value::Object(members)) if members.get("key").is_some_and(Value::is_string)
-    )
 }
 
 /// What a recovery call returns: the header, the lines that describe the body, the body, and
