@@ -8,8 +8,8 @@
 //! 2. a status other than `success`: the payload goes out byte-identical, and is stored in the
 //!    tee store (reason `error`) so nothing is lost when the caller raises;
 //! 3. `return_direct`, `already_compressed`, effective level `none`: passthrough; a retrieval
-//!    (its first line the header of a recovery call's result, [`parrot_codec_api::is_retrieval`]) is
-//!    `already_compressed`;
+//!    (its first line the header of a recovery call's result,
+//!    [`parrot_codec_api::is_retrieval`]) is `already_compressed`;
 //! 4. payloads the stage never changes (not UTF-8, empty, JSON with a duplicate member name):
 //!    passthrough, reason `unsupported_payload`; JSON nested deeper than the parser's limit is
 //!    treated as text;
