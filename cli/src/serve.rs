@@ -11,7 +11,9 @@ use parrot_serve::{
     DEFAULT_MAX_CONNECTIONS, DEFAULT_OPENAI, Upstream,
 };
 
-use super::{Cli, Failure, builder, killed, tokenizer};
+use crate::Failure;
+use crate::args::Cli;
+use crate::host::{builder, killed, tokenizer};
 
 /// The options of `serve`.
 #[derive(Debug, Args)]
