@@ -6,7 +6,7 @@ use std::sync::Arc;
 use parrot_host::{Host, HostBuilder, MemoryTeeStore, Meta, Observer, Skip, Tokenizer};
 
 use crate::Failure;
-use crate::args::{Cli, TokenizerArg};
+use crate::args::{Options, TokenizerArg};
 use crate::store::persistent_or_unavailable;
 
 /// Whether the kill switch (`PARROT_COMPRESSION_DISABLED=1`) is on. Read before anything
@@ -15,14 +15,14 @@ pub(crate) fn killed() -> bool {
     std::env::var_os(parrot_host::KILL_SWITCH_ENV).is_some_and(|v| v == "1")
 }
 
-pub(crate) fn project_dir(cli: &Cli) -> PathBuf {
+pub(crate) fn project_dir(cli: &Options) -> PathBuf {
     cli.project
         .clone()
         .or_else(|| std::env::current_dir().ok())
         .unwrap_or_else(|| PathBuf::from("."))
 }
 
-pub(crate) fn tokenizer(cli: &Cli) -> Tokenizer {
+pub(crate) fn tokenizer(cli: &Options) -> Tokenizer {
     match cli.tokenizer {
         TokenizerArg::O200k => Tokenizer::O200k,
         TokenizerArg::Cl100k => Tokenizer::Cl100k,
@@ -33,7 +33,7 @@ pub(crate) fn tokenizer(cli: &Cli) -> Tokenizer {
 /// persistent store is opened (and created) only then; other commands only need to know
 /// whether one is configured, which decides the effective levels they show.
 pub(crate) fn host(
-    cli: &Cli,
+    cli: &Options,
     store: bool,
     observer: Option<Arc<dyn Observer>>,
 ) -> Result<Host, Failure> {
@@ -49,7 +49,7 @@ pub(crate) fn build(builder: &mut HostBuilder) -> Result<Host, Failure> {
 
 /// The builder of [`host`], for a command that adds settings of its own.
 pub(crate) fn builder(
-    cli: &Cli,
+    cli: &Options,
     store: bool,
     observer: Option<Arc<dyn Observer>>,
 ) -> Result<HostBuilder, Failure> {

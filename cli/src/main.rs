@@ -45,8 +45,12 @@ impl Failure {
 }
 
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
-        Ok(cli) => cli,
+    let parsed = Cli::try_parse().and_then(|cli| {
+        let options = cli.options()?;
+        Ok((cli.command, options))
+    });
+    let (command, options) = match parsed {
+        Ok(parsed) => parsed,
         Err(err) => {
             let usage = err.use_stderr();
             let _ = err.print();
@@ -67,7 +71,7 @@ fn main() -> ExitCode {
         .without_time()
         .with_target(false)
         .init();
-    match run(&cli) {
+    match run(&command, &options) {
         Ok(()) => ExitCode::SUCCESS,
         Err(failure) => {
             for line in failure.lines {

@@ -8,7 +8,7 @@ use serde_json::json;
 use serde_json::value::RawValue;
 
 use crate::Failure;
-use crate::args::Cli;
+use crate::args::Options;
 use crate::host::{host, killed, killed_meta, tokenizer};
 
 /// The sample session replayed when `replay` is given no file: realistic tool calls (query
@@ -121,7 +121,7 @@ pub(crate) fn parse_call(line: &str) -> Result<SessionCall, String> {
 }
 
 pub(crate) fn replay(
-    cli: &Cli,
+    cli: &Options,
     file: Option<&Path>,
     out: Option<&Path>,
     as_json: bool,

@@ -8,7 +8,7 @@ use parrot_host::RedisTeeStore;
 use parrot_host::{Retention, SqliteTeeStore, TeeError, TeeStore};
 
 use crate::Failure;
-use crate::args::Cli;
+use crate::args::Options;
 use crate::host::project_dir;
 
 /// Where the persistent tee store of `cli` is: a file, or a URL (a value with `://` in it).
@@ -17,7 +17,7 @@ pub(crate) enum StoreAt {
     Url(String),
 }
 
-pub(crate) fn store_at(cli: &Cli) -> StoreAt {
+pub(crate) fn store_at(cli: &Options) -> StoreAt {
     match &cli.tee_store {
         Some(given) => match given.to_str() {
             Some(url) if url.contains("://") => StoreAt::Url(url.to_owned()),
@@ -67,7 +67,7 @@ pub(crate) fn open_url(url: &str) -> Result<Persistent, Failure> {
 }
 
 /// The persistent tee store of `cli`, opened (and a file created on first use).
-pub(crate) fn open_store(cli: &Cli) -> Result<Persistent, Failure> {
+pub(crate) fn open_store(cli: &Options) -> Result<Persistent, Failure> {
     match store_at(cli) {
         StoreAt::File(path) => SqliteTeeStore::open(path, Retention::default())
             .map(Persistent::Sqlite)
@@ -82,7 +82,7 @@ pub(crate) fn open_store(cli: &Cli) -> Result<Persistent, Failure> {
 /// out uncompressed (`tee_failed`) rather than the command stopping. A file that is not a tee
 /// store is still refused, naming it. (A store that exists but cannot be written opens
 /// read-only.) A Redis store opens even when Redis does not answer: its puts fail until it does.
-pub(crate) fn persistent_or_unavailable(cli: &Cli) -> Result<Arc<dyn TeeStore>, Failure> {
+pub(crate) fn persistent_or_unavailable(cli: &Options) -> Result<Arc<dyn TeeStore>, Failure> {
     let path = match store_at(cli) {
         StoreAt::File(path) => path,
         StoreAt::Url(url) => return open_url(&url).map(Persistent::shared),
@@ -189,7 +189,7 @@ impl TeeStore for Unavailable {
 /// The store for the commands that only read it (`recover`, `store`): no host is built, so a
 /// broken manifest or a missing plugin cannot stand between a key and its original, and the
 /// kill switch (which stops compression) does not stop recovery.
-pub(crate) fn store_only(cli: &Cli) -> Result<Persistent, Failure> {
+pub(crate) fn store_only(cli: &Options) -> Result<Persistent, Failure> {
     if cli.no_tee {
         return Err(Failure::runtime(TeeError::NotConfigured.to_string()));
     }

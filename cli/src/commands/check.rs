@@ -3,6 +3,7 @@
 use parrot_host::manifest::SourceKind;
 use parrot_host::{Host, counted};
 
+use super::router::router_lines;
 use crate::printable;
 
 pub(crate) fn check(host: &Host) {
@@ -30,6 +31,9 @@ pub(crate) fn check(host: &Host) {
             printable(codec.meta.name()),
             printable(&codec.origin.to_string())
         );
+    }
+    for line in router_lines(host) {
+        println!("{line}");
     }
     println!("entries:");
     let key_width = host

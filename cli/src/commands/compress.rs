@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 
 use super::{read_input, write_stdout};
 use crate::Failure;
-use crate::args::Cli;
+use crate::args::Options;
 use crate::host::{build, builder, killed, killed_meta};
 use crate::store::{Deferred, StoreAt, store_at};
 
@@ -25,7 +25,7 @@ impl Observer for TokenCapture {
 }
 
 pub(crate) fn compress(
-    cli: &Cli,
+    cli: &Options,
     tool: &str,
     status: &str,
     level: Option<Level>,

@@ -8,12 +8,12 @@ use parrot_host::Namespace;
 use parrot_mcp::Proxy;
 
 use crate::Failure;
-use crate::args::Cli;
+use crate::args::Options;
 use crate::host::{builder, killed};
 
 /// Relays between the client on stdin/stdout and `server`; see `parrot_mcp`.
 pub(crate) fn mcp_proxy(
-    cli: &Cli,
+    cli: &Options,
     server: &[OsString],
     report: bool,
     recovery_max_chars: usize,

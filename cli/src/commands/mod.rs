@@ -1,12 +1,11 @@
 //! The commands, one module each; [`run`] dispatches to them.
 
 use std::io::{Read, Write};
-use std::num::IntErrorKind;
 
 use parrot_host::Selector;
 
 use crate::Failure;
-use crate::args::{Cli, Command};
+use crate::args::{Command, Options};
 use crate::host::host;
 use crate::replay::replay;
 #[cfg(feature = "serve")]
@@ -18,6 +17,7 @@ mod mcp_proxy;
 mod namespace;
 mod plugins;
 mod recover;
+mod router;
 mod store;
 
 use check::check;
@@ -25,27 +25,31 @@ use compress::compress;
 use mcp_proxy::mcp_proxy;
 use namespace::namespace;
 use plugins::plugins;
-use recover::recover;
+use recover::{count, recover};
 use store::store;
 
-pub(crate) fn run(cli: &Cli) -> Result<(), Failure> {
-    match &cli.command {
+/// Runs `command` with its configuration `cli`.
+pub(crate) fn run(command: &Command, cli: &Options) -> Result<(), Failure> {
+    match command {
         Command::Compress {
             tool,
             status,
             level,
             meta,
             file,
+            ..
         } => compress(cli, tool, status, *level, *meta, file),
-        Command::Check => {
+        Command::Check { .. } => {
             check(&host(cli, false, None)?);
             Ok(())
         }
-        Command::Explain { tool } => {
+        Command::Explain { tool, .. } => {
             print!("{}", host(cli, false, None)?.explain(tool));
             Ok(())
         }
-        Command::Replay { file, out, json } => replay(cli, file.as_deref(), out.as_deref(), *json),
+        Command::Replay {
+            file, out, json, ..
+        } => replay(cli, file.as_deref(), out.as_deref(), *json),
         Command::Recover {
             key,
             namespace,
@@ -55,33 +59,21 @@ pub(crate) fn run(cli: &Cli) -> Result<(), Failure> {
             pointer,
             rows,
             max_chars,
+            ..
         } => {
-            // A whole number too large for usize saturates, as the selector's sums do.
-            let count = |name: &str, value: &Option<String>| -> Result<Option<usize>, Failure> {
-                value
-                    .as_deref()
-                    .map(|text| match text.parse::<usize>() {
-                        Ok(n) => Ok(n),
-                        Err(err) if *err.kind() == IntErrorKind::PosOverflow => Ok(usize::MAX),
-                        Err(_) => Err(Failure::config(vec![format!(
-                            "selector \"{name}\": expected a non-negative integer, got \"{text}\""
-                        )])),
-                    })
-                    .transpose()
-            };
             let selector = Selector {
                 lines: lines.clone(),
                 grep: grep.clone(),
-                context: count("context", context)?,
+                context: count("context", context.as_deref())?,
                 pointer: pointer.clone(),
                 rows: rows.clone(),
-                max_chars: count("max_chars", max_chars)?,
+                max_chars: count("max_chars", max_chars.as_deref())?,
             };
             recover(cli, namespace.as_ref(), key, &selector)
         }
-        Command::Store => store(cli),
+        Command::Store { .. } => store(cli),
         Command::Namespace { env } => namespace(env.as_deref()),
-        Command::Plugins => {
+        Command::Plugins { .. } => {
             plugins(&host(cli, false, None)?);
             Ok(())
         }
@@ -90,6 +82,7 @@ pub(crate) fn run(cli: &Cli) -> Result<(), Failure> {
             recovery_max_chars,
             namespace,
             server,
+            ..
         } => mcp_proxy(cli, server, *report, *recovery_max_chars, namespace.clone()),
         #[cfg(feature = "serve")]
         Command::Serve(args) => serve::serve(cli, args),

@@ -2,6 +2,7 @@
 
 use parrot_host::{Host, Origin};
 
+use super::router::router_lines;
 use crate::printable;
 
 pub(crate) fn plugins(host: &Host) {
@@ -27,5 +28,8 @@ pub(crate) fn plugins(host: &Host) {
             printable(&codec.interface_version),
             printable(&origin)
         );
+    }
+    for line in router_lines(host) {
+        println!("{line}");
     }
 }

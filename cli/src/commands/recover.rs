@@ -1,12 +1,13 @@
 //! `recover`: an original from the tee store, whole or the part a selector chooses.
 
+use std::num::IntErrorKind;
 use std::sync::Arc;
 
 use parrot_host::{Host, HostBuilder, Namespace, RetrieveError, Selector};
 
 use super::write_stdout;
 use crate::Failure;
-use crate::args::Cli;
+use crate::args::Options;
 use crate::host::{builder, tokenizer};
 use crate::store::store_only;
 
@@ -16,7 +17,7 @@ use crate::store::store_only;
 /// as the key's tool entry writes a table when the project's configuration builds, and by the
 /// core configuration alone (built-in codecs, no manifest, no plugin) when it does not.
 pub(crate) fn recover(
-    cli: &Cli,
+    cli: &Options,
     namespace: Option<&Namespace>,
     key: &str,
     selector: &Selector,
@@ -68,4 +69,18 @@ pub(crate) fn recover(
         Err(RetrieveError::NotFound { .. }) => Err(not_found()),
         Err(err) => Err(Failure::runtime(err.to_string())),
     }
+}
+
+/// A selector's count (`--context`, `--max-chars`): a whole number too large for usize
+/// saturates, as the selector's sums do.
+pub(crate) fn count(name: &str, value: Option<&str>) -> Result<Option<usize>, Failure> {
+    value
+        .map(|text| match text.parse::<usize>() {
+            Ok(n) => Ok(n),
+            Err(err) if *err.kind() == IntErrorKind::PosOverflow => Ok(usize::MAX),
+            Err(_) => Err(Failure::config(vec![format!(
+                "selector \"{name}\": expected a non-negative integer, got \"{text}\""
+            )])),
+        })
+        .transpose()
 }

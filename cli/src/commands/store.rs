@@ -6,12 +6,12 @@ use std::time::{Duration, SystemTime};
 use parrot_host::TeeStore;
 
 use crate::Failure;
-use crate::args::Cli;
+use crate::args::Options;
 #[cfg(feature = "redis")]
 use crate::printable;
 use crate::store::{Persistent, store_only};
 
-pub(crate) fn store(cli: &Cli) -> Result<(), Failure> {
+pub(crate) fn store(cli: &Options) -> Result<(), Failure> {
     let limit = |limit: Option<String>| limit.unwrap_or_else(|| "none".to_owned());
     let (name, stats, retention) = match store_only(cli)? {
         Persistent::Sqlite(store) => {

@@ -66,7 +66,16 @@ fn plugins_lists_each_codec_with_origin_and_interface_version() {
          json_compact  {version:<9}  built-in\n\
          line_dedup    {version:<9}  {} (package {})\n\
          log           {version:<9}  built-in\n\
-         toon          {version:<9}  built-in\n",
+         toon          {version:<9}  built-in\n\
+         router: auto (built-in), routes each payload by its shape:\n\
+         \x20 \"*\" from <core>:\n\
+         \x20   rows:   toon, columnar, json_compact (at minimal, lossless)\n\
+         \x20   object: json_compact, toon (at minimal, lossless)\n\
+         \x20   text:   log (logs and other text, at the call's level)\n\
+         \x20   file:   none (passes through) (file contents: numbered reads, source, \
+         configuration, structured text; at minimal, lossless)\n\
+         \x20   mcp:    each text block routed as above; isError results pass through\n\
+         \x20   fewest tokens wins; from 65,536 bytes on, rows are chosen on a sample of 32 rows\n",
         library.display(),
         pkg.join("compressors.toml").display()
     );
@@ -209,6 +218,140 @@ fn plugins_dir_with_no_package_is_not_accepted_in_silence() {
         &["--plugins", plugins.to_str().unwrap(), "check"],
     );
     assert_eq!(text(&out.stderr), "");
+}
+
+/// `auto` is the host's router, not a registered codec: both listings show it, with the
+/// candidates each entry that uses it routes to (its params, not the defaults).
+#[test]
+fn check_and_plugins_show_the_router_with_what_each_entry_routes_to() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join(".parrot")).unwrap();
+    std::fs::write(
+        dir.path().join(".parrot/compressors.toml"),
+        "[compressor.\"db_*\"]\ncodec = \"auto\"\nparams = { rows = [\"columnar\"], text = [] }\n",
+    )
+    .unwrap();
+    for command in ["check", "plugins"] {
+        let out = run(dir.path(), &[command]);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        let stdout = text(&out.stdout);
+        let router = stdout
+            .find("router: auto (built-in), routes each payload by its shape:\n")
+            .unwrap_or_else(|| panic!("{command}: no router in\n{stdout}"));
+        let routes = &stdout[router..];
+        let project = dir.path().join(".parrot/compressors.toml");
+        let expected = format!(
+            "  \"db_*\" from {}:\n    rows:   columnar (at minimal, lossless)\n",
+            project.display()
+        );
+        assert!(routes.contains(&expected), "{command}: {routes}");
+        assert!(
+            routes.contains("    text:   none (passes through) (logs"),
+            "{command}: {routes}"
+        );
+        assert!(
+            routes.contains("  \"*\" from <core>:\n    rows:   toon, columnar, json_compact"),
+            "{command}: {routes}"
+        );
+    }
+}
+
+/// The help of a command lists the configuration options it takes and no other: `store`
+/// reads the store alone, `recover` adds what a selector uses, `namespace` takes none.
+#[test]
+fn each_commands_help_lists_only_the_options_it_takes() {
+    let help = |command: &str| {
+        let out = Command::new(support::binary())
+            .args([command, "--help"])
+            .output()
+            .expect("parrot-compress runs");
+        assert_eq!(out.status.code(), Some(0), "{command}");
+        text(&out.stdout)
+    };
+    let all = [
+        "--project",
+        "--plugins",
+        "--trust-project-plugins",
+        "--tee-store",
+        "--no-tee",
+        "--tokenizer",
+    ];
+    let takes: [(&str, &[&str]); 9] = [
+        ("compress", &all),
+        ("replay", &all),
+        ("mcp-proxy", &all),
+        ("check", &all[..3]),
+        ("plugins", &all[..3]),
+        (
+            "explain",
+            &[
+                "--project",
+                "--plugins",
+                "--trust-project-plugins",
+                "--no-tee",
+            ],
+        ),
+        (
+            "recover",
+            &[
+                "--project",
+                "--plugins",
+                "--trust-project-plugins",
+                "--tee-store",
+                "--tokenizer",
+            ],
+        ),
+        ("store", &["--project", "--tee-store"]),
+        ("namespace", &[]),
+    ];
+    for (command, options) in takes {
+        let help = help(command);
+        for option in all {
+            let listed = help.contains(&format!("      {option} "));
+            assert_eq!(
+                listed,
+                options.contains(&option),
+                "{command} --help and {option}:\n{help}"
+            );
+        }
+    }
+}
+
+/// The configuration options are taken after the command's name and, as when they were global,
+/// before it; after the name, a command refuses one it does not take.
+#[test]
+fn configuration_options_are_taken_before_and_after_the_command_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let plugins = plugins_dir(dir.path());
+    let plugins = plugins.to_str().unwrap();
+    let before = run(dir.path(), &["--plugins", plugins, "check"]);
+    let after = run(dir.path(), &["check", "--plugins", plugins]);
+    assert_eq!(before.status.code(), Some(0), "{}", text(&before.stderr));
+    assert_eq!(text(&before.stdout), text(&after.stdout));
+    assert!(text(&after.stdout).contains("line_dedup"));
+
+    let out = run(dir.path(), &["store", "--plugins", plugins]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("unexpected argument '--plugins'"),
+        "{}",
+        text(&out.stderr)
+    );
+    let store = dir.path().join("other.db");
+    let store = store.to_str().unwrap();
+    for args in [
+        &["--no-tee", "compress", "--tool", "t", "--tee-store", store][..],
+        &["compress", "--tool", "t", "--no-tee", "--tee-store", store][..],
+    ] {
+        let out = run(dir.path(), args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(
+            text(&out.stderr)
+                .contains("the argument '--no-tee' cannot be used with '--tee-store <PATH|URL>'"),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
+    }
 }
 
 #[test]
