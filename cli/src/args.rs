@@ -354,6 +354,35 @@ pub(crate) enum Command {
         #[arg(long, value_name = "VAR")]
         env: Option<String>,
     },
+    /// Lay out a plugin package, the folder --plugins DIR loads: a built cdylib (--library) or
+    /// the one cargo builds from a crate (--crate), beside its compressors.toml. The package is
+    /// loaded as the host loads it before it is put at --out: exit 2 naming what is wrong (a
+    /// manifest that does not name the library, a library that does not load, a codec the
+    /// manifest names that the library does not export).
+    Package {
+        /// The plugin's crate: cargo builds its library, and its compressors.toml is the
+        /// manifest unless --manifest names another.
+        #[arg(
+            long = "crate",
+            value_name = "DIR",
+            conflicts_with = "library",
+            required_unless_present = "library"
+        )]
+        crate_dir: Option<PathBuf>,
+        /// The built plugin library, a cdylib (libNAME.so, libNAME.dylib, NAME.dll).
+        #[arg(long, value_name = "FILE", requires = "manifest")]
+        library: Option<PathBuf>,
+        /// The package's manifest: its [plugin] table names the library, its entries the
+        /// tools the codecs serve.
+        #[arg(long, value_name = "FILE")]
+        manifest: Option<PathBuf>,
+        /// With --crate: the cargo profile it is built with.
+        #[arg(long, value_name = "NAME", default_value = "release")]
+        profile: String,
+        /// The package folder to write; a package already there is replaced.
+        #[arg(long, value_name = "DIR")]
+        out: PathBuf,
+    },
     /// List every codec: name, interface version, origin.
     Plugins {
         #[command(flatten)]
@@ -421,7 +450,7 @@ impl Command {
                 ..
             } => vec![project, tee_store, plugins, tokenizer],
             Command::Store { project, tee_store } => vec![project, tee_store],
-            Command::Namespace { .. } => Vec::new(),
+            Command::Namespace { .. } | Command::Package { .. } => Vec::new(),
         }
     }
 }

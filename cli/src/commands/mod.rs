@@ -15,6 +15,7 @@ mod check;
 mod compress;
 mod mcp_proxy;
 mod namespace;
+mod package;
 mod plugins;
 mod recover;
 mod router;
@@ -73,6 +74,19 @@ pub(crate) fn run(command: &Command, cli: &Options) -> Result<(), Failure> {
         }
         Command::Store { .. } => store(cli),
         Command::Namespace { env } => namespace(env.as_deref()),
+        Command::Package {
+            crate_dir,
+            library,
+            manifest,
+            profile,
+            out,
+        } => package::package(&package::Request {
+            crate_dir: crate_dir.as_deref(),
+            library: library.as_deref(),
+            manifest: manifest.as_deref(),
+            profile,
+            out,
+        }),
         Command::Plugins { .. } => {
             plugins(&host(cli, false, None)?);
             Ok(())

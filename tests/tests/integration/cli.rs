@@ -710,3 +710,234 @@ fn the_query_result_compresses_to_a_table_with_a_pointer_and_recovers_exactly() 
     assert_eq!(recovered.status.code(), Some(0));
     assert_eq!(recovered.stdout, std::fs::read(&file).unwrap());
 }
+
+/// `package`: lays out `--out` from `args`, run in `dir` with no other configuration.
+fn run_package(dir: &Path, args: &[&str]) -> Output {
+    Command::new(support::binary())
+        .arg("package")
+        .args(args)
+        .current_dir(dir)
+        .env_remove("PARROT_PLUGIN_PATH")
+        .output()
+        .expect("parrot-compress runs")
+}
+
+/// The files of the folder `dir`, by name, hidden ones too (a staging folder left behind).
+fn names_in(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+/// A package laid out from a built cdylib and its manifest is one the host loads: the codec
+/// runs through `--plugins`, and packaging again replaces it.
+#[test]
+fn package_lays_out_a_package_the_host_loads_from_a_built_library() {
+    let dir = tempfile::tempdir().unwrap();
+    let library = support::library("parrot_plugin_ansi_strip");
+    let manifest = support::plugin_source("ansi-strip").join("compressors.toml");
+    let plugins = dir.path().join("plugins");
+    std::fs::create_dir(&plugins).unwrap();
+    let out = plugins.join("ansi-strip");
+    let args = [
+        "--library",
+        library.to_str().unwrap(),
+        "--manifest",
+        manifest.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    for _ in 0..2 {
+        let packaged = run_package(dir.path(), &args);
+        assert_eq!(
+            packaged.status.code(),
+            Some(0),
+            "{}",
+            text(&packaged.stderr)
+        );
+        assert_eq!(
+            text(&packaged.stdout),
+            format!(
+                "packaged parrot_plugin_ansi_strip (codecs ansi_strip; {}) -> {}\n",
+                manifest.display(),
+                out.display()
+            )
+        );
+        assert_eq!(names_in(&plugins), ["ansi-strip"]);
+        assert_eq!(
+            names_in(&out),
+            ["compressors.toml", "libparrot_plugin_ansi_strip.so"]
+        );
+    }
+    let input: String = (0..30)
+        .map(|i| format!("\u{1b}[32mPASS\u{1b}[0m case {i}\r\n"))
+        .collect();
+    let out = run_with_input(
+        dir.path(),
+        &[
+            "--plugins",
+            plugins.to_str().unwrap(),
+            "compress",
+            "--tool",
+            "terminal_x",
+            "--meta",
+        ],
+        input.as_bytes(),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stderr = text(&out.stderr);
+    let meta: serde_json::Value = serde_json::from_str(stderr.lines().last().unwrap()).unwrap();
+    assert_eq!(meta["compression_codec"], "ansi_strip", "{meta}");
+    assert!(
+        !text(&out.stdout).contains('\u{1b}'),
+        "{}",
+        text(&out.stdout)
+    );
+}
+
+/// What `package` refuses, each with the message that names the problem: nothing is left at
+/// `--out` (nor a staging folder beside it).
+#[test]
+fn package_refuses_what_the_host_would_not_load_naming_what_is_wrong() {
+    let ansi = support::library("parrot_plugin_ansi_strip");
+    let not_plugin = support::library("parrot_plugin_fault_not_plugin");
+    let dedup_manifest = support::plugin_source("line-dedup").join("compressors.toml");
+    let rows: [(&str, &Path, &str, &str); 5] = [
+        (
+            "a manifest naming another library",
+            &ansi,
+            "",
+            "[plugin] library = \"parrot_plugin_line_dedup\" is looked up as \
+             libparrot_plugin_line_dedup.so in the package, but the library given is \
+             libparrot_plugin_ansi_strip.so: set library = \"parrot_plugin_ansi_strip\"",
+        ),
+        (
+            "a codec the library does not export",
+            &ansi,
+            "[plugin]\nlibrary = \"parrot_plugin_ansi_strip\"\ncodecs = [\"ansi_strip\", \"strip_more\"]\n",
+            "declares codec \"strip_more\" but the library does not provide it (it provides: \
+             ansi_strip)",
+        ),
+        (
+            "an entry naming an unknown codec",
+            &ansi,
+            "[plugin]\nlibrary = \"parrot_plugin_ansi_strip\"\n[compressor.\"t\"]\ncodec = \"ansi_stirp\"\n",
+            "compressors.toml:4: entry \"t\": unknown codec \"ansi_stirp\"",
+        ),
+        (
+            "a library that is no plugin",
+            &not_plugin,
+            "[plugin]\nlibrary = \"parrot_plugin_fault_not_plugin\"\n",
+            "a shared library, but not a parrot-compress codec plugin",
+        ),
+        (
+            "no [plugin] table",
+            &ansi,
+            "[compressor.\"t\"]\ncodec = \"ansi_strip\"\n",
+            "compressors.toml: no [plugin] library",
+        ),
+    ];
+    for (case, library, manifest_text, expected) in rows {
+        let dir = tempfile::tempdir().unwrap();
+        let manifest = if manifest_text.is_empty() {
+            dedup_manifest.clone()
+        } else {
+            write_file(dir.path(), "compressors.toml", manifest_text.as_bytes())
+        };
+        let out = dir.path().join("pkg");
+        let refused = run_package(
+            dir.path(),
+            &[
+                "--library",
+                library.to_str().unwrap(),
+                "--manifest",
+                manifest.to_str().unwrap(),
+                "--out",
+                out.to_str().unwrap(),
+            ],
+        );
+        assert_eq!(refused.status.code(), Some(2), "{case}");
+        let stderr = text(&refused.stderr);
+        assert!(stderr.contains(expected), "{case}: {stderr}");
+        assert!(!out.exists(), "{case}: a package was left");
+        assert!(
+            names_in(dir.path())
+                .iter()
+                .all(|name| !name.ends_with(".packaging")),
+            "{case}: {:?}",
+            names_in(dir.path())
+        );
+    }
+
+    // A folder that holds more than a package is not replaced.
+    let dir = tempfile::tempdir().unwrap();
+    write_file(dir.path(), "Cargo.toml", b"[package]\n");
+    let manifest = support::plugin_source("ansi-strip").join("compressors.toml");
+    let refused = run_package(
+        dir.path(),
+        &[
+            "--library",
+            ansi.to_str().unwrap(),
+            "--manifest",
+            manifest.to_str().unwrap(),
+            "--out",
+            dir.path().to_str().unwrap(),
+        ],
+    );
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(
+        text(&refused.stderr)
+            .contains("the folder exists and holds Cargo.toml besides a package's files"),
+        "{}",
+        text(&refused.stderr)
+    );
+    assert_eq!(names_in(dir.path()), ["Cargo.toml"]);
+}
+
+/// Given a crate, `package` builds it with cargo and packages the cdylib cargo reports, with
+/// the crate's own compressors.toml. (Its own target folder: the build resolves the crate's
+/// features alone, and must not overwrite the libraries the other tests load.)
+#[test]
+fn package_builds_a_plugin_crate_with_cargo_and_packages_its_cdylib() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("ansi-strip");
+    let target = support::profile_dir()
+        .parent()
+        .unwrap()
+        .join("package-crate");
+    let crate_dir = support::plugin_source("ansi-strip");
+    let packaged = Command::new(support::binary())
+        .args(["package", "--crate"])
+        .arg(&crate_dir)
+        .args(["--profile", "dev", "--out"])
+        .arg(&out)
+        .env("CARGO_TARGET_DIR", &target)
+        .output()
+        .expect("parrot-compress runs");
+    assert_eq!(
+        packaged.status.code(),
+        Some(0),
+        "{}",
+        text(&packaged.stderr)
+    );
+    assert!(
+        text(&packaged.stdout)
+            .starts_with("packaged parrot_plugin_ansi_strip (codecs ansi_strip; "),
+        "{}",
+        text(&packaged.stdout)
+    );
+    assert_eq!(
+        std::fs::read(out.join("compressors.toml")).unwrap(),
+        std::fs::read(crate_dir.join("compressors.toml")).unwrap()
+    );
+    let checked = run(dir.path(), &["--plugins", out.to_str().unwrap(), "check"]);
+    assert_eq!(checked.status.code(), Some(0), "{}", text(&checked.stderr));
+    assert!(
+        text(&checked.stdout).contains("ansi_strip"),
+        "{}",
+        text(&checked.stdout)
+    );
+}
