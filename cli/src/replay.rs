@@ -150,16 +150,7 @@ pub(crate) fn replay(
         )),
         None => None,
     };
-    let bar = if std::io::stderr().is_terminal() {
-        let bar = indicatif::ProgressBar::new(calls.len() as u64);
-        bar.set_style(
-            indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} calls {msg}")
-                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-        );
-        Some(bar)
-    } else {
-        None
-    };
+    let bar = progress_bar(calls.len());
     for call in &calls {
         let (payload, meta) = match &host {
             Some(host) => {
@@ -206,4 +197,17 @@ pub(crate) fn replay(
         print!("{}", report.render_table());
     }
     Ok(())
+}
+
+/// A progress bar of `calls` calls for a person at a terminal; none in a pipe or a log file.
+fn progress_bar(calls: usize) -> Option<indicatif::ProgressBar> {
+    if !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let bar = indicatif::ProgressBar::new(calls as u64);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} calls {msg}")
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    Some(bar)
 }
