@@ -11,11 +11,15 @@ use parrot_serve::{
     DEFAULT_MAX_CONNECTIONS, DEFAULT_OPENAI, Upstream,
 };
 
-use super::{Cli, Failure, builder, killed, tokenizer};
+use crate::Failure;
+use crate::args::{Configuration, Options};
+use crate::host::{builder, killed, tokenizer};
 
 /// The options of `serve`.
 #[derive(Debug, Args)]
 pub struct ServeArgs {
+    #[command(flatten)]
+    pub(crate) configuration: Configuration,
     /// The address to listen on (port 0: any free port); printed on stdout once listening.
     #[arg(long, value_name = "ADDR", default_value = DEFAULT_LISTEN)]
     listen: SocketAddr,
@@ -66,7 +70,7 @@ fn positive(text: &str) -> Result<usize, String> {
 }
 
 /// Runs the proxy until SIGINT or SIGTERM.
-pub fn serve(cli: &Cli, args: &ServeArgs) -> Result<(), Failure> {
+pub fn serve(cli: &Options, args: &ServeArgs) -> Result<(), Failure> {
     let upstream = |url: &str, option: &str| {
         Upstream::parse(url).map_err(|err| Failure::config(vec![format!("{option}: {err}")]))
     };

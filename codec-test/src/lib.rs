@@ -121,4 +121,6 @@ mod json;
 mod package;
 
 pub use contract::{Contract, Rule, Violation, assert_contract, check};
-pub use package::{Cargo, Error, Package, build_plugins, cdylib, plugin_manifest, profile_dir};
+pub use package::{
+    Cargo, Error, Package, build_plugins, cdylib, library_file_name, plugin_manifest, profile_dir,
+};

@@ -91,8 +91,13 @@ enum Manifest {
 impl Package {
     /// A package in the folder `parent/name`, with no library and no manifest yet.
     pub fn new(parent: impl AsRef<Path>, name: &str) -> Package {
+        Package::at(parent.as_ref().join(name))
+    }
+
+    /// A package in the folder `dir`, with no library and no manifest yet.
+    pub fn at(dir: impl Into<PathBuf>) -> Package {
         Package {
-            dir: parent.as_ref().join(name),
+            dir: dir.into(),
             library: None,
             manifest: None,
         }
@@ -170,6 +175,25 @@ pub fn plugin_manifest(library: &str, rest: &str) -> String {
     format!("[plugin]\nlibrary = \"{library}\"\n{rest}")
 }
 
+/// The file name of the library `name` on this platform, as cargo names a cdylib of the
+/// crate `name` and as the host first looks for a package's bare `[plugin] library = "name"`:
+/// `libname.so`, `libname.dylib`, `name.dll`.
+///
+/// # Examples
+///
+/// ```
+/// let file = parrot_codec_test::library_file_name("parrot_plugin_shout");
+/// # #[cfg(target_os = "linux")]
+/// assert_eq!(file, "libparrot_plugin_shout.so");
+/// ```
+pub fn library_file_name(name: &str) -> String {
+    format!(
+        "{}{name}{}",
+        std::env::consts::DLL_PREFIX,
+        std::env::consts::DLL_SUFFIX
+    )
+}
+
 /// The folder of the running test's or benchmark's profile, `target/<profile>`: where
 /// `cargo build` puts the libraries of a workspace (and `target/<profile>/deps` those built as
 /// dependencies).
@@ -202,11 +226,7 @@ pub fn profile_dir() -> Result<PathBuf, Error> {
 /// [`Error::NotBuilt`] naming the paths looked at, [`Error::NoTargetFolder`] outside a cargo
 /// target folder.
 pub fn cdylib(crate_name: &str) -> Result<PathBuf, Error> {
-    let file = format!(
-        "{}{crate_name}{}",
-        std::env::consts::DLL_PREFIX,
-        std::env::consts::DLL_SUFFIX
-    );
+    let file = library_file_name(crate_name);
     let profile = profile_dir()?;
     let searched = vec![profile.join("deps").join(&file), profile.join(&file)];
     match searched.iter().find(|path| path.is_file()) {

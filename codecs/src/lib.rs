@@ -49,6 +49,7 @@ use parrot_codec_api::{Codec, CodecError, CodecMeta, DynCodec, Outcome, Params};
 
 mod clip;
 pub mod columnar;
+mod counted;
 pub mod json_compact;
 pub mod log;
 pub mod toon;

@@ -121,22 +121,15 @@ fn package_plugins() -> Result<()> {
         std::fs::remove_dir_all(&packages)
             .with_context(|| format!("clearing {}", packages.display()))?;
     }
+    // Laid out as `parrot-compress package` lays out one (and the tests theirs).
     for plugin in &plugins {
-        let file = format!(
-            "{}{}{}",
-            std::env::consts::DLL_PREFIX,
-            plugin.library,
-            std::env::consts::DLL_SUFFIX
-        );
-        let built = target.join("release").join(&file);
-        let out = target.join("plugins").join(&plugin.name);
-        std::fs::create_dir_all(&out)?;
-        std::fs::copy(&built, out.join(&file))
-            .with_context(|| format!("copying {}", built.display()))?;
-        std::fs::copy(
-            plugin.dir.join("compressors.toml"),
-            out.join("compressors.toml"),
-        )?;
+        let built = target
+            .join("release")
+            .join(parrot_codec_test::library_file_name(&plugin.library));
+        let out = parrot_codec_test::Package::new(target.join("plugins"), &plugin.name)
+            .library(built)
+            .manifest_file(plugin.dir.join("compressors.toml"))
+            .create()?;
         println!("packaged {} -> {}", plugin.name, out.display());
     }
     Ok(())

@@ -15,6 +15,7 @@ use parrot_codec_api::RECOVERY_TOOL;
 use super::Log;
 use super::fold::{Lines, looks_like_own_line};
 use super::patterns::Class;
+use crate::counted::counted;
 
 /// Where an output of the `log` codec is cut, and the marker that ends the cut text: see
 /// [`Log::cut`].
@@ -110,8 +111,10 @@ impl Log {
         let n = lines.len();
         let all_lines: usize = units.iter().map(|unit| unit.lines).sum();
         let all_failures: usize = units.iter().map(|unit| unit.failures).sum();
-        // The largest numbers the marker can hold: its cost bounds every marker's.
-        let reserve = cost(&marker(n, n, n, all_lines, all_failures));
+        // The largest numbers the marker can hold: its cost bounds every marker's. The failure
+        // count alone can fall to zero, whose plural is longer than "1 failure line".
+        let reserve = cost(&marker(n, n, n, all_lines, all_failures))
+            .max(cost(&marker(n, n, n, all_lines, 0)));
         let mut spent = 0;
         let mut kept = 0;
         while kept + 1 < units.len() && spent + units[kept].cost + reserve <= room {
@@ -201,7 +204,9 @@ fn walk(
 /// The region `A-B` that a marker of this codec closes, `[… O lines omitted, lines A-B: …`.
 fn region(line: &str) -> Option<(usize, usize)> {
     let rest = line.strip_prefix("[\u{2026} ")?;
-    let (omitted, rest) = rest.split_once(" lines omitted, lines ")?;
+    let (omitted, rest) = rest
+        .split_once(" lines omitted, lines ")
+        .or_else(|| rest.split_once(" line omitted, lines "))?;
     let (range, _) = rest.split_once(':')?;
     let (from, to) = range.split_once('-')?;
     let number = |text: &str| {
@@ -219,8 +224,34 @@ fn region(line: &str) -> Option<(usize, usize)> {
 /// that [`looks_like_own_line`]), so compressing a text that holds it changes nothing.
 fn marker(omitted: usize, from: usize, to: usize, lines: usize, failures: usize) -> String {
     format!(
-        "[\u{2026} {omitted} lines omitted, lines {from}-{to}: cut at max_result_chars, \
-         {lines} lines of this result not shown; {failures} failure lines omitted; \
-         {RECOVERY_TOOL} {{\"lines\":\"{from}-{to}\"}}]"
+        "[\u{2026} {} omitted, lines {from}-{to}: cut at max_result_chars, \
+         {} of this result not shown; {} omitted; \
+         {RECOVERY_TOOL} {{\"lines\":\"{from}-{to}\"}}]",
+        counted(omitted, "line", "lines"),
+        counted(lines, "line", "lines"),
+        counted(failures, "failure line", "failure lines"),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{marker, region};
+
+    /// "1 lines" was printed for a count of one; the codec still reads its region back.
+    #[test]
+    fn a_count_of_one_takes_the_singular_and_the_marker_still_reads_back() {
+        let one = marker(1, 5, 5, 1, 1);
+        assert_eq!(
+            one,
+            "[\u{2026} 1 line omitted, lines 5-5: cut at max_result_chars, 1 line of this result \
+             not shown; 1 failure line omitted; wm_get_result {\"lines\":\"5-5\"}]"
+        );
+        assert_eq!(region(&one), Some((5, 5)));
+        let many = marker(2, 4, 5, 0, 2);
+        assert!(
+            many.starts_with("[\u{2026} 2 lines omitted, lines 4-5: cut at max_result_chars, 0 lines of this result not shown; 2 failure lines omitted;"),
+            "{many}"
+        );
+        assert_eq!(region(&many), Some((4, 5)));
+    }
 }

@@ -10,6 +10,7 @@ use parrot_codec_api::RECOVERY_TOOL;
 use super::Log;
 use super::patterns::{Block, Class, Matcher, Step, is_diagnostic_line, preambles};
 use super::template::{REDRAW, clean_line, estimate_bytes, estimate_tokens, template};
+use crate::counted::counted;
 
 /// No template: a failure line (never folded) or a line too long to template.
 const NONE: u32 = u32::MAX;
@@ -717,8 +718,8 @@ fn render(
         for group in &groups {
             let _ = write!(
                 out,
-                "[\u{d7}{} lines {}-{}] ",
-                group.count,
+                "[\u{d7}{} {}-{}] ",
+                counted(group.count, "line", "lines"),
                 group.first + 1,
                 group.last + 1
             );
@@ -742,7 +743,8 @@ fn render(
         let folded = i - start - omitted;
         let _ = write!(
             out,
-            "[\u{2026} {omitted} lines omitted, lines {}-{}: {folded} folded above; 0 failure lines omitted",
+            "[\u{2026} {} omitted, lines {}-{}: {folded} folded above; 0 failure lines omitted",
+            counted(omitted, "line", "lines"),
             start + 1,
             i
         );

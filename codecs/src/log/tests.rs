@@ -1,6 +1,7 @@
 use parrot_codec_api::{Codec, Level, Outcome, Params, Payload};
 
 use super::Log;
+use crate::counted::counted;
 
 fn codec(params: &str) -> Log {
     parrot_codec_api::build(Params::from_json(params).unwrap()).unwrap()
@@ -142,14 +143,17 @@ fn check_grammar_of(log: &Log, original: &str, output: &str) -> Vec<usize> {
     for line in output.strip_suffix('\n').unwrap_or(output).split('\n') {
         if let Some(rest) = line.strip_prefix("[\u{d7}") {
             let (count, rest) = number(rest);
-            let (a, b, rest) = range(rest.strip_prefix(" lines ").expect("fold grammar"));
+            let noun = if count == 1 { " line " } else { " lines " };
+            let (a, b, rest) = range(rest.strip_prefix(noun).expect("fold grammar"));
             assert!(rest.starts_with("] "), "fold line {line:?}");
             assert!(count >= 1 && a <= b && b - a + 1 >= count, "{line:?}");
             folds.push((count, a, b));
         } else if let Some(rest) = line.strip_prefix("[\u{2026} ") {
             let (omitted, rest) = number(rest);
+            let noun = if omitted == 1 { " line" } else { " lines" };
             let rest = rest
-                .strip_prefix(" lines omitted, lines ")
+                .strip_prefix(noun)
+                .and_then(|rest| rest.strip_prefix(" omitted, lines "))
                 .expect("marker grammar");
             let (a, b, rest) = range(rest);
             assert!(rest.contains("0 failure lines omitted"), "{line:?}");
@@ -864,7 +868,7 @@ fn a_one_line_fold_at_a_region_edge_is_written_as_the_line() {
         Level::Normal,
     )
     .unwrap();
-    assert!(!out.contains("[\u{d7}1 lines"), "{out}");
+    assert!(!out.contains("[\u{d7}1 line"), "{out}");
     let verbatim = check_grammar(&input, &out);
     assert!(verbatim.contains(&32) && verbatim.contains(&33), "{out}");
 }
@@ -1090,10 +1094,13 @@ fn a_cut_keeps_whole_units_and_counts_what_it_removed() {
         assert_eq!(
             cut.marker,
             format!(
-                "[\u{2026} {omitted} lines omitted, lines {}-2000: cut at max_result_chars, {} \
-                 lines of this result not shown; {} failure lines omitted; \
-                 wm_get_result {{\"lines\":\"{}-2000\"}}]",
-                cut.from, cut.removed_lines, cut.removed_failures, cut.from
+                "[\u{2026} {} omitted, lines {}-2000: cut at max_result_chars, {} of this \
+                 result not shown; {} omitted; wm_get_result {{\"lines\":\"{}-2000\"}}]",
+                counted(omitted, "line", "lines"),
+                cut.from,
+                counted(cut.removed_lines, "line", "lines"),
+                counted(cut.removed_failures, "failure line", "failure lines"),
+                cut.from
             )
         );
         // The kept lines end with line A - 1: a verbatim line or a region's marker.

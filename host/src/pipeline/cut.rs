@@ -28,6 +28,8 @@
 use parrot_codec_api::RECOVERY_TOOL;
 use parrot_codecs::Log;
 
+use crate::counted;
+
 /// The codec's `payload` cut so that `{"result":"<kept>\n<marker>","_tee":<pointer>}` holds at
 /// most `max` code points; `log` is the `log` codec and the text it compressed, when the
 /// payload is its output for the whole input.
@@ -67,8 +69,11 @@ fn escaped_char(c: char) -> usize {
 fn cut_text(payload: &str, room: usize) -> String {
     let chars = payload.chars().count();
     let lines = payload.split_inclusive('\n').count();
+    // Counts of at least 2 take the plural, the longer form, with as many digits as 1.
+    let (most_lines, most_chars) = (lines.max(2), chars.max(2));
     let reserve = escaped("\n")
-        + escaped(&line_marker(lines, lines, chars)).max(escaped(&inside_marker(lines, chars)));
+        + escaped(&line_marker(most_lines, most_lines, most_chars))
+            .max(escaped(&inside_marker(most_lines, most_chars)));
     // At least one character goes: what goes out is always a cut.
     let budget = room
         .saturating_sub(reserve)
@@ -106,16 +111,19 @@ fn cut_text(payload: &str, room: usize) -> String {
 /// `chars` characters, not shown.
 fn line_marker(lines: usize, from: usize, chars: usize) -> String {
     format!(
-        "[\u{2026} cut at max_result_chars: {lines} lines of this result not shown, from its \
-         line {from} on ({chars} characters); {RECOVERY_TOOL} {{}} returns the whole original]"
+        "[\u{2026} cut at max_result_chars: {} of this result not shown, from its line {from} \
+         on ({}); {RECOVERY_TOOL} {{}} returns the whole original]",
+        counted(lines, "line", "lines"),
+        counted(chars, "character", "characters"),
     )
 }
 
 /// The marker of a cut inside line `line` of the payload: `chars` characters not shown.
 fn inside_marker(line: usize, chars: usize) -> String {
     format!(
-        "[\u{2026} cut at max_result_chars inside line {line} of this result: {chars} \
-         characters not shown; {RECOVERY_TOOL} {{}} returns the whole original]"
+        "[\u{2026} cut at max_result_chars inside line {line} of this result: {} not shown; \
+         {RECOVERY_TOOL} {{}} returns the whole original]",
+        counted(chars, "character", "characters"),
     )
 }
 
@@ -252,5 +260,16 @@ mod tests {
                 out.chars().count()
             );
         }
+    }
+
+    /// "1 lines" was printed for a count of one.
+    #[test]
+    fn a_count_of_one_takes_the_singular() {
+        assert_eq!(
+            super::line_marker(1, 2, 1),
+            "[\u{2026} cut at max_result_chars: 1 line of this result not shown, from its line 2 \
+             on (1 character); wm_get_result {} returns the whole original]"
+        );
+        assert!(super::inside_marker(3, 1).contains(" 1 character not shown;"));
     }
 }

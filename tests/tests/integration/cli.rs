@@ -66,7 +66,16 @@ fn plugins_lists_each_codec_with_origin_and_interface_version() {
          json_compact  {version:<9}  built-in\n\
          line_dedup    {version:<9}  {} (package {})\n\
          log           {version:<9}  built-in\n\
-         toon          {version:<9}  built-in\n",
+         toon          {version:<9}  built-in\n\
+         router: auto (built-in), routes each payload by its shape:\n\
+         \x20 \"*\" from <core>:\n\
+         \x20   rows:   toon, columnar, json_compact (at minimal, lossless)\n\
+         \x20   object: json_compact, toon (at minimal, lossless)\n\
+         \x20   text:   log (logs and other text, at the call's level)\n\
+         \x20   file:   none (passes through) (file contents: numbered reads, source, \
+         configuration, structured text; at minimal, lossless)\n\
+         \x20   mcp:    each text block routed as above; isError results pass through\n\
+         \x20   fewest tokens wins; from 65,536 bytes on, rows are chosen on a sample of 32 rows\n",
         library.display(),
         pkg.join("compressors.toml").display()
     );
@@ -209,6 +218,140 @@ fn plugins_dir_with_no_package_is_not_accepted_in_silence() {
         &["--plugins", plugins.to_str().unwrap(), "check"],
     );
     assert_eq!(text(&out.stderr), "");
+}
+
+/// `auto` is the host's router, not a registered codec: both listings show it, with the
+/// candidates each entry that uses it routes to (its params, not the defaults).
+#[test]
+fn check_and_plugins_show_the_router_with_what_each_entry_routes_to() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join(".parrot")).unwrap();
+    std::fs::write(
+        dir.path().join(".parrot/compressors.toml"),
+        "[compressor.\"db_*\"]\ncodec = \"auto\"\nparams = { rows = [\"columnar\"], text = [] }\n",
+    )
+    .unwrap();
+    for command in ["check", "plugins"] {
+        let out = run(dir.path(), &[command]);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        let stdout = text(&out.stdout);
+        let router = stdout
+            .find("router: auto (built-in), routes each payload by its shape:\n")
+            .unwrap_or_else(|| panic!("{command}: no router in\n{stdout}"));
+        let routes = &stdout[router..];
+        let project = dir.path().join(".parrot/compressors.toml");
+        let expected = format!(
+            "  \"db_*\" from {}:\n    rows:   columnar (at minimal, lossless)\n",
+            project.display()
+        );
+        assert!(routes.contains(&expected), "{command}: {routes}");
+        assert!(
+            routes.contains("    text:   none (passes through) (logs"),
+            "{command}: {routes}"
+        );
+        assert!(
+            routes.contains("  \"*\" from <core>:\n    rows:   toon, columnar, json_compact"),
+            "{command}: {routes}"
+        );
+    }
+}
+
+/// The help of a command lists the configuration options it takes and no other: `store`
+/// reads the store alone, `recover` adds what a selector uses, `namespace` takes none.
+#[test]
+fn each_commands_help_lists_only_the_options_it_takes() {
+    let help = |command: &str| {
+        let out = Command::new(support::binary())
+            .args([command, "--help"])
+            .output()
+            .expect("parrot-compress runs");
+        assert_eq!(out.status.code(), Some(0), "{command}");
+        text(&out.stdout)
+    };
+    let all = [
+        "--project",
+        "--plugins",
+        "--trust-project-plugins",
+        "--tee-store",
+        "--no-tee",
+        "--tokenizer",
+    ];
+    let takes: [(&str, &[&str]); 9] = [
+        ("compress", &all),
+        ("replay", &all),
+        ("mcp-proxy", &all),
+        ("check", &all[..3]),
+        ("plugins", &all[..3]),
+        (
+            "explain",
+            &[
+                "--project",
+                "--plugins",
+                "--trust-project-plugins",
+                "--no-tee",
+            ],
+        ),
+        (
+            "recover",
+            &[
+                "--project",
+                "--plugins",
+                "--trust-project-plugins",
+                "--tee-store",
+                "--tokenizer",
+            ],
+        ),
+        ("store", &["--project", "--tee-store"]),
+        ("namespace", &[]),
+    ];
+    for (command, options) in takes {
+        let help = help(command);
+        for option in all {
+            let listed = help.contains(&format!("      {option} "));
+            assert_eq!(
+                listed,
+                options.contains(&option),
+                "{command} --help and {option}:\n{help}"
+            );
+        }
+    }
+}
+
+/// The configuration options are taken after the command's name and, as when they were global,
+/// before it; after the name, a command refuses one it does not take.
+#[test]
+fn configuration_options_are_taken_before_and_after_the_command_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let plugins = plugins_dir(dir.path());
+    let plugins = plugins.to_str().unwrap();
+    let before = run(dir.path(), &["--plugins", plugins, "check"]);
+    let after = run(dir.path(), &["check", "--plugins", plugins]);
+    assert_eq!(before.status.code(), Some(0), "{}", text(&before.stderr));
+    assert_eq!(text(&before.stdout), text(&after.stdout));
+    assert!(text(&after.stdout).contains("line_dedup"));
+
+    let out = run(dir.path(), &["store", "--plugins", plugins]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("unexpected argument '--plugins'"),
+        "{}",
+        text(&out.stderr)
+    );
+    let store = dir.path().join("other.db");
+    let store = store.to_str().unwrap();
+    for args in [
+        &["--no-tee", "compress", "--tool", "t", "--tee-store", store][..],
+        &["compress", "--tool", "t", "--no-tee", "--tee-store", store][..],
+    ] {
+        let out = run(dir.path(), args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(
+            text(&out.stderr)
+                .contains("the argument '--no-tee' cannot be used with '--tee-store <PATH|URL>'"),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
+    }
 }
 
 #[test]
@@ -566,4 +709,235 @@ fn the_query_result_compresses_to_a_table_with_a_pointer_and_recovers_exactly() 
     let recovered = run_with_input(dir.path(), &["recover", key], b"");
     assert_eq!(recovered.status.code(), Some(0));
     assert_eq!(recovered.stdout, std::fs::read(&file).unwrap());
+}
+
+/// `package`: lays out `--out` from `args`, run in `dir` with no other configuration.
+fn run_package(dir: &Path, args: &[&str]) -> Output {
+    Command::new(support::binary())
+        .arg("package")
+        .args(args)
+        .current_dir(dir)
+        .env_remove("PARROT_PLUGIN_PATH")
+        .output()
+        .expect("parrot-compress runs")
+}
+
+/// The files of the folder `dir`, by name, hidden ones too (a staging folder left behind).
+fn names_in(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+/// A package laid out from a built cdylib and its manifest is one the host loads: the codec
+/// runs through `--plugins`, and packaging again replaces it.
+#[test]
+fn package_lays_out_a_package_the_host_loads_from_a_built_library() {
+    let dir = tempfile::tempdir().unwrap();
+    let library = support::library("parrot_plugin_ansi_strip");
+    let manifest = support::plugin_source("ansi-strip").join("compressors.toml");
+    let plugins = dir.path().join("plugins");
+    std::fs::create_dir(&plugins).unwrap();
+    let out = plugins.join("ansi-strip");
+    let args = [
+        "--library",
+        library.to_str().unwrap(),
+        "--manifest",
+        manifest.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    for _ in 0..2 {
+        let packaged = run_package(dir.path(), &args);
+        assert_eq!(
+            packaged.status.code(),
+            Some(0),
+            "{}",
+            text(&packaged.stderr)
+        );
+        assert_eq!(
+            text(&packaged.stdout),
+            format!(
+                "packaged parrot_plugin_ansi_strip (codecs ansi_strip; {}) -> {}\n",
+                manifest.display(),
+                out.display()
+            )
+        );
+        assert_eq!(names_in(&plugins), ["ansi-strip"]);
+        assert_eq!(
+            names_in(&out),
+            ["compressors.toml", "libparrot_plugin_ansi_strip.so"]
+        );
+    }
+    let input: String = (0..30)
+        .map(|i| format!("\u{1b}[32mPASS\u{1b}[0m case {i}\r\n"))
+        .collect();
+    let out = run_with_input(
+        dir.path(),
+        &[
+            "--plugins",
+            plugins.to_str().unwrap(),
+            "compress",
+            "--tool",
+            "terminal_x",
+            "--meta",
+        ],
+        input.as_bytes(),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stderr = text(&out.stderr);
+    let meta: serde_json::Value = serde_json::from_str(stderr.lines().last().unwrap()).unwrap();
+    assert_eq!(meta["compression_codec"], "ansi_strip", "{meta}");
+    assert!(
+        !text(&out.stdout).contains('\u{1b}'),
+        "{}",
+        text(&out.stdout)
+    );
+}
+
+/// What `package` refuses, each with the message that names the problem: nothing is left at
+/// `--out` (nor a staging folder beside it).
+#[test]
+fn package_refuses_what_the_host_would_not_load_naming_what_is_wrong() {
+    let ansi = support::library("parrot_plugin_ansi_strip");
+    let not_plugin = support::library("parrot_plugin_fault_not_plugin");
+    let dedup_manifest = support::plugin_source("line-dedup").join("compressors.toml");
+    let rows: [(&str, &Path, &str, &str); 5] = [
+        (
+            "a manifest naming another library",
+            &ansi,
+            "",
+            "[plugin] library = \"parrot_plugin_line_dedup\" is looked up as \
+             libparrot_plugin_line_dedup.so in the package, but the library given is \
+             libparrot_plugin_ansi_strip.so: set library = \"parrot_plugin_ansi_strip\"",
+        ),
+        (
+            "a codec the library does not export",
+            &ansi,
+            "[plugin]\nlibrary = \"parrot_plugin_ansi_strip\"\ncodecs = [\"ansi_strip\", \"strip_more\"]\n",
+            "declares codec \"strip_more\" but the library does not provide it (it provides: \
+             ansi_strip)",
+        ),
+        (
+            "an entry naming an unknown codec",
+            &ansi,
+            "[plugin]\nlibrary = \"parrot_plugin_ansi_strip\"\n[compressor.\"t\"]\ncodec = \"ansi_stirp\"\n",
+            "compressors.toml:4: entry \"t\": unknown codec \"ansi_stirp\"",
+        ),
+        (
+            "a library that is no plugin",
+            &not_plugin,
+            "[plugin]\nlibrary = \"parrot_plugin_fault_not_plugin\"\n",
+            "a shared library, but not a parrot-compress codec plugin",
+        ),
+        (
+            "no [plugin] table",
+            &ansi,
+            "[compressor.\"t\"]\ncodec = \"ansi_strip\"\n",
+            "compressors.toml: no [plugin] library",
+        ),
+    ];
+    for (case, library, manifest_text, expected) in rows {
+        let dir = tempfile::tempdir().unwrap();
+        let manifest = if manifest_text.is_empty() {
+            dedup_manifest.clone()
+        } else {
+            write_file(dir.path(), "compressors.toml", manifest_text.as_bytes())
+        };
+        let out = dir.path().join("pkg");
+        let refused = run_package(
+            dir.path(),
+            &[
+                "--library",
+                library.to_str().unwrap(),
+                "--manifest",
+                manifest.to_str().unwrap(),
+                "--out",
+                out.to_str().unwrap(),
+            ],
+        );
+        assert_eq!(refused.status.code(), Some(2), "{case}");
+        let stderr = text(&refused.stderr);
+        assert!(stderr.contains(expected), "{case}: {stderr}");
+        assert!(!out.exists(), "{case}: a package was left");
+        assert!(
+            names_in(dir.path())
+                .iter()
+                .all(|name| !name.ends_with(".packaging")),
+            "{case}: {:?}",
+            names_in(dir.path())
+        );
+    }
+
+    // A folder that holds more than a package is not replaced.
+    let dir = tempfile::tempdir().unwrap();
+    write_file(dir.path(), "Cargo.toml", b"[package]\n");
+    let manifest = support::plugin_source("ansi-strip").join("compressors.toml");
+    let refused = run_package(
+        dir.path(),
+        &[
+            "--library",
+            ansi.to_str().unwrap(),
+            "--manifest",
+            manifest.to_str().unwrap(),
+            "--out",
+            dir.path().to_str().unwrap(),
+        ],
+    );
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(
+        text(&refused.stderr)
+            .contains("the folder exists and holds Cargo.toml besides a package's files"),
+        "{}",
+        text(&refused.stderr)
+    );
+    assert_eq!(names_in(dir.path()), ["Cargo.toml"]);
+}
+
+/// Given a crate, `package` builds it with cargo and packages the cdylib cargo reports, with
+/// the crate's own compressors.toml. (Its own target folder: the build resolves the crate's
+/// features alone, and must not overwrite the libraries the other tests load.)
+#[test]
+fn package_builds_a_plugin_crate_with_cargo_and_packages_its_cdylib() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("ansi-strip");
+    let target = support::profile_dir()
+        .parent()
+        .unwrap()
+        .join("package-crate");
+    let crate_dir = support::plugin_source("ansi-strip");
+    let packaged = Command::new(support::binary())
+        .args(["package", "--crate"])
+        .arg(&crate_dir)
+        .args(["--profile", "dev", "--out"])
+        .arg(&out)
+        .env("CARGO_TARGET_DIR", &target)
+        .output()
+        .expect("parrot-compress runs");
+    assert_eq!(
+        packaged.status.code(),
+        Some(0),
+        "{}",
+        text(&packaged.stderr)
+    );
+    assert!(
+        text(&packaged.stdout)
+            .starts_with("packaged parrot_plugin_ansi_strip (codecs ansi_strip; "),
+        "{}",
+        text(&packaged.stdout)
+    );
+    assert_eq!(
+        std::fs::read(out.join("compressors.toml")).unwrap(),
+        std::fs::read(crate_dir.join("compressors.toml")).unwrap()
+    );
+    let checked = run(dir.path(), &["--plugins", out.to_str().unwrap(), "check"]);
+    assert_eq!(checked.status.code(), Some(0), "{}", text(&checked.stderr));
+    assert!(
+        text(&checked.stdout).contains("ansi_strip"),
+        "{}",
+        text(&checked.stdout)
+    );
 }

@@ -219,7 +219,12 @@ fn template_and_span(tail: &str) -> (&str, Option<(&str, &str)>) {
 fn parse_item(line: &str) -> Result<Item<'_>, String> {
     if let Some(rest) = line.strip_prefix("[×") {
         let bad = || format!("a malformed fold line: {line:?}");
-        let (n, rest) = rest.split_once(" lines ").ok_or_else(bad)?;
+        // A count of one takes the singular.
+        let (n, rest) = rest
+            .strip_prefix("1 line ")
+            .map(|rest| ("1", rest))
+            .or_else(|| rest.split_once(" lines "))
+            .ok_or_else(bad)?;
         let (lines, tail) = rest.split_once("] ").ok_or_else(bad)?;
         let (template, span) = template_and_span(tail);
         return Ok(Item::Fold {
@@ -232,7 +237,11 @@ fn parse_item(line: &str) -> Result<Item<'_>, String> {
     if let Some(rest) = line.strip_prefix("[… ") {
         let bad = || format!("a malformed omission marker: {line:?}");
         let (rest, selector) = rest.rsplit_once("; wm_get_result ").ok_or_else(bad)?;
-        let (n, rest) = rest.split_once(" lines omitted, lines ").ok_or_else(bad)?;
+        let (n, rest) = rest
+            .strip_prefix("1 line omitted, lines ")
+            .map(|rest| ("1", rest))
+            .or_else(|| rest.split_once(" lines omitted, lines "))
+            .ok_or_else(bad)?;
         let (lines, detail) = rest.split_once(": ").ok_or_else(bad)?;
         // The selector returns exactly the region.
         if selector != format!("{{\"lines\":\"{lines}\"}}]") {
@@ -241,7 +250,10 @@ fn parse_item(line: &str) -> Result<Item<'_>, String> {
         // The detail is free text in `; `-separated parts, one of them the failure count.
         let failures = detail
             .split("; ")
-            .find_map(|part| number(part.strip_suffix(" failure lines omitted")?))
+            .find_map(|part| match part {
+                "1 failure line omitted" => Some(1),
+                _ => number(part.strip_suffix(" failure lines omitted")?),
+            })
             .ok_or_else(bad)?;
         return Ok(Item::Omission {
             n: number(n).ok_or_else(bad)?,
