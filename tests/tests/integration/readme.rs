@@ -106,7 +106,10 @@ fn commands(body: &[String]) -> Vec<String> {
             }
         }
     }
-    assert!(current.is_empty(), "a continued command never ends: {current}");
+    assert!(
+        current.is_empty(),
+        "a continued command never ends: {current}"
+    );
     commands
 }
 
@@ -285,13 +288,19 @@ fn check_document(doc: &str) -> usize {
 #[test]
 fn readme_commands_run_as_written() {
     let ran = check_document("README.md");
-    assert!(ran >= 8, "only {ran} commands found in README.md's sh blocks");
+    assert!(
+        ran >= 8,
+        "only {ran} commands found in README.md's sh blocks"
+    );
 }
 
 #[test]
 fn guide_commands_run_as_written() {
     let ran = check_document("docs/GUIDE.md");
-    assert!(ran >= 10, "only {ran} commands found in docs/GUIDE.md's sh blocks");
+    assert!(
+        ran >= 10,
+        "only {ran} commands found in docs/GUIDE.md's sh blocks"
+    );
 }
 
 /// The README's library example: a library host passes a 469 KB log through under its
@@ -312,7 +321,12 @@ fn readme_library_example_passes_a_large_log_through_unless_inline_at_any_size()
     };
 
     let out = build(false).process(Call::new("shell_cargo_build", Input::Text(&log)));
-    assert_eq!(out.meta.skipped, Some(Skip::BudgetPassthrough), "{:?}", out.meta);
+    assert_eq!(
+        out.meta.skipped,
+        Some(Skip::BudgetPassthrough),
+        "{:?}",
+        out.meta
+    );
     assert_eq!(out.text(), Some(log.as_str()));
 
     let out = build(true).process(Call::new("shell_cargo_build", Input::Text(&log)));
