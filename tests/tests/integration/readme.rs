@@ -1,4 +1,4 @@
-//! The commands README.md and docs/GUIDE.md show, run as written.
+//! The commands README.md and docs/GUIDE.md show, run as written, and their links resolved.
 //!
 //! The convention the documents follow: a fenced block whose info string is exactly `sh` is
 //! run, each command (a line, with `\` continuations joined; `#` lines skipped) on its own
@@ -355,4 +355,77 @@ fn blocks_pair_an_output_with_the_block_right_before_it() {
     assert_eq!(commands(&found[0].body), ["echo a    b"]);
     assert!(found[1].follows_previous);
     assert!(!found[2].follows_previous);
+}
+
+/// The anchor GitHub gives a heading: lower case, spaces as `-`, other punctuation dropped.
+fn anchor(heading: &str) -> String {
+    heading
+        .trim()
+        .to_lowercase()
+        .chars()
+        .filter_map(|c| match c {
+            ' ' => Some('-'),
+            '-' | '_' => Some(c),
+            c if c.is_alphanumeric() => Some(c),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The anchors of a Markdown file's headings (outside fenced blocks).
+fn anchors(markdown: &str) -> Vec<String> {
+    let mut fenced = false;
+    let mut found = Vec::new();
+    for line in markdown.lines() {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+        } else if !fenced && line.starts_with('#') {
+            found.push(anchor(line.trim_start_matches('#')));
+        }
+    }
+    found
+}
+
+/// Every relative link of README.md and docs/GUIDE.md names a file of the repository, and each
+/// `#anchor` a heading of it.
+#[test]
+fn readme_and_guide_links_resolve() {
+    let root = workspace();
+    let mut broken = Vec::new();
+    for doc in ["README.md", "docs/GUIDE.md"] {
+        let path = root.join(doc);
+        let text = std::fs::read_to_string(&path).unwrap();
+        for (at, _) in text.match_indices("](") {
+            let rest = &text[at + 2..];
+            let target = &rest[..rest.find(')').expect("a link's closing parenthesis")];
+            if target.contains("://") {
+                continue;
+            }
+            let (file, fragment) = target.split_once('#').unwrap_or((target, ""));
+            let linked = match file {
+                "" => path.clone(),
+                file => path.parent().unwrap().join(file),
+            };
+            let Ok(linked_text) = std::fs::read_to_string(&linked) else {
+                broken.push(format!("{doc}: {target}: no such file"));
+                continue;
+            };
+            if !fragment.is_empty() && !anchors(&linked_text).iter().any(|a| a == fragment) {
+                broken.push(format!("{doc}: {target}: no such heading"));
+            }
+        }
+    }
+    assert!(broken.is_empty(), "{}", broken.join("\n"));
+}
+
+#[test]
+fn anchors_follow_github() {
+    assert_eq!(
+        anchor(" 2.8 `auto` (the core default: content-aware routing)"),
+        "28-auto-the-core-default-content-aware-routing"
+    );
+    assert_eq!(
+        anchor(" Trusting a project's plugins"),
+        "trusting-a-projects-plugins"
+    );
 }
