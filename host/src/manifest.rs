@@ -30,8 +30,8 @@ use crate::error::ManifestError;
 /// The name under which the manifest compiled into the host appears in messages.
 pub const CORE_MANIFEST_NAME: &str = "<core>";
 
-/// The core defaults, compiled into the host: `"*"` → `json_compact` at `minimal`, and
-/// `dq_execute_database_query` → `columnar` at `normal`.
+/// The core defaults, compiled into the host (`core.toml`): one entry, `"*"` → `auto` at
+/// `normal`, which routes each payload by its shape (CONTRACT §2.8).
 pub const CORE_MANIFEST: &str = include_str!("core.toml");
 
 const TOP_KEYS: &[&str] = &["plugin", "compressor"];

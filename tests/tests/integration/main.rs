@@ -16,6 +16,7 @@ mod pipeline;
 mod pipeline_async;
 mod plugins;
 mod prune;
+mod readme;
 mod recover;
 mod redis_server;
 mod review;
