@@ -49,7 +49,6 @@ mod explain;
 mod gauge;
 mod histogram;
 mod host;
-pub mod llm;
 mod loader;
 pub mod manifest;
 mod observe;

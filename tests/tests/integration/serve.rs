@@ -12,10 +12,10 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use parrot_host::llm::Api;
 use parrot_host::{
     Call, Host, Input, MemoryTeeStore, Retention, SqliteTeeStore, TeeStore, Tokenizer,
 };
+use parrot_serve::llm::Api;
 use serde_json::{Value, json};
 
 use crate::support;
