@@ -18,15 +18,16 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, SystemTime};
 
 use clap::{Parser, Subcommand, ValueEnum};
-#[cfg(feature = "redis")]
-use parrot_host::RedisTeeStore;
 use parrot_host::manifest::SourceKind;
 use parrot_host::{
     Call, DEFAULT_RECOVERY_MAX_CHARS, Host, HostBuilder, Input, Level, MemoryTeeStore, Meta,
-    Namespace, Observer, Origin, Report, Retention, RetrieveError, Selector, Skip, SqliteTeeStore,
-    TeeError, TeeStore, TokenCounter, TokenEvent, Tokenizer, counted,
+    Namespace, Observer, Origin, Report, Retention, RetrieveError, Selector, Skip, TeeError,
+    TeeStore, TokenCounter, TokenEvent, Tokenizer, counted,
 };
 use parrot_mcp::Proxy;
+#[cfg(feature = "redis")]
+use parrot_tee_redis::{RedisTeeError, RedisTeeStore};
+use parrot_tee_sqlite::SqliteTeeStore;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
@@ -665,20 +666,16 @@ impl Persistent {
 fn open_url(url: &str) -> Result<Persistent, Failure> {
     match RedisTeeStore::open(url) {
         Ok(store) => Ok(Persistent::Redis(store)),
-        Err(err @ TeeError::Url { .. }) => Err(Failure::config(vec![err.to_string()])),
+        Err(err @ RedisTeeError::Url { .. }) => Err(Failure::config(vec![err.to_string()])),
         Err(err) => Err(Failure::runtime(err.to_string())),
     }
 }
 
 #[cfg(not(feature = "redis"))]
 fn open_url(url: &str) -> Result<Persistent, Failure> {
-    Err(Failure::config(vec![
-        TeeError::Url {
-            url: url.to_owned(),
-            reason: "this build has no Redis tee store (parrot-compress feature redis)".to_owned(),
-        }
-        .to_string(),
-    ]))
+    Err(Failure::config(vec![format!(
+        "tee store URL {url}: this build has no Redis tee store (parrot-compress feature redis)"
+    )]))
 }
 
 /// The persistent tee store of `cli`, opened (and a file created on first use).

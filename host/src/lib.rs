@@ -70,11 +70,9 @@ pub use builder::HostBuilder;
 pub use call::{Call, Input, Meta, OwnedCall, OwnedInput, Processed, Skip};
 pub use discovery::{MAX_MANIFEST_BYTES, PLUGIN_PATH_ENV, SourceInfo, TRUST_PROJECT_PLUGINS_ENV};
 pub use entries::{MatchKind, Resolution, ResolvedEntry};
-#[cfg(feature = "redis")]
-pub use error::RedisFailure;
 pub use error::{
     BuildError, CompressError, Error, LoadError, ManifestError, NamespaceError, RetrieveError,
-    SettingsError, TeeError, TeeOpenError,
+    SettingsError, TeeError,
 };
 pub use explain::Explanation;
 pub use host::Host;
@@ -90,9 +88,6 @@ pub use retrieve::{
     Selector, is_retrieval, recovery_tool_definition,
 };
 pub use tee::{
-    MAX_NAMESPACE_LEN, MemoryTeeStore, Namespace, Retention, SqliteTeeStore, TeeStats, TeeStore,
-    mask_password,
+    MAX_NAMESPACE_LEN, MemoryTeeStore, Namespace, Retention, TeeStats, TeeStore, mask_password,
 };
-#[cfg(feature = "redis")]
-pub use tee::{REDIS_PASSWORD_ENV, RedisSettings, RedisTeeStore};
 pub use tokens::{TokenCounter, Tokenizer};

@@ -9,9 +9,10 @@ use crate::error::TeeError;
 /// A bounded in-memory store: at most `max_retained` originals, the oldest evicted first (a put
 /// of the bytes a key already holds makes that entry the newest).
 ///
-/// Everything is lost with the process; use [`crate::SqliteTeeStore`] for originals that must
-/// outlive it. One lock guards the map and the eviction order together, so concurrent puts and
-/// gets from any number of threads see a consistent store.
+/// Everything is lost with the process; use a persistent store (`parrot-tee-sqlite`,
+/// `parrot-tee-redis`) for originals that must outlive it. One lock guards the map and the
+/// eviction order together, so concurrent puts and gets from any number of threads see a
+/// consistent store.
 ///
 /// # Examples
 ///

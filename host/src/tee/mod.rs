@@ -2,10 +2,12 @@
 //! without a way back.
 //!
 //! A store never overwrites a key: a put of the bytes a key already holds is a success that
-//! stores nothing new, a put of other bytes is refused. Without a store, the host caps `normal` and `aggressive` to
-//! `minimal`. Three stores ship: [`MemoryTeeStore`], bounded and gone with the process;
-//! [`SqliteTeeStore`], a file on disk that survives restarts and is shared by several processes;
-//! and, with the feature `redis`, `RedisTeeStore`, shared by every machine that reaches one Redis.
+//! stores nothing new, a put of other bytes is refused. Without a store, the host caps `normal`
+//! and `aggressive` to `minimal`. This crate has [`MemoryTeeStore`], bounded and gone with the
+//! process; the persistent stores are crates of their own, so that a host that does not use
+//! them compiles neither SQLite nor a Redis client: `parrot-tee-sqlite` (`SqliteTeeStore`, a
+//! file on disk that survives restarts and is shared by several processes) and
+//! `parrot-tee-redis` (`RedisTeeStore`, shared by every machine that reaches one Redis).
 //!
 //! A key is a content hash anyone who saw it can name; a [`Namespace`] says whose an original
 //! is. A call in a namespace is stored under `{namespace}/{key}`, and only a recovery in that
@@ -13,16 +15,12 @@
 
 mod memory;
 mod namespace;
-#[cfg(feature = "redis")]
-mod redis;
-mod sqlite;
+mod retention;
 
 pub use memory::MemoryTeeStore;
 pub(crate) use namespace::Scoped;
 pub use namespace::{MAX_NAMESPACE_LEN, Namespace};
-#[cfg(feature = "redis")]
-pub use redis::{REDIS_PASSWORD_ENV, RedisSettings, RedisTeeStore};
-pub use sqlite::{Retention, SqliteTeeStore, TeeStats};
+pub use retention::{Retention, TeeStats};
 
 use crate::error::TeeError;
 
@@ -51,14 +49,14 @@ pub trait TeeStore: Send + Sync {
     /// # Errors
     ///
     /// [`TeeError::KeyExists`] when the key holds different bytes (they stay as they were), or
-    /// the store's error when it fails ([`TeeError::Backend`] for a store of another crate).
+    /// [`TeeError::Backend`] with the store's own error when it fails.
     fn put(&self, key: &str, original: &[u8]) -> Result<(), TeeError>;
 
     /// The original stored under `key`, if any.
     ///
     /// # Errors
     ///
-    /// The store's error when it fails.
+    /// [`TeeError::Backend`] with the store's own error when it fails.
     fn get(&self, key: &str) -> Result<Option<Vec<u8>>, TeeError>;
 
     /// What to call the store in messages: `memory`, or the path of the file. Defaults to the

@@ -279,7 +279,8 @@ fn the_largest_context_shows_the_match_with_the_lines_around_it() {
 /// a usage error naming it.
 #[test]
 fn recover_namespace_reads_a_scoped_original_and_only_that() {
-    use parrot_host::{Namespace, Retention, SqliteTeeStore, TeeStore};
+    use parrot_host::{Namespace, Retention, TeeStore};
+    use parrot_tee_sqlite::SqliteTeeStore;
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir(dir.path().join(".parrot")).unwrap();
     let log = std::fs::read_to_string(corpus("build-log.txt")).unwrap();

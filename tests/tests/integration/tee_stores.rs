@@ -7,7 +7,9 @@ use std::any::Any;
 use std::sync::Arc;
 use std::thread;
 
-use parrot_host::{MemoryTeeStore, RedisTeeStore, Retention, SqliteTeeStore, TeeError, TeeStore};
+use parrot_host::{MemoryTeeStore, Retention, TeeError, TeeStore};
+use parrot_tee_redis::RedisTeeStore;
+use parrot_tee_sqlite::SqliteTeeStore;
 
 use crate::redis_server::RedisServer;
 use crate::support::noise;
