@@ -22,7 +22,7 @@ use parrot_host::manifest::SourceKind;
 use parrot_host::{
     Call, DEFAULT_RECOVERY_MAX_CHARS, Host, HostBuilder, Input, Level, MemoryTeeStore, Meta,
     Namespace, Observer, Origin, Report, Retention, RetrieveError, Selector, Skip, TeeError,
-    TeeStore, TokenCounter, TokenEvent, Tokenizer, counted,
+    TeeStore, TokenCounter, TokenEvent, Tokenizer, counted, nearest_key,
 };
 use parrot_mcp::Proxy;
 #[cfg(feature = "redis")]
@@ -821,11 +821,13 @@ fn recover(
 ) -> Result<(), Failure> {
     let store = store_only(cli)?.shared();
     let not_found = || {
+        let near = nearest_key(store.as_ref(), namespace, key)
+            .map_or_else(String::new, |near| format!("; did you mean \"{near}\"?"));
         Failure::runtime(match namespace {
             Some(namespace) => {
-                format!("no original is stored under \"{key}\" in namespace \"{namespace}\"")
+                format!("no original is stored under \"{key}\" in namespace \"{namespace}\"{near}")
             }
-            None => format!("no original is stored under \"{key}\""),
+            None => format!("no original is stored under \"{key}\"{near}"),
         })
     };
     if selector.is_empty() {

@@ -89,5 +89,6 @@ pub use retrieve::{
 };
 pub use tee::{
     MAX_NAMESPACE_LEN, MemoryTeeStore, Namespace, Retention, TeeStats, TeeStore, mask_password,
+    nearest_key,
 };
 pub use tokens::{TokenCounter, Tokenizer};

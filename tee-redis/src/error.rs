@@ -8,8 +8,9 @@ use parrot_host::TeeError;
 /// A Redis tee store that cannot be opened, or a call on one that failed.
 ///
 /// [`crate::RedisTeeStore::open`] returns [`RedisTeeError::Url`] and [`RedisTeeError::Open`] as
-/// they are. A put, a get or [`crate::RedisTeeStore::stats`] that fails returns a
-/// [`TeeError::Backend`] holding the `Put`, `Get` or `Stats` variant, and naming the store (its
+/// they are. A put, a get, a listing of keys or [`crate::RedisTeeStore::stats`] that fails
+/// returns a [`TeeError::Backend`] holding the `Put`, `Get`, `Keys` or `Stats` variant, and
+/// naming the store (its
 /// URL, the password masked) in front of it: `tee store redis://cache:6379/0: cannot store key
 /// "…": …` ([`TeeError::backend`] gives the variant back).
 #[derive(Debug, thiserror::Error)]
@@ -60,6 +61,13 @@ pub enum RedisTeeError {
     /// Redis could not list what the store holds.
     #[error("cannot read its entries: {source}")]
     Stats {
+        /// Why.
+        source: RedisFailure,
+    },
+
+    /// Redis could not list the keys the store holds.
+    #[error("cannot list its keys: {source}")]
+    Keys {
         /// Why.
         source: RedisFailure,
     },

@@ -548,6 +548,36 @@ impl TeeStore for RedisTeeStore {
         })
     }
 
+    /// The keys under the store's prefix, the prefix taken off, walked with `SCAN` as
+    /// [`RedisTeeStore::stats`] does; a key that is not UTF-8 is none of a host's, and is left
+    /// out.
+    fn keys(&self) -> Result<Option<Vec<String>>, TeeError> {
+        let pattern = format!("{}*", glob_escape(&self.settings.prefix));
+        let prefix = self.settings.prefix.as_bytes();
+        self.call(|connection| {
+            let mut found = Vec::new();
+            let mut cursor = 0u64;
+            loop {
+                let (next, keys): (u64, Vec<Vec<u8>>) = redis::cmd("SCAN")
+                    .arg(cursor)
+                    .arg("MATCH")
+                    .arg(&pattern)
+                    .arg("COUNT")
+                    .arg(500)
+                    .query(connection)?;
+                found.extend(keys.into_iter().filter_map(|key| {
+                    let key = key.strip_prefix(prefix)?;
+                    String::from_utf8(key.to_vec()).ok()
+                }));
+                if next == 0 {
+                    return Ok(Some(found));
+                }
+                cursor = next;
+            }
+        })
+        .map_err(|source| self.failed_call(RedisTeeError::Keys { source }))
+    }
+
     fn name(&self) -> String {
         self.name.clone()
     }

@@ -9,9 +9,9 @@ use parrot_host::TeeError;
 
 /// A SQLite tee store that cannot be opened, or a call on one that failed.
 ///
-/// [`crate::SqliteTeeStore::open`] returns [`SqliteTeeError::Open`] as it is. A put, a get or
-/// [`crate::SqliteTeeStore::stats`] that fails returns a [`TeeError::Backend`] holding the
-/// `Put`, `Get` or `Stats` variant, and naming the store's file in front of it: `tee store
+/// [`crate::SqliteTeeStore::open`] returns [`SqliteTeeError::Open`] as it is. A put, a get, a
+/// listing of keys or [`crate::SqliteTeeStore::stats`] that fails returns a
+/// [`TeeError::Backend`] holding the `Put`, `Get`, `Keys` or `Stats` variant, and naming the store's file in front of it: `tee store
 /// /data/tee.db: cannot store key "…": database or disk is full`
 /// ([`TeeError::backend`] gives the variant back).
 #[derive(Debug, thiserror::Error)]
@@ -49,6 +49,13 @@ pub enum SqliteTeeError {
     /// SQLite could not read what the store holds (a damaged page, an I/O error).
     #[error("cannot read its entries: {source}")]
     Stats {
+        /// SQLite's error.
+        source: rusqlite::Error,
+    },
+
+    /// SQLite could not list the keys the store holds (a damaged page, an I/O error).
+    #[error("cannot list its keys: {source}")]
+    Keys {
         /// SQLite's error.
         source: rusqlite::Error,
     },

@@ -122,6 +122,9 @@ const MMAP_SIZE: i64 = 256 << 20;
 
 const SELECT: &str = "SELECT original FROM tee WHERE key = ?1";
 
+/// Every key, from the primary key's index alone (no original is read).
+const KEYS: &str = "SELECT key FROM tee";
+
 const TOTALS_NOW: &str = "SELECT entries, bytes FROM tee_totals";
 
 /// Read from the entries themselves, so that it also answers for a version 1 file opened
@@ -549,6 +552,18 @@ impl TeeStore for SqliteTeeStore {
                     source,
                 })
             })
+    }
+
+    fn keys(&self) -> Result<Option<Vec<String>>, TeeError> {
+        let connection = self.connection();
+        connection
+            .prepare_cached(KEYS)
+            .and_then(|mut keys| {
+                keys.query_map([], |row| row.get(0))?
+                    .collect::<rusqlite::Result<Vec<String>>>()
+            })
+            .map(Some)
+            .map_err(|source| self.failed(SqliteTeeError::Keys { source }))
     }
 
     fn name(&self) -> String {

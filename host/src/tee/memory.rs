@@ -141,6 +141,10 @@ impl TeeStore for MemoryTeeStore {
         Ok(found.map(|original| original.to_vec()))
     }
 
+    fn keys(&self) -> Result<Option<Vec<String>>, TeeError> {
+        Ok(Some(self.retained().order.iter().cloned().collect()))
+    }
+
     fn name(&self) -> String {
         "memory".to_owned()
     }
@@ -166,6 +170,24 @@ mod tests {
                 .all(|k| retained.by_key.contains_key(k))
         );
         retained.order.len()
+    }
+
+    #[test]
+    fn the_keys_listed_are_those_still_held_oldest_first() {
+        let store = MemoryTeeStore::new(2);
+        assert_eq!(store.keys().unwrap(), Some(vec![]));
+        for key in ["a", "b", "c"] {
+            store.put(key, key.as_bytes()).unwrap();
+        }
+        assert_eq!(
+            store.keys().unwrap(),
+            Some(vec!["b".to_owned(), "c".to_owned()])
+        );
+        store.put("b", b"b").unwrap();
+        assert_eq!(
+            store.keys().unwrap(),
+            Some(vec!["c".to_owned(), "b".to_owned()])
+        );
     }
 
     #[test]
