@@ -3,9 +3,10 @@
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};
 
+use parrot_host::{Retention, TeeError, TeeStore};
 #[cfg(feature = "redis")]
-use parrot_host::RedisTeeStore;
-use parrot_host::{Retention, SqliteTeeStore, TeeError, TeeStore};
+use parrot_tee_redis::{RedisTeeError, RedisTeeStore};
+use parrot_tee_sqlite::SqliteTeeStore;
 
 use crate::Failure;
 use crate::args::Options;
@@ -50,20 +51,16 @@ impl Persistent {
 pub(crate) fn open_url(url: &str) -> Result<Persistent, Failure> {
     match RedisTeeStore::open(url) {
         Ok(store) => Ok(Persistent::Redis(store)),
-        Err(err @ TeeError::Url { .. }) => Err(Failure::config(vec![err.to_string()])),
+        Err(err @ RedisTeeError::Url { .. }) => Err(Failure::config(vec![err.to_string()])),
         Err(err) => Err(Failure::runtime(err.to_string())),
     }
 }
 
 #[cfg(not(feature = "redis"))]
 pub(crate) fn open_url(url: &str) -> Result<Persistent, Failure> {
-    Err(Failure::config(vec![
-        TeeError::Url {
-            url: url.to_owned(),
-            reason: "this build has no Redis tee store (parrot-compress feature redis)".to_owned(),
-        }
-        .to_string(),
-    ]))
+    Err(Failure::config(vec![format!(
+        "tee store URL {url}: this build has no Redis tee store (parrot-compress feature redis)"
+    )]))
 }
 
 /// The persistent tee store of `cli`, opened (and a file created on first use).

@@ -25,9 +25,10 @@ use std::time::{Duration, Instant};
 use std::fmt::Write as _;
 
 use parrot_host::{
-    Call, Host, Input, Level, MemoryTeeStore, RedisTeeStore, Retention, SqliteTeeStore, TeeStore,
-    TokenCounter as _, Tokenizer,
+    Call, Host, Input, Level, MemoryTeeStore, Retention, TeeStore, TokenCounter as _, Tokenizer,
 };
+use parrot_tee_redis::RedisTeeStore;
+use parrot_tee_sqlite::SqliteTeeStore;
 
 mod support;
 use support::RedisServer;

@@ -13,7 +13,9 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use parrot_host::{MemoryTeeStore, RedisTeeStore, Retention, SqliteTeeStore, TeeStore};
+use parrot_host::{MemoryTeeStore, Retention, TeeStore};
+use parrot_tee_redis::RedisTeeStore;
+use parrot_tee_sqlite::SqliteTeeStore;
 
 mod support;
 use support::RedisServer;

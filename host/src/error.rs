@@ -309,108 +309,10 @@ pub enum TeeError {
     #[error("tee store none: no tee store is configured")]
     NotConfigured,
 
-    /// SQLite could not store an original: the file is read-only or full, another process held
-    /// the write lock past the busy timeout, the original is over SQLite's size limit, or a
-    /// page is damaged.
-    #[error("tee store {store}: cannot store key \"{key}\": {source}")]
-    Put {
-        /// The store (its file).
-        store: String,
-        /// The key.
-        key: String,
-        /// SQLite's error.
-        source: rusqlite::Error,
-    },
-
-    /// SQLite could not read an original back (a damaged page, an I/O error).
-    #[error("tee store {store}: cannot read key \"{key}\": {source}")]
-    Get {
-        /// The store (its file).
-        store: String,
-        /// The key.
-        key: String,
-        /// SQLite's error.
-        source: rusqlite::Error,
-    },
-
-    /// SQLite could not read what the store holds (a damaged page, an I/O error).
-    #[error("tee store {store}: cannot read its entries: {source}")]
-    Stats {
-        /// The store (its file).
-        store: String,
-        /// SQLite's error.
-        source: rusqlite::Error,
-    },
-
-    /// A store file cannot be opened as a tee store.
-    #[error("{}: cannot open as a tee store: {source}", .file.display())]
-    Open {
-        /// The store file.
-        file: PathBuf,
-        /// What is wrong with it.
-        source: TeeOpenError,
-    },
-
-    /// A tee store URL that cannot be used: not a `redis://` or `rediss://` URL, no host, a
-    /// database that is not a number, an unknown or bad parameter, or `rediss://` in a build
-    /// without TLS. The URL is given with its password masked.
-    #[error("tee store URL {url}: {reason}")]
-    Url {
-        /// The URL, its password masked.
-        url: String,
-        /// What is wrong with it.
-        reason: String,
-    },
-
-    /// A Redis store cannot be opened: its host does not resolve, or Redis refuses the
-    /// credentials. (A Redis that does not answer is not an error at open: the store opens and
-    /// its calls fail until it answers.)
-    #[cfg(feature = "redis")]
-    #[error("tee store {store}: cannot open: {source}")]
-    RedisOpen {
-        /// The store (its URL, the password masked).
-        store: String,
-        /// Why.
-        source: RedisFailure,
-    },
-
-    /// Redis could not store an original: it cannot be reached or did not answer in time,
-    /// the store is waiting before trying again, or Redis refused (`OOM`, `READONLY`).
-    #[cfg(feature = "redis")]
-    #[error("tee store {store}: cannot store key \"{key}\": {source}")]
-    RedisPut {
-        /// The store (its URL, the password masked).
-        store: String,
-        /// The key.
-        key: String,
-        /// Why.
-        source: RedisFailure,
-    },
-
-    /// Redis could not return an original: it cannot be reached or did not answer in time,
-    /// or the store is waiting before trying again.
-    #[cfg(feature = "redis")]
-    #[error("tee store {store}: cannot read key \"{key}\": {source}")]
-    RedisGet {
-        /// The store (its URL, the password masked).
-        store: String,
-        /// The key.
-        key: String,
-        /// Why.
-        source: RedisFailure,
-    },
-
-    /// Redis could not list what the store holds.
-    #[cfg(feature = "redis")]
-    #[error("tee store {store}: cannot read its entries: {source}")]
-    RedisStats {
-        /// The store (its URL, the password masked).
-        store: String,
-        /// Why.
-        source: RedisFailure,
-    },
-
-    /// A store of another kind (not one of this crate's) failed.
+    /// The store failed: its own error, which says what it could not do (`cannot store key
+    /// "…": …`) and why. The stores of `parrot-tee-sqlite` and `parrot-tee-redis` fail this
+    /// way, as does any store of another crate; [`TeeError::backend`] gives the store's error
+    /// back as its type.
     #[error("tee store {store}: {source}")]
     Backend {
         /// The store, as its [`crate::TeeStore::name`] says.
@@ -421,146 +323,29 @@ pub enum TeeError {
 }
 
 impl TeeError {
-    /// Whether the store could not be opened or created because of where it is — a directory
-    /// that cannot be created, a file that cannot be read, no space, no permission — rather
-    /// than because the file is not a tee store (garbage, another application's database, a
-    /// later schema, not a regular file). The command goes on without a store in the first
-    /// case, and refuses the file in the second.
-    pub fn is_unavailable(&self) -> bool {
-        let TeeError::Open { source, .. } = self else {
-            return false;
-        };
-        match source {
-            TeeOpenError::CreateDir { .. }
-            | TeeOpenError::Unreadable { .. }
-            | TeeOpenError::EmptyReadOnly => true,
-            TeeOpenError::Sqlite { source } => matches!(
-                source.sqlite_error_code(),
-                Some(
-                    rusqlite::ErrorCode::DiskFull
-                        | rusqlite::ErrorCode::CannotOpen
-                        | rusqlite::ErrorCode::ReadOnly
-                        | rusqlite::ErrorCode::PermissionDenied
-                        | rusqlite::ErrorCode::SystemIoFailure
-                )
-            ),
-            _ => false,
+    /// The error of the store that failed, when it is a [`TeeError::Backend`] of an `E`: how a
+    /// caller tells one store's failures apart (a Redis that cannot be reached, a SQLite file
+    /// that is read-only) without this crate knowing the store.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use parrot_host::TeeError;
+    ///
+    /// let err = TeeError::Backend {
+    ///     store: "/tmp/tee.db".to_owned(),
+    ///     source: Box::new(std::io::Error::other("disk full")),
+    /// };
+    /// assert_eq!(err.to_string(), "tee store /tmp/tee.db: disk full");
+    /// assert!(err.backend::<std::io::Error>().is_some());
+    /// assert!(err.backend::<std::fmt::Error>().is_none());
+    /// assert!(TeeError::NotConfigured.backend::<std::io::Error>().is_none());
+    /// ```
+    pub fn backend<E: std::error::Error + 'static>(&self) -> Option<&E> {
+        match self {
+            TeeError::Backend { source, .. } => source.downcast_ref::<E>(),
+            _ => None,
         }
-    }
-}
-
-/// Why a call to a Redis tee store failed; the [`TeeError`] around it names the store and key.
-#[cfg(feature = "redis")]
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum RedisFailure {
-    /// The client's error: Redis refused the connection or closed it, did not answer within
-    /// the timeout, refused the credentials, or answered with an error (`OOM`, `READONLY`).
-    #[error("{source}")]
-    Redis {
-        /// The client's error.
-        source: redis::RedisError,
-    },
-
-    /// The call was not tried: Redis could not be reached a moment ago, and the store waits
-    /// before trying again.
-    #[error("not tried: Redis could not be reached ({last}); next attempt in {} ms", .retry_in.as_millis())]
-    Backoff {
-        /// How long until the next attempt.
-        retry_in: std::time::Duration,
-        /// The last failure to reach it.
-        last: String,
-    },
-
-    /// Redis refused the credentials, or asks for some and the URL gave none.
-    #[error(
-        "Redis refused the credentials ({source}); give the password in the URL \
-         (redis://:PASSWORD@HOST) or in PARROT_TEE_REDIS_PASSWORD"
-    )]
-    Credentials {
-        /// The client's error.
-        source: redis::RedisError,
-    },
-
-    /// The store's host name does not resolve.
-    #[error("host \"{host}\" does not resolve: {reason}")]
-    Resolve {
-        /// The host name.
-        host: String,
-        /// The resolver's answer.
-        reason: String,
-    },
-}
-
-/// Why a file cannot be opened as a tee store; [`TeeError::Open`] names the file.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum TeeOpenError {
-    /// The file's directory does not exist and cannot be created.
-    #[error("cannot create its directory {}: {source}", .dir.display())]
-    CreateDir {
-        /// The directory.
-        dir: PathBuf,
-        /// The I/O error.
-        source: std::io::Error,
-    },
-
-    /// The path exists but is not a regular file.
-    #[error("not a regular file")]
-    NotAFile,
-
-    /// The file exists but cannot be read.
-    #[error("cannot read: {source}")]
-    Unreadable {
-        /// The I/O error.
-        source: std::io::Error,
-    },
-
-    /// SQLite refused the file: not a database, truncated, or locked by another process past
-    /// the busy timeout.
-    #[error("{source}")]
-    Sqlite {
-        /// SQLite's error.
-        source: rusqlite::Error,
-    },
-
-    /// A tee store of a schema this build does not read.
-    #[error("a tee store of schema version {found}; this build reads version {supported}")]
-    SchemaVersion {
-        /// The file's schema version.
-        found: i32,
-        /// The version this build reads.
-        supported: i32,
-    },
-
-    /// An empty database that cannot be written, so the tee table cannot be created.
-    #[error("empty, and read-only: the tee table cannot be created")]
-    EmptyReadOnly,
-
-    /// A SQLite database of another application.
-    #[error(
-        "a SQLite database of another application (application_id {application_id:#x}, {objects} tables and indexes), not a tee store"
-    )]
-    ForeignDatabase {
-        /// The file's `application_id`.
-        application_id: i32,
-        /// How many tables and indexes it holds.
-        objects: i64,
-    },
-
-    /// The file cannot be switched to WAL mode, which sharing between processes needs.
-    #[error(
-        "journal mode is {journal_mode} and cannot be set to WAL, which several processes need to share the store"
-    )]
-    NotWal {
-        /// The journal mode it kept.
-        journal_mode: String,
-    },
-}
-
-impl From<rusqlite::Error> for TeeOpenError {
-    fn from(source: rusqlite::Error) -> TeeOpenError {
-        TeeOpenError::Sqlite { source }
     }
 }
 

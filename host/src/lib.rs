@@ -49,7 +49,6 @@ mod explain;
 mod gauge;
 mod histogram;
 mod host;
-pub mod llm;
 mod loader;
 pub mod manifest;
 mod observe;
@@ -70,11 +69,9 @@ pub use builder::{DEFAULT_LIMIT_TOKENS, DEFAULT_RECOVERY_MAX_CHARS, HostBuilder}
 pub use call::{Call, Input, Meta, OwnedCall, OwnedInput, Processed, Skip};
 pub use discovery::{MAX_MANIFEST_BYTES, PLUGIN_PATH_ENV, SourceInfo, TRUST_PROJECT_PLUGINS_ENV};
 pub use entries::{MatchKind, Resolution, ResolvedEntry};
-#[cfg(feature = "redis")]
-pub use error::RedisFailure;
 pub use error::{
     BuildError, CompressError, Error, LoadError, ManifestError, NamespaceError, SettingsError,
-    TeeError, TeeOpenError,
+    TeeError,
 };
 pub use explain::Explanation;
 pub use host::Host;
@@ -86,9 +83,7 @@ pub use plural::counted;
 pub use registry::{CodecInfo, Origin, Registry};
 pub use report::{Report, ReportSnapshot, Row};
 pub use tee::{
-    MAX_NAMESPACE_LEN, MemoryTeeStore, Namespace, Retention, SqliteTeeStore, TeeStats, TeeStore,
-    mask_password,
+    MAX_NAMESPACE_LEN, MemoryTeeStore, Namespace, Retention, TeeStats, TeeStore, mask_password,
+    nearest_key,
 };
-#[cfg(feature = "redis")]
-pub use tee::{REDIS_PASSWORD_ENV, RedisSettings, RedisTeeStore};
 pub use tokens::{TokenCounter, Tokenizer};

@@ -19,7 +19,7 @@
 //!
 //! # What changes
 //!
-//! Only `POST` bodies of the three APIs [`parrot_host::llm::rewrite`] knows (and
+//! Only `POST` bodies of the three APIs [`llm::rewrite`] knows (and
 //! `/v1/messages/count_tokens`, which takes a Messages body, so that a count counts the results
 //! as they are sent; the recovery tool is not added there): each tool result's text is replaced
 //! by what the pipeline makes of it, in place, every other byte as the client sent it;
@@ -38,7 +38,7 @@
 //! # Recovery in the loop
 //!
 //! When the host has a tee store, the proxy adds one tool to every request that defines
-//! `tools` (and to one without `tools` that carries a lossy result, [`parrot_host::llm::Rewrite::pointed`]):
+//! `tools` (and to one without `tools` that carries a lossy result, [`llm::Rewrite::pointed`]):
 //! [`RECOVERY_TOOL`] — the MCP proxy's, same schema and selectors — in the API's own format,
 //! appended as the last element of `tools` (the array created, as the body's last member, when
 //! there is none). It is there from a conversation's first request, before any result carries
@@ -83,6 +83,7 @@
 //! Built without a host ([`Server::bind`] with `None`, what `parrot-compress serve` does when
 //! `PARROT_COMPRESSION_DISABLED=1`), the proxy is a pure relay: no body is read, nothing added.
 
+pub mod llm;
 mod merge;
 pub mod recovery;
 mod relay;
@@ -98,6 +99,7 @@ use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
 use parrot_host::Host;
 
+pub use llm::Api;
 pub use parrot_recover::RECOVERY_TOOL;
 pub use relay::Upstream;
 

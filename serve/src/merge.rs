@@ -49,8 +49,8 @@ use std::collections::{HashMap, VecDeque};
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::{Arc, Mutex};
 
+use crate::llm::Api;
 use parrot_host::Namespace;
-use parrot_host::llm::Api;
 use serde_json::{Map, Value};
 
 /// How many merged messages the proxy remembers (the oldest go first).

@@ -91,7 +91,7 @@
 
 use std::sync::OnceLock;
 
-use parrot_host::llm::Api;
+use crate::llm::Api;
 use parrot_host::{Host, Namespace};
 use parrot_recover::{Recover, RetrieveError, Selector, recovery_tool_definition};
 use serde_json::{Map, Value, json};
@@ -134,7 +134,6 @@ pub fn definition(api: Api) -> &'static str {
         Api::AnthropicMessages => anthropic,
         Api::OpenAiChat => chat,
         Api::OpenAiResponses => responses,
-        _ => responses,
     }
 }
 

@@ -4,6 +4,7 @@ use std::borrow::Cow;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::sync::Arc;
 
+use crate::llm::{self, Api};
 use bytes::Bytes;
 use http_body_util::channel::Channel;
 use http_body_util::combinators::UnsyncBoxBody;
@@ -15,7 +16,6 @@ use hyper::{Method, Request, Response, StatusCode, Uri};
 use hyper_rustls::HttpsConnector;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
-use parrot_host::llm::{self, Api};
 use parrot_host::{Host, Namespace, Report};
 use serde_json::{Value, json};
 

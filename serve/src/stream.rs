@@ -9,9 +9,9 @@
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
+use crate::llm::Api;
 use bytes::Bytes;
 use hyper::body::{Body, Frame, Incoming};
-use parrot_host::llm::Api;
 use serde_json::{Map, Value, json};
 
 use crate::RECOVERY_TOOL;

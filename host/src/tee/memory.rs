@@ -9,9 +9,10 @@ use crate::error::TeeError;
 /// A bounded in-memory store: at most `max_retained` originals, the oldest evicted first (a put
 /// of the bytes a key already holds makes that entry the newest).
 ///
-/// Everything is lost with the process; use [`crate::SqliteTeeStore`] for originals that must
-/// outlive it. One lock guards the map and the eviction order together, so concurrent puts and
-/// gets from any number of threads see a consistent store.
+/// Everything is lost with the process; use a persistent store (`parrot-tee-sqlite`,
+/// `parrot-tee-redis`) for originals that must outlive it. One lock guards the map and the
+/// eviction order together, so concurrent puts and gets from any number of threads see a
+/// consistent store.
 ///
 /// # Examples
 ///
@@ -140,6 +141,10 @@ impl TeeStore for MemoryTeeStore {
         Ok(found.map(|original| original.to_vec()))
     }
 
+    fn keys(&self) -> Result<Option<Vec<String>>, TeeError> {
+        Ok(Some(self.retained().order.iter().cloned().collect()))
+    }
+
     fn name(&self) -> String {
         "memory".to_owned()
     }
@@ -165,6 +170,24 @@ mod tests {
                 .all(|k| retained.by_key.contains_key(k))
         );
         retained.order.len()
+    }
+
+    #[test]
+    fn the_keys_listed_are_those_still_held_oldest_first() {
+        let store = MemoryTeeStore::new(2);
+        assert_eq!(store.keys().unwrap(), Some(vec![]));
+        for key in ["a", "b", "c"] {
+            store.put(key, key.as_bytes()).unwrap();
+        }
+        assert_eq!(
+            store.keys().unwrap(),
+            Some(vec!["b".to_owned(), "c".to_owned()])
+        );
+        store.put("b", b"b").unwrap();
+        assert_eq!(
+            store.keys().unwrap(),
+            Some(vec!["c".to_owned(), "b".to_owned()])
+        );
     }
 
     #[test]

@@ -145,6 +145,14 @@ impl Namespace {
     pub fn scoped_key(&self, key: &str) -> String {
         format!("{}/{key}", self.0)
     }
+
+    /// Whether a stored key is one of a namespace (`{namespace}/{key}`): what is before its
+    /// first `/` is a namespace's name, which an unscoped key's `__tee__:` never is.
+    pub(crate) fn is_scoped(stored: &str) -> bool {
+        stored
+            .split_once('/')
+            .is_some_and(|(name, _)| Namespace::new(name).is_ok())
+    }
 }
 
 impl std::str::FromStr for Namespace {
@@ -187,6 +195,15 @@ impl TeeStore for Scoped<'_> {
 
     fn get(&self, key: &str) -> Result<Option<Vec<u8>>, TeeError> {
         self.store.get(&self.namespace.scoped_key(key))
+    }
+
+    fn keys(&self) -> Result<Option<Vec<String>>, TeeError> {
+        let prefix = self.namespace.scoped_key("");
+        Ok(self.store.keys()?.map(|keys| {
+            keys.into_iter()
+                .filter_map(|key| key.strip_prefix(&prefix).map(str::to_owned))
+                .collect()
+        }))
     }
 
     fn name(&self) -> String {

@@ -18,7 +18,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use parrot_host::{Namespace, Retention, SqliteTeeStore, TeeStore, TokenCounter, Tokenizer};
+use parrot_host::{Namespace, Retention, TeeStore, TokenCounter, Tokenizer};
+use parrot_tee_sqlite::SqliteTeeStore;
 use serde_json::{Value, json};
 
 use crate::serve::{Proxy, Recorded};

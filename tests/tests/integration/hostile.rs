@@ -277,8 +277,8 @@ fn a_corrupted_store_file_is_refused_at_open_naming_it() {
         b"this is not an SQLite database, just some text\n".repeat(100),
     )
     .unwrap();
-    let err =
-        parrot_host::SqliteTeeStore::open(&path, parrot_host::Retention::default()).unwrap_err();
+    let err = parrot_tee_sqlite::SqliteTeeStore::open(&path, parrot_host::Retention::default())
+        .unwrap_err();
     assert!(
         err.to_string().starts_with(&path.display().to_string()),
         "{err}"

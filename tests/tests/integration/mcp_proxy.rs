@@ -12,7 +12,8 @@ use std::sync::OnceLock;
 use std::sync::mpsc::{self, Receiver};
 use std::time::{Duration, Instant};
 
-use parrot_host::{Namespace, Retention, SqliteTeeStore, TeeStore};
+use parrot_host::{Namespace, Retention, TeeStore};
+use parrot_tee_sqlite::SqliteTeeStore;
 use serde_json::{Value, json};
 
 use crate::redis_server::RedisServer;
@@ -1297,11 +1298,9 @@ fn real_server_with_a_redis_store_returns_the_exact_original() {
         out["recovered"]["text"][0],
         format!("[wm_get_result {{\"key\":\"{key}\"}}]\n{original}")
     );
+    let store = parrot_tee_redis::RedisTeeStore::open(&redis.url("")).unwrap();
     assert_eq!(
-        parrot_host::RedisTeeStore::open(&redis.url(""))
-            .and_then(|store| {
-                parrot_host::TeeStore::get(&store, &Namespace::new("fs").unwrap().scoped_key(key))
-            })
+        parrot_host::TeeStore::get(&store, &Namespace::new("fs").unwrap().scoped_key(key))
             .unwrap()
             .as_deref(),
         Some(original.as_bytes())
@@ -1384,11 +1383,10 @@ fn build_log_slices(store: Option<String>) {
     let out = sdk_client_with(&data, &file, &command, false, Some(r"^error\["));
     let key = out["pointer"]["key"].as_str().expect("a _tee pointer");
     if let Some(url) = &store {
-        let held = parrot_host::RedisTeeStore::open(url)
-            .and_then(|redis| {
-                parrot_host::TeeStore::get(&redis, &Namespace::new("fs").unwrap().scoped_key(key))
-            })
-            .unwrap();
+        let redis = parrot_tee_redis::RedisTeeStore::open(url).unwrap();
+        let held =
+            parrot_host::TeeStore::get(&redis, &Namespace::new("fs").unwrap().scoped_key(key))
+                .unwrap();
         assert_eq!(
             held.as_deref(),
             Some(log.as_bytes()),

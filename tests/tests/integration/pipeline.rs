@@ -710,7 +710,7 @@ impl TokenCounter for Words {
 #[test]
 fn eight_threads_ten_thousand_calls_each_through_the_persistent_store() {
     let store_dir = tempfile::tempdir().unwrap();
-    let store = parrot_host::SqliteTeeStore::open(
+    let store = parrot_tee_sqlite::SqliteTeeStore::open(
         store_dir.path().join("tee.db"),
         parrot_host::Retention {
             max_entries: None,

@@ -279,7 +279,8 @@ fn the_largest_context_shows_the_match_with_the_lines_around_it() {
 /// a usage error naming it.
 #[test]
 fn recover_namespace_reads_a_scoped_original_and_only_that() {
-    use parrot_host::{Namespace, Retention, SqliteTeeStore, TeeStore};
+    use parrot_host::{Namespace, Retention, TeeStore};
+    use parrot_tee_sqlite::SqliteTeeStore;
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir(dir.path().join(".parrot")).unwrap();
     let log = std::fs::read_to_string(corpus("build-log.txt")).unwrap();
@@ -374,4 +375,61 @@ fn recover_namespace_reads_a_scoped_original_and_only_that() {
         ),
         "{stderr}"
     );
+}
+
+/// A key copied with a slip (its last character lost, two swapped) is not found, and the
+/// message names the key the store holds nearest it; in a namespace, only that namespace's
+/// keys are offered. A key far from every stored one gets the plain message.
+#[test]
+fn recover_of_a_slipped_key_suggests_the_stored_one() {
+    use parrot_host::{Namespace, Retention, TeeStore};
+    use parrot_tee_sqlite::SqliteTeeStore;
+    let dir = tempfile::tempdir().unwrap();
+    let key = "__tee__:shell_cargo_build:0123456789ab";
+    let team = Namespace::new("team-a").unwrap();
+    let store =
+        SqliteTeeStore::open(dir.path().join(".parrot/tee.db"), Retention::default()).unwrap();
+    store.put(key, b"plain").unwrap();
+    store
+        .put(&team.scoped_key("__tee__:grep:00aa11bb22cc"), b"scoped")
+        .unwrap();
+    drop(store);
+
+    let cases: [(&[&str], &str); 4] = [
+        (
+            &["recover", "__tee__:shell_cargo_build:0123456789a"],
+            "error: no original is stored under \"__tee__:shell_cargo_build:0123456789a\"; did you \
+             mean \"__tee__:shell_cargo_build:0123456789ab\"?\n",
+        ),
+        (
+            &[
+                "recover",
+                "__tee__:shell_cargo_build:0123456789ba",
+                "--lines",
+                "1",
+            ],
+            "error: no original is stored under \"__tee__:shell_cargo_build:0123456789ba\"; did you \
+             mean \"__tee__:shell_cargo_build:0123456789ab\"?\n",
+        ),
+        (
+            &[
+                "recover",
+                "--namespace",
+                "team-a",
+                "__tee__:grep:00aa11bb22c",
+            ],
+            "error: no original is stored under \"__tee__:grep:00aa11bb22c\" in namespace \
+             \"team-a\"; did you mean \"__tee__:grep:00aa11bb22cc\"?\n",
+        ),
+        (
+            &["recover", "__tee__:grep:00aa11bb22c"],
+            "error: no original is stored under \"__tee__:grep:00aa11bb22c\"\n",
+        ),
+    ];
+    for (args, message) in cases {
+        let out = run(dir.path(), args, None);
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        assert_eq!(String::from_utf8_lossy(&out.stderr), message, "{args:?}");
+        assert!(out.stdout.is_empty());
+    }
 }

@@ -12,10 +12,9 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use parrot_host::llm::Api;
-use parrot_host::{
-    Call, Host, Input, MemoryTeeStore, Retention, SqliteTeeStore, TeeStore, Tokenizer,
-};
+use parrot_host::{Call, Host, Input, MemoryTeeStore, Retention, TeeStore, Tokenizer};
+use parrot_serve::llm::Api;
+use parrot_tee_sqlite::SqliteTeeStore;
 use serde_json::{Value, json};
 
 use crate::support;

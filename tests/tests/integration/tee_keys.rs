@@ -5,7 +5,8 @@ use std::path::Path;
 use std::process::{Command, Output};
 use std::sync::Arc;
 
-use parrot_host::{Call, Host, Input, Retention, SqliteTeeStore, TeeStore};
+use parrot_host::{Call, Host, Input, Retention, TeeStore};
+use parrot_tee_sqlite::SqliteTeeStore;
 use sha2::{Digest, Sha256};
 
 use crate::support;

@@ -7,7 +7,8 @@ use std::process::{Command, Output, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use parrot_host::{Call, Host, Input, RedisSettings, RedisTeeStore, Skip, TeeError, TeeStore};
+use parrot_host::{Call, Host, Input, Skip, TeeStore};
+use parrot_tee_redis::{RedisSettings, RedisTeeError, RedisTeeStore};
 use serde_json::Value;
 use sha2::Digest;
 
@@ -260,8 +261,8 @@ fn redis_killed_mid_session_loses_nothing_acknowledged_and_calls_recover_after_r
     assert!(processed.meta.compressed, "{:?}", processed.meta);
     assert!(!processed.meta.teed);
     assert!(matches!(
-        store.get(&acknowledged[0].0),
-        Err(TeeError::RedisGet { .. })
+        store.get(&acknowledged[0].0).unwrap_err().backend(),
+        Some(RedisTeeError::Get { .. })
     ));
 
     server.restart();
@@ -331,7 +332,10 @@ fn a_paused_redis_fails_the_call_within_its_deadline_and_the_store_comes_back() 
     let started = Instant::now();
     let err = store.put("during", &noise(1, 1 << 20)).unwrap_err();
     let took = started.elapsed();
-    assert!(matches!(err, TeeError::RedisPut { .. }), "{err}");
+    assert!(
+        matches!(err.backend(), Some(RedisTeeError::Put { .. })),
+        "{err}"
+    );
     assert!(took < Duration::from_secs(2), "the put waited {took:?}");
     // Meanwhile calls fail at once rather than waiting again.
     let started = Instant::now();
@@ -359,7 +363,10 @@ fn a_read_only_replica_refuses_puts_and_serves_gets() {
     let got = eventually(Duration::from_secs(10), || store.get("k").unwrap());
     assert_eq!(got, b"v");
     let err = store.put("new", b"x").unwrap_err();
-    assert!(matches!(err, TeeError::RedisPut { .. }), "{err:?}");
+    assert!(
+        matches!(err.backend(), Some(RedisTeeError::Put { .. })),
+        "{err:?}"
+    );
     assert!(err.to_string().contains("read only replica"), "{err}");
     // An answer that is an error is not an outage: the next call goes to Redis at once.
     assert_eq!(store.get("k").unwrap().as_deref(), Some(&b"v"[..]));

@@ -11,7 +11,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant, SystemTime};
 
-use parrot_host::{Retention, SqliteTeeStore, TeeError, TeeStore};
+use parrot_host::{Retention, TeeError, TeeStore};
+use parrot_tee_sqlite::{SqliteTeeError, SqliteTeeStore};
 
 const CHILD: &str = "PARROT_TEE_CHILD";
 const CHILD_STORE: &str = "PARROT_TEE_CHILD_STORE";
@@ -463,7 +464,7 @@ fn open_refuses_what_is_not_a_tee_store_naming_the_file() {
         let err = SqliteTeeStore::open(&file, Retention::default()).unwrap_err();
         let message = err.to_string();
         assert!(
-            matches!(&err, TeeError::Open { file: named, .. } if named == &file),
+            matches!(&err, SqliteTeeError::Open { file: named, .. } if named == &file),
             "{case}: {message}"
         );
         assert!(
@@ -733,20 +734,24 @@ fn child() {
             let store = SqliteTeeStore::open(&file, Retention::default()).unwrap();
             assert_recovers(&store, "kept");
             match store.put("new", b"x") {
-                Err(err @ TeeError::Put { .. }) => println!("refused: {err}"),
+                Err(err) if matches!(err.backend(), Some(SqliteTeeError::Put { .. })) => {
+                    println!("refused: {err}")
+                }
                 other => panic!("a put to a read-only store gave {other:?}"),
             }
             assert_recovers(&store, "kept");
         }
         "unreadable" => match SqliteTeeStore::open(&file, Retention::default()) {
-            Err(err @ TeeError::Open { .. }) => println!("refused: {err}"),
+            Err(err @ SqliteTeeError::Open { .. }) => println!("refused: {err}"),
             other => panic!("opening an unreadable file gave {other:?}"),
         },
         "cannot-grow" => {
             let store = SqliteTeeStore::open(&file, Retention::default()).unwrap();
             store.put("small", &original_of("small")).unwrap();
             match store.put("big", &vec![1; 8 * 1024 * 1024]) {
-                Err(err @ TeeError::Put { .. }) => println!("refused: {err}"),
+                Err(err) if matches!(err.backend(), Some(SqliteTeeError::Put { .. })) => {
+                    println!("refused: {err}")
+                }
                 other => panic!("a put past the file size limit gave {other:?}"),
             }
             assert_recovers(&store, "small");

@@ -7,7 +7,9 @@ use std::any::Any;
 use std::sync::Arc;
 use std::thread;
 
-use parrot_host::{MemoryTeeStore, RedisTeeStore, Retention, SqliteTeeStore, TeeError, TeeStore};
+use parrot_host::{MemoryTeeStore, Namespace, Retention, TeeError, TeeStore, nearest_key};
+use parrot_tee_redis::RedisTeeStore;
+use parrot_tee_sqlite::SqliteTeeStore;
 
 use crate::redis_server::RedisServer;
 use crate::support::noise;
@@ -293,4 +295,63 @@ fn names_say_where_the_originals_are() {
         .replace("redis://", "redis://:secret@");
     let redis = RedisTeeStore::open(&url).unwrap();
     assert_eq!(redis.name(), url.replace(":secret@", ":***@"));
+}
+
+/// Each store lists the keys it holds, exactly and only those (not what retention removed, not
+/// another prefix's on the same Redis), and a key copied with a slip finds the one meant in
+/// each, in its namespace.
+#[test]
+fn every_store_lists_the_keys_it_holds_and_the_nearest_is_suggested() {
+    let held = [
+        "__tee__:sql_select:a615eeaee21d",
+        "__tee__:shell_cargo_build:0123456789ab",
+        "__tee__:outil_é🦜:ffffffffffff",
+    ];
+    let team = Namespace::new("team-a").unwrap();
+    let scoped = team.scoped_key("__tee__:grep:00aa11bb22cc");
+    let server = RedisServer::start(&[]);
+    RedisTeeStore::open(&server.url("?prefix=other:"))
+        .unwrap()
+        .put("__tee__:sql_select:a615eeaee21c", b"another prefix's")
+        .unwrap();
+    let mut stores = bounded_stores(4);
+    let redis = RedisTeeStore::open(&server.url("?prefix=mine:")).unwrap();
+    stores.push((Arc::new(redis), None));
+    for (store, _dir) in stores {
+        store.put("__tee__:t:evicted00000", b"first in").unwrap();
+        for key in held {
+            store.put(key, key.as_bytes()).unwrap();
+        }
+        store.put(&scoped, b"scoped").unwrap();
+        let mut keys = store.keys().unwrap().expect("the store lists its keys");
+        keys.sort();
+        let mut expected: Vec<String> = held.iter().map(|k| k.to_string()).collect();
+        expected.push(scoped.clone());
+        if store.name().starts_with("redis://") {
+            // Redis's bound is its memory, not a count: the first key is still there.
+            expected.push("__tee__:t:evicted00000".to_owned());
+        }
+        expected.sort();
+        assert_eq!(keys, expected, "{}", store.name());
+
+        let slip = "__tee__:sql_select:a615eeaee21";
+        assert_eq!(
+            nearest_key(store.as_ref(), None, slip).as_deref(),
+            Some(held[0]),
+            "{}",
+            store.name()
+        );
+        assert_eq!(
+            nearest_key(store.as_ref(), Some(&team), "__tee__:grep:00aa11bb22").as_deref(),
+            Some("__tee__:grep:00aa11bb22cc"),
+            "{}",
+            store.name()
+        );
+        assert_eq!(
+            nearest_key(store.as_ref(), None, "__tee__:grep:00aa11bb22"),
+            None,
+            "{}: a namespace's key is not offered outside it",
+            store.name()
+        );
+    }
 }

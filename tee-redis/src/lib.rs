@@ -1,5 +1,17 @@
-//! The shared tee store: originals kept in Redis, so that a pointer written by a host on one
-//! machine resolves on any other that reaches the same Redis.
+//! parrot-tee-redis: the shared tee store of parrot-compress, originals kept in Redis
+//! ([`RedisTeeStore`]), so that a pointer written by a host on one machine resolves on any other
+//! that reaches the same Redis.
+//!
+//! A crate of its own so that a program over `parrot-host` that does not share its originals
+//! compiles no Redis client. The store is a [`parrot_host::TeeStore`] like any: give it to
+//! [`parrot_host::HostBuilder::tee_store`]. The feature `tls` adds `rediss://` (Redis over
+//! TLS, with rustls and its ring provider: a C and assembly build that plain `redis://` does
+//! not need).
+#![forbid(unsafe_code)]
+
+mod error;
+
+pub use error::{RedisFailure, RedisTeeError};
 
 use std::fmt;
 use std::net::ToSocketAddrs;
@@ -9,8 +21,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use redis::{Client, Connection, IntoConnectionInfo, RedisError};
 
-use super::{Retention, TeeStats, TeeStore};
-use crate::error::{RedisFailure, TeeError};
+use parrot_host::{Retention, TeeError, TeeStats, TeeStore, mask_password};
 
 /// The environment variable holding the password of a store URL that carries none.
 pub const REDIS_PASSWORD_ENV: &str = "PARROT_TEE_REDIS_PASSWORD";
@@ -54,7 +65,8 @@ const MAX_BACKOFF: Duration = Duration::from_secs(1);
 ///
 /// ```
 /// use std::time::Duration;
-/// use parrot_host::{RedisSettings, Retention};
+/// use parrot_host::Retention;
+/// use parrot_tee_redis::RedisSettings;
 ///
 /// let settings = RedisSettings::default();
 /// assert_eq!(settings.prefix, "parrot:");
@@ -105,7 +117,7 @@ impl Default for RedisSettings {
 /// A tee store in Redis, shared by every process on every machine that reaches it.
 ///
 /// Selected by URL: `redis://[[USER]:PASSWORD@]HOST[:PORT][/DB][?PARAMS]`, or `rediss://` for
-/// TLS (parrot-host feature `redis-tls`). The port defaults to 6379 and the database to 0. A URL
+/// TLS (feature `tls`). The port defaults to 6379 and the database to 0. A URL
 /// without a password takes the one in `PARROT_TEE_REDIS_PASSWORD`, if set. `PARAMS` are those
 /// of [`RedisSettings`]: `prefix`, `ttl`, `connect_timeout_ms`, `timeout_ms`. The store's
 /// [`TeeStore::name`], which every message uses, is the URL with its password masked
@@ -132,10 +144,11 @@ impl Default for RedisSettings {
 ///
 /// No call waits longer than its deadline: a connection is given `connect_timeout`, and each
 /// request `timeout` to be sent and `timeout` again for its answer. A call that cannot reach
-/// Redis (refused, dropped, timed out) fails with [`TeeError::RedisPut`] or
-/// [`TeeError::RedisGet`], and the host sends that result out uncompressed (`tee_failed`). Then
-/// calls fail at once, without waiting, for 50 ms, doubling with each further failure up to 1 s,
-/// and the next call after that connects again: when Redis is back, the store is too. An
+/// Redis (refused, dropped, timed out) fails with [`RedisTeeError::Put`] or
+/// [`RedisTeeError::Get`] (in a [`TeeError::Backend`]), and the host sends that result out
+/// uncompressed (`tee_failed`). Then calls fail at once, without waiting, for 50 ms, doubling
+/// with each further failure up to 1 s, and the next call after that connects again: when
+/// Redis is back, the store is too. An
 /// answer that is an error (`OOM`, `READONLY` from a replica) fails that call alone. A
 /// connection that was idle and turns out closed (Redis restarted) is replaced once, at no cost
 /// to the call.
@@ -149,11 +162,12 @@ impl Default for RedisSettings {
 ///
 /// ```no_run
 /// use std::sync::Arc;
-/// use parrot_host::{Host, RedisTeeStore, TeeStore};
+/// use parrot_host::Host;
+/// use parrot_tee_redis::RedisTeeStore;
 ///
 /// let store = RedisTeeStore::open("redis://127.0.0.1:6379/0?prefix=team-a:")?;
 /// let host = Host::builder().tee_store(Arc::new(store)).build().unwrap();
-/// # Ok::<(), parrot_host::TeeError>(())
+/// # Ok::<(), parrot_tee_redis::RedisTeeError>(())
 /// ```
 pub struct RedisTeeStore {
     client: Client,
@@ -178,10 +192,10 @@ impl RedisTeeStore {
     ///
     /// # Errors
     ///
-    /// [`TeeError::Url`] for a URL that is not a Redis store's (its scheme, host, port,
-    /// database or a parameter), or `rediss://` in a build without TLS; [`TeeError::RedisOpen`]
+    /// [`RedisTeeError::Url`] for a URL that is not a Redis store's (its scheme, host, port,
+    /// database or a parameter), or `rediss://` in a build without TLS; [`RedisTeeError::Open`]
     /// when its host does not resolve or Redis refuses the credentials.
-    pub fn open(url: &str) -> Result<RedisTeeStore, TeeError> {
+    pub fn open(url: &str) -> Result<RedisTeeStore, RedisTeeError> {
         let password = std::env::var(REDIS_PASSWORD_ENV).ok();
         let (target, settings) = Target::parse(url, RedisSettings::default())?;
         RedisTeeStore::connect(target, settings, password)
@@ -198,7 +212,7 @@ impl RedisTeeStore {
         url: &str,
         settings: RedisSettings,
         password: Option<&str>,
-    ) -> Result<RedisTeeStore, TeeError> {
+    ) -> Result<RedisTeeStore, RedisTeeError> {
         let (target, settings) = Target::parse(url, settings)?;
         RedisTeeStore::connect(target, settings, password.map(str::to_owned))
     }
@@ -207,14 +221,14 @@ impl RedisTeeStore {
         target: Target,
         settings: RedisSettings,
         password: Option<String>,
-    ) -> Result<RedisTeeStore, TeeError> {
+    ) -> Result<RedisTeeStore, RedisTeeError> {
         let Target {
             name,
             address,
             host,
             port,
         } = target;
-        let url_error = |reason: String| TeeError::Url {
+        let url_error = |reason: String| RedisTeeError::Url {
             url: name.clone(),
             reason,
         };
@@ -230,7 +244,7 @@ impl RedisTeeStore {
         }
         let redis = info.redis_settings().clone().set_skip_set_lib_name();
         info = info.set_redis_settings(redis);
-        #[cfg(feature = "redis-tls")]
+        #[cfg(feature = "tls")]
         {
             // The one provider this build has; an error means one is installed already.
             let _ = rustls::crypto::ring::default_provider().install_default();
@@ -252,7 +266,7 @@ impl RedisTeeStore {
         match pinged {
             Ok(connection) => store.keep(connection),
             Err(err) if refuses_credentials(&err) => {
-                return Err(TeeError::RedisOpen {
+                return Err(RedisTeeError::Open {
                     store: store.name.clone(),
                     source: RedisFailure::Credentials { source: err },
                 });
@@ -281,17 +295,14 @@ impl RedisTeeStore {
     ///
     /// # Errors
     ///
-    /// [`TeeError::RedisStats`] when Redis cannot be reached or answers with an error.
+    /// [`TeeError::Backend`] holding [`RedisTeeError::Stats`] when Redis cannot be reached or
+    /// answers with an error.
     pub fn stats(&self) -> Result<TeeStats, TeeError> {
         let pattern = format!("{}*", glob_escape(&self.settings.prefix));
         let ttl = self.settings.ttl;
         let now = SystemTime::now();
         self.call(|connection| {
-            let mut stats = TeeStats {
-                entries: 0,
-                bytes: 0,
-                oldest: None,
-            };
+            let mut stats = TeeStats::new(0, 0, None);
             let mut cursor = 0u64;
             loop {
                 let (next, keys): (u64, Vec<Vec<u8>>) = redis::cmd("SCAN")
@@ -327,10 +338,7 @@ impl RedisTeeStore {
                 cursor = next;
             }
         })
-        .map_err(|source| TeeError::RedisStats {
-            store: self.name.clone(),
-            source,
-        })
+        .map_err(|source| self.failed_call(RedisTeeError::Stats { source }))
     }
 
     /// Runs `request` on a connection: an idle one, else a new one. A call that cannot reach
@@ -444,7 +452,7 @@ impl RedisTeeStore {
 
     /// Refuses a host name that does not resolve (a typo, not an outage). The lookup is given
     /// the connect timeout; a resolver that does not answer by then counts as an outage.
-    fn check_host(&self, host: &str, port: u16) -> Result<(), TeeError> {
+    fn check_host(&self, host: &str, port: u16) -> Result<(), RedisTeeError> {
         if host.parse::<std::net::IpAddr>().is_ok() || host.starts_with('[') {
             return Ok(());
         }
@@ -459,20 +467,28 @@ impl RedisTeeStore {
         });
         match rx.recv_timeout(self.settings.connect_timeout.max(Duration::from_secs(1))) {
             Ok(Ok(true)) | Err(_) => Ok(()),
-            Ok(Ok(false)) => Err(TeeError::RedisOpen {
+            Ok(Ok(false)) => Err(RedisTeeError::Open {
                 store: self.name.clone(),
                 source: RedisFailure::Resolve {
                     host: host.to_owned(),
                     reason: "no address".to_owned(),
                 },
             }),
-            Ok(Err(err)) => Err(TeeError::RedisOpen {
+            Ok(Err(err)) => Err(RedisTeeError::Open {
                 store: self.name.clone(),
                 source: RedisFailure::Resolve {
                     host: host.to_owned(),
                     reason: err.to_string(),
                 },
             }),
+        }
+    }
+
+    /// `err` as the store's failure, naming the store.
+    fn failed_call(&self, err: RedisTeeError) -> TeeError {
+        TeeError::Backend {
+            store: self.name.clone(),
+            source: Box::new(err),
         }
     }
 
@@ -510,11 +526,10 @@ impl TeeStore for RedisTeeStore {
             Ok(_) => Err(TeeError::KeyExists {
                 key: key.to_owned(),
             }),
-            Err(source) => Err(TeeError::RedisPut {
-                store: self.name.clone(),
+            Err(source) => Err(self.failed_call(RedisTeeError::Put {
                 key: key.to_owned(),
                 source,
-            }),
+            })),
         }
     }
 
@@ -525,11 +540,42 @@ impl TeeStore for RedisTeeStore {
                 .arg(&stored_key)
                 .query::<Option<Vec<u8>>>(connection)
         })
-        .map_err(|source| TeeError::RedisGet {
-            store: self.name.clone(),
-            key: key.to_owned(),
-            source,
+        .map_err(|source| {
+            self.failed_call(RedisTeeError::Get {
+                key: key.to_owned(),
+                source,
+            })
         })
+    }
+
+    /// The keys under the store's prefix, the prefix taken off, walked with `SCAN` as
+    /// [`RedisTeeStore::stats`] does; a key that is not UTF-8 is none of a host's, and is left
+    /// out.
+    fn keys(&self) -> Result<Option<Vec<String>>, TeeError> {
+        let pattern = format!("{}*", glob_escape(&self.settings.prefix));
+        let prefix = self.settings.prefix.as_bytes();
+        self.call(|connection| {
+            let mut found = Vec::new();
+            let mut cursor = 0u64;
+            loop {
+                let (next, keys): (u64, Vec<Vec<u8>>) = redis::cmd("SCAN")
+                    .arg(cursor)
+                    .arg("MATCH")
+                    .arg(&pattern)
+                    .arg("COUNT")
+                    .arg(500)
+                    .query(connection)?;
+                found.extend(keys.into_iter().filter_map(|key| {
+                    let key = key.strip_prefix(prefix)?;
+                    String::from_utf8(key.to_vec()).ok()
+                }));
+                if next == 0 {
+                    return Ok(Some(found));
+                }
+                cursor = next;
+            }
+        })
+        .map_err(|source| self.failed_call(RedisTeeError::Keys { source }))
     }
 
     fn name(&self) -> String {
@@ -573,20 +619,23 @@ struct Target {
 
 impl Target {
     /// Reads `url`, its query applied over `settings`.
-    fn parse(url: &str, mut settings: RedisSettings) -> Result<(Target, RedisSettings), TeeError> {
-        let name = super::mask_password(url);
-        let error = |reason: String| TeeError::Url {
+    fn parse(
+        url: &str,
+        mut settings: RedisSettings,
+    ) -> Result<(Target, RedisSettings), RedisTeeError> {
+        let name = mask_password(url);
+        let error = |reason: String| RedisTeeError::Url {
             url: name.clone(),
             reason,
         };
         let mut parsed = url::Url::parse(url).map_err(|err| error(err.to_string()))?;
         match parsed.scheme() {
             "redis" => {}
-            "rediss" if cfg!(feature = "redis-tls") => {}
+            "rediss" if cfg!(feature = "tls") => {}
             "rediss" => {
                 return Err(error(
-                    "rediss:// (Redis over TLS) is not in this build; build parrot-host with \
-                     the feature redis-tls (parrot-compress: redis-tls)"
+                    "rediss:// (Redis over TLS) is not in this build; build parrot-tee-redis \
+                     with the feature tls (parrot-compress: redis-tls)"
                         .to_owned(),
                 ));
             }
@@ -615,7 +664,7 @@ impl Target {
             )));
         }
         for (param, value) in parsed.query_pairs() {
-            let millis = |value: &str| -> Result<Duration, TeeError> {
+            let millis = |value: &str| -> Result<Duration, RedisTeeError> {
                 match value.parse::<u64>() {
                     Ok(ms) if ms > 0 => Ok(Duration::from_millis(ms)),
                     _ => Err(error(format!(

@@ -3,7 +3,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use super::*;
-use crate::{CallEvent, MemoryTeeStore, Observer};
+use parrot_host::{CallEvent, MemoryTeeStore, Observer};
 
 fn host(dir: &Path) -> Host {
     host_with(dir, Arc::new(Stored::default()))

@@ -1,4 +1,31 @@
-//! The persistent tee store: one SQLite file, shared by every process that opens it.
+//! parrot-tee-sqlite: the persistent tee store of parrot-compress, one SQLite file shared by
+//! every process that opens it ([`SqliteTeeStore`]).
+//!
+//! A crate of its own so that a program over `parrot-host` that keeps its originals elsewhere
+//! compiles no SQLite. The store is a [`parrot_host::TeeStore`] like any: give it to
+//! [`parrot_host::HostBuilder::tee_store`].
+//!
+//! ```
+//! use std::sync::Arc;
+//! use parrot_host::{Host, Retention};
+//! use parrot_tee_sqlite::SqliteTeeStore;
+//!
+//! let dir = tempfile::tempdir().unwrap();
+//! let store = SqliteTeeStore::open(dir.path().join(".parrot/tee.db"), Retention::default())?;
+//! let host = Host::builder()
+//!     .project(dir.path())
+//!     .plugin_path(None)
+//!     .tee_store(Arc::new(store))
+//!     .build()
+//!     .unwrap();
+//! # drop(host);
+//! # Ok::<(), parrot_tee_sqlite::SqliteTeeError>(())
+//! ```
+#![forbid(unsafe_code)]
+
+mod error;
+
+pub use error::{SqliteTeeError, TeeOpenError};
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -9,8 +36,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use rusqlite::config::DbConfig;
 use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
 
-use super::TeeStore;
-use crate::error::{TeeError, TeeOpenError};
+use parrot_host::{Retention, TeeError, TeeStats, TeeStore};
 
 /// Written in the file header, so that a file of another application is refused rather than
 /// written to. The bytes spell "PRRT".
@@ -96,6 +122,9 @@ const MMAP_SIZE: i64 = 256 << 20;
 
 const SELECT: &str = "SELECT original FROM tee WHERE key = ?1";
 
+/// Every key, from the primary key's index alone (no original is read).
+const KEYS: &str = "SELECT key FROM tee";
+
 const TOTALS_NOW: &str = "SELECT entries, bytes FROM tee_totals";
 
 /// Read from the entries themselves, so that it also answers for a version 1 file opened
@@ -110,73 +139,6 @@ const DELETE_OLDER_THAN: &str = "DELETE FROM tee WHERE created_at < ?1";
 /// The `?1` oldest entries, by insertion order; walks the `seq` index from its oldest end.
 const DELETE_OLDEST: &str =
     "DELETE FROM tee WHERE seq IN (SELECT seq FROM tee ORDER BY seq LIMIT ?1)";
-
-/// How long a [`SqliteTeeStore`] keeps originals: at most `max_entries` and `max_bytes` of
-/// originals (the oldest go first), and none older than `max_age`; `None` means no limit of that
-/// kind.
-///
-/// The default keeps 10,000 entries, 1 GiB of originals, for 7 days. The newest entry is always
-/// kept: `max_entries` of 0 keeps one, and an original larger than `max_bytes` stays as the only
-/// entry until the next put.
-///
-/// # Examples
-///
-/// ```
-/// use std::time::Duration;
-/// use parrot_host::Retention;
-///
-/// let default = Retention::default();
-/// assert_eq!(default.max_entries, Some(10_000));
-/// assert_eq!(default.max_bytes, Some(1 << 30));
-/// assert_eq!(default.max_age, Some(Duration::from_secs(7 * 24 * 60 * 60)));
-///
-/// let by_count_only = Retention { max_age: None, ..Retention::default() };
-/// assert_eq!(by_count_only.max_entries, Some(10_000));
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Retention {
-    /// The most entries kept; the oldest (first inserted) are deleted first.
-    pub max_entries: Option<usize>,
-    /// The most bytes of originals kept (their lengths summed, not the file's size); the oldest
-    /// are deleted first.
-    pub max_bytes: Option<u64>,
-    /// The oldest an entry may be, by the store's clock at the time of a put.
-    pub max_age: Option<Duration>,
-}
-
-impl Retention {
-    /// The default `max_entries`.
-    pub const DEFAULT_MAX_ENTRIES: usize = 10_000;
-
-    /// The default `max_bytes`: 1 GiB.
-    pub const DEFAULT_MAX_BYTES: u64 = 1 << 30;
-
-    /// The default `max_age`: 7 days.
-    pub const DEFAULT_MAX_AGE: Duration = Duration::from_secs(7 * 24 * 60 * 60);
-}
-
-impl Default for Retention {
-    fn default() -> Retention {
-        Retention {
-            max_entries: Some(Retention::DEFAULT_MAX_ENTRIES),
-            max_bytes: Some(Retention::DEFAULT_MAX_BYTES),
-            max_age: Some(Retention::DEFAULT_MAX_AGE),
-        }
-    }
-}
-
-/// What a [`SqliteTeeStore`] holds, from [`SqliteTeeStore::stats`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct TeeStats {
-    /// The number of originals.
-    pub entries: u64,
-    /// Their bytes, summed (the file is larger: SQLite's pages, the index, the free pages).
-    pub bytes: u64,
-    /// When the oldest entry was stored or last renewed, by the store's clock; `None` when the
-    /// store is empty.
-    pub oldest: Option<SystemTime>,
-}
 
 /// A persistent store on disk: one SQLite file that survives restarts and that several threads
 /// and processes can use at once.
@@ -226,7 +188,7 @@ pub struct TeeStats {
 /// # Several threads and processes
 ///
 /// The file is in WAL mode: readers never wait for the writer, and one writer at a time holds
-/// the lock, waited for up to 5 seconds ([`TeeError::Put`] after that). Within a process, one
+/// the lock, waited for up to 5 seconds ([`SqliteTeeError::Put`] after that). Within a process, one
 /// connection is shared behind a mutex, so calls on one store run one at a time.
 ///
 /// # Durability
@@ -244,19 +206,20 @@ pub struct TeeStats {
 /// # Limits
 ///
 /// An original longer than SQLite's limit of 1,000,000,000 bytes is refused with
-/// [`TeeError::Put`].
+/// [`SqliteTeeError::Put`].
 ///
 /// # Damaged files
 ///
 /// Open refuses a file that is not a SQLite database (garbage), a truncated one, or one of
-/// another application, with [`TeeError::Open`] naming the file. Damage inside pages that
-/// open does not read surfaces as [`TeeError::Get`] or [`TeeError::Put`] from the get or put
+/// another application, with [`SqliteTeeError::Open`] naming the file. Damage inside pages that
+/// open does not read surfaces as [`SqliteTeeError::Get`] or [`SqliteTeeError::Put`] from the get or put
 /// that reads them.
 ///
 /// # Examples
 ///
 /// ```
-/// use parrot_host::{Retention, SqliteTeeStore, TeeStore};
+/// use parrot_host::{Retention, TeeStore};
+/// use parrot_tee_sqlite::SqliteTeeStore;
 ///
 /// let dir = tempfile::tempdir().unwrap();
 /// let file = dir.path().join("tee.sqlite");
@@ -285,12 +248,13 @@ impl SqliteTeeStore {
     /// A file that is not a tee store is refused untouched: its header is read before anything
     /// is written. A tee store that the process may read but not write (a read-only file,
     /// directory or mount, a full disk) opens read-only, with one warning naming it: gets work,
-    /// puts return [`TeeError::Put`] ([`SqliteTeeStore::is_read_only`]).
+    /// puts return [`SqliteTeeError::Put`] ([`SqliteTeeStore::is_read_only`]).
     ///
     /// # Examples
     ///
     /// ```
-    /// use parrot_host::{Retention, SqliteTeeStore, TeeStore};
+    /// use parrot_host::{Retention, TeeStore};
+    /// use parrot_tee_sqlite::SqliteTeeStore;
     ///
     /// let dir = tempfile::tempdir().unwrap();
     /// let store = SqliteTeeStore::open(dir.path().join("new/dir/tee.sqlite"), Retention::default())
@@ -304,10 +268,13 @@ impl SqliteTeeStore {
     ///
     /// # Errors
     ///
-    /// [`TeeError::Open`], naming the file, when its directory cannot be created, it cannot
+    /// [`SqliteTeeError::Open`], naming the file, when its directory cannot be created, it cannot
     /// be read, it is not a SQLite database or is truncated, it belongs to another application,
     /// or another process holds it locked for longer than the busy timeout.
-    pub fn open(path: impl AsRef<Path>, retention: Retention) -> Result<SqliteTeeStore, TeeError> {
+    pub fn open(
+        path: impl AsRef<Path>,
+        retention: Retention,
+    ) -> Result<SqliteTeeStore, SqliteTeeError> {
         SqliteTeeStore::open_with_clock(path, retention, SystemTime::now)
     }
 
@@ -321,7 +288,8 @@ impl SqliteTeeStore {
     /// use std::sync::Arc;
     /// use std::sync::atomic::{AtomicU64, Ordering};
     /// use std::time::{Duration, SystemTime};
-    /// use parrot_host::{Retention, SqliteTeeStore, TeeStore};
+    /// use parrot_host::{Retention, TeeStore};
+    /// use parrot_tee_sqlite::SqliteTeeStore;
     ///
     /// let elapsed_secs = Arc::new(AtomicU64::new(0));
     /// let clock = {
@@ -347,9 +315,9 @@ impl SqliteTeeStore {
         path: impl AsRef<Path>,
         retention: Retention,
         clock: impl Fn() -> SystemTime + Send + Sync + 'static,
-    ) -> Result<SqliteTeeStore, TeeError> {
+    ) -> Result<SqliteTeeStore, SqliteTeeError> {
         let path = path.as_ref();
-        let fail = |source: TeeOpenError| TeeError::Open {
+        let fail = |source: TeeOpenError| SqliteTeeError::Open {
             file: path.to_owned(),
             source,
         };
@@ -401,7 +369,8 @@ impl SqliteTeeStore {
     /// # Examples
     ///
     /// ```
-    /// use parrot_host::{Retention, SqliteTeeStore};
+    /// use parrot_host::Retention;
+    /// use parrot_tee_sqlite::SqliteTeeStore;
     ///
     /// let dir = tempfile::tempdir().unwrap();
     /// let store = SqliteTeeStore::open(dir.path().join("tee.sqlite"), Retention::default()).unwrap();
@@ -416,7 +385,8 @@ impl SqliteTeeStore {
     /// # Examples
     ///
     /// ```
-    /// use parrot_host::{Retention, SqliteTeeStore};
+    /// use parrot_host::Retention;
+    /// use parrot_tee_sqlite::SqliteTeeStore;
     ///
     /// let dir = tempfile::tempdir().unwrap();
     /// let retention = Retention { max_entries: Some(5), max_bytes: None, max_age: None };
@@ -434,7 +404,8 @@ impl SqliteTeeStore {
     ///
     /// ```
     /// use std::time::{Duration, SystemTime};
-    /// use parrot_host::{Retention, SqliteTeeStore, TeeStore};
+    /// use parrot_host::{Retention, TeeStore};
+    /// use parrot_tee_sqlite::SqliteTeeStore;
     ///
     /// let dir = tempfile::tempdir().unwrap();
     /// let at = SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000);
@@ -450,7 +421,7 @@ impl SqliteTeeStore {
     ///
     /// # Errors
     ///
-    /// [`TeeError::Stats`] when the file cannot be read.
+    /// [`TeeError::Backend`] holding [`SqliteTeeError::Stats`] when the file cannot be read.
     pub fn stats(&self) -> Result<TeeStats, TeeError> {
         let connection = self.connection();
         connection
@@ -459,29 +430,27 @@ impl SqliteTeeStore {
                 stats.query_row([], |row| {
                     let count = |n: i64| u64::try_from(n).unwrap_or(0);
                     let oldest: Option<i64> = row.get(2)?;
-                    Ok(TeeStats {
-                        entries: count(row.get(0)?),
-                        bytes: count(row.get(1)?),
-                        oldest: oldest.map(|ms| {
+                    Ok(TeeStats::new(
+                        count(row.get(0)?),
+                        count(row.get(1)?),
+                        oldest.map(|ms| {
                             UNIX_EPOCH + Duration::from_millis(u64::try_from(ms).unwrap_or(0))
                         }),
-                    })
+                    ))
                 })
             })
-            .map_err(|source| TeeError::Stats {
-                store: self.name.clone(),
-                source,
-            })
+            .map_err(|source| self.failed(SqliteTeeError::Stats { source }))
     }
 
     /// Whether the store was opened read-only, because the process cannot write its file (a
     /// read-only file, directory or mount, a full disk): gets work, puts return
-    /// [`TeeError::Put`]. Open logs one warning naming the file when it is.
+    /// [`SqliteTeeError::Put`]. Open logs one warning naming the file when it is.
     ///
     /// # Examples
     ///
     /// ```
-    /// use parrot_host::{Retention, SqliteTeeStore};
+    /// use parrot_host::Retention;
+    /// use parrot_tee_sqlite::SqliteTeeStore;
     ///
     /// let dir = tempfile::tempdir().unwrap();
     /// let store = SqliteTeeStore::open(dir.path().join("tee.sqlite"), Retention::default()).unwrap();
@@ -489,6 +458,14 @@ impl SqliteTeeStore {
     /// ```
     pub fn is_read_only(&self) -> bool {
         self.read_only
+    }
+
+    /// `err` as the store's failure, naming the store.
+    fn failed(&self, err: SqliteTeeError) -> TeeError {
+        TeeError::Backend {
+            store: self.name.clone(),
+            source: Box::new(err),
+        }
     }
 
     fn connection(&self) -> MutexGuard<'_, Connection> {
@@ -557,11 +534,10 @@ impl TeeStore for SqliteTeeStore {
             Ok(false) => Err(TeeError::KeyExists {
                 key: key.to_owned(),
             }),
-            Err(source) => Err(TeeError::Put {
-                store: self.name.clone(),
+            Err(source) => Err(self.failed(SqliteTeeError::Put {
                 key: key.to_owned(),
                 source,
-            }),
+            })),
         }
     }
 
@@ -570,11 +546,24 @@ impl TeeStore for SqliteTeeStore {
         connection
             .prepare_cached(SELECT)
             .and_then(|mut select| select.query_row([key], |row| row.get(0)).optional())
-            .map_err(|source| TeeError::Get {
-                store: self.name.clone(),
-                key: key.to_owned(),
-                source,
+            .map_err(|source| {
+                self.failed(SqliteTeeError::Get {
+                    key: key.to_owned(),
+                    source,
+                })
             })
+    }
+
+    fn keys(&self) -> Result<Option<Vec<String>>, TeeError> {
+        let connection = self.connection();
+        connection
+            .prepare_cached(KEYS)
+            .and_then(|mut keys| {
+                keys.query_map([], |row| row.get(0))?
+                    .collect::<rusqlite::Result<Vec<String>>>()
+            })
+            .map(Some)
+            .map_err(|source| self.failed(SqliteTeeError::Keys { source }))
     }
 
     fn name(&self) -> String {
@@ -946,7 +935,7 @@ mod tests {
         let file = dir.path().join("garbage");
         std::fs::write(&file, b"not a database, not at all".repeat(200)).unwrap();
         let err = SqliteTeeStore::open(&file, Retention::default()).unwrap_err();
-        let TeeError::Open { file: named, .. } = &err else {
+        let SqliteTeeError::Open { file: named, .. } = &err else {
             panic!("expected an open error, got {err:?}");
         };
         assert_eq!(named, &file);
@@ -999,10 +988,16 @@ mod tests {
             .unwrap();
         let err = store.put("new", b"2").unwrap_err();
         assert!(
-            matches!(&err, TeeError::Put { key, .. } if key == "new"),
+            matches!(err.backend(), Some(SqliteTeeError::Put { key, .. }) if key == "new"),
             "{err:?}"
         );
-        assert!(err.source().unwrap().is::<rusqlite::Error>());
+        assert!(
+            err.source()
+                .unwrap()
+                .source()
+                .unwrap()
+                .is::<rusqlite::Error>()
+        );
         assert!(
             err.to_string().starts_with(&format!(
                 "tee store {}: cannot store key \"new\": ",

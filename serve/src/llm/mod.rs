@@ -57,7 +57,7 @@
 //! to the next is the pipeline deciding otherwise: a codec's breaker that opened, or closed
 //! again (CONTRACT §6), or the kill switch turned on or off; the router's decision, by size, is
 //! the same every time (build the host with
-//! [`inline_at_any_size`](crate::HostBuilder::inline_at_any_size) to compress results of any
+//! [`inline_at_any_size`](parrot_host::HostBuilder::inline_at_any_size) to compress results of any
 //! size in place, as the MCP proxy does).
 //!
 //! Nothing is remembered between requests: each one runs every result it carries through the
@@ -76,7 +76,7 @@
 //!
 //! ```
 //! use std::sync::Arc;
-//! use parrot_host::llm::{self, Api};
+//! use parrot_serve::llm::{self, Api};
 //! use parrot_host::{Host, MemoryTeeStore};
 //!
 //! let dir = std::env::temp_dir().join("parrot-doc-llm");
@@ -123,11 +123,8 @@ mod tests;
 
 use std::borrow::Cow;
 
+use parrot_host::{Call, Host, Input, Namespace};
 use parrot_json::encode_string;
-
-use crate::call::{Call, Input};
-use crate::host::Host;
-use crate::tee::Namespace;
 use targets::Target;
 
 /// The LLM APIs whose requests [`rewrite`] knows.
@@ -151,7 +148,7 @@ impl Api {
     /// # Examples
     ///
     /// ```
-    /// use parrot_host::llm::Api;
+    /// use parrot_serve::llm::Api;
     ///
     /// assert_eq!(Api::from_path("/v1/messages?beta=true"), Some(Api::AnthropicMessages));
     /// assert_eq!(Api::from_path("/v1/chat/completions"), Some(Api::OpenAiChat));
@@ -313,7 +310,7 @@ pub fn rewrite<'b>(api: Api, body: &'b [u8], host: &Host) -> Result<Rewrite<'b>,
 }
 
 /// [`rewrite`] with every result's original stored in `namespace` (see
-/// [`Call::namespace`](crate::Call#structfield.namespace)): what `parrot-compress serve` does
+/// [`Call::namespace`](parrot_host::Call#structfield.namespace)): what `parrot-compress serve` does
 /// with the namespace of a request's API key, so that only requests with that key recover
 /// them. The pointers name the plain keys, as without a namespace.
 ///
@@ -325,7 +322,7 @@ pub fn rewrite<'b>(api: Api, body: &'b [u8], host: &Host) -> Result<Rewrite<'b>,
 ///
 /// ```
 /// use std::sync::Arc;
-/// use parrot_host::llm::{self, Api};
+/// use parrot_serve::llm::{self, Api};
 /// use parrot_host::{Host, MemoryTeeStore, Namespace};
 ///
 /// let dir = std::env::temp_dir().join("parrot-doc-rewrite-in");
