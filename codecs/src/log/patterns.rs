@@ -981,15 +981,11 @@ pub(crate) fn preambles<'t>(line: impl Fn(usize) -> &'t str, class: &mut [Class]
     }
 }
 
-/// The benchmark payload (`log_payload`), shared with the benchmarks, for the tests.
-#[cfg(test)]
-#[path = "../../../benches/corpus.rs"]
-mod corpus;
-
 #[cfg(test)]
 mod tests {
-    use super::corpus;
+    // The benchmark payload (`log_payload`), shared with the benchmarks.
     use super::*;
+    use parrot_bench_corpus as corpus;
 
     /// The verdicts the table gives, found the plain way: on each line, from its start, the
     /// leftmost place where a row starts (the first row listed, where several do), then on
