@@ -21,10 +21,9 @@ use serde_json::{Value, json};
 
 use crate::merge::{Inserted, Merges};
 use crate::recovery::{self, Calls};
-use crate::stream::{self, Decision, End, Events, Merger, Prefixed, Tapped, Turn};
+use crate::stream::{self, BoxError, Decision, End, Events, Merger, Prefixed, Tapped, Turn};
 use crate::{CONNECT_TIMEOUT, MAX_ROUNDS, RESPONSE_TIMEOUT, State};
 
-pub(crate) type BoxError = Box<dyn std::error::Error + Send + Sync>;
 pub(crate) type Body = UnsyncBoxBody<Bytes, BoxError>;
 pub(crate) type Client = hyper_util::client::legacy::Client<HttpsConnector<HttpConnector>, Body>;
 

@@ -9,7 +9,8 @@
 //! inside macro calls. A module naming its own parent or child is not an edge (a parent holds
 //! its children; `use super::*` is how a child reads its parent), and a name reached only
 //! through a re-export (`crate::Host`, `super::Pattern` where the parent re-exports it) is not
-//! either. Test code counts: a file that only its tests tie to another is still tied to it.
+//! either. Test code does not count (`#[cfg(test)]` modules and items, `#[test]` functions):
+//! a test may use any module of its crate, as a user of the crate does.
 //!
 //! The graph is printed crate by crate, and a cycle fails the command, naming its crate and
 //! modules in order, so each folder's files stay layered: one can be read without the other.
@@ -60,12 +61,16 @@ pub fn run(root: &Path) -> Result<()> {
 fn graph_of(modules: &[Module]) -> Graph {
     let known: BTreeSet<Vec<String>> = modules.iter().map(|m| m.path.clone()).collect();
     let mut graph = Graph::new();
-    for module in modules.iter().filter(|m| !m.path.is_empty()) {
+    for module in modules.iter().filter(|m| !m.path.is_empty() && !m.test) {
         graph.entry(module.name()).or_default();
     }
-    for module in modules {
+    for module in modules.iter().filter(|m| !m.test) {
         let mut paths = Paths::default();
-        for item in &module.items {
+        for item in module
+            .items
+            .iter()
+            .filter(|item| !source::is_test(attrs(item)))
+        {
             paths.visit_item(item);
         }
         for path in paths.0 {
@@ -128,6 +133,24 @@ fn sibling_edge(from: &[String], to: &[String]) -> Option<(Vec<String>, Vec<Stri
     Some((from[..=common].to_vec(), to[..=common].to_vec()))
 }
 
+/// The attributes of `item` (none for the kinds that cannot be test code alone).
+fn attrs(item: &syn::Item) -> &[syn::Attribute] {
+    match item {
+        syn::Item::Const(item) => &item.attrs,
+        syn::Item::Enum(item) => &item.attrs,
+        syn::Item::Fn(item) => &item.attrs,
+        syn::Item::Impl(item) => &item.attrs,
+        syn::Item::Macro(item) => &item.attrs,
+        syn::Item::Mod(item) => &item.attrs,
+        syn::Item::Static(item) => &item.attrs,
+        syn::Item::Struct(item) => &item.attrs,
+        syn::Item::Trait(item) => &item.attrs,
+        syn::Item::Type(item) => &item.attrs,
+        syn::Item::Use(item) => &item.attrs,
+        _ => &[],
+    }
+}
+
 /// Every path a module's code writes: in expressions, types and patterns, in `use` trees, and
 /// in the tokens of macro calls (`a::b` runs). Child modules are not entered.
 #[derive(Default)]
@@ -135,6 +158,12 @@ struct Paths(Vec<Vec<String>>);
 
 impl<'ast> Visit<'ast> for Paths {
     fn visit_item_mod(&mut self, _: &'ast syn::ItemMod) {}
+
+    fn visit_impl_item_fn(&mut self, item: &'ast syn::ImplItemFn) {
+        if !source::is_test(&item.attrs) {
+            syn::visit::visit_impl_item_fn(self, item);
+        }
+    }
 
     fn visit_path(&mut self, path: &'ast syn::Path) {
         self.0
@@ -317,7 +346,11 @@ mod tests {
         let known: BTreeSet<Vec<String>> = known.iter().map(|k| path(k)).collect();
         let file = syn::parse_file(source).unwrap();
         let mut paths = Paths::default();
-        for item in &file.items {
+        for item in file
+            .items
+            .iter()
+            .filter(|item| !source::is_test(attrs(item)))
+        {
             paths.visit_item(item);
         }
         let mut out = BTreeSet::new();
@@ -347,6 +380,17 @@ mod tests {
                 ("log".to_owned(), "toon".to_owned()),
                 ("log::fold".to_owned(), "log::patterns".to_owned()),
             ]
+        );
+    }
+
+    #[test]
+    fn test_code_is_not_an_edge() {
+        let source = "#[cfg(test)]\nuse crate::toon::Toon;\n\
+                      #[test]\nfn t() { crate::error::check(); }\n\
+                      fn f() { super::patterns::TABLE; }\n";
+        assert_eq!(
+            edges("log::fold", source, KNOWN),
+            [("log::fold".to_owned(), "log::patterns".to_owned())]
         );
     }
 

@@ -11,7 +11,8 @@
 //! the first line of the first unit removed to the original's last line.
 
 use super::Log;
-use super::fold::{Lines, RECOVERY, looks_like_own_line};
+use super::fold::{RECOVERY, looks_like_own_line};
+use super::lines::Lines;
 use super::patterns::Class;
 
 /// Where an output of the `log` codec is cut, and the marker that ends the cut text: see
@@ -102,7 +103,7 @@ impl Log {
         if original.len() >= u32::MAX as usize {
             return None;
         }
-        let lines = Lines::new(original, &self.matcher);
+        let lines = Lines::new(original, |state| self.matcher.is_failure(state));
         let class = self.classify(&lines)?;
         let units = walk(&lines, &class, output, cost)?;
         let n = lines.len();

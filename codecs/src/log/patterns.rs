@@ -21,7 +21,7 @@ use std::sync::LazyLock;
 
 use aho_corasick::{AhoCorasick, MatchKind, packed};
 
-use super::fold::Lines;
+use super::lines::Lines;
 
 /// How much a line matters; the order is the keep priority (a line takes the highest class of
 /// any pattern it matches, or of the block it belongs to).
@@ -1026,7 +1026,7 @@ mod tests {
     /// gives the reference's verdicts on the cleaned text, line by line.
     fn assert_same(name: &str, extra: &[String], raw: &str) {
         let matcher = Matcher::new(extra).unwrap();
-        let lines = Lines::new(raw, &matcher);
+        let lines = Lines::new(raw, |state| matcher.is_failure(state));
         let found = matcher.scan(&lines);
         let text = super::super::template::clean(raw, |state| matcher.is_failure(state));
         let expected = reference(extra, &text);
