@@ -371,28 +371,10 @@ async fn rounds(
     let mut round = 0;
     let mut so_far = Answered::default();
     loop {
-        let length = body.len();
-        let response = match send(
-            state,
-            upstream,
-            parts,
-            full(body.clone()),
-            Some(length),
-            true,
-        )
-        .await
-        {
+        let response = match send_round(state, upstream, parts, &body, streamed).await {
             Ok(response) => response,
-            Err(failed) => return failed,
+            Err(response) => return response,
         };
-        let wanted = if streamed {
-            is_plain(response.headers(), "text/event-stream")
-        } else {
-            is_plain(response.headers(), "application/json")
-        };
-        if response.status() != StatusCode::OK || !wanted {
-            return relayed(response);
-        }
         let (mut head, incoming) = response.into_parts();
         if streamed && api == Api::AnthropicMessages {
             head.headers = end_to_end(&head.headers);
@@ -407,38 +389,24 @@ async fn rounds(
             );
             return Response::from_parts(head, channel.boxed_unsync());
         }
-        let (mut answer, bytes) = if streamed {
-            match read_stream(api, incoming, round == MAX_ROUNDS).await {
-                Streamed::Relay(relay) => {
-                    head.headers = end_to_end(&head.headers);
-                    if so_far.appended.is_empty() {
-                        return Response::from_parts(head, relay.boxed_unsync());
-                    }
-                    // The last answer, watched on its way to record what goes back before it.
-                    let state = Arc::clone(state);
-                    let appended = so_far.appended;
-                    let tapped = Tapped::new(api, relay, move |answer| {
-                        state
-                            .merges
-                            .record_before(namespace.as_ref(), api, &answer, appended);
-                    });
-                    return Response::from_parts(head, tapped.boxed_unsync());
-                }
-                Streamed::Read(bytes) => {
-                    let answer = stream::rebuilt(api, &bytes);
-                    return merged(state, namespace.as_ref(), api, head, bytes, answer, so_far);
-                }
-                Streamed::Ours { answer, bytes } => (answer, bytes),
-            }
+        let read = if streamed {
+            let last = round == MAX_ROUNDS;
+            read_streamed(
+                state,
+                namespace.as_ref(),
+                api,
+                last,
+                head,
+                incoming,
+                &mut so_far,
+            )
+            .await
         } else {
-            let bytes = match incoming.collect().await {
-                Ok(collected) => collected.to_bytes(),
-                Err(err) => return bad_gateway(upstream, &chain(&err)),
-            };
-            let Ok(answer) = serde_json::from_slice::<Value>(&bytes) else {
-                return buffered(head, bytes);
-            };
-            (answer, bytes)
+            read_whole(upstream, head, incoming).await
+        };
+        let (mut answer, bytes, head) = match read {
+            Ok(read) => read,
+            Err(response) => return response,
         };
         let calls = match recovery::calls(api, &answer) {
             Calls::None => {
@@ -448,14 +416,7 @@ async fn rounds(
             // as simply.
             Calls::Mixed if streamed => return buffered(head, bytes),
             Calls::Mixed => {
-                tracing::info!(
-                    "serve: {}: the answer calls {} and other tools; the client gets it without {}'s calls",
-                    parts.uri.path(),
-                    recovery::RECOVERY_TOOL,
-                    recovery::RECOVERY_TOOL
-                );
-                recovery::strip(api, &mut answer);
-                let bytes = Bytes::from(answer.to_string());
+                let bytes = stripped(parts, api, &mut answer);
                 return merged(state, namespace.as_ref(), api, head, bytes, answer, so_far);
             }
             Calls::Ours(_) if round == MAX_ROUNDS => {
@@ -469,20 +430,108 @@ async fn rounds(
         else {
             return merged(state, namespace.as_ref(), api, head, bytes, answer, so_far);
         };
-        if api == Api::AnthropicMessages {
-            let content = blocks_of(&answer);
-            let at = first_call(&content);
-            so_far.shown.extend(content[..at].iter().cloned());
-            so_far.inserted.push(Inserted {
-                at: so_far.shown.len(),
-                calls: content[at..].iter().map(Value::to_string).collect(),
-                answers: next.turns.last().cloned().unwrap_or_default(),
-            });
-        } else {
-            so_far.appended.extend(next.turns);
-        }
+        so_far.add(api, &answer, next.turns);
         body = Bytes::from(next.body);
     }
+}
+
+/// Sends one round's `body`: `Err` with what the client gets, relayed, when the answer is not
+/// one the rounds read (a failure, a status other than 200, a body not of the type asked).
+async fn send_round(
+    state: &State,
+    upstream: &crate::Upstream,
+    parts: &Parts,
+    body: &Bytes,
+    streamed: bool,
+) -> Result<Response<Incoming>, Response<Body>> {
+    let length = body.len();
+    let response = send(
+        state,
+        upstream,
+        parts,
+        full(body.clone()),
+        Some(length),
+        true,
+    )
+    .await?;
+    let wanted = if streamed {
+        is_plain(response.headers(), "text/event-stream")
+    } else {
+        is_plain(response.headers(), "application/json")
+    };
+    if response.status() != StatusCode::OK || !wanted {
+        return Err(relayed(response));
+    }
+    Ok(response)
+}
+
+/// `answer` without its calls of the recovery tool (it calls other tools too), and its text.
+fn stripped(parts: &Parts, api: Api, answer: &mut Value) -> Bytes {
+    tracing::info!(
+        "serve: {}: the answer calls {} and other tools; the client gets it without {}'s calls",
+        parts.uri.path(),
+        recovery::RECOVERY_TOOL,
+        recovery::RECOVERY_TOOL
+    );
+    recovery::strip(api, answer);
+    Bytes::from(answer.to_string())
+}
+
+/// A streamed answer of one round, read: `Ok` with the answer, its bytes and the response
+/// head when it calls the recovery tool and only that; `Err` with what the client gets when
+/// the stream is relayed as it comes, or read and finished as it is (`last`: the last round,
+/// whose calls are not answered).
+async fn read_streamed(
+    state: &Arc<State>,
+    namespace: Option<&Namespace>,
+    api: Api,
+    last: bool,
+    mut head: hyper::http::response::Parts,
+    incoming: Incoming,
+    so_far: &mut Answered,
+) -> Result<(Value, Bytes, hyper::http::response::Parts), Response<Body>> {
+    match read_stream(api, incoming, last).await {
+        Streamed::Relay(relay) => {
+            head.headers = end_to_end(&head.headers);
+            if so_far.appended.is_empty() {
+                return Err(Response::from_parts(head, relay.boxed_unsync()));
+            }
+            // The last answer, watched on its way to record what goes back before it.
+            let state = Arc::clone(state);
+            let namespace = namespace.cloned();
+            let appended = std::mem::take(&mut so_far.appended);
+            let tapped = Tapped::new(api, relay, move |answer| {
+                state
+                    .merges
+                    .record_before(namespace.as_ref(), api, &answer, appended);
+            });
+            Err(Response::from_parts(head, tapped.boxed_unsync()))
+        }
+        Streamed::Read(bytes) => {
+            let answer = stream::rebuilt(api, &bytes);
+            let so_far = std::mem::take(so_far);
+            Err(merged(state, namespace, api, head, bytes, answer, so_far))
+        }
+        Streamed::Ours { answer, bytes } => Ok((answer, bytes, head)),
+    }
+}
+
+/// A JSON answer of one round, read whole: `Ok` with the answer, its bytes and the response
+/// head; `Err` with what the client gets when it cannot be read (a bad gateway) or is not JSON
+/// (the bytes as they came).
+async fn read_whole(
+    upstream: &crate::Upstream,
+    head: hyper::http::response::Parts,
+    incoming: Incoming,
+) -> Result<(Value, Bytes, hyper::http::response::Parts), Response<Body>> {
+    let bytes = match incoming.collect().await {
+        Ok(collected) => collected.to_bytes(),
+        Err(err) => return Err(bad_gateway(upstream, &chain(&err))),
+    };
+    let Ok(answer) = serde_json::from_slice::<Value>(&bytes) else {
+        return Err(buffered(head, bytes));
+    };
+    Ok((answer, bytes, head))
 }
 
 /// What the recovery rounds of one request answered so far.
@@ -493,6 +542,25 @@ struct Answered {
     inserted: Vec<Inserted>,
     /// Chat Completions and Responses: every element the follow-ups appended.
     appended: Vec<String>,
+}
+
+impl Answered {
+    /// Records one answered round: `answer`, whose recovery calls were answered, and `turns`,
+    /// what the follow-up appended (the model's turn, then the answers).
+    fn add(&mut self, api: Api, answer: &Value, turns: Vec<String>) {
+        if api == Api::AnthropicMessages {
+            let content = blocks_of(answer);
+            let at = first_call(&content);
+            self.shown.extend(content[..at].iter().cloned());
+            self.inserted.push(Inserted {
+                at: self.shown.len(),
+                calls: content[at..].iter().map(Value::to_string).collect(),
+                answers: turns.last().cloned().unwrap_or_default(),
+            });
+        } else {
+            self.appended.extend(turns);
+        }
+    }
 }
 
 /// The answer the client gets after the rounds, what they answered recorded in `state`'s
