@@ -5,7 +5,7 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::sync::Arc;
 
 use bytes::Bytes;
-use http_body_util::channel::Channel;
+use http_body_util::channel::{Channel, Sender};
 use http_body_util::combinators::UnsyncBoxBody;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
@@ -140,24 +140,57 @@ fn is_anthropic(parts: &Parts) -> bool {
         || parts.headers.contains_key("anthropic-version")
 }
 
+/// The answer to `GET /parrot/report`: the report, for a request to a loopback name or the
+/// listening address only.
+fn report_to(state: &State, parts: &Parts) -> Response<Body> {
+    match refused_host(parts, state.listen.ip()) {
+        None => report(state),
+        Some(why) => error_response(
+            StatusCode::FORBIDDEN,
+            "permission_error",
+            &format!(
+                "parrot-compress serve: /parrot/report answers only requests to a loopback \
+                 name (localhost, 127.0.0.1, [::1]) or to the address it listens on ({}), so \
+                 that a page of another site cannot read it through DNS rebinding; {why}",
+                state.listen
+            ),
+            None,
+        ),
+    }
+}
+
+/// The body of a request to rewrite, read whole: a bounded read (`limit` bytes), refused
+/// before a byte is read when its declared length is over the bound; `Err` with the answer
+/// that refuses it.
+async fn read_body(parts: &Parts, body: Incoming, limit: usize) -> Result<Bytes, Response<Body>> {
+    let declared = parts
+        .headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.trim().parse::<u64>().ok());
+    if declared.is_some_and(|length| length > limit as u64) {
+        return Err(too_large(limit));
+    }
+    let received = match http_body_util::Limited::new(body, limit).collect().await {
+        Ok(collected) => collected.to_bytes(),
+        Err(err) if err.is::<http_body_util::LengthLimitError>() => return Err(too_large(limit)),
+        Err(err) => {
+            return Err(error_response(
+                StatusCode::BAD_REQUEST,
+                "invalid_request_error",
+                &format!("cannot read the request body: {err}"),
+                None,
+            ));
+        }
+    };
+    Ok(received)
+}
+
 /// Answers one request.
 pub(crate) async fn handle(state: Arc<State>, request: Request<Incoming>) -> Response<Body> {
     let (parts, body) = request.into_parts();
     if parts.uri.path() == "/parrot/report" && parts.method == Method::GET {
-        return match refused_host(&parts, state.listen.ip()) {
-            None => report(&state),
-            Some(why) => error_response(
-                StatusCode::FORBIDDEN,
-                "permission_error",
-                &format!(
-                    "parrot-compress serve: /parrot/report answers only requests to a loopback \
-                     name (localhost, 127.0.0.1, [::1]) or to the address it listens on ({}), so \
-                     that a page of another site cannot read it through DNS rebinding; {why}",
-                    state.listen
-                ),
-                None,
-            ),
-        };
+        return report_to(&state, &parts);
     }
     let upstream = if is_anthropic(&parts) {
         &state.anthropic
@@ -175,28 +208,9 @@ pub(crate) async fn handle(state: Arc<State>, request: Request<Incoming>) -> Res
             Err(failed) => failed,
         };
     };
-    // The body is read whole to be rewritten: a bounded read, refused before a byte is read
-    // when its declared length is over the bound.
-    let limit = state.max_body_bytes;
-    let declared = parts
-        .headers
-        .get(header::CONTENT_LENGTH)
-        .and_then(|value| value.to_str().ok())
-        .and_then(|value| value.trim().parse::<u64>().ok());
-    if declared.is_some_and(|length| length > limit as u64) {
-        return too_large(limit);
-    }
-    let received = match http_body_util::Limited::new(body, limit).collect().await {
-        Ok(collected) => collected.to_bytes(),
-        Err(err) if err.is::<http_body_util::LengthLimitError>() => return too_large(limit),
-        Err(err) => {
-            return error_response(
-                StatusCode::BAD_REQUEST,
-                "invalid_request_error",
-                &format!("cannot read the request body: {err}"),
-                None,
-            );
-        }
+    let received = match read_body(&parts, body, state.max_body_bytes).await {
+        Ok(received) => received,
+        Err(refused) => return refused,
     };
     let namespace = namespace_of(&parts.headers);
     let prepared = {
@@ -660,6 +674,90 @@ fn first_call(blocks: &[Value]) -> usize {
         .unwrap_or(blocks.len())
 }
 
+/// Forwards one round's stream to the client, event by event through `merger`; `None` when
+/// the stream stops: the upstream dropped it (the client's stream is aborted) or the client
+/// is gone.
+async fn forward(
+    incoming: &mut Incoming,
+    events: &mut Events,
+    merger: &mut Merger,
+    mut client: Sender<Bytes, BoxError>,
+) -> Option<Sender<Bytes, BoxError>> {
+    while let Some(frame) = incoming.frame().await {
+        let data = match frame {
+            Ok(frame) => match frame.into_data() {
+                Ok(data) => data,
+                Err(_) => continue,
+            },
+            Err(err) => {
+                client.abort(BoxError::from(err));
+                return None;
+            }
+        };
+        for event in events.push(&data) {
+            let parsed = event
+                .data
+                .as_deref()
+                .and_then(|data| serde_json::from_str::<Value>(data).ok());
+            for bytes in merger.event(&event.raw, parsed) {
+                if client.send_data(bytes).await.is_err() {
+                    return None;
+                }
+            }
+        }
+    }
+    Some(client)
+}
+
+/// Sends a follow-up `body` for the merged stream: the next round's stream (and the client's,
+/// given back), or `None` when it ends the client's stream: aborted when the follow-up cannot
+/// be sent, an `error` event when the upstream refuses it (its error, or one naming the
+/// status).
+async fn send_follow_up(
+    state: &State,
+    upstream: &crate::Upstream,
+    parts: &Parts,
+    body: &Bytes,
+    mut client: Sender<Bytes, BoxError>,
+) -> Option<(Incoming, Sender<Bytes, BoxError>)> {
+    let length = body.len();
+    let response = match send(
+        state,
+        upstream,
+        parts,
+        full(body.clone()),
+        Some(length),
+        true,
+    )
+    .await
+    {
+        Ok(response) => response,
+        Err(_) => {
+            client.abort(BoxError::from("the follow-up could not be sent"));
+            return None;
+        }
+    };
+    if response.status() != StatusCode::OK || !is_plain(response.headers(), "text/event-stream") {
+        let status = response.status();
+        let error = match response.into_body().collect().await {
+            Ok(collected) => serde_json::from_slice::<Value>(&collected.to_bytes()).ok(),
+            Err(_) => None,
+        };
+        let error = error
+            .filter(|error| error.get("type").and_then(Value::as_str) == Some("error"))
+            .unwrap_or_else(|| {
+                json!({"type": "error", "error": {"type": "api_error", "message":
+                    format!("parrot-compress serve: upstream {upstream}: the follow-up \
+                             after answering {} got {status}", recovery::RECOVERY_TOOL)}})
+            });
+        let _ = client
+            .send_data(Bytes::from(format!("event: error\ndata: {error}\n\n")))
+            .await;
+        return None;
+    }
+    Some((response.into_body(), client))
+}
+
 /// A streamed Anthropic answer, merged over the recovery rounds ([`Merger`]): the client's
 /// body, fed by a task that reads each round's stream, answers the calls and sends the
 /// follow-ups. A stream the upstream drops (or a follow-up that cannot be sent) drops the
@@ -681,29 +779,11 @@ fn merged_stream(
         let mut round = 0;
         loop {
             let mut events = Events::default();
-            while let Some(frame) = incoming.frame().await {
-                let data = match frame {
-                    Ok(frame) => match frame.into_data() {
-                        Ok(data) => data,
-                        Err(_) => continue,
-                    },
-                    Err(err) => {
-                        client.abort(BoxError::from(err));
-                        return;
-                    }
-                };
-                for event in events.push(&data) {
-                    let parsed = event
-                        .data
-                        .as_deref()
-                        .and_then(|data| serde_json::from_str::<Value>(data).ok());
-                    for bytes in merger.event(&event.raw, parsed) {
-                        if client.send_data(bytes).await.is_err() {
-                            return;
-                        }
-                    }
-                }
-            }
+            let Some(sender) = forward(&mut incoming, &mut events, &mut merger, client).await
+            else {
+                return;
+            };
+            client = sender;
             let rest = events.rest();
             let (turn, at) = match merger.end() {
                 End::Done(last) => {
@@ -749,44 +829,12 @@ fn merged_stream(
                 answers: next.turns.last().cloned().unwrap_or_default(),
             });
             body = Bytes::from(next.body);
-            let length = body.len();
-            let response = match send(
-                &state,
-                &upstream,
-                &parts,
-                full(body.clone()),
-                Some(length),
-                true,
-            )
-            .await
-            {
-                Ok(response) => response,
-                Err(_) => {
-                    client.abort(BoxError::from("the follow-up could not be sent"));
-                    return;
-                }
-            };
-            if response.status() != StatusCode::OK
-                || !is_plain(response.headers(), "text/event-stream")
-            {
-                let status = response.status();
-                let error = match response.into_body().collect().await {
-                    Ok(collected) => serde_json::from_slice::<Value>(&collected.to_bytes()).ok(),
-                    Err(_) => None,
-                };
-                let error = error
-                    .filter(|error| error.get("type").and_then(Value::as_str) == Some("error"))
-                    .unwrap_or_else(|| {
-                        json!({"type": "error", "error": {"type": "api_error", "message":
-                            format!("parrot-compress serve: upstream {upstream}: the follow-up \
-                                     after answering {} got {status}", recovery::RECOVERY_TOOL)}})
-                    });
-                let _ = client
-                    .send_data(Bytes::from(format!("event: error\ndata: {error}\n\n")))
-                    .await;
+            let Some((next, sender)) =
+                send_follow_up(&state, &upstream, &parts, &body, client).await
+            else {
                 return;
-            }
-            incoming = response.into_body();
+            };
+            (incoming, client) = (next, sender);
             merger.next_round(round == MAX_ROUNDS);
         }
     });

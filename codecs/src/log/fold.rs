@@ -574,6 +574,51 @@ struct Group {
     same: bool,
 }
 
+/// Groups the lines of the region of dropped lines that starts at `start` (numbered `region`)
+/// by template, into `groups` (each template's group in `slot`), in the order first seen;
+/// returns where the region ends and how many of its lines are omitted (no template, or a
+/// dropped one).
+fn group_region(
+    lines: &Lines<'_>,
+    keep: &[bool],
+    shape: &Shape<'_>,
+    start: usize,
+    region: u32,
+    slot: &mut [(u32, u32)],
+    groups: &mut Vec<Group>,
+) -> (usize, usize) {
+    let Shape { tmpl, dropped, .. } = *shape;
+    let n = lines.len();
+    groups.clear();
+    let mut i = start;
+    let mut omitted = 0usize;
+    while i < n && !keep[i] {
+        let t = tmpl[i];
+        if t == NONE || dropped[t as usize] {
+            omitted += 1;
+        } else {
+            let (seen, at) = slot[t as usize];
+            if seen == region {
+                let group = &mut groups[at as usize];
+                group.same = group.same && lines.get(i) == lines.get(group.first);
+                group.count += 1;
+                group.last = i;
+            } else {
+                slot[t as usize] = (region, groups.len() as u32);
+                groups.push(Group {
+                    template: t,
+                    count: 1,
+                    first: i,
+                    last: i,
+                    same: true,
+                });
+            }
+        }
+        i += 1;
+    }
+    (i, omitted)
+}
+
 fn render(
     lines: &Lines<'_>,
     keep: &[bool],
@@ -582,11 +627,7 @@ fn render(
     over_budget: bool,
     final_newline: bool,
 ) -> String {
-    let Shape {
-        tmpl,
-        dropped,
-        templates,
-    } = *shape;
+    let templates = shape.templates;
     let n = lines.len();
     let mut out = String::with_capacity(4096);
     let mut slot: Vec<(u32, u32)> = vec![(0, 0); templates.len()];
@@ -602,33 +643,10 @@ fn render(
             continue;
         }
         region += 1;
-        groups.clear();
         let start = i;
-        let mut omitted = 0usize;
-        while i < n && !keep[i] {
-            let t = tmpl[i];
-            if t == NONE || dropped[t as usize] {
-                omitted += 1;
-            } else {
-                let (seen, at) = slot[t as usize];
-                if seen == region {
-                    let group = &mut groups[at as usize];
-                    group.same = group.same && lines.get(i) == lines.get(group.first);
-                    group.count += 1;
-                    group.last = i;
-                } else {
-                    slot[t as usize] = (region, groups.len() as u32);
-                    groups.push(Group {
-                        template: t,
-                        count: 1,
-                        first: i,
-                        last: i,
-                        same: true,
-                    });
-                }
-            }
-            i += 1;
-        }
+        let (end, omitted) =
+            group_region(lines, keep, shape, start, region, &mut slot, &mut groups);
+        i = end;
         for group in &groups {
             let _ = write!(
                 out,
