@@ -18,8 +18,7 @@ use std::hint::black_box;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-#[path = "../../benches/corpus.rs"]
-mod corpus;
+use parrot_bench_corpus as corpus;
 
 /// One counter: ours, or the reference, for one vocabulary.
 #[derive(Clone, Copy)]

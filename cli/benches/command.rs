@@ -26,8 +26,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-#[path = "../../benches/corpus.rs"]
-mod corpus;
+use parrot_bench_corpus as corpus;
 
 const COMMAND: &str = env!("CARGO_BIN_EXE_parrot-compress");
 

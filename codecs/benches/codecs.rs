@@ -3,7 +3,7 @@
 //! and a serde_json `Value` parse + serialize (what a codec built on an owned tree would pay at
 //! least).
 //!
-//! Payloads: the benchmark corpus (`benches/corpus.rs`): generated rows of 10 KB to 10 MB, the
+//! Payloads: the benchmark corpus (`parrot-bench-corpus`): generated rows of 10 KB to 10 MB, the
 //! JSON files of `corpus/`, and the registry payloads when fetched (the 17 MB `cities` is left
 //! out here: the 10 MB rows already cover that size).
 //!
@@ -22,8 +22,7 @@ use criterion::{Criterion, SamplingMode, Throughput, criterion_group, criterion_
 use parrot_codec_api::{Codec, Level, Params, Payload};
 use parrot_codecs::{Columnar, JsonCompact, Toon};
 
-#[path = "../../benches/corpus.rs"]
-mod corpus;
+use parrot_bench_corpus as corpus;
 
 fn bench(c: &mut Criterion) {
     let quick = std::env::var_os("PARROT_BENCH_QUICK").is_some();

@@ -1,5 +1,5 @@
 //! The `log` codec at `normal` on generated build-and-test logs of 1 MB and 10 MB
-//! (`benches/corpus.rs`, `log_payload`), against a plain line split of the same bytes in the
+//! (`parrot-bench-corpus`, `log_payload`), against a plain line split of the same bytes in the
 //! same run (`text.split('\n').count()`: the least any line-based codec must do).
 //!
 //! ```text
@@ -22,8 +22,7 @@ use parrot_codec_api::{Codec, Level, Outcome, Params, Payload};
 use parrot_codecs::Log;
 use parrot_codecs::log::Stage;
 
-#[path = "../../benches/corpus.rs"]
-mod corpus;
+use parrot_bench_corpus as corpus;
 
 /// The payloads: name and size in bytes.
 const SIZES: [(&str, usize); 2] = [("log_1MB", 1_000_000), ("log_10MB", 10_000_000)];

@@ -1,5 +1,5 @@
 //! Peak heap of the `log` codec at `normal` on the generated 1 MB and 10 MB logs
-//! (`benches/corpus.rs`, `log_payload`), as a multiple of the payload: the peak of live bytes
+//! (`parrot-bench-corpus`, `log_payload`), as a multiple of the payload: the peak of live bytes
 //! allocated through this process's global allocator during one `compress` call, above the
 //! live bytes before it (the payload itself is the caller's and is not counted; the output is).
 //!
@@ -10,12 +10,10 @@ use std::sync::atomic::Ordering;
 use parrot_codec_api::{Codec, Level, Outcome, Params, Payload};
 use parrot_codecs::Log;
 
-#[path = "../../benches/corpus.rs"]
-mod corpus;
+use parrot_bench_corpus as corpus;
 
-#[path = "../../benches/heap.rs"]
-mod heap;
 use heap::{LIVE, PEAK};
+use parrot_bench_corpus::heap;
 
 #[global_allocator]
 static ALLOCATOR: heap::Counting = heap::Counting;

@@ -463,6 +463,74 @@ impl<'a> Table<'a> {
             .map(|(start, end)| self.cells.get(start..end).unwrap_or_default())
     }
 
+    /// Reads a member's name up to its value (the reader at the name, or the whitespace
+    /// before it) and returns its column; `guess` is the cell of the previous row where the
+    /// same member would be (below `row_start`, this row's first cell).
+    fn read_name(
+        &mut self,
+        reader: &mut Reader<'a>,
+        text: &'a str,
+        guess: usize,
+        row_start: usize,
+    ) -> Result<usize, parrot_json::Error> {
+        // Rows usually repeat the previous row's keys in the same order and layout:
+        // the name and the separators around it as written there, matched byte for
+        // byte, read this member up to its value.
+        let at = reader.pos();
+        let guessed = self
+            .cells
+            .get(guess)
+            .filter(|_| guess < row_start)
+            .and_then(|&(column, _)| Some((column, &self.columns.get(column)?.written)));
+        let column = match guessed {
+            Some((column, written)) if written.is_next(text.as_bytes(), at) => {
+                reader.skip(written.len());
+                column
+            }
+            _ => {
+                reader.skip_ws();
+                let key = reader.string()?;
+                reader.expect(b':')?;
+                reader.skip_ws();
+                let column = self.column_named(key);
+                if let Some(stats) = self.columns.get_mut(column) {
+                    stats.written = Written::new(reader.slice(at, reader.pos()));
+                }
+                column
+            }
+        };
+        Ok(column)
+    }
+
+    /// Adds the cell `value` (of `kind`) of `column` in `row` to the table and the column's
+    /// figures; an error (at the reader) for a column not in the table or met twice in a row.
+    fn record(
+        &mut self,
+        reader: &Reader<'a>,
+        row: usize,
+        column: usize,
+        value: &'a str,
+        kind: u8,
+    ) -> Result<(), parrot_json::Error> {
+        let Some(stats) = self.columns.get_mut(column) else {
+            return Err(reader.error());
+        };
+        if stats.last_row == row {
+            return Err(parrot_json::Error::DuplicateName);
+        }
+        stats.last_row = row;
+        stats.present += 1;
+        stats.non_null += usize::from(kind != 0);
+        stats.kinds |= kind;
+        if stats.present == 1 {
+            stats.first = value;
+        } else if stats.uniform && !parrot_json::scalar_eq(stats.first, value) {
+            stats.uniform = false;
+        }
+        self.cells.push((column, value));
+        Ok(())
+    }
+
     /// Reads one row object (the reader at `{`); false when `stop_on_nested` and a cell is
     /// nested.
     fn read_row(
@@ -483,33 +551,8 @@ impl<'a> Table<'a> {
         if !reader.empty_container(b'}') {
             let mut member = 0;
             loop {
-                // Rows usually repeat the previous row's keys in the same order and layout:
-                // the name and the separators around it as written there, matched byte for
-                // byte, read this member up to its value.
-                let at = reader.pos();
                 let guess = previous_start + member;
-                let guessed = self
-                    .cells
-                    .get(guess)
-                    .filter(|_| guess < row_start)
-                    .and_then(|&(column, _)| Some((column, &self.columns.get(column)?.written)));
-                let column = match guessed {
-                    Some((column, written)) if written.is_next(text.as_bytes(), at) => {
-                        reader.skip(written.len());
-                        column
-                    }
-                    _ => {
-                        reader.skip_ws();
-                        let key = reader.string()?;
-                        reader.expect(b':')?;
-                        reader.skip_ws();
-                        let column = self.column_named(key);
-                        if let Some(stats) = self.columns.get_mut(column) {
-                            stats.written = Written::new(reader.slice(at, reader.pos()));
-                        }
-                        column
-                    }
-                };
+                let column = self.read_name(reader, text, guess, row_start)?;
                 // More whitespace before the value than last time.
                 reader.skip_ws();
                 let (value, kind) = match reader.peek() {
@@ -532,22 +575,7 @@ impl<'a> Table<'a> {
                     }
                     _ => return Err(reader.error()),
                 };
-                let Some(stats) = self.columns.get_mut(column) else {
-                    return Err(reader.error());
-                };
-                if stats.last_row == row {
-                    return Err(parrot_json::Error::DuplicateName);
-                }
-                stats.last_row = row;
-                stats.present += 1;
-                stats.non_null += usize::from(kind != 0);
-                stats.kinds |= kind;
-                if stats.present == 1 {
-                    stats.first = value;
-                } else if stats.uniform && !parrot_json::scalar_eq(stats.first, value) {
-                    stats.uniform = false;
-                }
-                self.cells.push((column, value));
+                self.record(reader, row, column, value, kind)?;
                 member += 1;
                 // The whitespace after a comma is read with the next member's name.
                 reader.skip_ws();
@@ -861,6 +889,21 @@ impl<'a> Table<'a> {
         }
         out.push(b'}');
 
+        self.write_sample(base, &roles, clip, sample_rows, out);
+        out.push(b'}');
+    }
+
+    /// Writes the head and tail rows (`sample_rows` each, at most) and, when rows lie between
+    /// them, how many and the selector that returns them.
+    fn write_sample(
+        &self,
+        base: &str,
+        roles: &[Role],
+        clip: usize,
+        sample_rows: usize,
+        out: &mut Vec<u8>,
+    ) {
+        let rows = self.row_count();
         let sample = sample_rows.min(rows);
         let mut slots = Vec::new();
         for (name, skip) in [("head", 0), ("tail", rows - sample)] {
@@ -869,7 +912,7 @@ impl<'a> Table<'a> {
                 if i > 0 {
                     out.push(b',');
                 }
-                self.write_row((base, skip + i), row, &roles, clip, &mut slots, out);
+                self.write_row((base, skip + i), row, roles, clip, &mut slots, out);
             }
             out.push(b']');
         }
@@ -885,7 +928,6 @@ impl<'a> Table<'a> {
             }
             out.extend_from_slice(format!("\"rows\":\"{first}-{last}\"}}").as_bytes());
         }
-        out.push(b'}');
     }
 }
 

@@ -17,8 +17,7 @@ use std::time::Duration;
 
 use parrot_host::{Budgets, Call, Host, Input, MemoryTeeStore};
 
-#[path = "../../benches/corpus.rs"]
-mod corpus;
+use parrot_bench_corpus as corpus;
 
 /// A host with the default configuration (no manifest of its own but the candidates' entries
 /// for the yardsticks), a memory tee store and o200k tokens.

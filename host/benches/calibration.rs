@@ -33,8 +33,7 @@ use parrot_tee_sqlite::SqliteTeeStore;
 mod support;
 use support::RedisServer;
 
-#[path = "../../benches/corpus.rs"]
-mod corpus;
+use parrot_bench_corpus as corpus;
 
 /// How the savings report's counting runs beside the calls: see the module docs.
 #[derive(Clone, Copy, PartialEq, Eq)]

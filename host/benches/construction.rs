@@ -20,8 +20,7 @@ use std::time::{Duration, Instant};
 use criterion::Criterion;
 use parrot_host::Host;
 
-#[path = "../../benches/corpus.rs"]
-mod corpus;
+use parrot_bench_corpus as corpus;
 mod support;
 
 /// Set in a child: build one host from these package folders and print the microseconds.

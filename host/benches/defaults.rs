@@ -18,8 +18,7 @@ use std::sync::Arc;
 use parrot_host::{Call, Host, Input, MemoryTeeStore, TokenCounter as _, Tokenizer};
 use serde_json::Value;
 
-#[path = "../../benches/corpus.rs"]
-mod corpus;
+use parrot_bench_corpus as corpus;
 
 /// One payload of the 32.
 struct Item {

@@ -20,8 +20,7 @@ use std::time::{Duration, Instant};
 
 use parrot_host::{Call, Host, Input, Level, TokenCounter as _, Tokenizer};
 
-#[path = "../../benches/corpus.rs"]
-mod corpus;
+use parrot_bench_corpus as corpus;
 mod support;
 
 /// Seeded rows of about `bytes` bytes, as the calibration bench makes them, each row laid out

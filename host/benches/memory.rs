@@ -21,12 +21,10 @@ use std::sync::atomic::Ordering;
 use parrot_codec_api::Level;
 use parrot_host::{Call, Host, Input, MemoryTeeStore};
 
-#[path = "../../benches/corpus.rs"]
-mod corpus;
+use parrot_bench_corpus as corpus;
 
-#[path = "../../benches/heap.rs"]
-mod heap;
 use heap::{LIVE, PEAK};
+use parrot_bench_corpus::heap;
 
 #[global_allocator]
 static ALLOCATOR: heap::Counting = heap::Counting;

@@ -18,8 +18,7 @@ use parrot_codec_api::Level;
 use parrot_host::{Call, Host, Input, MemoryTeeStore, TokenCounter as _, Tokenizer};
 use serde_json::Value;
 
-#[path = "../../benches/corpus.rs"]
-mod corpus;
+use parrot_bench_corpus as corpus;
 mod support;
 
 /// One of our payloads: its tokens, and whether it is the input unchanged or lossy.

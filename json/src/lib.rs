@@ -125,6 +125,7 @@ mod equal;
 mod names;
 mod number;
 mod reader;
+mod scan;
 mod span;
 mod string;
 mod value;
@@ -134,10 +135,11 @@ pub use check::{JsonCheck, TopLevel, check, top_level, top_level_unchecked};
 pub use equal::{equivalent, same_bytes, scalar_eq};
 pub use names::{DistinctNames, all_distinct};
 pub use number::{Number, cmp_numbers, is_number};
-pub use reader::{Error, MAX_DEPTH, Reader, string_stop};
+pub use reader::{Error, MAX_DEPTH, Reader, decode_string};
+pub use scan::string_stop;
 pub use span::{Member, Span, elements, members, members_unchecked, value_span};
 pub use string::{
-    Decoded, RawStr, Str, WrittenChars, decode_string, encode_string, write_string, write_unescaped,
+    Decoded, RawStr, Str, WrittenChars, encode_string, write_string, write_unescaped,
 };
 pub use value::{Value, try_write_object, write_object};
 pub use write::{Output, write_compact};

@@ -168,7 +168,7 @@ fn structural_end(bytes: &[u8], pos: usize) -> Option<usize> {
 fn string_end(bytes: &[u8], pos: usize) -> Option<usize> {
     let mut at = pos + 1;
     loop {
-        at = crate::reader::string_stop(bytes, at);
+        at = crate::scan::string_stop(bytes, at);
         match *bytes.get(at)? {
             b'"' => return Some(at + 1),
             b'\\' => at += 2,

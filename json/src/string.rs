@@ -4,7 +4,7 @@
 use std::borrow::Cow;
 use std::ops::Range;
 
-use crate::reader::{Error, Reader, string_stop};
+use crate::scan::string_stop;
 use crate::write::Output;
 
 /// A JSON string as the [`Reader`] found it: its quotes, its escapes, its raw UTF-8.
@@ -243,30 +243,6 @@ fn hex4(chars: &mut std::str::Chars<'_>) -> u32 {
     })
 }
 
-/// The value of a text that is exactly one JSON string literal, quotes included (whitespace
-/// around it is refused too); borrowed when it holds no escape.
-///
-/// # Errors
-///
-/// [`Error::Syntax`] when the text is anything else.
-///
-/// # Examples
-///
-/// ```
-/// assert_eq!(parrot_json::decode_string(r#""a\nb""#).unwrap(), "a\nb");
-/// assert!(parrot_json::decode_string(r#""\ud83d""#).is_err());
-/// assert!(parrot_json::decode_string("12").is_err());
-/// ```
-pub fn decode_string(literal: &str) -> Result<Cow<'_, str>, Error> {
-    let mut reader = Reader::new(literal);
-    let string = reader.string()?;
-    if reader.pos() == literal.len() {
-        Ok(string.decoded())
-    } else {
-        Err(reader.error())
-    }
-}
-
 /// A string of a [`crate::Value`]: the text between its quotes as JSON writes it (escapes
 /// and all), borrowed from the text it was read from, or from the value a string was built
 /// from ([`Str::new`]) when that needs no escape. Decoded on demand, like [`RawStr`].
@@ -495,6 +471,7 @@ fn write_unescaped_escapes<O: Output + ?Sized>(content: &str, out: &mut O) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::{Reader, decode_string};
 
     #[test]
     fn strings_decode_escapes_and_surrogate_pairs() {

@@ -1,6 +1,6 @@
 //! Where the writers put their text, and the compact copy of a checked value.
 
-use crate::reader::string_stop;
+use crate::scan::string_stop;
 
 /// Where the writers put JSON text: a `String` or a `Vec<u8>` (UTF-8 either way).
 ///

@@ -221,63 +221,70 @@ impl Relay {
                 };
                 (Routed::default(), Some(recoveries))
             }
-            Value::Array(batch) => {
-                let spans = parrot_json::elements(text, 0).ok();
-                let mut calls = Vec::new();
-                let mut answered = Vec::new();
-                let mut odd = 0;
-                for (index, item) in batch.iter().enumerate() {
-                    let Value::Object(message) = item else {
-                        odd += 1;
-                        continue;
-                    };
-                    if self.client_message(message) {
-                        let span = spans.as_ref().and_then(|spans| spans.get(index));
-                        let raw = span.and_then(|span| text.get(span.clone()));
-                        calls.push(Recovery {
-                            id: id_text(
-                                message,
-                                span.and_then(|s| raw_member(text, s.start, "id")),
-                            ),
-                            params: message.get("params").cloned(),
-                            request: raw
-                                .map_or_else(|| item.to_string(), str::to_owned)
-                                .into_bytes(),
-                        });
-                        answered.push(index);
-                    }
-                }
-                let (mut routed, recoveries) = if calls.is_empty() {
-                    (Routed::unchanged(line), None)
-                } else {
-                    let forward = (answered.len() < batch.len()).then(|| match &spans {
-                        Some(spans) => splice(line, body_start(line), removals(spans, &answered)),
-                        // The text has a member named twice: the rest as read.
-                        None => to_line(&Value::Array(
-                            batch
-                                .iter()
-                                .enumerate()
-                                .filter(|(index, _)| !answered.contains(index))
-                                .map(|(_, item)| item.clone())
-                                .collect(),
-                        )),
-                    });
-                    let routed = Routed {
-                        forward: forward.map(Cow::Owned),
-                        ..Routed::default()
-                    };
-                    (routed, Some(Recoveries { batch: true, calls }))
-                };
-                if odd > 0 {
-                    routed.warning = Some(format!("{odd} batch element(s) are not JSON objects"));
-                }
-                (routed, recoveries)
-            }
+            Value::Array(batch) => self.route_batch(line, text, &batch),
             other => (
                 Routed::unchanged(line).warn(format!("not a JSON-RPC message ({})", kind(&other))),
                 None,
             ),
         }
+    }
+
+    /// [`Relay::route_client`] for a batch (`text`, the line's JSON, read as `batch`): the
+    /// batch without its recovery calls to forward (none when every element is one), and the
+    /// calls.
+    fn route_batch<'a>(
+        &self,
+        line: &'a [u8],
+        text: &str,
+        batch: &[Value],
+    ) -> (Routed<'a>, Option<Recoveries>) {
+        let spans = parrot_json::elements(text, 0).ok();
+        let mut calls = Vec::new();
+        let mut answered = Vec::new();
+        let mut odd = 0;
+        for (index, item) in batch.iter().enumerate() {
+            let Value::Object(message) = item else {
+                odd += 1;
+                continue;
+            };
+            if self.client_message(message) {
+                let span = spans.as_ref().and_then(|spans| spans.get(index));
+                let raw = span.and_then(|span| text.get(span.clone()));
+                calls.push(Recovery {
+                    id: id_text(message, span.and_then(|s| raw_member(text, s.start, "id"))),
+                    params: message.get("params").cloned(),
+                    request: raw
+                        .map_or_else(|| item.to_string(), str::to_owned)
+                        .into_bytes(),
+                });
+                answered.push(index);
+            }
+        }
+        let (mut routed, recoveries) = if calls.is_empty() {
+            (Routed::unchanged(line), None)
+        } else {
+            let forward = (answered.len() < batch.len()).then(|| match &spans {
+                Some(spans) => splice(line, body_start(line), removals(spans, &answered)),
+                // The text has a member named twice: the rest as read.
+                None => to_line(&Value::Array(
+                    batch
+                        .iter()
+                        .enumerate()
+                        .filter(|(index, _)| !answered.contains(index))
+                        .map(|(_, item)| item.clone())
+                        .collect(),
+                )),
+            });
+            let routed = Routed {
+                forward: forward.map(Cow::Owned),
+                ..Routed::default()
+            };
+            (routed, Some(Recoveries { batch: true, calls }))
+        };
+        if odd > 0 {
+            routed.warning = Some(format!("{odd} batch element(s) are not JSON objects"));
+        }
+        (routed, recoveries)
     }
 
     /// Answers the recovery calls [`Relay::route_client`] held back: the answer to send the

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use crate::llm::{self, Api};
 use bytes::Bytes;
-use http_body_util::channel::Channel;
+use http_body_util::channel::{Channel, Sender};
 use http_body_util::combinators::UnsyncBoxBody;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
@@ -21,10 +21,9 @@ use serde_json::{Value, json};
 
 use crate::merge::{Inserted, Merges};
 use crate::recovery::{self, Calls};
-use crate::stream::{self, Decision, End, Events, Merger, Prefixed, Tapped, Turn};
+use crate::stream::{self, BoxError, Decision, End, Events, Merger, Prefixed, Tapped, Turn};
 use crate::{CONNECT_TIMEOUT, MAX_ROUNDS, RESPONSE_TIMEOUT, State};
 
-pub(crate) type BoxError = Box<dyn std::error::Error + Send + Sync>;
 pub(crate) type Body = UnsyncBoxBody<Bytes, BoxError>;
 pub(crate) type Client = hyper_util::client::legacy::Client<HttpsConnector<HttpConnector>, Body>;
 
@@ -141,24 +140,57 @@ fn is_anthropic(parts: &Parts) -> bool {
         || parts.headers.contains_key("anthropic-version")
 }
 
+/// The answer to `GET /parrot/report`: the report, for a request to a loopback name or the
+/// listening address only.
+fn report_to(state: &State, parts: &Parts) -> Response<Body> {
+    match refused_host(parts, state.listen.ip()) {
+        None => report(state),
+        Some(why) => error_response(
+            StatusCode::FORBIDDEN,
+            "permission_error",
+            &format!(
+                "parrot-compress serve: /parrot/report answers only requests to a loopback \
+                 name (localhost, 127.0.0.1, [::1]) or to the address it listens on ({}), so \
+                 that a page of another site cannot read it through DNS rebinding; {why}",
+                state.listen
+            ),
+            None,
+        ),
+    }
+}
+
+/// The body of a request to rewrite, read whole: a bounded read (`limit` bytes), refused
+/// before a byte is read when its declared length is over the bound; `Err` with the answer
+/// that refuses it.
+async fn read_body(parts: &Parts, body: Incoming, limit: usize) -> Result<Bytes, Response<Body>> {
+    let declared = parts
+        .headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.trim().parse::<u64>().ok());
+    if declared.is_some_and(|length| length > limit as u64) {
+        return Err(too_large(limit));
+    }
+    let received = match http_body_util::Limited::new(body, limit).collect().await {
+        Ok(collected) => collected.to_bytes(),
+        Err(err) if err.is::<http_body_util::LengthLimitError>() => return Err(too_large(limit)),
+        Err(err) => {
+            return Err(error_response(
+                StatusCode::BAD_REQUEST,
+                "invalid_request_error",
+                &format!("cannot read the request body: {err}"),
+                None,
+            ));
+        }
+    };
+    Ok(received)
+}
+
 /// Answers one request.
 pub(crate) async fn handle(state: Arc<State>, request: Request<Incoming>) -> Response<Body> {
     let (parts, body) = request.into_parts();
     if parts.uri.path() == "/parrot/report" && parts.method == Method::GET {
-        return match refused_host(&parts, state.listen.ip()) {
-            None => report(&state),
-            Some(why) => error_response(
-                StatusCode::FORBIDDEN,
-                "permission_error",
-                &format!(
-                    "parrot-compress serve: /parrot/report answers only requests to a loopback \
-                     name (localhost, 127.0.0.1, [::1]) or to the address it listens on ({}), so \
-                     that a page of another site cannot read it through DNS rebinding; {why}",
-                    state.listen
-                ),
-                None,
-            ),
-        };
+        return report_to(&state, &parts);
     }
     let upstream = if is_anthropic(&parts) {
         &state.anthropic
@@ -176,28 +208,9 @@ pub(crate) async fn handle(state: Arc<State>, request: Request<Incoming>) -> Res
             Err(failed) => failed,
         };
     };
-    // The body is read whole to be rewritten: a bounded read, refused before a byte is read
-    // when its declared length is over the bound.
-    let limit = state.max_body_bytes;
-    let declared = parts
-        .headers
-        .get(header::CONTENT_LENGTH)
-        .and_then(|value| value.to_str().ok())
-        .and_then(|value| value.trim().parse::<u64>().ok());
-    if declared.is_some_and(|length| length > limit as u64) {
-        return too_large(limit);
-    }
-    let received = match http_body_util::Limited::new(body, limit).collect().await {
-        Ok(collected) => collected.to_bytes(),
-        Err(err) if err.is::<http_body_util::LengthLimitError>() => return too_large(limit),
-        Err(err) => {
-            return error_response(
-                StatusCode::BAD_REQUEST,
-                "invalid_request_error",
-                &format!("cannot read the request body: {err}"),
-                None,
-            );
-        }
+    let received = match read_body(&parts, body, state.max_body_bytes).await {
+        Ok(received) => received,
+        Err(refused) => return refused,
     };
     let namespace = namespace_of(&parts.headers);
     let prepared = {
@@ -372,28 +385,10 @@ async fn rounds(
     let mut round = 0;
     let mut so_far = Answered::default();
     loop {
-        let length = body.len();
-        let response = match send(
-            state,
-            upstream,
-            parts,
-            full(body.clone()),
-            Some(length),
-            true,
-        )
-        .await
-        {
+        let response = match send_round(state, upstream, parts, &body, streamed).await {
             Ok(response) => response,
-            Err(failed) => return failed,
+            Err(response) => return response,
         };
-        let wanted = if streamed {
-            is_plain(response.headers(), "text/event-stream")
-        } else {
-            is_plain(response.headers(), "application/json")
-        };
-        if response.status() != StatusCode::OK || !wanted {
-            return relayed(response);
-        }
         let (mut head, incoming) = response.into_parts();
         if streamed && api == Api::AnthropicMessages {
             head.headers = end_to_end(&head.headers);
@@ -408,38 +403,24 @@ async fn rounds(
             );
             return Response::from_parts(head, channel.boxed_unsync());
         }
-        let (mut answer, bytes) = if streamed {
-            match read_stream(api, incoming, round == MAX_ROUNDS).await {
-                Streamed::Relay(relay) => {
-                    head.headers = end_to_end(&head.headers);
-                    if so_far.appended.is_empty() {
-                        return Response::from_parts(head, relay.boxed_unsync());
-                    }
-                    // The last answer, watched on its way to record what goes back before it.
-                    let state = Arc::clone(state);
-                    let appended = so_far.appended;
-                    let tapped = Tapped::new(api, relay, move |answer| {
-                        state
-                            .merges
-                            .record_before(namespace.as_ref(), api, &answer, appended);
-                    });
-                    return Response::from_parts(head, tapped.boxed_unsync());
-                }
-                Streamed::Read(bytes) => {
-                    let answer = stream::rebuilt(api, &bytes);
-                    return merged(state, namespace.as_ref(), api, head, bytes, answer, so_far);
-                }
-                Streamed::Ours { answer, bytes } => (answer, bytes),
-            }
+        let read = if streamed {
+            let last = round == MAX_ROUNDS;
+            read_streamed(
+                state,
+                namespace.as_ref(),
+                api,
+                last,
+                head,
+                incoming,
+                &mut so_far,
+            )
+            .await
         } else {
-            let bytes = match incoming.collect().await {
-                Ok(collected) => collected.to_bytes(),
-                Err(err) => return bad_gateway(upstream, &chain(&err)),
-            };
-            let Ok(answer) = serde_json::from_slice::<Value>(&bytes) else {
-                return buffered(head, bytes);
-            };
-            (answer, bytes)
+            read_whole(upstream, head, incoming).await
+        };
+        let (mut answer, bytes, head) = match read {
+            Ok(read) => read,
+            Err(response) => return response,
         };
         let calls = match recovery::calls(api, &answer) {
             Calls::None => {
@@ -449,14 +430,7 @@ async fn rounds(
             // as simply.
             Calls::Mixed if streamed => return buffered(head, bytes),
             Calls::Mixed => {
-                tracing::info!(
-                    "serve: {}: the answer calls {} and other tools; the client gets it without {}'s calls",
-                    parts.uri.path(),
-                    recovery::RECOVERY_TOOL,
-                    recovery::RECOVERY_TOOL
-                );
-                recovery::strip(api, &mut answer);
-                let bytes = Bytes::from(answer.to_string());
+                let bytes = stripped(parts, api, &mut answer);
                 return merged(state, namespace.as_ref(), api, head, bytes, answer, so_far);
             }
             Calls::Ours(_) if round == MAX_ROUNDS => {
@@ -470,20 +444,108 @@ async fn rounds(
         else {
             return merged(state, namespace.as_ref(), api, head, bytes, answer, so_far);
         };
-        if api == Api::AnthropicMessages {
-            let content = blocks_of(&answer);
-            let at = first_call(&content);
-            so_far.shown.extend(content[..at].iter().cloned());
-            so_far.inserted.push(Inserted {
-                at: so_far.shown.len(),
-                calls: content[at..].iter().map(Value::to_string).collect(),
-                answers: next.turns.last().cloned().unwrap_or_default(),
-            });
-        } else {
-            so_far.appended.extend(next.turns);
-        }
+        so_far.add(api, &answer, next.turns);
         body = Bytes::from(next.body);
     }
+}
+
+/// Sends one round's `body`: `Err` with what the client gets, relayed, when the answer is not
+/// one the rounds read (a failure, a status other than 200, a body not of the type asked).
+async fn send_round(
+    state: &State,
+    upstream: &crate::Upstream,
+    parts: &Parts,
+    body: &Bytes,
+    streamed: bool,
+) -> Result<Response<Incoming>, Response<Body>> {
+    let length = body.len();
+    let response = send(
+        state,
+        upstream,
+        parts,
+        full(body.clone()),
+        Some(length),
+        true,
+    )
+    .await?;
+    let wanted = if streamed {
+        is_plain(response.headers(), "text/event-stream")
+    } else {
+        is_plain(response.headers(), "application/json")
+    };
+    if response.status() != StatusCode::OK || !wanted {
+        return Err(relayed(response));
+    }
+    Ok(response)
+}
+
+/// `answer` without its calls of the recovery tool (it calls other tools too), and its text.
+fn stripped(parts: &Parts, api: Api, answer: &mut Value) -> Bytes {
+    tracing::info!(
+        "serve: {}: the answer calls {} and other tools; the client gets it without {}'s calls",
+        parts.uri.path(),
+        recovery::RECOVERY_TOOL,
+        recovery::RECOVERY_TOOL
+    );
+    recovery::strip(api, answer);
+    Bytes::from(answer.to_string())
+}
+
+/// A streamed answer of one round, read: `Ok` with the answer, its bytes and the response
+/// head when it calls the recovery tool and only that; `Err` with what the client gets when
+/// the stream is relayed as it comes, or read and finished as it is (`last`: the last round,
+/// whose calls are not answered).
+async fn read_streamed(
+    state: &Arc<State>,
+    namespace: Option<&Namespace>,
+    api: Api,
+    last: bool,
+    mut head: hyper::http::response::Parts,
+    incoming: Incoming,
+    so_far: &mut Answered,
+) -> Result<(Value, Bytes, hyper::http::response::Parts), Response<Body>> {
+    match read_stream(api, incoming, last).await {
+        Streamed::Relay(relay) => {
+            head.headers = end_to_end(&head.headers);
+            if so_far.appended.is_empty() {
+                return Err(Response::from_parts(head, relay.boxed_unsync()));
+            }
+            // The last answer, watched on its way to record what goes back before it.
+            let state = Arc::clone(state);
+            let namespace = namespace.cloned();
+            let appended = std::mem::take(&mut so_far.appended);
+            let tapped = Tapped::new(api, relay, move |answer| {
+                state
+                    .merges
+                    .record_before(namespace.as_ref(), api, &answer, appended);
+            });
+            Err(Response::from_parts(head, tapped.boxed_unsync()))
+        }
+        Streamed::Read(bytes) => {
+            let answer = stream::rebuilt(api, &bytes);
+            let so_far = std::mem::take(so_far);
+            Err(merged(state, namespace, api, head, bytes, answer, so_far))
+        }
+        Streamed::Ours { answer, bytes } => Ok((answer, bytes, head)),
+    }
+}
+
+/// A JSON answer of one round, read whole: `Ok` with the answer, its bytes and the response
+/// head; `Err` with what the client gets when it cannot be read (a bad gateway) or is not JSON
+/// (the bytes as they came).
+async fn read_whole(
+    upstream: &crate::Upstream,
+    head: hyper::http::response::Parts,
+    incoming: Incoming,
+) -> Result<(Value, Bytes, hyper::http::response::Parts), Response<Body>> {
+    let bytes = match incoming.collect().await {
+        Ok(collected) => collected.to_bytes(),
+        Err(err) => return Err(bad_gateway(upstream, &chain(&err))),
+    };
+    let Ok(answer) = serde_json::from_slice::<Value>(&bytes) else {
+        return Err(buffered(head, bytes));
+    };
+    Ok((answer, bytes, head))
 }
 
 /// What the recovery rounds of one request answered so far.
@@ -494,6 +556,25 @@ struct Answered {
     inserted: Vec<Inserted>,
     /// Chat Completions and Responses: every element the follow-ups appended.
     appended: Vec<String>,
+}
+
+impl Answered {
+    /// Records one answered round: `answer`, whose recovery calls were answered, and `turns`,
+    /// what the follow-up appended (the model's turn, then the answers).
+    fn add(&mut self, api: Api, answer: &Value, turns: Vec<String>) {
+        if api == Api::AnthropicMessages {
+            let content = blocks_of(answer);
+            let at = first_call(&content);
+            self.shown.extend(content[..at].iter().cloned());
+            self.inserted.push(Inserted {
+                at: self.shown.len(),
+                calls: content[at..].iter().map(Value::to_string).collect(),
+                answers: turns.last().cloned().unwrap_or_default(),
+            });
+        } else {
+            self.appended.extend(turns);
+        }
+    }
 }
 
 /// The answer the client gets after the rounds, what they answered recorded in `state`'s
@@ -593,6 +674,90 @@ fn first_call(blocks: &[Value]) -> usize {
         .unwrap_or(blocks.len())
 }
 
+/// Forwards one round's stream to the client, event by event through `merger`; `None` when
+/// the stream stops: the upstream dropped it (the client's stream is aborted) or the client
+/// is gone.
+async fn forward(
+    incoming: &mut Incoming,
+    events: &mut Events,
+    merger: &mut Merger,
+    mut client: Sender<Bytes, BoxError>,
+) -> Option<Sender<Bytes, BoxError>> {
+    while let Some(frame) = incoming.frame().await {
+        let data = match frame {
+            Ok(frame) => match frame.into_data() {
+                Ok(data) => data,
+                Err(_) => continue,
+            },
+            Err(err) => {
+                client.abort(BoxError::from(err));
+                return None;
+            }
+        };
+        for event in events.push(&data) {
+            let parsed = event
+                .data
+                .as_deref()
+                .and_then(|data| serde_json::from_str::<Value>(data).ok());
+            for bytes in merger.event(&event.raw, parsed) {
+                if client.send_data(bytes).await.is_err() {
+                    return None;
+                }
+            }
+        }
+    }
+    Some(client)
+}
+
+/// Sends a follow-up `body` for the merged stream: the next round's stream (and the client's,
+/// given back), or `None` when it ends the client's stream: aborted when the follow-up cannot
+/// be sent, an `error` event when the upstream refuses it (its error, or one naming the
+/// status).
+async fn send_follow_up(
+    state: &State,
+    upstream: &crate::Upstream,
+    parts: &Parts,
+    body: &Bytes,
+    mut client: Sender<Bytes, BoxError>,
+) -> Option<(Incoming, Sender<Bytes, BoxError>)> {
+    let length = body.len();
+    let response = match send(
+        state,
+        upstream,
+        parts,
+        full(body.clone()),
+        Some(length),
+        true,
+    )
+    .await
+    {
+        Ok(response) => response,
+        Err(_) => {
+            client.abort(BoxError::from("the follow-up could not be sent"));
+            return None;
+        }
+    };
+    if response.status() != StatusCode::OK || !is_plain(response.headers(), "text/event-stream") {
+        let status = response.status();
+        let error = match response.into_body().collect().await {
+            Ok(collected) => serde_json::from_slice::<Value>(&collected.to_bytes()).ok(),
+            Err(_) => None,
+        };
+        let error = error
+            .filter(|error| error.get("type").and_then(Value::as_str) == Some("error"))
+            .unwrap_or_else(|| {
+                json!({"type": "error", "error": {"type": "api_error", "message":
+                    format!("parrot-compress serve: upstream {upstream}: the follow-up \
+                             after answering {} got {status}", recovery::RECOVERY_TOOL)}})
+            });
+        let _ = client
+            .send_data(Bytes::from(format!("event: error\ndata: {error}\n\n")))
+            .await;
+        return None;
+    }
+    Some((response.into_body(), client))
+}
+
 /// A streamed Anthropic answer, merged over the recovery rounds ([`Merger`]): the client's
 /// body, fed by a task that reads each round's stream, answers the calls and sends the
 /// follow-ups. A stream the upstream drops (or a follow-up that cannot be sent) drops the
@@ -614,29 +779,11 @@ fn merged_stream(
         let mut round = 0;
         loop {
             let mut events = Events::default();
-            while let Some(frame) = incoming.frame().await {
-                let data = match frame {
-                    Ok(frame) => match frame.into_data() {
-                        Ok(data) => data,
-                        Err(_) => continue,
-                    },
-                    Err(err) => {
-                        client.abort(BoxError::from(err));
-                        return;
-                    }
-                };
-                for event in events.push(&data) {
-                    let parsed = event
-                        .data
-                        .as_deref()
-                        .and_then(|data| serde_json::from_str::<Value>(data).ok());
-                    for bytes in merger.event(&event.raw, parsed) {
-                        if client.send_data(bytes).await.is_err() {
-                            return;
-                        }
-                    }
-                }
-            }
+            let Some(sender) = forward(&mut incoming, &mut events, &mut merger, client).await
+            else {
+                return;
+            };
+            client = sender;
             let rest = events.rest();
             let (turn, at) = match merger.end() {
                 End::Done(last) => {
@@ -682,44 +829,12 @@ fn merged_stream(
                 answers: next.turns.last().cloned().unwrap_or_default(),
             });
             body = Bytes::from(next.body);
-            let length = body.len();
-            let response = match send(
-                &state,
-                &upstream,
-                &parts,
-                full(body.clone()),
-                Some(length),
-                true,
-            )
-            .await
-            {
-                Ok(response) => response,
-                Err(_) => {
-                    client.abort(BoxError::from("the follow-up could not be sent"));
-                    return;
-                }
-            };
-            if response.status() != StatusCode::OK
-                || !is_plain(response.headers(), "text/event-stream")
-            {
-                let status = response.status();
-                let error = match response.into_body().collect().await {
-                    Ok(collected) => serde_json::from_slice::<Value>(&collected.to_bytes()).ok(),
-                    Err(_) => None,
-                };
-                let error = error
-                    .filter(|error| error.get("type").and_then(Value::as_str) == Some("error"))
-                    .unwrap_or_else(|| {
-                        json!({"type": "error", "error": {"type": "api_error", "message":
-                            format!("parrot-compress serve: upstream {upstream}: the follow-up \
-                                     after answering {} got {status}", recovery::RECOVERY_TOOL)}})
-                    });
-                let _ = client
-                    .send_data(Bytes::from(format!("event: error\ndata: {error}\n\n")))
-                    .await;
+            let Some((next, sender)) =
+                send_follow_up(&state, &upstream, &parts, &body, client).await
+            else {
                 return;
-            }
-            incoming = response.into_body();
+            };
+            (incoming, client) = (next, sender);
             merger.next_round(round == MAX_ROUNDS);
         }
     });

@@ -15,7 +15,9 @@ use hyper::body::{Body, Frame, Incoming};
 use serde_json::{Map, Value, json};
 
 use crate::RECOVERY_TOOL;
-use crate::relay::BoxError;
+
+/// The error of a body that streams: the upstream's, or the relay's own when it stops one.
+pub(crate) type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 /// What the events so far say about the model's first call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -8,8 +8,10 @@
 //!   tarballs checked against their recorded sha256) into `target/bench-corpus/`.
 //! - `bench`: fetches the corpus, runs every benchmark and rewrites `docs/BENCHMARKS.md`
 //!   (see [`mod@bench`]).
-//! - `modules`: prints the graph of references between the host library's top-level modules
+//! - `modules`: prints the graph of references between the modules of every workspace crate
 //!   and fails, naming it, on a cycle (see [`modules`]).
+//! - `long-fns`: lists the production functions over 80 lines and fails while one of them has
+//!   no `// long:` reason (see [`long_fns`]).
 //! - `test`: makes the real components the integration tests drive ready (a `redis-server`,
 //!   the npm packages, the Python SDKs' venv), then runs `cargo test --workspace` with any
 //!   further arguments (see [`mod@test`]).
@@ -20,7 +22,9 @@ use std::process::Command;
 use anyhow::{Context, Result, bail};
 
 mod bench;
+mod long_fns;
 mod modules;
+mod source;
 mod test;
 
 fn main() -> Result<()> {
@@ -30,11 +34,12 @@ fn main() -> Result<()> {
         Some("bench-corpus") => bench::corpus(&workspace_root()).map(|_| ()),
         Some("bench") => bench::run(&workspace_root(), &args[1..]),
         Some("modules") => modules::run(&workspace_root()),
+        Some("long-fns") => long_fns::run(&workspace_root()),
         Some("test") => test::run(&workspace_root(), &args[1..]),
         _ => {
             eprintln!(
                 "usage: cargo xtask package-plugins | bench-corpus | bench [--quick] | modules \
-                 | test [CARGO TEST ARGS]"
+                 | long-fns | test [CARGO TEST ARGS]"
             );
             std::process::exit(2);
         }

@@ -1,189 +1,257 @@
-//! `cargo xtask modules`: the graph of references between the host library's top-level modules,
+//! `cargo xtask modules`: the graph of references between the modules of every workspace crate,
 //! and the cycle in it if there is one.
 //!
-//! A top-level module is a file `host/src/<name>.rs` or a folder `host/src/<name>/` (all its
-//! files count as that module); `lib.rs` is the crate root, not a module. A module depends on
-//! another when its code names it through a `crate::` path: `use crate::other::…`,
-//! `use crate::{other, …}`, or an inline path such as `crate::other::Item`. That is all it
-//! reads — it is a text scan, not a Rust parser: comments (doc comments included, so intra-doc
-//! links do not count) are skipped, string literals are not, `super::` paths stay inside their
-//! module, and a name reached only through a re-export at the crate root (`crate::Host`) is not
-//! an edge. It is meant to keep the host's modules layered, and says so when they are not:
-//! the graph is printed, and a cycle fails the command, naming its modules in order.
+//! Each target (a package's `src/lib.rs`, `src/main.rs`) is read as Cargo compiles it (see
+//! [`crate::source`]), and every module is a node: `log`, `log::fold`, `log::patterns`. An edge
+//! joins two modules with the same parent (siblings) when code in one, or in a module below
+//! it, names the other or an item in it: `use super::patterns::Pattern`,
+//! `crate::log::patterns::TABLE`, `fold::fold` from their parent's child, and the same paths
+//! inside macro calls. A module naming its own parent or child is not an edge (a parent holds
+//! its children; `use super::*` is how a child reads its parent), and a name reached only
+//! through a re-export (`crate::Host`, `super::Pattern` where the parent re-exports it) is not
+//! either. Test code does not count (`#[cfg(test)]` modules and items, `#[test]` functions):
+//! a test may use any module of its crate, as a user of the crate does.
+//!
+//! The graph is printed crate by crate, and a cycle fails the command, naming its crate and
+//! modules in order, so each folder's files stay layered: one can be read without the other.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
+use syn::visit::Visit;
 
-/// Each top-level module and the modules it names.
+use crate::source::{self, Module};
+
+/// Each module and the sibling modules it names.
 pub type Graph = BTreeMap<String, BTreeSet<String>>;
 
-/// Prints the graph of `host/src`; on a cycle, names it on stderr and exits with status 1.
+/// Prints the graph of every workspace crate; on a cycle, names it on stderr and exits with
+/// status 1.
 pub fn run(root: &Path) -> Result<()> {
-    let src = root.join("host").join("src");
-    let graph = graph_of(&src)?;
-    if graph.is_empty() {
-        bail!("{}: no modules found", src.display());
-    }
-    print!("{}", render(&graph));
-    match find_cycle(&graph) {
-        Some(cycle) => {
-            eprintln!("error: module cycle: {}", cycle.join(" -> "));
-            std::process::exit(1);
-        }
-        None => {
-            println!("no cycle among {} modules", graph.len());
-            Ok(())
-        }
-    }
-}
-
-/// Reads every top-level module under `src` and the `crate::` paths in its code.
-fn graph_of(src: &Path) -> Result<Graph> {
-    let mut sources: BTreeMap<String, String> = BTreeMap::new();
-    for entry in std::fs::read_dir(src).with_context(|| format!("listing {}", src.display()))? {
-        let path = entry?.path();
-        let Some(stem) = path.file_stem().and_then(|s| s.to_str()).map(str::to_owned) else {
-            continue;
-        };
-        if path.is_dir() {
-            let text = sources.entry(stem).or_default();
-            for file in rust_files(&path)? {
-                text.push_str(
-                    &std::fs::read_to_string(&file).with_context(|| file.display().to_string())?,
-                );
-                text.push('\n');
+    let mut cycles = Vec::new();
+    let mut count = 0;
+    for package in source::packages(root)? {
+        for target in &package.roots {
+            let modules = source::modules(target)?;
+            let graph = graph_of(&modules);
+            let file = target.strip_prefix(root).unwrap_or(target).display();
+            println!("{} ({file})", package.name);
+            print!("{}", render(&graph));
+            count += graph.len();
+            if let Some(cycle) = find_cycle(&graph) {
+                cycles.push(format!("{} ({file}): {}", package.name, cycle.join(" -> ")));
             }
-        } else if path.extension().is_some_and(|e| e == "rs") && stem != "lib" && stem != "main" {
-            let text =
-                std::fs::read_to_string(&path).with_context(|| path.display().to_string())?;
-            sources.entry(stem).or_default().push_str(&text);
         }
     }
-    let names: BTreeSet<String> = sources.keys().cloned().collect();
-    Ok(sources
-        .iter()
-        .map(|(module, text)| {
-            let uses = references(text)
-                .into_iter()
-                .filter(|name| names.contains(name) && name != module)
-                .collect();
-            (module.clone(), uses)
-        })
-        .collect())
+    if count == 0 {
+        bail!("{}: no modules found", root.display());
+    }
+    if cycles.is_empty() {
+        println!("no cycle among {count} modules");
+        return Ok(());
+    }
+    for cycle in &cycles {
+        eprintln!("error: module cycle in {cycle}");
+    }
+    std::process::exit(1);
 }
 
-/// Every `.rs` file under `dir`, in name order.
-fn rust_files(dir: &Path) -> Result<Vec<std::path::PathBuf>> {
-    let mut files = Vec::new();
-    let mut listing: Vec<_> = std::fs::read_dir(dir)
-        .with_context(|| format!("listing {}", dir.display()))?
-        .collect::<Result<_, _>>()?;
-    listing.sort_by_key(|entry| entry.path());
-    for entry in listing {
-        let path = entry.path();
-        if path.is_dir() {
-            files.extend(rust_files(&path)?);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            files.push(path);
+/// The sibling edges among `modules` (every module is a node, the root aside).
+fn graph_of(modules: &[Module]) -> Graph {
+    let known: BTreeSet<Vec<String>> = modules.iter().map(|m| m.path.clone()).collect();
+    let mut graph = Graph::new();
+    for module in modules.iter().filter(|m| !m.path.is_empty() && !m.test) {
+        graph.entry(module.name()).or_default();
+    }
+    for module in modules.iter().filter(|m| !m.test) {
+        let mut paths = Paths::default();
+        for item in module
+            .items
+            .iter()
+            .filter(|item| !source::is_test(attrs(item)))
+        {
+            paths.visit_item(item);
+        }
+        for path in paths.0 {
+            let Some(target) = resolve(&module.path, &path, &known) else {
+                continue;
+            };
+            if let Some((from, to)) = sibling_edge(&module.path, &target) {
+                graph
+                    .entry(from.join("::"))
+                    .or_default()
+                    .insert(to.join("::"));
+            }
         }
     }
-    Ok(files)
+    graph
 }
 
-/// The first segment of every `crate::` path in `text`, comments skipped.
-fn references(text: &str) -> BTreeSet<String> {
-    let code = without_comments(text);
-    let mut names = BTreeSet::new();
-    let mut rest = code.as_str();
-    while let Some(at) = rest.find("crate::") {
-        // `crate::` must start a path, not end an identifier (`my_crate::`).
-        let before = rest[..at].chars().next_back();
-        rest = &rest[at + "crate::".len()..];
-        if before.is_some_and(|c| c.is_alphanumeric() || c == '_') {
-            continue;
+/// The module `path` names when written in module `at`: the longest known module its
+/// segments lead to, or `None` when it names nothing of this crate.
+fn resolve(at: &[String], path: &[String], known: &BTreeSet<Vec<String>>) -> Option<Vec<String>> {
+    let (mut full, rest): (Vec<String>, &[String]) = match path.first()?.as_str() {
+        "crate" => (Vec::new(), &path[1..]),
+        "self" => (at.to_vec(), &path[1..]),
+        "super" => {
+            let mut base = at.to_vec();
+            let mut rest = path;
+            while rest.first().is_some_and(|s| s == "super") {
+                base.pop()?;
+                rest = &rest[1..];
+            }
+            (base, rest)
         }
-        let after = rest.trim_start();
-        if let Some(group) = after.strip_prefix('{') {
-            names.extend(group_heads(group));
-        } else if let Some(name) = identifier(after) {
-            names.insert(name.to_owned());
+        first => {
+            let mut child = at.to_vec();
+            child.push(first.to_owned());
+            if !known.contains(&child) {
+                return None;
+            }
+            (at.to_vec(), path)
+        }
+    };
+    let mut found = full.clone();
+    for segment in rest {
+        full.push(segment.clone());
+        if !known.contains(&full) {
+            break;
+        }
+        found = full.clone();
+    }
+    Some(found)
+}
+
+/// The edge between the children of the closest module holding both `from` and `to`, or `None`
+/// when one holds the other.
+fn sibling_edge(from: &[String], to: &[String]) -> Option<(Vec<String>, Vec<String>)> {
+    let common = from.iter().zip(to).take_while(|(a, b)| a == b).count();
+    if common == from.len() || common == to.len() {
+        return None;
+    }
+    Some((from[..=common].to_vec(), to[..=common].to_vec()))
+}
+
+/// The attributes of `item` (none for the kinds that cannot be test code alone).
+fn attrs(item: &syn::Item) -> &[syn::Attribute] {
+    match item {
+        syn::Item::Const(item) => &item.attrs,
+        syn::Item::Enum(item) => &item.attrs,
+        syn::Item::Fn(item) => &item.attrs,
+        syn::Item::Impl(item) => &item.attrs,
+        syn::Item::Macro(item) => &item.attrs,
+        syn::Item::Mod(item) => &item.attrs,
+        syn::Item::Static(item) => &item.attrs,
+        syn::Item::Struct(item) => &item.attrs,
+        syn::Item::Trait(item) => &item.attrs,
+        syn::Item::Type(item) => &item.attrs,
+        syn::Item::Use(item) => &item.attrs,
+        _ => &[],
+    }
+}
+
+/// Every path a module's code writes: in expressions, types and patterns, in `use` trees, and
+/// in the tokens of macro calls (`a::b` runs). Child modules are not entered.
+#[derive(Default)]
+struct Paths(Vec<Vec<String>>);
+
+impl<'ast> Visit<'ast> for Paths {
+    fn visit_item_mod(&mut self, _: &'ast syn::ItemMod) {}
+
+    fn visit_impl_item_fn(&mut self, item: &'ast syn::ImplItemFn) {
+        if !source::is_test(&item.attrs) {
+            syn::visit::visit_impl_item_fn(self, item);
         }
     }
-    names
+
+    fn visit_path(&mut self, path: &'ast syn::Path) {
+        self.0
+            .push(path.segments.iter().map(|s| s.ident.to_string()).collect());
+        syn::visit::visit_path(self, path);
+    }
+
+    fn visit_item_use(&mut self, item: &'ast syn::ItemUse) {
+        use_paths(&item.tree, &mut Vec::new(), &mut self.0);
+    }
+
+    fn visit_macro(&mut self, mac: &'ast syn::Macro) {
+        self.visit_path(&mac.path);
+        macro_paths(mac.tokens.clone(), &mut self.0);
+    }
 }
 
-/// The first identifier of each item of a `{a, b::c, d::{e, f}}` group (the text after `{`).
-fn group_heads(group: &str) -> Vec<String> {
-    let mut heads = Vec::new();
-    let mut depth = 0usize;
-    let mut item_start = true;
-    for (i, c) in group.char_indices() {
-        match c {
-            '{' => depth += 1,
-            '}' if depth == 0 => break,
-            '}' => depth -= 1,
-            ',' if depth == 0 => item_start = true,
-            c if item_start && !c.is_whitespace() => {
-                item_start = false;
-                if let Some(name) = identifier(&group[i..]) {
-                    heads.push(name.to_owned());
+/// The paths of a `use` tree, each with the prefix above it.
+fn use_paths(tree: &syn::UseTree, prefix: &mut Vec<String>, out: &mut Vec<Vec<String>>) {
+    match tree {
+        syn::UseTree::Path(path) => {
+            prefix.push(path.ident.to_string());
+            use_paths(&path.tree, prefix, out);
+            prefix.pop();
+        }
+        syn::UseTree::Name(name) => {
+            let mut path = prefix.clone();
+            path.push(name.ident.to_string());
+            out.push(path);
+        }
+        syn::UseTree::Rename(rename) => {
+            let mut path = prefix.clone();
+            path.push(rename.ident.to_string());
+            out.push(path);
+        }
+        syn::UseTree::Glob(_) => out.push(prefix.clone()),
+        syn::UseTree::Group(group) => {
+            for tree in &group.items {
+                use_paths(tree, prefix, out);
+            }
+        }
+    }
+}
+
+/// The `a::b::c` runs among macro tokens (groups entered), each as a path.
+fn macro_paths(tokens: proc_macro2::TokenStream, out: &mut Vec<Vec<String>>) {
+    use proc_macro2::{Spacing, TokenTree};
+    let mut run: Vec<String> = Vec::new();
+    // After an identifier, how many `:` of a `::` have been seen.
+    let mut colons = 0;
+    let flush = |run: &mut Vec<String>, out: &mut Vec<Vec<String>>| {
+        if run.len() > 1 {
+            out.push(std::mem::take(run));
+        }
+        run.clear();
+    };
+    for token in tokens {
+        match token {
+            TokenTree::Ident(ident) if run.is_empty() || colons == 2 => {
+                run.push(ident.to_string());
+                colons = 0;
+            }
+            TokenTree::Punct(p) if p.as_char() == ':' && !run.is_empty() => {
+                let joint_first = colons == 0 && p.spacing() == Spacing::Joint;
+                if joint_first || colons == 1 {
+                    colons += 1;
+                } else {
+                    flush(&mut run, out);
+                    colons = 0;
                 }
             }
-            _ => {}
+            TokenTree::Group(group) => {
+                flush(&mut run, out);
+                colons = 0;
+                macro_paths(group.stream(), out);
+            }
+            TokenTree::Ident(ident) => {
+                flush(&mut run, out);
+                run.push(ident.to_string());
+                colons = 0;
+            }
+            _ => {
+                flush(&mut run, out);
+                colons = 0;
+            }
         }
     }
-    heads
-}
-
-fn identifier(text: &str) -> Option<&str> {
-    let end = text
-        .char_indices()
-        .find(|(_, c)| !(c.is_alphanumeric() || *c == '_'))
-        .map_or(text.len(), |(i, _)| i);
-    (end > 0).then(|| &text[..end])
-}
-
-/// The text with `//` line comments and `/* */` block comments blanked out. String literals are
-/// not recognized: a `//` inside one cuts the rest of its line, which only hides paths.
-fn without_comments(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut chars = text.chars().peekable();
-    let mut block = 0usize;
-    while let Some(c) = chars.next() {
-        if block > 0 {
-            match (c, chars.peek()) {
-                ('*', Some('/')) => {
-                    chars.next();
-                    block -= 1;
-                }
-                ('/', Some('*')) => {
-                    chars.next();
-                    block += 1;
-                }
-                ('\n', _) => out.push('\n'),
-                _ => {}
-            }
-            continue;
-        }
-        match (c, chars.peek()) {
-            ('/', Some('/')) => {
-                for skipped in chars.by_ref() {
-                    if skipped == '\n' {
-                        out.push('\n');
-                        break;
-                    }
-                }
-            }
-            ('/', Some('*')) => {
-                chars.next();
-                block = 1;
-            }
-            _ => out.push(c),
-        }
-    }
-    out
+    flush(&mut run, out);
 }
 
 /// One line per module: `name -> a, b, c`.
@@ -197,7 +265,7 @@ fn render(graph: &Graph) -> String {
         } else {
             uses.join(", ")
         };
-        out.push_str(&format!("{module:<width$} -> {uses}\n"));
+        out.push_str(&format!("  {module:<width$} -> {uses}\n"));
     }
     out
 }
@@ -266,20 +334,87 @@ mod tests {
             .collect()
     }
 
+    fn path(text: &str) -> Vec<String> {
+        if text.is_empty() {
+            return Vec::new();
+        }
+        text.split("::").map(str::to_owned).collect()
+    }
+
+    /// The sibling edges of one module's source, in a crate of the modules `known`.
+    fn edges(at: &str, source: &str, known: &[&str]) -> Vec<(String, String)> {
+        let known: BTreeSet<Vec<String>> = known.iter().map(|k| path(k)).collect();
+        let file = syn::parse_file(source).unwrap();
+        let mut paths = Paths::default();
+        for item in file
+            .items
+            .iter()
+            .filter(|item| !source::is_test(attrs(item)))
+        {
+            paths.visit_item(item);
+        }
+        let mut out = BTreeSet::new();
+        for p in paths.0 {
+            if let Some(target) = resolve(&path(at), &p, &known)
+                && let Some((from, to)) = sibling_edge(&path(at), &target)
+            {
+                out.insert((from.join("::"), to.join("::")));
+            }
+        }
+        out.into_iter().collect()
+    }
+
+    const KNOWN: &[&str] = &["", "error", "log", "log::fold", "log::patterns", "toon"];
+
     #[test]
-    fn use_lines_groups_and_inline_paths_are_read() {
-        let text = "use crate::error::Error;\n\
-                    use crate::{budget::Router, call::{Call, Meta}, tee};\n\
-                    fn f() { crate::json_check::check(x); my_crate::not_this(); }\n";
-        let names: Vec<String> = references(text).into_iter().collect();
-        assert_eq!(names, ["budget", "call", "error", "json_check", "tee"]);
+    fn use_lines_groups_inline_paths_and_macros_are_read() {
+        let source = "use crate::error::Error;\n\
+                      use crate::{toon::Toon, log::{Log, Stage}};\n\
+                      fn f() { crate::error::check(x); my_crate::log::not_this(); \
+                      assert!(super::patterns::TABLE.is_empty()); }\n\
+                      mod tests { use crate::toon::Other; }\n";
+        assert_eq!(
+            edges("log::fold", source, KNOWN),
+            [
+                ("log".to_owned(), "error".to_owned()),
+                ("log".to_owned(), "toon".to_owned()),
+                ("log::fold".to_owned(), "log::patterns".to_owned()),
+            ]
+        );
     }
 
     #[test]
-    fn comments_are_not_references() {
-        let text = "/// See [`crate::host::Host`].\n// crate::old::thing\n/* crate::a::b */ use crate::x::Y;\n";
-        let names: Vec<String> = references(text).into_iter().collect();
-        assert_eq!(names, ["x"]);
+    fn test_code_is_not_an_edge() {
+        let source = "#[cfg(test)]\nuse crate::toon::Toon;\n\
+                      #[test]\nfn t() { crate::error::check(); }\n\
+                      fn f() { super::patterns::TABLE; }\n";
+        assert_eq!(
+            edges("log::fold", source, KNOWN),
+            [("log::fold".to_owned(), "log::patterns".to_owned())]
+        );
+    }
+
+    #[test]
+    fn parents_children_comments_and_reexports_are_not_edges() {
+        let source = "//! See [`crate::toon::Toon`].\n\
+                      // crate::error::old\n\
+                      use super::*;\n\
+                      use super::Stage;\n\
+                      use crate::log::Log;\n\
+                      fn g() { let _ = crate::Host; }\n";
+        assert_eq!(edges("log::fold", source, KNOWN), []);
+        let parent = "mod fold;\nmod patterns;\npub use fold::fold;\npub use patterns::TABLE;\n";
+        assert_eq!(edges("log", parent, KNOWN), []);
+    }
+
+    #[test]
+    fn a_child_named_from_its_parent_ties_its_siblings() {
+        let source = "fn h() { fold::fold(); patterns::TABLE; }\n";
+        assert_eq!(edges("log", source, KNOWN), []);
+        assert_eq!(
+            edges("log::patterns", "use super::fold;\n", KNOWN),
+            [("log::patterns".to_owned(), "log::fold".to_owned())]
+        );
     }
 
     #[test]
@@ -307,7 +442,7 @@ mod tests {
         assert_eq!(find_cycle(&g), None);
         assert_eq!(
             render(&g),
-            "call     -> -\nobserve  -> call\npipeline -> call, observe\nreport   -> observe\n"
+            "  call     -> -\n  observe  -> call\n  pipeline -> call, observe\n  report   -> observe\n"
         );
     }
 }

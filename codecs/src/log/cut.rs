@@ -13,7 +13,8 @@
 use parrot_codec_api::RECOVERY_TOOL;
 
 use super::Log;
-use super::fold::{Lines, looks_like_own_line};
+use super::fold::looks_like_own_line;
+use super::lines::Lines;
 use super::patterns::Class;
 use crate::counted::counted;
 
@@ -105,7 +106,7 @@ impl Log {
         if original.len() >= u32::MAX as usize {
             return None;
         }
-        let lines = Lines::new(original, &self.matcher);
+        let lines = Lines::new(original, |state| self.matcher.is_failure(state));
         let class = self.classify(&lines)?;
         let units = walk(&lines, &class, output, cost)?;
         let n = lines.len();

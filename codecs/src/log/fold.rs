@@ -8,8 +8,9 @@ use hashbrown::HashTable;
 use parrot_codec_api::RECOVERY_TOOL;
 
 use super::Log;
-use super::patterns::{Block, Class, Matcher, Step, is_diagnostic_line, preambles};
-use super::template::{REDRAW, clean_line, estimate_bytes, estimate_tokens, template};
+use super::lines::Lines;
+use super::patterns::{Block, Class, Step, is_diagnostic_line, preambles};
+use super::template::{REDRAW, estimate_bytes, estimate_tokens, template};
 use crate::counted::counted;
 
 /// No template: a failure line (never folded) or a line too long to template.
@@ -70,149 +71,6 @@ impl Template {
     }
 }
 
-/// The payload's lines, each as cleaning leaves it (see [`clean_line`]): a line that holds
-/// no ESC and no CR is a slice of the payload; the cleaned text of the others is kept apart,
-/// so the payload is never copied whole.
-pub(super) struct Lines<'t> {
-    /// The payload.
-    text: &'t str,
-    /// Where each line lies in the payload, before cleaning.
-    starts: Vec<u32>,
-    ends: Vec<u32>,
-    /// The cleaned text of the lines that cleaning changes, each followed by a `\n`.
-    cleaned: String,
-    /// For each line, the index of its cleaned text among the changed lines', or [`NONE`]
-    /// when cleaning leaves it as it is.
-    alt: Vec<u32>,
-    /// Where each changed line's cleaned text starts and ends in `cleaned`, and which line it
-    /// is.
-    clean_starts: Vec<u32>,
-    clean_ends: Vec<u32>,
-    changed: Vec<u32>,
-    /// The lines whose cleaned text keeps a failure that a redraw overwrote, in order.
-    redrawn: Vec<u32>,
-}
-
-/// Where each line of `text` starts and ends (line `i` is `text[starts[i]..ends[i]]`, without
-/// its `\n`); the empty part after a final line break is not a line.
-pub(super) fn line_bounds(text: &str) -> (Vec<u32>, Vec<u32>) {
-    let mut starts = vec![0u32];
-    let mut ends = Vec::new();
-    for at in memchr::memchr_iter(b'\n', text.as_bytes()) {
-        ends.push(at as u32);
-        starts.push(at as u32 + 1);
-    }
-    ends.push(text.len() as u32);
-    if text.ends_with('\n') {
-        starts.pop();
-        ends.pop();
-    }
-    (starts, ends)
-}
-
-impl<'t> Lines<'t> {
-    /// The lines of `text` (under 4 GiB), each cleaned; `matcher` tells which overwritten
-    /// redraw states are failures, to be kept.
-    pub(super) fn new(text: &'t str, matcher: &Matcher) -> Lines<'t> {
-        let (starts, ends) = line_bounds(text);
-        let mut alt = Vec::new();
-        let (mut clean_starts, mut clean_ends, mut changed) = (Vec::new(), Vec::new(), Vec::new());
-        let mut redrawn = Vec::new();
-        let mut cleaned = String::new();
-        let mut scratch = String::new();
-        let bytes = text.as_bytes();
-        // Only the lines holding an ESC or a CR change: from each such byte to the end of its
-        // line, then the search goes on after it.
-        let mut line = 0;
-        let mut from = 0;
-        while let Some(at) = memchr::memchr2(0x1b, b'\r', &bytes[from..]).map(|p| from + p) {
-            while (ends[line] as usize) < at {
-                line += 1;
-            }
-            if alt.is_empty() {
-                alt = vec![NONE; starts.len()];
-            }
-            alt[line] = changed.len() as u32;
-            changed.push(line as u32);
-            clean_starts.push(cleaned.len() as u32);
-            let kept = clean_line(
-                &text[starts[line] as usize..ends[line] as usize],
-                &mut scratch,
-                &mut cleaned,
-                |state| matcher.is_failure(state),
-            );
-            if kept {
-                redrawn.push(line as u32);
-            }
-            clean_ends.push(cleaned.len() as u32);
-            cleaned.push('\n');
-            from = ends[line] as usize + 1;
-            if from >= bytes.len() {
-                break;
-            }
-        }
-        Lines {
-            text,
-            starts,
-            ends,
-            cleaned,
-            alt,
-            clean_starts,
-            clean_ends,
-            changed,
-            redrawn,
-        }
-    }
-
-    pub(super) fn len(&self) -> usize {
-        self.starts.len()
-    }
-
-    /// Line `i`, cleaned.
-    #[inline]
-    pub(super) fn get(&self, i: usize) -> &str {
-        match self.alt.get(i) {
-            Some(&at) if at != NONE => {
-                let (start, end) = (self.clean_starts[at as usize], self.clean_ends[at as usize]);
-                &self.cleaned[start as usize..end as usize]
-            }
-            _ => &self.text[self.starts[i] as usize..self.ends[i] as usize],
-        }
-    }
-
-    /// The payload, before cleaning.
-    pub(super) fn text(&self) -> &'t str {
-        self.text
-    }
-
-    /// Where each line lies in the payload, before cleaning: starts and ends.
-    pub(super) fn bounds(&self) -> (&[u32], &[u32]) {
-        (&self.starts, &self.ends)
-    }
-
-    /// Whether cleaning changes line `i`.
-    pub(super) fn changed(&self, i: usize) -> bool {
-        self.alt.get(i).is_some_and(|&at| at != NONE)
-    }
-
-    /// The lines whose cleaned text keeps a failure a redraw overwrote (see [`clean_line`]),
-    /// in order.
-    pub(super) fn redrawn(&self) -> &[u32] {
-        &self.redrawn
-    }
-
-    /// The cleaned text of the lines cleaning changes, each followed by a `\n`, with where
-    /// each starts and ends in it and which line it is.
-    pub(super) fn changed_lines(&self) -> (&str, &[u32], &[u32], &[u32]) {
-        (
-            &self.cleaned,
-            &self.clean_starts,
-            &self.clean_ends,
-            &self.changed,
-        )
-    }
-}
-
 impl Log {
     /// The compressed text, or `None` when the payload is left as it is (too short, already
     /// compressed by this codec).
@@ -220,7 +78,7 @@ impl Log {
         if input.len() >= u32::MAX as usize {
             return None;
         }
-        let lines = Lines::new(input, &self.matcher);
+        let lines = Lines::new(input, |state| self.matcher.is_failure(state));
         let n = lines.len();
         if n < self.min_lines || n == 0 {
             return None;
@@ -228,6 +86,53 @@ impl Log {
         let class = self.classify(&lines)?;
         let context = self.context(&class);
 
+        let (templates, keys, tmpl) = self.templates(&lines, &class);
+        let tiers = self.tiers(&lines, &class, &context, &tmpl, templates.len());
+        let units = units(&lines, &tiers, &context, &templates, &keys);
+
+        let mut keep: Vec<bool> = (0..n)
+            .map(|i| class[i] == Class::Failure || tiers[i].is_some())
+            .collect();
+        let mut dropped = vec![false; templates.len()];
+        let mut line_tokens: Vec<u32> = vec![0; n];
+        for i in 0..n {
+            if keep[i] {
+                line_tokens[i] = estimate_tokens(lines.get(i)) as u32 + 1;
+            }
+        }
+
+        let budget = self.budget(&lines, aggressive);
+        let cost = drop_to(
+            budget,
+            &units,
+            &mut keep,
+            &mut dropped,
+            &tmpl,
+            &templates,
+            &line_tokens,
+        );
+        let over_budget = cost > budget;
+        let slack = budget.saturating_sub(cost);
+        let shape = Shape {
+            tmpl: &tmpl,
+            dropped: &dropped,
+            templates: &templates,
+        };
+        unfold_small(&lines, &mut keep, &shape, slack, self.max_line_bytes);
+        Some(render(
+            &lines,
+            &keep,
+            &shape,
+            &keys,
+            over_budget,
+            input.ends_with('\n'),
+        ))
+    }
+
+    /// Every line's template (`NONE` for failures and lines too long), the templates and the
+    /// buffer of their text.
+    fn templates(&self, lines: &Lines<'_>, class: &[Class]) -> (Vec<Template>, Vec<u8>, Vec<u32>) {
+        let n = lines.len();
         // Templates of every line that is not a failure and not too long. Each template is
         // written straight into `keys` (one buffer for all of them) and taken back when it is
         // one seen before, so a line costs no allocation of its own.
@@ -270,10 +175,21 @@ impl Log {
             tmpl[i] = id;
         }
         drop(ids);
+        (templates, keys, tmpl)
+    }
 
-        // Each line's drop tier (None: not verbatim; failures kept outside the tiers).
+    /// Each line's drop tier (`None`: not verbatim; failures kept outside the tiers).
+    fn tiers(
+        &self,
+        lines: &Lines<'_>,
+        class: &[Class],
+        context: &[u32],
+        tmpl: &[u32],
+        templates: usize,
+    ) -> Vec<Option<u8>> {
+        let n = lines.len();
         let mut tiers: Vec<Option<u8>> = vec![None; n];
-        let mut seen_warning = vec![false; templates.len()];
+        let mut seen_warning = vec![false; templates];
         let mut warning_block = false;
         for i in 0..n {
             if class[i] == Class::Failure {
@@ -321,103 +237,13 @@ impl Log {
             }
             tiers[i] = best;
         }
-
-        let mut units: Vec<(u8, u64, Unit)> = Vec::new();
-        let mut i = 0;
-        while i < n {
-            let Some(t) = tiers[i] else {
-                i += 1;
-                continue;
-            };
-            let mut end = i + 1;
-            if t == tier::WARNING {
-                while end < n
-                    && tiers[end] == Some(tier::WARNING)
-                    && is_diagnostic_line(lines.get(end))
-                {
-                    end += 1;
-                }
-            }
-            let order = match t {
-                tier::FRAME => {
-                    let dist = i.min(n - 1 - i) as u64;
-                    u64::MAX - dist
-                }
-                tier::CONTEXT => u64::MAX - u64::from(context[i]),
-                // Later warnings go first.
-                tier::WARNING => u64::MAX - i as u64,
-                _ => i as u64,
-            };
-            units.push((t, order, Unit::Lines(i as u32, end as u32)));
-            i = end;
-        }
-        for (id, template) in templates.iter().enumerate() {
-            let t = if keys[template.start as usize] == Class::Warning as u8 {
-                tier::WARNING_FOLDS
-            } else {
-                tier::NOISE_FOLDS
-            };
-            units.push((t, u64::from(template.count), Unit::Template(id as u32)));
-        }
-        units.sort_by_key(|&(t, order, _)| (t, order));
-
-        let mut keep: Vec<bool> = (0..n)
-            .map(|i| class[i] == Class::Failure || tiers[i].is_some())
-            .collect();
-        let mut dropped = vec![false; templates.len()];
-        let mut line_tokens: Vec<u32> = vec![0; n];
-        for i in 0..n {
-            if keep[i] {
-                line_tokens[i] = estimate_tokens(lines.get(i)) as u32 + 1;
-            }
-        }
-
-        let budget = self.budget(&lines, aggressive);
-        let mut stamp = vec![0u32; templates.len()];
-        let mut cost = layout_cost(&keep, &tmpl, &dropped, &templates, &line_tokens, &mut stamp);
-        let mut next = 0;
-        while cost > budget && next < units.len() {
-            let need = cost - budget;
-            let mut saved = 0;
-            while next < units.len() && saved < need {
-                match units[next].2 {
-                    Unit::Lines(start, end) => {
-                        for j in start as usize..end as usize {
-                            keep[j] = false;
-                            saved += line_tokens[j] as usize;
-                        }
-                    }
-                    Unit::Template(id) => {
-                        dropped[id as usize] = true;
-                        saved += templates[id as usize].tokens;
-                    }
-                }
-                next += 1;
-            }
-            cost = layout_cost(&keep, &tmpl, &dropped, &templates, &line_tokens, &mut stamp);
-        }
-        let over_budget = cost > budget;
-        let slack = budget.saturating_sub(cost);
-        let shape = Shape {
-            tmpl: &tmpl,
-            dropped: &dropped,
-            templates: &templates,
-        };
-        unfold_small(&lines, &mut keep, &shape, slack, self.max_line_bytes);
-        Some(render(
-            &lines,
-            &keep,
-            &shape,
-            &keys,
-            over_budget,
-            input.ends_with('\n'),
-        ))
+        tiers
     }
 
     /// Each line's class (after cleaning), for the tests; `None` as for [`Log::classify`].
     #[cfg(test)]
     pub(super) fn classes(&self, input: &str) -> Option<Vec<Class>> {
-        self.classify(&Lines::new(input, &self.matcher))
+        self.classify(&Lines::new(input, |state| self.matcher.is_failure(state)))
     }
 
     /// Each line's class, from the table and the blocks; `None` when the text holds a line
@@ -521,6 +347,92 @@ impl Log {
 }
 
 /// The estimated token cost of the output the decisions so far would give.
+/// What the budget can drop, in the order it drops them: verbatim lines (a warning with its
+/// block as one unit) and each template's fold lines, lowest tier first.
+fn units(
+    lines: &Lines<'_>,
+    tiers: &[Option<u8>],
+    context: &[u32],
+    templates: &[Template],
+    keys: &[u8],
+) -> Vec<(u8, u64, Unit)> {
+    let n = lines.len();
+    let mut units: Vec<(u8, u64, Unit)> = Vec::new();
+    let mut i = 0;
+    while i < n {
+        let Some(t) = tiers[i] else {
+            i += 1;
+            continue;
+        };
+        let mut end = i + 1;
+        if t == tier::WARNING {
+            while end < n && tiers[end] == Some(tier::WARNING) && is_diagnostic_line(lines.get(end))
+            {
+                end += 1;
+            }
+        }
+        let order = match t {
+            tier::FRAME => {
+                let dist = i.min(n - 1 - i) as u64;
+                u64::MAX - dist
+            }
+            tier::CONTEXT => u64::MAX - u64::from(context[i]),
+            // Later warnings go first.
+            tier::WARNING => u64::MAX - i as u64,
+            _ => i as u64,
+        };
+        units.push((t, order, Unit::Lines(i as u32, end as u32)));
+        i = end;
+    }
+    for (id, template) in templates.iter().enumerate() {
+        let t = if keys[template.start as usize] == Class::Warning as u8 {
+            tier::WARNING_FOLDS
+        } else {
+            tier::NOISE_FOLDS
+        };
+        units.push((t, u64::from(template.count), Unit::Template(id as u32)));
+    }
+    units.sort_by_key(|&(t, order, _)| (t, order));
+    units
+}
+
+/// Drops `units` in order, as many at a time as the cost over `budget` needs, until the layout
+/// fits or nothing is left to drop; returns the layout's cost.
+fn drop_to(
+    budget: usize,
+    units: &[(u8, u64, Unit)],
+    keep: &mut [bool],
+    dropped: &mut [bool],
+    tmpl: &[u32],
+    templates: &[Template],
+    line_tokens: &[u32],
+) -> usize {
+    let mut stamp = vec![0u32; templates.len()];
+    let mut cost = layout_cost(keep, tmpl, dropped, templates, line_tokens, &mut stamp);
+    let mut next = 0;
+    while cost > budget && next < units.len() {
+        let need = cost - budget;
+        let mut saved = 0;
+        while next < units.len() && saved < need {
+            match units[next].2 {
+                Unit::Lines(start, end) => {
+                    for j in start as usize..end as usize {
+                        keep[j] = false;
+                        saved += line_tokens[j] as usize;
+                    }
+                }
+                Unit::Template(id) => {
+                    dropped[id as usize] = true;
+                    saved += templates[id as usize].tokens;
+                }
+            }
+            next += 1;
+        }
+        cost = layout_cost(keep, tmpl, dropped, templates, line_tokens, &mut stamp);
+    }
+    cost
+}
+
 fn layout_cost(
     keep: &[bool],
     tmpl: &[u32],
@@ -660,6 +572,51 @@ struct Group {
     same: bool,
 }
 
+/// Groups the lines of the region of dropped lines that starts at `start` (numbered `region`)
+/// by template, into `groups` (each template's group in `slot`), in the order first seen;
+/// returns where the region ends and how many of its lines are omitted (no template, or a
+/// dropped one).
+fn group_region(
+    lines: &Lines<'_>,
+    keep: &[bool],
+    shape: &Shape<'_>,
+    start: usize,
+    region: u32,
+    slot: &mut [(u32, u32)],
+    groups: &mut Vec<Group>,
+) -> (usize, usize) {
+    let Shape { tmpl, dropped, .. } = *shape;
+    let n = lines.len();
+    groups.clear();
+    let mut i = start;
+    let mut omitted = 0usize;
+    while i < n && !keep[i] {
+        let t = tmpl[i];
+        if t == NONE || dropped[t as usize] {
+            omitted += 1;
+        } else {
+            let (seen, at) = slot[t as usize];
+            if seen == region {
+                let group = &mut groups[at as usize];
+                group.same = group.same && lines.get(i) == lines.get(group.first);
+                group.count += 1;
+                group.last = i;
+            } else {
+                slot[t as usize] = (region, groups.len() as u32);
+                groups.push(Group {
+                    template: t,
+                    count: 1,
+                    first: i,
+                    last: i,
+                    same: true,
+                });
+            }
+        }
+        i += 1;
+    }
+    (i, omitted)
+}
+
 fn render(
     lines: &Lines<'_>,
     keep: &[bool],
@@ -668,11 +625,7 @@ fn render(
     over_budget: bool,
     final_newline: bool,
 ) -> String {
-    let Shape {
-        tmpl,
-        dropped,
-        templates,
-    } = *shape;
+    let templates = shape.templates;
     let n = lines.len();
     let mut out = String::with_capacity(4096);
     let mut slot: Vec<(u32, u32)> = vec![(0, 0); templates.len()];
@@ -688,33 +641,10 @@ fn render(
             continue;
         }
         region += 1;
-        groups.clear();
         let start = i;
-        let mut omitted = 0usize;
-        while i < n && !keep[i] {
-            let t = tmpl[i];
-            if t == NONE || dropped[t as usize] {
-                omitted += 1;
-            } else {
-                let (seen, at) = slot[t as usize];
-                if seen == region {
-                    let group = &mut groups[at as usize];
-                    group.same = group.same && lines.get(i) == lines.get(group.first);
-                    group.count += 1;
-                    group.last = i;
-                } else {
-                    slot[t as usize] = (region, groups.len() as u32);
-                    groups.push(Group {
-                        template: t,
-                        count: 1,
-                        first: i,
-                        last: i,
-                        same: true,
-                    });
-                }
-            }
-            i += 1;
-        }
+        let (end, omitted) =
+            group_region(lines, keep, shape, start, region, &mut slot, &mut groups);
+        i = end;
         for group in &groups {
             let _ = write!(
                 out,

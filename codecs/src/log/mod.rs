@@ -177,6 +177,7 @@ use serde_json::Value;
 
 mod cut;
 mod fold;
+mod lines;
 mod patterns;
 mod template;
 #[cfg(test)]
@@ -258,7 +259,7 @@ impl Log {
         if text.len() >= u32::MAX as usize {
             return 0;
         }
-        let lines = fold::Lines::new(text, &self.matcher);
+        let lines = lines::Lines::new(text, |state| self.matcher.is_failure(state));
         match stage {
             Stage::Lines => lines.len(),
             Stage::Scan => self.matcher.scan(&lines).iter().flatten().count(),

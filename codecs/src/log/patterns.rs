@@ -21,7 +21,7 @@ use std::sync::LazyLock;
 
 use aho_corasick::{AhoCorasick, MatchKind, packed};
 
-use super::fold::Lines;
+use super::lines::Lines;
 
 /// How much a line matters; the order is the keep priority (a line takes the highest class of
 /// any pattern it matches, or of the block it belongs to).
@@ -981,15 +981,11 @@ pub(crate) fn preambles<'t>(line: impl Fn(usize) -> &'t str, class: &mut [Class]
     }
 }
 
-/// The benchmark payload (`log_payload`), shared with the benchmarks, for the tests.
-#[cfg(test)]
-#[path = "../../../benches/corpus.rs"]
-mod corpus;
-
 #[cfg(test)]
 mod tests {
-    use super::corpus;
+    // The benchmark payload (`log_payload`), shared with the benchmarks.
     use super::*;
+    use parrot_bench_corpus as corpus;
 
     /// The verdicts the table gives, found the plain way: on each line, from its start, the
     /// leftmost place where a row starts (the first row listed, where several do), then on
@@ -1030,7 +1026,7 @@ mod tests {
     /// gives the reference's verdicts on the cleaned text, line by line.
     fn assert_same(name: &str, extra: &[String], raw: &str) {
         let matcher = Matcher::new(extra).unwrap();
-        let lines = Lines::new(raw, &matcher);
+        let lines = Lines::new(raw, |state| matcher.is_failure(state));
         let found = matcher.scan(&lines);
         let text = super::super::template::clean(raw, |state| matcher.is_failure(state));
         let expected = reference(extra, &text);

@@ -1,5 +1,5 @@
-//! The benchmark corpus, shared by the benchmarks of every crate (each includes this file with
-//! `#[path]`; it is not a crate of its own).
+//! The benchmark corpus, shared by the benchmarks of every crate (a dev-dependency of each; not
+//! published), and [`heap`], the counting allocator of the memory benchmarks.
 //!
 //! Three kinds of item, in this order:
 //! - generated: seeded arrays of flat rows of about 10 KB, 100 KB, 1 MB and 10 MB (the same bytes
@@ -8,8 +8,18 @@
 //! - registry: the larger real payloads `cargo xtask bench-corpus` fetches from the npm registry
 //!   into `target/bench-corpus/` (pinned versions, checked digests: `corpus/registry.toml`). When
 //!   they have not been fetched the benchmarks run without them and say so.
+//!
+//! A benchmark names it `corpus`:
+//!
+//! ```
+//! use parrot_bench_corpus as corpus;
+//!
+//! let log = corpus::log_payload(10_000);
+//! assert!(log.len() >= 10_000 && log.ends_with('\n'));
+//! assert_eq!(log, corpus::log_payload(10_000), "the same bytes every run");
+//! ```
 
-#![allow(dead_code)]
+pub mod heap;
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -24,7 +34,7 @@ pub struct Item {
     pub text: String,
 }
 
-/// The workspace root (every crate with benchmarks sits one level below it).
+/// The workspace root (this crate sits one level below it).
 pub fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
@@ -101,6 +111,11 @@ pub fn xorshift(mut state: u64) -> u64 {
 }
 
 /// `n` with `,` between thousands, as the reports print counts.
+///
+/// ```
+/// assert_eq!(parrot_bench_corpus::thousands(1_234_567), "1,234,567");
+/// assert_eq!(parrot_bench_corpus::thousands(999), "999");
+/// ```
 pub fn thousands(n: usize) -> String {
     let digits = n.to_string();
     let mut out = String::new();

@@ -1,8 +1,19 @@
 //! A global allocator that counts live heap bytes and their peak, shared by the memory
-//! benchmarks of every crate (each includes this file with `#[path]` and installs
-//! [`Counting`] as its `#[global_allocator]`).
-
-#![allow(dead_code)]
+//! benchmarks of every crate (each installs [`Counting`] as its `#[global_allocator]`).
+//!
+//! ```
+//! use std::sync::atomic::Ordering;
+//!
+//! use parrot_bench_corpus::heap::{Counting, LIVE, PEAK};
+//!
+//! #[global_allocator]
+//! static ALLOCATOR: Counting = Counting;
+//!
+//! let before = LIVE.load(Ordering::Relaxed);
+//! PEAK.store(before, Ordering::Relaxed);
+//! let buffer = vec![0u8; 1 << 20];
+//! assert!(PEAK.load(Ordering::Relaxed) - before >= buffer.len());
+//! ```
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -10,7 +21,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 /// The system allocator, counting live bytes and their peak.
 pub struct Counting;
 
+/// The bytes allocated and not yet freed.
 pub static LIVE: AtomicUsize = AtomicUsize::new(0);
+/// The largest [`LIVE`] has been since it was last stored to (a benchmark stores the current
+/// [`LIVE`] into it before the call it measures).
 pub static PEAK: AtomicUsize = AtomicUsize::new(0);
 
 fn grew(size: usize) {
