@@ -135,7 +135,7 @@ mod level;
 mod meta;
 mod params;
 
-pub use codec::{Codec, DynCodec, Outcome, Payload, PayloadKind, build};
+pub use codec::{Codec, DynCodec, Inverse, Outcome, Payload, PayloadKind, build};
 pub use error::{CodecError, ErrorKind};
 pub use level::{Level, ParseLevelError};
 pub use meta::{CodecListError, CodecMeta};

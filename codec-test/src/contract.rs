@@ -306,7 +306,7 @@ pub enum Rule {
     )]
     NotJson,
     /// A lossless outcome the codec cannot expand.
-    #[error("a lossless outcome has no inverse (set Codec::EXPANDS and implement expand): {error}")]
+    #[error("a lossless outcome has no inverse (declare one with Codec::INVERSE): {error}")]
     NoInverse {
         /// Why expanding failed.
         error: String,
@@ -372,7 +372,11 @@ mod tests {
         for Marker<EXPANDS, TEXT_OUTPUT, NULLS>
     {
         const NAME: &'static str = "fake";
-        const EXPANDS: bool = EXPANDS;
+        const INVERSE: Option<parrot_codec_api::Inverse<Self>> = if EXPANDS {
+            Some(|_, payload| Ok(payload.to_owned()))
+        } else {
+            None
+        };
         const TEXT_OUTPUT: bool = TEXT_OUTPUT;
         const NULL_MEMBERS_ABSENT: bool = NULLS;
 

@@ -21,7 +21,7 @@
 //! Run it over every input your tests have: real tool results, edge cases, fuzzer finds.
 //!
 //! ```
-//! use parrot_codec_api::{Codec, CodecError, Level, Outcome, Params, Payload};
+//! use parrot_codec_api::{Codec, CodecError, Inverse, Level, Outcome, Params, Payload};
 //! use parrot_codec_test::{Rule, check};
 //!
 //! /// Writes every run of four spaces as a tab (lossless: the text had no tab).
@@ -30,9 +30,15 @@
 //!     inverse: bool,
 //! }
 //!
+//! impl Tabs {
+//!     fn expand(&self, payload: &str) -> Result<String, CodecError> {
+//!         Ok(if self.inverse { payload.replace('\t', "    ") } else { payload.to_owned() })
+//!     }
+//! }
+//!
 //! impl Codec for Tabs {
 //!     const NAME: &'static str = "tabs";
-//!     const EXPANDS: bool = true;
+//!     const INVERSE: Option<Inverse<Self>> = Some(Self::expand);
 //!
 //!     fn new(_: &mut Params) -> Result<Self, CodecError> {
 //!         Ok(Tabs { inverse: true })
@@ -40,15 +46,11 @@
 //!
 //!     fn compress(&self, payload: Payload<'_>, level: Level) -> Result<Outcome, CodecError> {
 //!         let text = payload.text();
-//!         if payload.is_json() || level == Level::None || text.contains('\t') {
+//!         if payload.is_json() || !level.allows_change() || text.contains('\t') {
 //!             return Ok(Outcome::Unchanged);
 //!         }
 //!         let out = text.replace("    ", "\t");
 //!         Ok(if out.len() < text.len() { Outcome::lossless(out) } else { Outcome::Unchanged })
-//!     }
-//!
-//!     fn expand(&self, payload: &str) -> Result<String, CodecError> {
-//!         Ok(if self.inverse { payload.replace('\t', "    ") } else { payload.to_owned() })
 //!     }
 //! }
 //!

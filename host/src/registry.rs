@@ -177,7 +177,10 @@ impl Registry {
             ));
         };
         match provider {
-            Provider::Builtin(builtin) => (builtin.build)(Params::from_map(params)).map(Arc::from),
+            Provider::Builtin(builtin) => {
+                (builtin.build)(Params::from_json(&Value::Object(params).to_string())?)
+                    .map(Arc::from)
+            }
             Provider::Plugin(library) => {
                 let json = Value::Object(params).to_string();
                 let inner = (library.module.new_codec())(RStr::from(name), RStr::from(&*json))
