@@ -121,6 +121,8 @@
 mod contract;
 mod json;
 mod package;
+mod stage;
 
 pub use contract::{Contract, Rule, Violation, assert_contract, check};
 pub use package::{Cargo, Error, Package, build_plugins, cdylib, plugin_manifest, profile_dir};
+pub use stage::{Stage, stage};

@@ -39,6 +39,9 @@ pub enum Error {
         /// The paths looked at.
         searched: Vec<PathBuf>,
     },
+    /// The host refused the configuration of a [`crate::Stage`].
+    #[error("the host refused the stage's configuration: {0}")]
+    Host(#[source] Box<parrot_host::BuildError>),
     /// The running executable is not where cargo puts tests and benchmarks.
     #[error(
         "{}: not a test or benchmark executable inside a cargo target folder (target/<profile>/deps)",
