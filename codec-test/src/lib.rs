@@ -123,6 +123,8 @@ mod json;
 mod package;
 mod stage;
 
-pub use contract::{Contract, Rule, Violation, assert_contract, check};
-pub use package::{Cargo, Error, Package, build_plugins, cdylib, plugin_manifest, profile_dir};
+pub use contract::{Contract, Rule, Violation, assert_contract, check, check_all};
+pub use package::{
+    Cargo, Error, Package, build_plugins, cdylib, inputs, plugin_manifest, profile_dir,
+};
 pub use stage::{Stage, stage};

@@ -127,6 +127,9 @@ fn marker_count(line: &str) -> Option<usize> {
 parrot_codec_api::export_codecs!(LineDedup);
 
 #[cfg(test)]
+mod contract;
+
+#[cfg(test)]
 mod tests {
     use super::*;
     use parrot_codec_api::build;

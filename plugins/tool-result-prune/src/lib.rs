@@ -242,6 +242,9 @@ impl<'de> serde::de::Visitor<'de> for GivenVisitor {
 parrot_codec_api::export_codecs!(ToolResultPrune);
 
 #[cfg(test)]
+mod contract;
+
+#[cfg(test)]
 mod tests {
     use super::*;
     use crate::prune::MARKER;
