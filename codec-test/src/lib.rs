@@ -1,11 +1,12 @@
 //! Test support for parrot-compress codec authors: the codec contract, checked on any input,
-//! and plugin packages laid out for tests that load a plugin through the host.
+//! a codec run through the host's stage in-process, and plugin packages laid out for tests that
+//! load a plugin through the host.
 //!
 //! Add it as a dev-dependency beside `parrot-codec-api`:
 //!
 //! ```toml
 //! [dev-dependencies]
-//! parrot-codec-test = "0.1"
+//! parrot-codec-test = { git = "https://github.com/parrot-compress/parrot-compress" }
 //! ```
 //!
 //! # Checking a codec
@@ -107,15 +108,22 @@
 //! # }
 //! ```
 //!
-//! When the plugin crate is a dev-dependency of the test's package (`crate-type = ["cdylib",
-//! "rlib"]`), cargo builds its library with the test and [`cdylib`] finds it without
-//! [`build_plugins`]. A build run from a test should resolve the same features as the test
-//! run, or it builds crates again: see [`Cargo`].
-//!
-//! One test binary links at most one plugin crate as an `rlib`: each plugin exports the same
-//! root-module symbol, so a second one fails to link. To check the codecs of several plugins in
+//! When the plugin crate is a dev-dependency of the test's package, cargo builds its `cdylib`
+//! with the test and [`cdylib`] finds it without [`build_plugins`]; the plugin needs no `rlib`
+//! for that, and should have none (each plugin exports the same root-module symbol, so a test
+//! binary linking two plugin `rlib`s fails to link). To check the codecs of several plugins in
 //! one binary, load their cdylibs through a host and check the codecs it hands out
-//! (`DynCodec`s, like any other).
+//! (`DynCodec`s, like any other). A build run from a test should resolve the same features as
+//! the test run, or it builds crates again: see [`Cargo`].
+//!
+//! # Running a codec through the stage
+//!
+//! Between the contract (the codec alone) and a loaded package (the library across the
+//! boundary) sits [`Stage`]: the host's real stage run in-process on the codec, with a memory
+//! tee store and no library to build. It shows what the stage makes of the codec's outcomes —
+//! the no-gain rule on bytes and tokens, a lossless claim verified through the inverse, a lossy
+//! outcome stored and pointed to — as [`stage`] in one call:
+//! `parrot_codec_test::stage::<MyCodec>(payload, Level::Normal)?`.
 #![forbid(unsafe_code)]
 
 mod contract;
