@@ -158,9 +158,51 @@ pub trait Codec: Sized + Send + Sync + 'static {
     /// The name manifests use to pick this codec (`codec = "…"`).
     const NAME: &'static str;
 
-    /// Whether [`Codec::expand`] is implemented. The host verifies outcomes that claim to be
-    /// lossless by expanding them when this is true.
-    const EXPANDS: bool = false;
+    /// The codec's inverse, or `None` (the default) when it offers none.
+    ///
+    /// This one item is the declaration: [`CodecMeta::expands`] is whether it is `Some`, and
+    /// [`DynCodec::expand`] calls it, so what the host is told and what the codec does cannot
+    /// disagree. Offer one when outcomes are lossless: the host verifies them through it, and
+    /// the contract check requires it. Write the inverse as a method of the codec and name it
+    /// here:
+    ///
+    /// ```
+    /// use parrot_codec_api::{Codec, CodecError, CodecMeta, DynCodec, Inverse, Level, Outcome};
+    /// use parrot_codec_api::{Params, Payload};
+    ///
+    /// /// Writes each run of four spaces as a tab, in text that has no tab.
+    /// struct Tabs;
+    ///
+    /// impl Tabs {
+    ///     fn expand(&self, payload: &str) -> Result<String, CodecError> {
+    ///         Ok(payload.replace('\t', "    "))
+    ///     }
+    /// }
+    ///
+    /// impl Codec for Tabs {
+    ///     const NAME: &'static str = "tabs";
+    ///     const INVERSE: Option<Inverse<Self>> = Some(Self::expand);
+    ///
+    ///     fn new(_: &mut Params) -> Result<Self, CodecError> {
+    ///         Ok(Tabs)
+    ///     }
+    ///
+    ///     fn compress(&self, payload: Payload<'_>, level: Level) -> Result<Outcome, CodecError> {
+    ///         let text = payload.text();
+    ///         if payload.is_json() || !level.allows_change() || text.contains('\t') {
+    ///             return Ok(Outcome::Unchanged);
+    ///         }
+    ///         let out = text.replace("    ", "\t");
+    ///         Ok(if out.len() < text.len() { Outcome::lossless(out) } else { Outcome::Unchanged })
+    ///     }
+    /// }
+    ///
+    /// let out = Codec::compress(&Tabs, Payload::text_only("        x"), Level::Minimal).unwrap();
+    /// assert_eq!(out, Outcome::lossless("\t\tx"));
+    /// assert!(CodecMeta::of::<Tabs>().expands());
+    /// assert_eq!(DynCodec::expand(&Tabs, "\t\tx").unwrap(), "        x");
+    /// ```
+    const INVERSE: Option<Inverse<Self>> = None;
 
     /// Whether the codec turns JSON payloads into another text format (TOON, CSV, a table):
     /// its output for a JSON payload is text, not JSON. By default a codec's output for a JSON
@@ -186,30 +228,25 @@ pub trait Codec: Sized + Send + Sync + 'static {
 
     /// Compresses one payload at one level.
     ///
-    /// At [`Level::Minimal`] only lossless outcomes are allowed; the host never calls a codec
-    /// at [`Level::None`].
+    /// Ask the level before each kind of change, the same way in every codec (see
+    /// [`Level`]): [`Level::allows_change`] before a lossless one, [`Level::allows_loss`]
+    /// before a lossy one. The host never calls a codec at [`Level::None`], but the contract
+    /// check does, and expects [`Outcome::Unchanged`]; both questions answer it.
     ///
     /// # Errors
     ///
     /// Any [`CodecError`]: the host logs it naming the codec and the tool, and passes the
     /// payload through unchanged.
     fn compress(&self, payload: Payload<'_>, level: Level) -> Result<Outcome, CodecError>;
-
-    /// Rebuilds the input of a lossless outcome from its payload (the inverse of
-    /// [`Codec::compress`]). Only called when [`Codec::EXPANDS`] is true.
-    ///
-    /// # Errors
-    ///
-    /// [`crate::ErrorKind::Unsupported`] by default; any error when `payload` cannot be
-    /// expanded.
-    fn expand(&self, payload: &str) -> Result<String, CodecError> {
-        let _ = payload;
-        Err(CodecError::unsupported(format!(
-            "codec \"{}\" offers no inverse",
-            Self::NAME
-        )))
-    }
 }
+
+/// A codec's inverse ([`Codec::INVERSE`]): rebuilds the input of a lossless outcome from
+/// the outcome's payload.
+///
+/// # Errors
+///
+/// Any [`CodecError`] when the payload cannot be expanded.
+pub type Inverse<C> = fn(&C, &str) -> Result<String, CodecError>;
 
 /// An object-safe view of a [`Codec`], so that codecs of different types (built in, or behind
 /// a plugin boundary) can sit in one registry.
@@ -224,7 +261,7 @@ pub trait DynCodec: Send + Sync {
         self.meta().name()
     }
 
-    /// Whether [`DynCodec::expand`] is implemented (`self.meta().expands()`).
+    /// Whether the codec offers an inverse (`self.meta().expands()`, [`Codec::INVERSE`]).
     fn expands(&self) -> bool {
         self.meta().expands()
     }
@@ -242,11 +279,13 @@ pub trait DynCodec: Send + Sync {
     /// See [`Codec::compress`].
     fn compress(&self, payload: Payload<'_>, level: Level) -> Result<Outcome, CodecError>;
 
-    /// See [`Codec::expand`].
+    /// Rebuilds the input of a lossless outcome from its payload: the codec's
+    /// [`Codec::INVERSE`].
     ///
     /// # Errors
     ///
-    /// See [`Codec::expand`].
+    /// [`crate::ErrorKind::Unsupported`] when the codec offers no inverse; the inverse's
+    /// error when `payload` cannot be expanded.
     fn expand(&self, payload: &str) -> Result<String, CodecError>;
 
     /// The codec as [`Any`](std::any::Any), so that a host can reach a codec type it knows by
@@ -288,7 +327,13 @@ impl<C: Codec> DynCodec for C {
     }
 
     fn expand(&self, payload: &str) -> Result<String, CodecError> {
-        Codec::expand(self, payload)
+        match C::INVERSE {
+            Some(inverse) => inverse(self, payload),
+            None => Err(CodecError::unsupported(format!(
+                "codec \"{}\" offers no inverse",
+                C::NAME
+            ))),
+        }
     }
 
     fn as_any(&self) -> Option<&dyn std::any::Any> {

@@ -17,7 +17,8 @@ pub enum ErrorKind {
     Failed,
     /// The codec panicked; the message holds the panic's message and location.
     Panicked,
-    /// The operation is not offered by this codec (for example [`crate::Codec::expand`]).
+    /// The operation is not offered by this codec (for example [`crate::DynCodec::expand`] of
+    /// a codec without an inverse).
     Unsupported,
     /// The library was asked for a codec it does not provide.
     UnknownCodec,

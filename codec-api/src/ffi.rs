@@ -22,7 +22,7 @@ use abi_stable::sabi_types::VersionStrings;
 use abi_stable::{StableAbi, declare_root_module_statics, package_version_strings, sabi_trait};
 
 use crate::{
-    Codec, CodecError, CodecMeta, ErrorKind, Level, Outcome, Params, Payload, PayloadKind,
+    Codec, CodecError, CodecMeta, DynCodec, ErrorKind, Level, Outcome, Params, Payload, PayloadKind,
 };
 
 /// The symbol under which a plugin library exports its [`LibHeader`]: abi_stable's root-module
@@ -172,7 +172,7 @@ impl<C: Codec> FfiCodec for Adapter<C> {
     }
 
     fn expand(&self, text: RStr<'_>) -> RResult<RString, FfiError> {
-        guard(|| self.0.expand(text.as_str()).map(RString::from))
+        guard(|| DynCodec::expand(&self.0, text.as_str()).map(RString::from))
     }
 }
 

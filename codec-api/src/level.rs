@@ -7,6 +7,17 @@ use abi_stable::StableAbi;
 ///
 /// The names are spelled exactly so, lower case, in manifests and APIs.
 ///
+/// # Checking the level in a codec
+///
+/// A codec asks the level one of two questions before each change it makes, by what the change
+/// costs: [`Level::allows_change`] before a lossless change, [`Level::allows_loss`] before a
+/// lossy one, and returns [`Outcome::Unchanged`](crate::Outcome::Unchanged) when the answer is
+/// no. Both answer no at `none`: the host never sends it (its entries at `none` pass through
+/// before any codec runs), but the contract check calls every codec at it, and a codec asking
+/// these questions needs no case of its own for it. Comparing with [`Level::None`] or
+/// matching on levels is left for choosing how strong a change is (how long a string may stay,
+/// whether to summarise), never for whether one is allowed.
+///
 /// - `none`: passthrough, the output is byte-identical to the input;
 /// - `minimal`: lossless transformations only;
 /// - `normal`: bounded lossy transformations (the host keeps the original);
@@ -54,7 +65,32 @@ impl Level {
         }
     }
 
-    /// Whether codecs may drop information at this level.
+    /// Whether a codec may change the payload at all at this level: at every level but
+    /// `none`. Ask it before a lossless change.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use parrot_codec_api::Level;
+    ///
+    /// assert!(!Level::None.allows_change());
+    /// assert!(Level::Minimal.allows_change());
+    /// ```
+    pub const fn allows_change(self) -> bool {
+        !matches!(self, Level::None)
+    }
+
+    /// Whether a codec may drop information at this level (`normal` and `aggressive`). Ask it
+    /// before a lossy change.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use parrot_codec_api::Level;
+    ///
+    /// assert!(!Level::Minimal.allows_loss());
+    /// assert!(Level::Normal.allows_loss());
+    /// ```
     pub const fn allows_loss(self) -> bool {
         matches!(self, Level::Normal | Level::Aggressive)
     }

@@ -8,12 +8,18 @@
 //!
 //! # Writing a codec plugin
 //!
-//! A plugin is a `cdylib` crate that depends on this crate only. It implements [`Codec`] for
-//! each codec it provides and exports them with [`export_codecs!`]: the macro writes every
-//! `extern "C"` entry point and wraps each in a panic guard, so the author writes neither
-//! `unsafe` nor `extern "C"`, and a panicking codec becomes an error the host reports.
+//! A plugin is a `cdylib` crate that depends on this crate and nothing of the host. It
+//! implements [`Codec`] for each codec it provides and exports them with [`export_codecs!`]:
+//! the macro writes every `extern "C"` entry point and wraps each in a panic guard, so the
+//! author writes neither `unsafe` nor `extern "C"`, and a panicking codec becomes an error the
+//! host reports naming the codec. The shipped plugins are complete examples:
+//! `plugins/line-dedup/` (lossless, with an inverse), `plugins/ansi-strip/` (lossy) and
+//! `plugins/tool-result-prune/` (lossy, JSON read exactly with `parrot-json`).
 //!
-//! `Cargo.toml`:
+//! ## 1. The crate
+//!
+//! No package registry has this crate: depend on it from the repository, or by path from a
+//! checkout. `parrot-codec-test` is the test support (below).
 //!
 //! ```toml
 //! [package]
@@ -22,19 +28,29 @@
 //! edition = "2024"
 //!
 //! [lib]
-//! crate-type = ["cdylib"]
+//! crate-type = ["cdylib"]     # the library the host loads; nothing else is needed
 //!
 //! [dependencies]
-//! parrot-codec-api = "0.1"
+//! parrot-codec-api = { git = "https://github.com/parrot-compress/parrot-compress" }
+//! # or, from a checkout: parrot-codec-api = { path = "../parrot-compress/codec-api" }
+//!
+//! [dev-dependencies]
+//! parrot-codec-test = { git = "https://github.com/parrot-compress/parrot-compress" }
 //! ```
 //!
-//! `src/lib.rs`:
+//! Inside this workspace, `cargo new --lib plugins/NAME` is picked up by the `plugins/*`
+//! member glob and the dependencies are `parrot-codec-api.workspace = true`.
+//!
+//! ## 2. The codec
+//!
+//! One type per codec, built once per manifest entry from the entry's params
+//! ([`Codec::new`]), then called from many threads. `src/lib.rs`:
 //!
 //! ```
 //! #![forbid(unsafe_code)]
 //! use parrot_codec_api::{Codec, CodecError, Level, Outcome, Params, Payload};
 //!
-//! /// Collapses runs of blank lines in text output into one blank line.
+//! /// Collapses runs of blank lines in text output to at most `max_blank` blank lines.
 //! pub struct SqueezeBlank {
 //!     max_blank: usize,
 //! }
@@ -48,7 +64,7 @@
 //!     }
 //!
 //!     fn compress(&self, payload: Payload<'_>, level: Level) -> Result<Outcome, CodecError> {
-//!         // Dropping blank lines loses information: act only where loss is allowed.
+//!         // Dropping blank lines loses information: ask the level before a lossy change.
 //!         if payload.is_json() || !level.allows_loss() {
 //!             return Ok(Outcome::Unchanged);
 //!         }
@@ -61,10 +77,10 @@
 //!             }
 //!         }
 //!         let out = out.join("\n");
-//!         Ok(if out.len() == payload.text().len() {
-//!             Outcome::Unchanged
-//!         } else {
+//!         Ok(if out.len() < payload.text().len() {
 //!             Outcome::lossy(out)
+//!         } else {
+//!             Outcome::Unchanged
 //!         })
 //!     }
 //! }
@@ -78,12 +94,107 @@
 //! # }
 //! ```
 //!
+//! Three idioms, each the one way to do its thing:
+//!
+//! - **The level.** Ask [`Level::allows_change`] before a lossless change and
+//!   [`Level::allows_loss`] before a lossy one (see [`Level`]). Do not compare with
+//!   [`Level::None`]: the host never sends it, the contract check does, and both questions
+//!   already answer it.
+//! - **The inverse.** A codec with lossless outcomes names its inverse in one item,
+//!   [`Codec::INVERSE`]; what the host is told ([`CodecMeta::expands`]) is derived from it, so
+//!   the two cannot disagree:
+//!
+//!   ```
+//!   use parrot_codec_api::{Codec, CodecError, CodecMeta, Inverse, Level, Outcome, Params, Payload};
+//!
+//!   /// Writes `x*N` for a line of N `x`s (lossless: the text held no `*`).
+//!   pub struct Runs;
+//!
+//!   impl Runs {
+//!       fn expand(&self, payload: &str) -> Result<String, CodecError> {
+//!           let lines = payload.split('\n').map(|line| match line.strip_prefix("x*") {
+//!               Some(n) => n.parse().map(|n| "x".repeat(n)).map_err(|_| {
+//!                   CodecError::invalid_input(format!("{line:?} is not a run"))
+//!               }),
+//!               None => Ok(line.to_owned()),
+//!           });
+//!           Ok(lines.collect::<Result<Vec<_>, _>>()?.join("\n"))
+//!       }
+//!   }
+//!
+//!   impl Codec for Runs {
+//!       const NAME: &'static str = "runs";
+//!       const INVERSE: Option<Inverse<Self>> = Some(Self::expand);
+//!
+//!       fn new(_: &mut Params) -> Result<Self, CodecError> {
+//!           Ok(Runs)
+//!       }
+//!
+//!       fn compress(&self, payload: Payload<'_>, level: Level) -> Result<Outcome, CodecError> {
+//!           let text = payload.text();
+//!           if payload.is_json() || !level.allows_change() || text.contains('*') {
+//!               return Ok(Outcome::Unchanged);
+//!           }
+//!           let run = |line: &str| !line.is_empty() && line.bytes().all(|b| b == b'x');
+//!           let out: Vec<String> = text
+//!               .split('\n')
+//!               .map(|line| if run(line) && line.len() > 3 { format!("x*{}", line.len()) } else { line.to_owned() })
+//!               .collect();
+//!           let out = out.join("\n");
+//!           Ok(if out.len() < text.len() { Outcome::lossless(out) } else { Outcome::Unchanged })
+//!       }
+//!   }
+//!
+//!   assert!(CodecMeta::of::<Runs>().expands());
+//!   let out = Codec::compress(&Runs, Payload::text_only("a\nxxxxxxxx"), Level::Minimal).unwrap();
+//!   assert_eq!(out, Outcome::lossless("a\nx*8"));
+//!   assert_eq!(Runs.expand("a\nx*8").unwrap(), "a\nxxxxxxxx");
+//!   ```
+//!
+//! - **Params.** Read each key through a typed getter of [`Params`] (`bool`, `u64`, `usize`,
+//!   `positive`, `i64`, `f64`, `string`, `choice`, `list`), or into a type of your own with
+//!   [`Params::get`]; every error names the key, and a key no getter read is refused after
+//!   [`Codec::new`] returns, with the nearest known key suggested. A rule between params is
+//!   checked in `new` too, so a bad entry fails when the host is built, not at the first call:
+//!
+//!   ```
+//!   use parrot_codec_api::{CodecError, Params};
+//!   use serde::Deserialize;
+//!
+//!   #[derive(Deserialize)]
+//!   #[serde(deny_unknown_fields)]
+//!   struct Window {
+//!       head: usize,
+//!       tail: usize,
+//!   }
+//!
+//!   fn window(params: &mut Params) -> Result<Window, CodecError> {
+//!       let window = params.get::<Window>("window")?.unwrap_or(Window { head: 10, tail: 10 });
+//!       let total = params.positive("max_lines", 100)?;
+//!       if window.head + window.tail > total {
+//!           return Err(CodecError::invalid_params(format!(
+//!               "window.head + window.tail = {} exceeds max_lines = {total}",
+//!               window.head + window.tail
+//!           )));
+//!       }
+//!       Ok(window)
+//!   }
+//!
+//!   let mut params = Params::from_json(r#"{"window": {"head": 5, "tial": 2}}"#).unwrap();
+//!   let err = window(&mut params).err().unwrap();
+//!   assert_eq!(err.key(), Some("window"));
+//!   assert!(err.to_string().starts_with("param \"window\": unknown field `tial`"));
+//!   ```
+//!
+//! ## 3. The manifest
+//!
 //! Ship the library in a folder beside a `compressors.toml` that declares it and chooses the
-//! tools it applies to:
+//! tools it applies to (globs; the first source to declare a key wins the whole entry):
 //!
 //! ```toml
 //! [plugin]
 //! library = "parrot_plugin_shout"      # libparrot_plugin_shout.so beside this file
+//! codecs = ["squeeze_blank"]
 //!
 //! [compressor."shell_*"]
 //! codec = "squeeze_blank"
@@ -92,9 +203,65 @@
 //!   max_blank = 1
 //! ```
 //!
-//! The host loads the folder with `parrot-compress --plugins DIR …` (or the library API),
-//! checks the interface version, refuses a library built with `panic = "abort"`, and builds
-//! each entry's codec at start-up, so a bad param fails then, naming the file, entry and key.
+//! ## 4. Tests
+//!
+//! Table-driven unit tests beside the code, and the codec contract held on real inputs with
+//! `parrot-codec-test`: `check(&codec, input)` on one
+//! input, `check_all` on many (every violation listed), `inputs(dir)` to read a folder of
+//! tool results. Each shipped plugin does it in its `src/contract.rs`. A `cdylib` crate has no
+//! library its `tests/` folder could link, so the contract test is a `#[cfg(test)]` module:
+//!
+//! ```
+//! # use parrot_codec_api::{Codec, CodecError, Level, Outcome, Payload};
+//! # pub struct SqueezeBlank;
+//! # impl Codec for SqueezeBlank {
+//! #     const NAME: &'static str = "squeeze_blank";
+//! #     fn new(_: &mut Params) -> Result<Self, CodecError> { Ok(SqueezeBlank) }
+//! #     fn compress(&self, p: Payload<'_>, level: Level) -> Result<Outcome, CodecError> {
+//! #         if p.is_json() || !level.allows_loss() { return Ok(Outcome::Unchanged); }
+//! #         let out = p.text().replace("\n\n\n", "\n\n");
+//! #         Ok(if out.len() < p.text().len() { Outcome::lossy(out) } else { Outcome::Unchanged })
+//! #     }
+//! # }
+//! // src/contract.rs, declared in src/lib.rs as `#[cfg(test)] mod contract;`
+//! use parrot_codec_api::{Params, build};
+//!
+//! # fn main() {
+//! // #[test]
+//! // fn squeeze_blank_keeps_the_contract() {
+//! let codec: SqueezeBlank = build(Params::empty()).unwrap();
+//! let inputs = [("blank lines", "a\n\n\n\n\nb"), ("json", r#"{"a": "\n\n\n"}"#)];
+//! if let Err(violations) = parrot_codec_test::check_all(&codec, inputs) {
+//!     panic!("{violations:#?}");
+//! }
+//! // }
+//! # }
+//! ```
+//!
+//! To see what the host's stage makes of the codec's outcomes (the no-gain rule on bytes and
+//! tokens, the verification of lossless outcomes through the inverse, the tee store and its
+//! pointer), run it through the real stage in-process, without building a library:
+//! `parrot_codec_test::stage::<SqueezeBlank>(payload, Level::Normal)`, or
+//! `parrot_codec_test::Stage` for params and recovery. To test the library itself across the
+//! boundary, `parrot_codec_test::Package` lays out a package folder from the `cdylib` cargo
+//! built, for a host to load.
+//!
+//! ## 5. Package and load
+//!
+//! `parrot-compress package` lays out a package — the release library and its
+//! `compressors.toml` — from any crate (see `parrot-compress package --help`); inside this
+//! workspace `cargo xtask package-plugins` does it for every crate in `plugins/`. Load the
+//! folder with `parrot-compress --plugins DIR …` (or `HostBuilder::plugin_dir` of the library
+//! API); `parrot-compress --plugins DIR plugins` lists the codecs it provides.
+//!
+//! The host checks, each with a one-line error naming the library and its manifest: the file
+//! stays inside its package folder (no `..`, no absolute path, no symlink out); it is a shared
+//! library exporting a codec plugin root module; its interface version has the host's major
+//! version (for `0.x`, the host's minor too); it was built with `panic = "unwind"` (nothing
+//! could stop a `panic = "abort"` plugin's panic from killing the host); an optional `sha256`
+//! matches; no two sources provide one codec name. It then builds each entry's codec at
+//! start-up, so a bad param fails then, naming the file, entry and key. A library is loaded once
+//! per canonical path and never unloaded.
 //!
 //! # Rules a codec follows
 //!
@@ -105,11 +272,10 @@
 //!   (TOON, CSV) and says so with [`Codec::TEXT_OUTPUT`].
 //! - Dropping object members whose value is `null` is lossless only for a codec that says so
 //!   with [`Codec::NULL_MEMBERS_ABSENT`].
-//! - Offer an inverse ([`Codec::EXPANDS`], [`Codec::expand`]) when outcomes are lossless: the
-//!   host uses it to verify them.
+//! - Offer an inverse ([`Codec::INVERSE`]) when outcomes are lossless: the host verifies them
+//!   through it.
 //!
-//! Test your codec with `parrot-codec-test`, which checks these rules on any input and lays out
-//! plugin packages for tests that load your library through the host.
+//! `parrot-codec-test` checks these rules on any input ([step 4](#4-tests)).
 //!
 //! # Reading JSON exactly
 //!
@@ -135,7 +301,7 @@ mod level;
 mod meta;
 mod params;
 
-pub use codec::{Codec, DynCodec, Outcome, Payload, PayloadKind, build};
+pub use codec::{Codec, DynCodec, Inverse, Outcome, Payload, PayloadKind, build};
 pub use error::{CodecError, ErrorKind};
 pub use level::{Level, ParseLevelError};
 pub use meta::{CodecListError, CodecMeta};

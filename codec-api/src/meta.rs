@@ -9,7 +9,8 @@ use crate::{Codec, PayloadKind};
 
 /// What a codec declares about itself: its name and the promises the host relies on.
 ///
-/// A codec author writes these as the consts of its [`Codec`] impl; [`CodecMeta::of`] reads
+/// A codec author writes these as the consts of its [`Codec`] impl ([`Codec::INVERSE`] for
+/// `expands`); [`CodecMeta::of`] reads
 /// them into this one value, and every other place reads the value: the root module of a plugin
 /// library lists one per codec (so it is `#[repr(C)]` and [`StableAbi`]: it crosses the library
 /// boundary), the built-in codecs register it, and the host's registry and codec objects carry
@@ -18,24 +19,31 @@ use crate::{Codec, PayloadKind};
 /// # Examples
 ///
 /// ```
-/// use parrot_codec_api::{Codec, CodecError, CodecMeta, Level, Outcome, Params, Payload};
+/// use parrot_codec_api::{
+///     Codec, CodecError, CodecMeta, Inverse, Level, Outcome, Params, Payload,
+/// };
 ///
 /// struct Reverse;
 ///
+/// impl Reverse {
+///     fn expand(&self, payload: &str) -> Result<String, CodecError> {
+///         Ok(payload.chars().rev().collect())
+///     }
+/// }
+///
 /// impl Codec for Reverse {
 ///     const NAME: &'static str = "reverse";
-///     const EXPANDS: bool = true;
+///     const INVERSE: Option<Inverse<Self>> = Some(Self::expand);
 ///
 ///     fn new(_params: &mut Params) -> Result<Self, CodecError> {
 ///         Ok(Reverse)
 ///     }
 ///
-///     fn compress(&self, payload: Payload<'_>, _level: Level) -> Result<Outcome, CodecError> {
+///     fn compress(&self, payload: Payload<'_>, level: Level) -> Result<Outcome, CodecError> {
+///         if !level.allows_change() {
+///             return Ok(Outcome::Unchanged);
+///         }
 ///         Ok(Outcome::lossless(payload.text().chars().rev().collect::<String>()))
-///     }
-///
-///     fn expand(&self, payload: &str) -> Result<String, CodecError> {
-///         Ok(payload.chars().rev().collect())
 ///     }
 /// }
 ///
@@ -59,7 +67,7 @@ impl CodecMeta {
     pub const fn of<C: Codec>() -> CodecMeta {
         CodecMeta {
             name: RStr::from_str(C::NAME),
-            expands: C::EXPANDS,
+            expands: C::INVERSE.is_some(),
             text_output: C::TEXT_OUTPUT,
             null_members_absent: C::NULL_MEMBERS_ABSENT,
         }
@@ -104,7 +112,7 @@ impl CodecMeta {
         self.name.as_str()
     }
 
-    /// Whether the codec offers its inverse ([`Codec::EXPANDS`]).
+    /// Whether the codec offers its inverse: whether its [`Codec::INVERSE`] is `Some`.
     pub const fn expands(&self) -> bool {
         self.expands
     }

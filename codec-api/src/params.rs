@@ -1,3 +1,4 @@
+use serde::de::{self, DeserializeOwned, IntoDeserializer};
 use serde_json::{Map, Value};
 
 use crate::CodecError;
@@ -9,6 +10,13 @@ use crate::CodecError;
 /// export machinery calls [`Params::finish`], so a key no getter asked for is an error naming
 /// it, the keys the codec knows, and the nearest one: a codec cannot forget to reject unknown
 /// keys.
+///
+/// The getters: [`Params::bool`], [`Params::u64`], [`Params::usize`], [`Params::positive`],
+/// [`Params::i64`], [`Params::f64`], [`Params::string`], [`Params::choice`], [`Params::list`],
+/// and [`Params::get`] for a value of any type of the codec's own that implements
+/// `serde::Deserialize`. Every error names the key. How the values are held is this crate's
+/// business: the manifest's TOML reaches a codec as JSON text across the plugin boundary, and
+/// nothing of that representation is part of the API.
 ///
 /// # Examples
 ///
@@ -58,16 +66,15 @@ impl Params {
         }
     }
 
-    /// Parameters from a JSON object's members.
-    pub fn from_map(values: Map<String, Value>) -> Params {
+    fn from_map(values: Map<String, Value>) -> Params {
         Params {
             values,
             known: Vec::new(),
         }
     }
 
-    /// The raw value of `key`, if given, marking the key as known.
-    pub fn value(&mut self, key: &'static str) -> Option<&Value> {
+    /// The value of `key`, if given, marking the key as known.
+    fn value(&mut self, key: &'static str) -> Option<&Value> {
         if !self.known.contains(&key) {
             self.known.push(key);
         }
@@ -159,6 +166,146 @@ impl Params {
         }
     }
 
+    /// An integer, of either sign.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use parrot_codec_api::Params;
+    ///
+    /// let mut params = Params::from_json(r#"{"offset": -3}"#).unwrap();
+    /// assert_eq!(params.i64("offset", 0).unwrap(), -3);
+    /// assert_eq!(params.i64("shift", 2).unwrap(), 2);
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`crate::ErrorKind::InvalidParams`] naming `key` when the value is not an integer that
+    /// fits in `i64`.
+    pub fn i64(&mut self, key: &'static str, default: i64) -> Result<i64, CodecError> {
+        match self.value(key) {
+            None => Ok(default),
+            Some(value) => value.as_i64().ok_or_else(|| {
+                CodecError::invalid_param(
+                    key,
+                    format!("expected an integer, got {}", describe(value)),
+                )
+            }),
+        }
+    }
+
+    /// A string.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use parrot_codec_api::Params;
+    ///
+    /// let mut params = Params::from_json(r#"{"marker": "[cut]"}"#).unwrap();
+    /// assert_eq!(params.string("marker", "...").unwrap(), "[cut]");
+    /// assert_eq!(params.string("separator", "\n").unwrap(), "\n");
+    /// let err = Params::from_json(r#"{"marker": 3}"#).unwrap().string("marker", "").unwrap_err();
+    /// assert_eq!(err.to_string(), "param \"marker\": expected a string, got a number (3)");
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`crate::ErrorKind::InvalidParams`] naming `key` when the value is not a string.
+    pub fn string(&mut self, key: &'static str, default: &str) -> Result<String, CodecError> {
+        match self.value(key) {
+            None => Ok(default.to_owned()),
+            Some(Value::String(text)) => Ok(text.clone()),
+            Some(value) => Err(CodecError::invalid_param(
+                key,
+                format!("expected a string, got {}", describe(value)),
+            )),
+        }
+    }
+
+    /// A list (a TOML array), each item read as a `T`; an absent key is an empty list.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use parrot_codec_api::Params;
+    ///
+    /// let mut params = Params::from_json(r#"{"patterns": ["aborted", "timed out"]}"#).unwrap();
+    /// assert_eq!(params.list::<String>("patterns").unwrap(), ["aborted", "timed out"]);
+    /// assert!(params.list::<u64>("ports").unwrap().is_empty());
+    ///
+    /// let mut params = Params::from_json(r#"{"patterns": ["a", 2]}"#).unwrap();
+    /// assert_eq!(
+    ///     params.list::<String>("patterns").unwrap_err().to_string(),
+    ///     "param \"patterns\": item 1: invalid type: integer `2`, expected a string"
+    /// );
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`crate::ErrorKind::InvalidParams`] naming `key` when the value is not a list, or
+    /// naming `key` and the item's position (from 0) when an item is not a `T`.
+    pub fn list<T: DeserializeOwned>(&mut self, key: &'static str) -> Result<Vec<T>, CodecError> {
+        let Some(value) = self.value(key) else {
+            return Ok(Vec::new());
+        };
+        let Value::Array(items) = value else {
+            return Err(CodecError::invalid_param(
+                key,
+                format!("expected a list, got {}", describe(value)),
+            ));
+        };
+        items
+            .iter()
+            .enumerate()
+            .map(|(i, item)| {
+                read(item).map_err(|err| CodecError::invalid_param(key, format!("item {i}: {err}")))
+            })
+            .collect()
+    }
+
+    /// The value of `key` read as any type of the codec's own that implements
+    /// `serde::Deserialize` (a table as a struct, a string as an enum), or `None` when the key
+    /// is absent.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use parrot_codec_api::Params;
+    /// use serde::Deserialize;
+    ///
+    /// #[derive(Debug, PartialEq, Deserialize)]
+    /// #[serde(deny_unknown_fields)]
+    /// struct Retry {
+    ///     attempts: u32,
+    ///     backoff_ms: f64,
+    /// }
+    ///
+    /// let mut params =
+    ///     Params::from_json(r#"{"retry": {"attempts": 3, "backoff_ms": 1.50}}"#).unwrap();
+    /// let retry: Option<Retry> = params.get("retry").unwrap();
+    /// assert_eq!(retry, Some(Retry { attempts: 3, backoff_ms: 1.5 }));
+    /// assert_eq!(params.get::<Retry>("fallback").unwrap(), None);
+    ///
+    /// let mut params = Params::from_json(r#"{"retry": {"attempts": -1}}"#).unwrap();
+    /// assert_eq!(
+    ///     params.get::<Retry>("retry").unwrap_err().to_string(),
+    ///     "param \"retry\": invalid value: integer `-1`, expected u32"
+    /// );
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`crate::ErrorKind::InvalidParams`] naming `key`, with serde's message, when the value
+    /// is not a `T`.
+    pub fn get<T: DeserializeOwned>(&mut self, key: &'static str) -> Result<Option<T>, CodecError> {
+        let Some(value) = self.value(key) else {
+            return Ok(None);
+        };
+        read(value)
+            .map(Some)
+            .map_err(|err| CodecError::invalid_param(key, err.to_string()))
+    }
+
     /// One string out of a fixed set.
     ///
     /// # Errors
@@ -234,6 +381,99 @@ fn quoted_list(items: &[&str]) -> String {
         .map(|item| format!("\"{item}\""))
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// A param's value as serde reads it into a codec's own type. The host's JSON keeps a number's
+/// text as written (`1.50`), which serde_json would offer that type as a map, and report as
+/// "invalid number"; here a number is the `u64`, `i64` or `f64` it reads as, so serde's errors
+/// show it (``invalid value: integer `-1`, expected u32``).
+#[derive(Clone, Copy)]
+struct Plain<'a>(&'a Value);
+
+impl<'de> de::Deserializer<'de> for Plain<'_> {
+    type Error = de::value::Error;
+
+    fn deserialize_any<V: de::Visitor<'de>>(self, visitor: V) -> Result<V::Value, Self::Error> {
+        match self.0 {
+            Value::Null => visitor.visit_unit(),
+            Value::Bool(b) => visitor.visit_bool(*b),
+            Value::Number(n) => match (n.as_u64(), n.as_i64(), n.as_f64()) {
+                (Some(u), _, _) => visitor.visit_u64(u),
+                (None, Some(i), _) => visitor.visit_i64(i),
+                (None, None, Some(f)) if f.is_finite() => visitor.visit_f64(f),
+                _ => visitor.visit_str(&n.to_string()),
+            },
+            Value::String(text) => visitor.visit_str(text),
+            Value::Array(items) => {
+                let mut seq = de::value::SeqDeserializer::new(items.iter().map(Plain));
+                let value = visitor.visit_seq(&mut seq)?;
+                seq.end()?;
+                Ok(value)
+            }
+            Value::Object(members) => {
+                let mut map = de::value::MapDeserializer::new(
+                    members
+                        .iter()
+                        .map(|(name, member)| (name.as_str(), Plain(member))),
+                );
+                let value = visitor.visit_map(&mut map)?;
+                map.end()?;
+                Ok(value)
+            }
+        }
+    }
+
+    fn deserialize_option<V: de::Visitor<'de>>(self, visitor: V) -> Result<V::Value, Self::Error> {
+        match self.0 {
+            Value::Null => visitor.visit_none(),
+            _ => visitor.visit_some(self),
+        }
+    }
+
+    fn deserialize_newtype_struct<V: de::Visitor<'de>>(
+        self,
+        _name: &'static str,
+        visitor: V,
+    ) -> Result<V::Value, Self::Error> {
+        visitor.visit_newtype_struct(self)
+    }
+
+    fn deserialize_enum<V: de::Visitor<'de>>(
+        self,
+        _name: &'static str,
+        _variants: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, Self::Error> {
+        match self.0 {
+            Value::String(text) => visitor.visit_enum(text.as_str().into_deserializer()),
+            Value::Object(members) => visitor.visit_enum(de::value::MapAccessDeserializer::new(
+                de::value::MapDeserializer::new(
+                    members
+                        .iter()
+                        .map(|(name, member)| (name.as_str(), Plain(member))),
+                ),
+            )),
+            _ => self.deserialize_any(visitor),
+        }
+    }
+
+    serde::forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf
+        unit unit_struct seq tuple tuple_struct map struct identifier ignored_any
+    }
+}
+
+impl<'de> IntoDeserializer<'de, de::value::Error> for Plain<'_> {
+    type Deserializer = Self;
+
+    fn into_deserializer(self) -> Self {
+        self
+    }
+}
+
+/// Reads `value` as a `T`.
+fn read<T: DeserializeOwned>(value: &Value) -> Result<T, de::value::Error> {
+    T::deserialize(Plain(value))
 }
 
 fn type_name(value: &Value) -> &'static str {
@@ -347,6 +587,57 @@ mod tests {
             err.to_string(),
             "param \"x\": unknown key (this codec takes no params)"
         );
+    }
+
+    #[test]
+    fn typed_getters_name_the_key_and_what_was_given() {
+        let p = || params(r#"{"s": 1, "l": "x", "i": 1.5, "t": {"n": "2"}}"#);
+        let cases = [
+            (
+                p().string("s", "").unwrap_err(),
+                "param \"s\": expected a string, got a number (1)",
+            ),
+            (
+                p().list::<String>("l").unwrap_err(),
+                "param \"l\": expected a list, got a string (\"x\")",
+            ),
+            (
+                p().i64("i", 0).unwrap_err(),
+                "param \"i\": expected an integer, got a number (1.5)",
+            ),
+            (
+                p().get::<std::collections::BTreeMap<String, u8>>("t")
+                    .unwrap_err(),
+                "param \"t\": invalid type: string \"2\", expected u8",
+            ),
+        ];
+        for (err, expected) in cases {
+            assert_eq!(err.to_string(), expected);
+        }
+    }
+
+    /// A number whose text is not the shortest form of its value (`1.50`, `1e2`) reaches a
+    /// codec's own type as that value, not as serde_json's arbitrary-precision map.
+    #[test]
+    fn numbers_as_written_read_as_their_values() {
+        #[derive(Debug, PartialEq, serde::Deserialize)]
+        #[serde(untagged)]
+        enum Limit {
+            Count(u64),
+            Ratio(f64),
+        }
+        let mut p = params(r#"{"f": 1.50, "e": 1e2, "v": [2.50, -3, 7], "n": -1}"#);
+        assert_eq!(p.get::<Limit>("f").unwrap(), Some(Limit::Ratio(1.5)));
+        assert_eq!(p.get::<Limit>("e").unwrap(), Some(Limit::Ratio(100.0)));
+        assert_eq!(
+            p.list::<Limit>("v").unwrap(),
+            [Limit::Ratio(2.5), Limit::Ratio(-3.0), Limit::Count(7)]
+        );
+        assert_eq!(
+            p.get::<u32>("n").unwrap_err().to_string(),
+            "param \"n\": invalid value: integer `-1`, expected u32"
+        );
+        p.finish().unwrap();
     }
 
     #[test]

@@ -210,6 +210,43 @@ pub fn check(codec: &dyn DynCodec, input: &str) -> Result<(), Violation> {
     Contract::new(codec).check(input)
 }
 
+/// Checks `codec`'s contract on every input (see [`Contract`]), collecting every violation
+/// rather than stopping at the first: a test's one assertion over a whole folder of inputs.
+///
+/// # Errors
+///
+/// Every [`Violation`] found, each with the name of its input, in the inputs' order.
+///
+/// # Examples
+///
+/// ```
+/// use parrot_codec_api::{Params, build};
+///
+/// let codec: parrot_codecs::Toon = build(Params::empty()).unwrap();
+/// let inputs = [("rows", r#"[{"a": 1}, {"a": 2}]"#), ("text", "not JSON")];
+/// parrot_codec_test::check_all(&codec, inputs).unwrap();
+/// ```
+pub fn check_all<'i, N: fmt::Display>(
+    codec: &dyn DynCodec,
+    inputs: impl IntoIterator<Item = (N, &'i str)>,
+) -> Result<(), Vec<(String, Violation)>> {
+    let contract = Contract::new(codec);
+    let violations: Vec<(String, Violation)> = inputs
+        .into_iter()
+        .filter_map(|(name, input)| {
+            contract
+                .check(input)
+                .err()
+                .map(|violation| (name.to_string(), violation))
+        })
+        .collect();
+    if violations.is_empty() {
+        Ok(())
+    } else {
+        Err(violations)
+    }
+}
+
 /// [`check`], panicking with the violation's message: for tests and fuzz targets.
 ///
 /// # Panics
@@ -306,7 +343,7 @@ pub enum Rule {
     )]
     NotJson,
     /// A lossless outcome the codec cannot expand.
-    #[error("a lossless outcome has no inverse (set Codec::EXPANDS and implement expand): {error}")]
+    #[error("a lossless outcome has no inverse (declare one with Codec::INVERSE): {error}")]
     NoInverse {
         /// Why expanding failed.
         error: String,
@@ -372,7 +409,11 @@ mod tests {
         for Marker<EXPANDS, TEXT_OUTPUT, NULLS>
     {
         const NAME: &'static str = "fake";
-        const EXPANDS: bool = EXPANDS;
+        const INVERSE: Option<parrot_codec_api::Inverse<Self>> = if EXPANDS {
+            Some(|_, payload| Ok(payload.to_owned()))
+        } else {
+            None
+        };
         const TEXT_OUTPUT: bool = TEXT_OUTPUT;
         const NULL_MEMBERS_ABSENT: bool = NULLS;
 

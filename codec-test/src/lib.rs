@@ -1,11 +1,12 @@
 //! Test support for parrot-compress codec authors: the codec contract, checked on any input,
-//! and plugin packages laid out for tests that load a plugin through the host.
+//! a codec run through the host's stage in-process, and plugin packages laid out for tests that
+//! load a plugin through the host.
 //!
 //! Add it as a dev-dependency beside `parrot-codec-api`:
 //!
 //! ```toml
 //! [dev-dependencies]
-//! parrot-codec-test = "0.1"
+//! parrot-codec-test = { git = "https://github.com/parrot-compress/parrot-compress" }
 //! ```
 //!
 //! # Checking a codec
@@ -21,7 +22,7 @@
 //! Run it over every input your tests have: real tool results, edge cases, fuzzer finds.
 //!
 //! ```
-//! use parrot_codec_api::{Codec, CodecError, Level, Outcome, Params, Payload};
+//! use parrot_codec_api::{Codec, CodecError, Inverse, Level, Outcome, Params, Payload};
 //! use parrot_codec_test::{Rule, check};
 //!
 //! /// Writes every run of four spaces as a tab (lossless: the text had no tab).
@@ -30,9 +31,15 @@
 //!     inverse: bool,
 //! }
 //!
+//! impl Tabs {
+//!     fn expand(&self, payload: &str) -> Result<String, CodecError> {
+//!         Ok(if self.inverse { payload.replace('\t', "    ") } else { payload.to_owned() })
+//!     }
+//! }
+//!
 //! impl Codec for Tabs {
 //!     const NAME: &'static str = "tabs";
-//!     const EXPANDS: bool = true;
+//!     const INVERSE: Option<Inverse<Self>> = Some(Self::expand);
 //!
 //!     fn new(_: &mut Params) -> Result<Self, CodecError> {
 //!         Ok(Tabs { inverse: true })
@@ -40,15 +47,11 @@
 //!
 //!     fn compress(&self, payload: Payload<'_>, level: Level) -> Result<Outcome, CodecError> {
 //!         let text = payload.text();
-//!         if payload.is_json() || level == Level::None || text.contains('\t') {
+//!         if payload.is_json() || !level.allows_change() || text.contains('\t') {
 //!             return Ok(Outcome::Unchanged);
 //!         }
 //!         let out = text.replace("    ", "\t");
 //!         Ok(if out.len() < text.len() { Outcome::lossless(out) } else { Outcome::Unchanged })
-//!     }
-//!
-//!     fn expand(&self, payload: &str) -> Result<String, CodecError> {
-//!         Ok(if self.inverse { payload.replace('\t', "    ") } else { payload.to_owned() })
 //!     }
 //! }
 //!
@@ -105,22 +108,32 @@
 //! # }
 //! ```
 //!
-//! When the plugin crate is a dev-dependency of the test's package (`crate-type = ["cdylib",
-//! "rlib"]`), cargo builds its library with the test and [`cdylib`] finds it without
-//! [`build_plugins`]. A build run from a test should resolve the same features as the test
-//! run, or it builds crates again: see [`Cargo`].
-//!
-//! One test binary links at most one plugin crate as an `rlib`: each plugin exports the same
-//! root-module symbol, so a second one fails to link. To check the codecs of several plugins in
+//! When the plugin crate is a dev-dependency of the test's package, cargo builds its `cdylib`
+//! with the test and [`cdylib`] finds it without [`build_plugins`]; the plugin needs no `rlib`
+//! for that, and should have none (each plugin exports the same root-module symbol, so a test
+//! binary linking two plugin `rlib`s fails to link). To check the codecs of several plugins in
 //! one binary, load their cdylibs through a host and check the codecs it hands out
-//! (`DynCodec`s, like any other).
+//! (`DynCodec`s, like any other). A build run from a test should resolve the same features as
+//! the test run, or it builds crates again: see [`Cargo`].
+//!
+//! # Running a codec through the stage
+//!
+//! Between the contract (the codec alone) and a loaded package (the library across the
+//! boundary) sits [`Stage`]: the host's real stage run in-process on the codec, with a memory
+//! tee store and no library to build. It shows what the stage makes of the codec's outcomes —
+//! the no-gain rule on bytes and tokens, a lossless claim verified through the inverse, a lossy
+//! outcome stored and pointed to — as [`stage`] in one call:
+//! `parrot_codec_test::stage::<MyCodec>(payload, Level::Normal)?`.
 #![forbid(unsafe_code)]
 
 mod contract;
 mod json;
 mod package;
+mod stage;
 
-pub use contract::{Contract, Rule, Violation, assert_contract, check};
+pub use contract::{Contract, Rule, Violation, assert_contract, check, check_all};
 pub use package::{
-    Cargo, Error, Package, build_plugins, cdylib, library_file_name, plugin_manifest, profile_dir,
+    Cargo, Error, Package, build_plugins, cdylib, inputs, library_file_name, plugin_manifest,
+    profile_dir,
 };
+pub use stage::{Stage, stage};

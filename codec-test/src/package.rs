@@ -39,6 +39,9 @@ pub enum Error {
         /// The paths looked at.
         searched: Vec<PathBuf>,
     },
+    /// The host refused the configuration of a [`crate::Stage`].
+    #[error("the host refused the stage's configuration: {0}")]
+    Host(#[source] Box<parrot_host::BuildError>),
     /// The running executable is not where cargo puts tests and benchmarks.
     #[error(
         "{}: not a test or benchmark executable inside a cargo target folder (target/<profile>/deps)",
@@ -214,6 +217,51 @@ pub fn profile_dir() -> Result<PathBuf, Error> {
     dir.filter(|dir| dir.parent().is_some())
         .map(Path::to_path_buf)
         .ok_or(Error::NoTargetFolder { exe })
+}
+
+/// Every `.json` and `.txt` file directly in `dir`, as `(file name, text)` sorted by name:
+/// real tool results to hold a codec to its contract on ([`crate::check_all`]).
+///
+/// # Examples
+///
+/// ```
+/// let corpus = concat!(env!("CARGO_MANIFEST_DIR"), "/../corpus");
+/// let inputs = parrot_codec_test::inputs(corpus).unwrap();
+/// assert!(inputs.iter().any(|(name, _)| name == "build-log.txt"));
+/// ```
+///
+/// # Errors
+///
+/// [`Error::Io`] naming the folder or the file that cannot be read (a file that is not UTF-8
+/// included).
+pub fn inputs(dir: impl AsRef<Path>) -> Result<Vec<(String, String)>, Error> {
+    let dir = dir.as_ref();
+    let io = |path: &Path, action| {
+        let path = path.to_path_buf();
+        move |source| Error::Io {
+            path,
+            action,
+            source,
+        }
+    };
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).map_err(io(dir, "list the inputs in"))? {
+        let path = entry.map_err(io(dir, "list the inputs in"))?.path();
+        if !path
+            .extension()
+            .is_some_and(|ext| ext == "json" || ext == "txt")
+        {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).map_err(io(&path, "read the input"))?;
+        let name = path
+            .file_name()
+            .map(|name| name.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        files.push((name, text));
+    }
+    files.sort();
+    Ok(files)
 }
 
 /// The built plugin library (`cdylib`) of the crate `crate_name` (with underscores,

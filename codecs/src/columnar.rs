@@ -69,7 +69,7 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 use std::hash::{BuildHasher as _, Hasher as _};
 
-use parrot_codec_api::{Codec, CodecError, Level, Outcome, Params, Payload};
+use parrot_codec_api::{Codec, CodecError, Inverse, Level, Outcome, Params, Payload};
 
 use crate::Transformed;
 use crate::clip;
@@ -118,7 +118,7 @@ impl Columnar {
     /// The transform of CONTRACT §2.3, before the no-gain rule: `None` when the payload passes
     /// through.
     fn transform(&self, text: &str, level: Level) -> Option<Transformed> {
-        if level == Level::None {
+        if !level.allows_change() {
             return None;
         }
         // At minimal a nested value means passthrough: stop reading there.
@@ -171,9 +171,22 @@ impl Columnar {
     }
 }
 
+impl Columnar {
+    /// Rebuilds the rows of a lossless table: each row an object of its cells (in column
+    /// order) and the constants. A query-result object gets its `rows` back in place. The text
+    /// comes out compact.
+    ///
+    /// # Errors
+    ///
+    /// [`CodecError`] of kind `InvalidInput` when `payload` is not an outcome of this codec.
+    pub fn expand(&self, payload: &str) -> Result<String, CodecError> {
+        expand(payload)
+    }
+}
+
 impl Codec for Columnar {
     const NAME: &'static str = "columnar";
-    const EXPANDS: bool = true;
+    const INVERSE: Option<Inverse<Self>> = Some(Self::expand);
 
     fn new(params: &mut Params) -> Result<Self, CodecError> {
         let min_rows = params.positive("min_rows", 20)?;
@@ -200,13 +213,6 @@ impl Codec for Columnar {
         }
         let text = payload.text();
         Ok(Transformed::outcome(self.transform(text, level), text))
-    }
-
-    /// Rebuilds the rows of a lossless table: each row an object of its cells (in column
-    /// order) and the constants. A query-result object gets its `rows` back in place. The text
-    /// comes out compact.
-    fn expand(&self, payload: &str) -> Result<String, CodecError> {
-        expand(payload)
     }
 }
 

@@ -66,7 +66,7 @@
 //! );
 //! ```
 
-use parrot_codec_api::{Codec, CodecError, Level, Outcome, Params, Payload};
+use parrot_codec_api::{Codec, CodecError, Inverse, Level, Outcome, Params, Payload};
 
 use crate::Transformed;
 use crate::clip;
@@ -114,11 +114,13 @@ impl JsonCompact {
     /// The transform of CONTRACT §2.2, before the no-gain rule: `None` when the payload passes
     /// through (refused, not invertible at `minimal`, or already in its compact form).
     fn transform(&self, text: &str, level: Level) -> Option<Transformed> {
+        if !level.allows_change() {
+            return None;
+        }
         let (clip, omit) = match level {
-            Level::None => return None,
-            Level::Minimal => (0, 0),
-            Level::Normal => (self.max_string_chars, 0),
             Level::Aggressive => (self.max_string_chars, self.max_array_items),
+            Level::Normal => (self.max_string_chars, 0),
+            Level::Minimal | Level::None => (0, 0),
         };
         let settings = Settings {
             elide_nulls: self.elide_nulls,
@@ -147,9 +149,22 @@ impl JsonCompact {
     }
 }
 
+impl JsonCompact {
+    /// Rebuilds the input of a lossless outcome: every array element that is an object with
+    /// exactly the members `_repeat` (a positive integer N) and `_value` becomes N copies of
+    /// the (expanded) value. The text comes out compact.
+    ///
+    /// # Errors
+    ///
+    /// [`CodecError`] of kind `InvalidInput` when `payload` is not an outcome of this codec.
+    pub fn expand(&self, payload: &str) -> Result<String, CodecError> {
+        expand(payload)
+    }
+}
+
 impl Codec for JsonCompact {
     const NAME: &'static str = "json_compact";
-    const EXPANDS: bool = true;
+    const INVERSE: Option<Inverse<Self>> = Some(Self::expand);
     // Null-member elision is lossless by the contract (CONTRACT §2.1).
     const NULL_MEMBERS_ABSENT: bool = true;
 
@@ -168,13 +183,6 @@ impl Codec for JsonCompact {
         }
         let text = payload.text();
         Ok(Transformed::outcome(self.transform(text, level), text))
-    }
-
-    /// Rebuilds the input of a lossless outcome: every array element that is an object with
-    /// exactly the members `_repeat` (a positive integer N) and `_value` becomes N copies of
-    /// the (expanded) value. The text comes out compact.
-    fn expand(&self, payload: &str) -> Result<String, CodecError> {
-        expand(payload)
     }
 }
 

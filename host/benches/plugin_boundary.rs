@@ -1,13 +1,22 @@
-//! The cost of the plugin boundary: `line_dedup` called in-process (linked as an rlib) against
-//! the same codec loaded from its cdylib through the host, on a 10 KB build log.
+//! The cost of the plugin boundary: `line_dedup` called in-process (its source compiled into
+//! this benchmark) against the same codec loaded from its cdylib through the host, on a 10 KB
+//! build log.
 //!
 //! `cargo bench -p parrot-host --bench plugin_boundary`. Target: ≤ 5% at 10 KB.
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use parrot_codec_api::{Params, Payload};
-use parrot_plugin_line_dedup::LineDedup;
 
 mod support;
+
+// The plugin is a cdylib alone, as a plugin template should be: its source, compiled here, is
+// the in-process side. The root module it exports is this binary's, never looked up; its
+// tests, compiled when cargo checks the benchmarks, are run by its own crate.
+#[allow(unused)]
+#[path = "../../plugins/line-dedup/src/lib.rs"]
+mod line_dedup;
+
+use line_dedup::LineDedup;
 
 /// A deterministic 10 KB build log with runs of repeated lines.
 fn log_10kb() -> String {

@@ -5,6 +5,7 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use parrot_codec_api::{Codec, CodecMeta, DynCodec};
 use serde_json::Map;
 
 use crate::budget::{BreakerConfig, Budgets, Clock, SystemClock};
@@ -16,7 +17,7 @@ use crate::manifest::CORE_MANIFEST_NAME;
 use crate::observe::Observer;
 use crate::pipeline::{Settings, Stage, Verification};
 use crate::plugins;
-use crate::registry::Registry;
+use crate::registry::{BuildCodec, Registry};
 use crate::tee::TeeStore;
 use crate::tokens::{TokenCounter, Tokenizer};
 
@@ -76,6 +77,7 @@ pub struct HostBuilder {
     verification: Option<Verification>,
     retrieval_limit_tokens: Option<usize>,
     recovery_max_chars: Option<usize>,
+    codecs: Vec<(CodecMeta, BuildCodec)>,
 }
 
 impl std::fmt::Debug for HostBuilder {
@@ -98,6 +100,46 @@ impl Host {
 }
 
 impl HostBuilder {
+    /// Registers codec `C` in-process, beside the built-ins: a manifest entry chooses it by its
+    /// [`Codec::NAME`] like any other. The stage treats it as a plugin's codec (its lossless
+    /// outcomes are verified through its inverse, and its output for a JSON payload must be
+    /// JSON unless it declares text output), so a codec author can run it through the real
+    /// stage without building a library; `parrot-codec-test`'s `Stage` does.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use parrot_codec_api::{Codec, CodecError, Level, Outcome, Params, Payload};
+    /// use parrot_host::{Host, Origin};
+    ///
+    /// struct Upper;
+    ///
+    /// impl Codec for Upper {
+    ///     const NAME: &'static str = "upper";
+    ///     fn new(_: &mut Params) -> Result<Self, CodecError> {
+    ///         Ok(Upper)
+    ///     }
+    ///     fn compress(&self, _: Payload<'_>, _: Level) -> Result<Outcome, CodecError> {
+    ///         Ok(Outcome::Unchanged)
+    ///     }
+    /// }
+    ///
+    /// let dir = std::env::temp_dir().join("parrot-doc-codec");
+    /// std::fs::create_dir_all(&dir).unwrap();
+    /// let host = Host::builder().project(&dir).plugin_path(None).codec::<Upper>().build().unwrap();
+    /// assert_eq!(host.registry().get("upper").unwrap().origin, Origin::InProcess);
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`HostBuilder::build`] fails with [`LoadError::DuplicateCodec`] when another source
+    /// provides a codec of the same name.
+    pub fn codec<C: Codec>(&mut self) -> &mut Self {
+        self.codecs
+            .push((CodecMeta::of::<C>(), build_in_process::<C>));
+        self
+    }
+
     /// The project root (default: the current directory). Its manifest is
     /// `<project>/.parrot/compressors.toml`; its own plugin source `<project>/.parrot/plugins`
     /// (read only when trusted: [`HostBuilder::trust_project_plugins`]).
@@ -308,6 +350,9 @@ impl HostBuilder {
         };
 
         let mut registry = Registry::with_builtins();
+        for &(meta, build) in &self.codecs {
+            registry.add_in_process(meta, build, &mut errors);
+        }
         plugins::load_all(&manifests, &mut registry, &mut errors);
         let tokenizer: Arc<dyn TokenCounter> = self
             .tokenizer
@@ -362,6 +407,12 @@ impl HostBuilder {
         };
         Stage::new(settings, tokenizer, &self.observers)
     }
+}
+
+fn build_in_process<C: Codec>(
+    params: parrot_codec_api::Params,
+) -> Result<Box<dyn DynCodec>, parrot_codec_api::CodecError> {
+    Ok(Box::new(parrot_codec_api::build::<C>(params)?))
 }
 
 #[cfg(test)]

@@ -26,6 +26,9 @@ pub(crate) const AUTO: &str = "auto";
 pub enum Origin {
     /// Compiled into the host.
     Builtin,
+    /// Given to the builder in-process ([`crate::HostBuilder::codec`]): treated as a plugin's
+    /// codec by the stage (its lossless outcomes verified), without a library.
+    InProcess,
     /// Provided by a plugin library.
     Plugin {
         /// The library's canonical path.
@@ -39,6 +42,7 @@ impl fmt::Display for Origin {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Origin::Builtin => f.write_str("built-in"),
+            Origin::InProcess => f.write_str("in-process (HostBuilder::codec)"),
             Origin::Plugin { library, manifest } => {
                 write!(f, "{} (package {})", library.display(), manifest.display())
             }
@@ -57,9 +61,13 @@ pub struct CodecInfo {
     pub interface_version: String,
 }
 
+/// Builds a codec given in-process from a manifest entry's params.
+pub(crate) type BuildCodec = fn(Params) -> Result<Box<dyn DynCodec>, CodecError>;
+
 #[derive(Clone, Copy)]
 enum Provider {
     Builtin(&'static Builtin),
+    InProcess(BuildCodec),
     Plugin(Library),
 }
 
@@ -91,6 +99,39 @@ impl Registry {
             })
             .collect();
         Registry { codecs }
+    }
+
+    /// Adds a codec given in-process ([`crate::HostBuilder::codec`]). A name already
+    /// registered is an error naming both providers.
+    pub(crate) fn add_in_process(
+        &mut self,
+        meta: CodecMeta,
+        build: BuildCodec,
+        errors: &mut Vec<Error>,
+    ) {
+        let name = meta.name();
+        let first = match self.codecs.get(name) {
+            Some((existing, _)) => Some(existing.origin.to_string()),
+            None if name == AUTO => Some(Origin::Builtin.to_string()),
+            None => None,
+        };
+        if let Some(first) = first {
+            errors.push(
+                LoadError::DuplicateCodec {
+                    codec: name.to_owned(),
+                    first,
+                    second: Origin::InProcess.to_string(),
+                }
+                .into(),
+            );
+            return;
+        }
+        let info = CodecInfo {
+            meta,
+            origin: Origin::InProcess,
+            interface_version: INTERFACE_VERSION.to_owned(),
+        };
+        self.codecs.insert(name, (info, Provider::InProcess(build)));
     }
 
     /// Adds every codec of a loaded library. A name already registered is an error naming
@@ -177,7 +218,9 @@ impl Registry {
             ));
         };
         match provider {
-            Provider::Builtin(builtin) => (builtin.build)(Params::from_map(params)).map(Arc::from),
+            Provider::Builtin(Builtin { build, .. }) | Provider::InProcess(build) => {
+                build(Params::from_json(&Value::Object(params).to_string())?).map(Arc::from)
+            }
             Provider::Plugin(library) => {
                 let json = Value::Object(params).to_string();
                 let inner = (library.module.new_codec())(RStr::from(name), RStr::from(&*json))

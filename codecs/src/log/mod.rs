@@ -173,7 +173,6 @@
 //! ```
 
 use parrot_codec_api::{Codec, CodecError, Level, Outcome, Params, Payload};
-use serde_json::Value;
 
 mod cut;
 mod fold;
@@ -270,27 +269,21 @@ impl Log {
 /// The `failure_patterns` param: a list of non-empty single-line strings.
 fn failure_patterns(params: &mut Params) -> Result<Vec<String>, CodecError> {
     const KEY: &str = "failure_patterns";
-    let Some(value) = params.value(KEY) else {
-        return Ok(Vec::new());
-    };
-    let bad = |message: String| CodecError::invalid_param(KEY, message);
-    let Value::Array(items) = value else {
-        return Err(bad(format!("expected a list of strings, got {value}")));
-    };
-    items
-        .iter()
-        .enumerate()
-        .map(|(i, item)| match item {
-            Value::String(text) if text.is_empty() => Err(bad(format!(
+    let patterns: Vec<String> = params.list(KEY)?;
+    let bad = |message: String| Err(CodecError::invalid_param(KEY, message));
+    for (i, text) in patterns.iter().enumerate() {
+        if text.is_empty() {
+            return bad(format!(
                 "item {i} is an empty string, which would match every line"
-            ))),
-            Value::String(text) if text.contains(['\n', '\r']) => Err(bad(format!(
-                "item {i} ({item}) holds a line break; patterns match within one line"
-            ))),
-            Value::String(text) => Ok(text.clone()),
-            other => Err(bad(format!("item {i} is not a string: {other}"))),
-        })
-        .collect()
+            ));
+        }
+        if text.contains(['\n', '\r']) {
+            return bad(format!(
+                "item {i} ({text:?}) holds a line break; patterns match within one line"
+            ));
+        }
+    }
+    Ok(patterns)
 }
 
 inventory::submit! { crate::Builtin::of::<Log>() }

@@ -52,7 +52,7 @@ mod encode;
 mod hoist;
 mod stream;
 
-use parrot_codec_api::{Codec, CodecError, Level, Outcome, Params, Payload};
+use parrot_codec_api::{Codec, CodecError, Inverse, Level, Outcome, Params, Payload};
 use parrot_json::{Str, Value};
 
 /// Whether the JSON number `text` is outside the range of a double (it would read as infinity):
@@ -135,9 +135,34 @@ pub struct Toon {
     hoist: bool,
 }
 
+impl Toon {
+    /// Rebuilds the JSON of a lossless outcome from its TOON, compact.
+    ///
+    /// # Errors
+    ///
+    /// [`CodecError`] of kind `InvalidInput` naming what cannot be read when `payload` is not
+    /// TOON this codec wrote.
+    pub fn expand(&self, payload: &str) -> Result<String, CodecError> {
+        let toon = payload;
+        if let Some(json) = decode::expand(toon, self.hoist) {
+            return Ok(json);
+        }
+        let value =
+            decode::decode(toon).map_err(|err| CodecError::invalid_input(err.to_string()))?;
+        let value = if self.hoist {
+            hoist::unhoist(value)
+        } else {
+            value
+        };
+        let mut out = String::with_capacity(toon.len() * 2);
+        value.write(&mut out);
+        Ok(out)
+    }
+}
+
 impl Codec for Toon {
     const NAME: &'static str = "toon";
-    const EXPANDS: bool = true;
+    const INVERSE: Option<Inverse<Self>> = Some(Self::expand);
     const TEXT_OUTPUT: bool = true;
 
     fn new(params: &mut Params) -> Result<Self, CodecError> {
@@ -147,7 +172,7 @@ impl Codec for Toon {
     }
 
     fn compress(&self, payload: Payload<'_>, level: Level) -> Result<Outcome, CodecError> {
-        if !payload.is_json() || level == Level::None {
+        if !payload.is_json() || !level.allows_change() {
             return Ok(Outcome::Unchanged);
         }
         let input = payload.text();
@@ -178,23 +203,6 @@ impl Codec for Toon {
         } else {
             Outcome::Unchanged
         })
-    }
-
-    fn expand(&self, payload: &str) -> Result<String, CodecError> {
-        let toon = payload;
-        if let Some(json) = decode::expand(toon, self.hoist) {
-            return Ok(json);
-        }
-        let value =
-            decode::decode(toon).map_err(|err| CodecError::invalid_input(err.to_string()))?;
-        let value = if self.hoist {
-            hoist::unhoist(value)
-        } else {
-            value
-        };
-        let mut out = String::with_capacity(toon.len() * 2);
-        value.write(&mut out);
-        Ok(out)
     }
 }
 

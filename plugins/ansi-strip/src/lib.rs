@@ -109,6 +109,9 @@ fn collapse_redraws(text: &str) -> String {
 parrot_codec_api::export_codecs!(AnsiStrip);
 
 #[cfg(test)]
+mod contract;
+
+#[cfg(test)]
 mod tests {
     use super::*;
     use parrot_codec_api::build;

@@ -27,7 +27,7 @@
 use std::borrow::Cow;
 use std::collections::HashSet;
 
-use parrot_codec_api::{Codec, CodecError, Level, Outcome, Params, Payload};
+use parrot_codec_api::{Codec, CodecError, Inverse, Level, Outcome, Params, Payload};
 use parrot_json::Value;
 
 /// Writes arrays of flat objects as CSV; see the module documentation.
@@ -35,7 +35,7 @@ pub struct CsvRows;
 
 impl Codec for CsvRows {
     const NAME: &'static str = "csv_rows";
-    const EXPANDS: bool = true;
+    const INVERSE: Option<Inverse<Self>> = Some(Self::expand);
     const TEXT_OUTPUT: bool = true;
 
     fn new(_params: &mut Params) -> Result<Self, CodecError> {
@@ -43,7 +43,7 @@ impl Codec for CsvRows {
     }
 
     fn compress(&self, payload: Payload<'_>, level: Level) -> Result<Outcome, CodecError> {
-        if !payload.is_json() || level == Level::None {
+        if !payload.is_json() || !level.allows_change() {
             return Ok(Outcome::Unchanged);
         }
         let input = payload.text();
@@ -52,7 +52,10 @@ impl Codec for CsvRows {
             _ => Outcome::Unchanged,
         })
     }
+}
 
+impl CsvRows {
+    /// The inverse: the rows back as compact JSON.
     fn expand(&self, payload: &str) -> Result<String, CodecError> {
         decode(payload)
     }

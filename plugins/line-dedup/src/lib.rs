@@ -6,7 +6,7 @@
 //! is never ambiguous. JSON payloads pass through.
 #![forbid(unsafe_code)]
 
-use parrot_codec_api::{Codec, CodecError, Level, Outcome, Params, Payload};
+use parrot_codec_api::{Codec, CodecError, Inverse, Level, Outcome, Params, Payload};
 
 const MARKER_HEAD: &str = "[... previous line repeated ";
 const MARKER_TAIL: &str = " more times ...]";
@@ -32,9 +32,32 @@ pub struct LineDedup {
     min_run: usize,
 }
 
+impl LineDedup {
+    /// The inverse: every marker line becomes the line before it, repeated.
+    ///
+    /// # Errors
+    ///
+    /// [`CodecError`] of kind `InvalidInput` for a marker with no line before it.
+    pub fn expand(&self, payload: &str) -> Result<String, CodecError> {
+        let mut out: Vec<&str> = Vec::new();
+        for line in payload.split('\n') {
+            match marker_count(line) {
+                Some(count) => {
+                    let previous = *out.last().ok_or_else(|| {
+                        CodecError::invalid_input("a repeat marker with no line before it")
+                    })?;
+                    out.extend(std::iter::repeat_n(previous, count));
+                }
+                None => out.push(line),
+            }
+        }
+        Ok(out.join("\n"))
+    }
+}
+
 impl Codec for LineDedup {
     const NAME: &'static str = "line_dedup";
-    const EXPANDS: bool = true;
+    const INVERSE: Option<Inverse<Self>> = Some(Self::expand);
 
     fn new(params: &mut Params) -> Result<Self, CodecError> {
         let min_run = params.usize("min_run", 3)?;
@@ -49,7 +72,7 @@ impl Codec for LineDedup {
 
     fn compress(&self, payload: Payload<'_>, level: Level) -> Result<Outcome, CodecError> {
         let text = payload.text();
-        if payload.is_json() || level == Level::None || text.lines().any(is_marker) {
+        if payload.is_json() || !level.allows_change() || text.lines().any(is_marker) {
             return Ok(Outcome::Unchanged);
         }
         let mut out = String::with_capacity(text.len());
@@ -88,22 +111,6 @@ impl Codec for LineDedup {
             Outcome::Unchanged
         })
     }
-
-    fn expand(&self, payload: &str) -> Result<String, CodecError> {
-        let mut out: Vec<&str> = Vec::new();
-        for line in payload.split('\n') {
-            match marker_count(line) {
-                Some(count) => {
-                    let previous = *out.last().ok_or_else(|| {
-                        CodecError::invalid_input("a repeat marker with no line before it")
-                    })?;
-                    out.extend(std::iter::repeat_n(previous, count));
-                }
-                None => out.push(line),
-            }
-        }
-        Ok(out.join("\n"))
-    }
 }
 
 fn is_marker(line: &str) -> bool {
@@ -118,6 +125,9 @@ fn marker_count(line: &str) -> Option<usize> {
 }
 
 parrot_codec_api::export_codecs!(LineDedup);
+
+#[cfg(test)]
+mod contract;
 
 #[cfg(test)]
 mod tests {

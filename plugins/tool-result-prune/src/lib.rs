@@ -159,20 +159,90 @@ fn splice(json: &str, span: Span, with: &str) -> String {
     [&json[..span.start], with, &json[span.end..]].concat()
 }
 
-/// `threshold_chars`: `Params::positive` would call `-5` "not a non-negative integer", which
-/// reads as if 0 were allowed.
+/// `threshold_chars`, whose error shows the value as written (`got -5`, `got "big"`), where
+/// `Params::positive` would name its type too.
 fn threshold(params: &mut Params) -> Result<usize, CodecError> {
     const KEY: &str = "threshold_chars";
-    match params.value(KEY) {
-        Some(value) if value.as_u64().is_none_or(|n| n == 0) => Err(CodecError::invalid_param(
+    match params.get::<Given>(KEY)? {
+        None => Ok(8192),
+        Some(Given::Count(n)) if n > 0 => usize::try_from(n).map_err(|_| {
+            CodecError::invalid_param(KEY, format!("{n} is too large for this machine"))
+        }),
+        Some(other) => Err(CodecError::invalid_param(
             KEY,
-            format!("expected a positive integer, got {value}"),
+            format!("expected a positive integer, got {other}"),
         )),
-        _ => params.positive(KEY, 8192),
+    }
+}
+
+/// A param's value of any type, shown as written.
+enum Given {
+    Count(u64),
+    Other(String),
+}
+
+impl std::fmt::Display for Given {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Given::Count(n) => write!(f, "{n}"),
+            Given::Other(text) => f.write_str(text),
+        }
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Given {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Given, D::Error> {
+        deserializer.deserialize_any(GivenVisitor)
+    }
+}
+
+struct GivenVisitor;
+
+impl<'de> serde::de::Visitor<'de> for GivenVisitor {
+    type Value = Given;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("any value")
+    }
+
+    fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<Given, E> {
+        Ok(Given::Other(v.to_string()))
+    }
+
+    fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Given, E> {
+        Ok(Given::Count(v))
+    }
+
+    fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Given, E> {
+        Ok(Given::Other(v.to_string()))
+    }
+
+    fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Given, E> {
+        Ok(Given::Other(v.to_string()))
+    }
+
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Given, E> {
+        Ok(Given::Other(parrot_json::encode_string(v)))
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Given, A::Error> {
+        while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+        Ok(Given::Other("a list".to_owned()))
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Given, A::Error> {
+        while map
+            .next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>()?
+            .is_some()
+        {}
+        Ok(Given::Other("a table".to_owned()))
     }
 }
 
 parrot_codec_api::export_codecs!(ToolResultPrune);
+
+#[cfg(test)]
+mod contract;
 
 #[cfg(test)]
 mod tests {
