@@ -290,7 +290,7 @@ fn printable(text: &str) -> std::borrow::Cow<'_, str> {
 /// Whether the kill switch (`PARROT_COMPRESSION_DISABLED=1`) is on. Read before anything
 /// else: with it on, no manifest, plugin or store is touched.
 fn killed() -> bool {
-    std::env::var_os(parrot_host::KILL_SWITCH_ENV).is_some_and(|v| v == "1")
+    parrot_host::kill_switch_from_env()
 }
 
 fn project_dir(cli: &Cli) -> PathBuf {
@@ -342,9 +342,11 @@ fn builder(
     }
     // A person who runs the command asked for the result: compress inline at any size.
     builder.inline_at_any_size(true);
-    // With the kill switch on nothing runs, so the store is not even opened (or created).
+    // Every command that processes calls decided the kill switch before building (`killed`):
+    // with it on, none builds a host, so the store is not even opened (or created).
+    builder.kill_switch(Some(false));
     if !cli.no_tee {
-        if store && !killed() {
+        if store {
             builder.tee_store(persistent_or_unavailable(cli)?);
         } else {
             builder.tee_store(Arc::new(MemoryTeeStore::new(1)));
@@ -591,7 +593,10 @@ fn compress(
     // so the tokenizer is loaded only if the no-gain rule needs it.
     let host = build(builder.report_tokens(with_meta))?;
     // A result with another status is always stored: its store is refused before the call.
-    if let Some(deferred) = deferred.as_ref().filter(|_| status != "success") {
+    if let Some(deferred) = deferred
+        .as_ref()
+        .filter(|_| parrot_host::Status::of(status) == parrot_host::Status::Failure)
+    {
         deferred.store();
         if let Some(reason) = deferred.refused() {
             return Err(Failure::runtime(reason));

@@ -138,8 +138,9 @@ use parrot_codec_api::{Codec, CodecError, DynCodec, Level, Outcome, Params, Payl
 use parrot_json::{JsonCheck, Member, Reader, Span};
 use serde_json::{Map, Value};
 
+use crate::facts::{Facts, Resolved};
 use crate::gauge::{Gauge, Tokens};
-use crate::registry::{Origin, Registry};
+use crate::registry::Registry;
 use crate::tokens::TokenCounter;
 
 mod kind;
@@ -181,13 +182,10 @@ impl Shape {
     }
 }
 
-/// One candidate codec, built with its params.
+/// One candidate codec, built with its params, its facts read once.
 struct Candidate {
     name: String,
-    codec: Arc<dyn DynCodec>,
-    builtin: bool,
-    /// A built-in that validates JSON in its own pass ([`Registry::validates_json`]).
-    validates_json: bool,
+    codec: Resolved,
 }
 
 /// The routing codec (see the module docs).
@@ -217,11 +215,10 @@ impl std::fmt::Debug for Auto {
 pub(crate) struct Part<'a> {
     /// The candidate that produced it.
     pub(crate) codec: &'a dyn DynCodec,
-    /// The candidate is built in (for the verification policy).
-    pub(crate) builtin: bool,
-    /// The candidate validates JSON in its own pass: its output for a JSON input vouches that
-    /// the input is JSON the check accepts (the fused pass, CONTRACT §4).
-    pub(crate) validates_json: bool,
+    /// Its facts: built in (for the verification policy), validating JSON in its own pass
+    /// (its output for a JSON input vouches that the input is JSON the check accepts: the
+    /// fused pass, CONTRACT §4), its inverse.
+    pub(crate) facts: &'a Facts,
     /// The kind of the part's input.
     pub(crate) kind: PayloadKind,
     /// The part's input (the payload itself, a JSON string's decoded text, a block's text).
@@ -390,14 +387,9 @@ impl Auto {
                         };
                         CodecError::invalid_param(key, err.message().to_owned())
                     })?;
-                    let builtin = registry
-                        .get(name)
-                        .is_some_and(|info| info.origin == Origin::Builtin);
                     let candidate = Arc::new(Candidate {
                         name: name.clone(),
-                        codec,
-                        builtin,
-                        validates_json: registry.validates_json(name),
+                        codec: Resolved::new(registry, name, codec),
                     });
                     built.push(Arc::clone(&candidate));
                     Ok(candidate)
@@ -507,9 +499,8 @@ impl Auto {
             text_output: won.text_output,
             codec: won.candidate.name.clone(),
             parts: vec![Part {
-                codec: &*won.candidate.codec,
-                builtin: won.candidate.builtin,
-                validates_json: won.candidate.validates_json,
+                codec: &*won.candidate.codec.codec,
+                facts: &won.candidate.codec.facts,
                 kind: won.kind,
                 input: won.input,
                 output,
@@ -669,7 +660,7 @@ impl Auto {
         input: Cow<'a, str>,
     ) -> Won<'a> {
         Won {
-            text_output: kind == PayloadKind::Text || candidate.codec.text_output(),
+            text_output: kind == PayloadKind::Text || candidate.codec.facts.text_output,
             candidate,
             output,
             lossy,
@@ -741,17 +732,16 @@ impl Auto {
             copied = span.end;
             lossy |= won.lossy;
             parts.push(Part {
-                codec: &*won.candidate.codec,
-                builtin: won.candidate.builtin,
-                validates_json: won.candidate.validates_json,
+                codec: &*won.candidate.codec.codec,
+                facts: &won.candidate.codec.facts,
                 kind: won.kind,
                 input: won.input,
                 output: Some(won.output),
             });
         }
         let first = parts.first()?;
-        let codec = if parts.iter().all(|p| p.codec.name() == first.codec.name()) {
-            first.codec.name().to_owned()
+        let codec = if parts.iter().all(|p| p.facts.name == first.facts.name) {
+            first.facts.name.clone()
         } else {
             NAME.to_owned()
         };
@@ -783,7 +773,10 @@ fn run(
     level: Level,
 ) -> Result<(String, bool), &'static str> {
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        candidate.codec.compress(Payload::new(text, kind), level)
+        candidate
+            .codec
+            .codec
+            .compress(Payload::new(text, kind), level)
     }));
     match result {
         Ok(Ok(Outcome::Changed { payload, lossy })) => Ok((payload, lossy)),
@@ -1350,12 +1343,10 @@ mod tests {
     }
 
     fn candidate(codec: Arc<dyn DynCodec>) -> Arc<Candidate> {
-        Arc::new(Candidate {
-            name: codec.name().to_owned(),
-            codec,
-            builtin: true,
-            validates_json: false,
-        })
+        let name = codec.name().to_owned();
+        let mut codec = Resolved::new(&Registry::with_builtins(), &name, codec);
+        codec.facts.builtin = true;
+        Arc::new(Candidate { name, codec })
     }
 
     /// A candidate whose output has more tokens than `[{"a": 1}]` (`auto` weighs tokens, not bytes).

@@ -36,6 +36,51 @@ impl<'a> Input<'a> {
     }
 }
 
+/// A tool call's status: only a successful call's result is compressed (CONTRACT §4, rule
+/// 2). A status is given as the word its caller has; every word but `success` is a failure.
+///
+/// # Examples
+///
+/// ```
+/// use parrot_host::Status;
+///
+/// assert_eq!(Status::from("success"), Status::Success);
+/// assert_eq!(Status::from("error"), Status::Failure);
+/// assert_eq!(Status::from("Success"), Status::Failure, "the word is exact");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Status {
+    /// `success`: the result may be compressed.
+    #[default]
+    Success,
+    /// Any other status (`error`, `timeout`, …): the result goes out as it came, and is stored
+    /// when there is a tee store.
+    Failure,
+}
+
+impl Status {
+    /// The status a caller's word names: `success`, or a failure.
+    pub fn of(word: &str) -> Status {
+        if word == "success" {
+            Status::Success
+        } else {
+            Status::Failure
+        }
+    }
+}
+
+impl From<&str> for Status {
+    fn from(word: &str) -> Status {
+        Status::of(word)
+    }
+}
+
+impl From<&String> for Status {
+    fn from(word: &String) -> Status {
+        Status::of(word)
+    }
+}
+
 /// One tool call to process.
 ///
 /// # Examples
@@ -78,8 +123,8 @@ impl<'a> Input<'a> {
 pub struct Call<'a> {
     /// The tool's name.
     pub tool: &'a str,
-    /// The call's status; anything but `"success"` is never compressed.
-    pub status: &'a str,
+    /// The call's status; a failure is never compressed.
+    pub status: Status,
     /// The result.
     pub payload: Input<'a>,
     /// The result goes straight to the user, not to a model.
@@ -99,7 +144,7 @@ impl<'a> Call<'a> {
     pub fn new(tool: &'a str, payload: Input<'a>) -> Call<'a> {
         Call {
             tool,
-            status: "success",
+            status: Status::Success,
             payload,
             return_direct: false,
             already_compressed: false,
@@ -114,9 +159,9 @@ impl<'a> Call<'a> {
         self
     }
 
-    /// Sets the status.
-    pub fn status(mut self, status: &'a str) -> Call<'a> {
-        self.status = status;
+    /// Sets the status (a word such as `"error"`, or a [`Status`]).
+    pub fn status(mut self, status: impl Into<Status>) -> Call<'a> {
+        self.status = status.into();
         self
     }
 
@@ -176,7 +221,7 @@ pub struct OwnedCall {
     /// The tool's name.
     pub tool: String,
     /// The call's status.
-    pub status: String,
+    pub status: Status,
     /// The result.
     pub payload: OwnedInput,
     /// The result goes straight to the user.
@@ -194,7 +239,7 @@ impl OwnedCall {
     pub fn new(tool: impl Into<String>, payload: OwnedInput) -> OwnedCall {
         OwnedCall {
             tool: tool.into(),
-            status: "success".to_owned(),
+            status: Status::Success,
             payload,
             return_direct: false,
             already_compressed: false,
@@ -207,7 +252,7 @@ impl OwnedCall {
     pub fn as_call(&self) -> Call<'_> {
         Call {
             tool: &self.tool,
-            status: &self.status,
+            status: self.status,
             payload: self.payload.as_input(),
             return_direct: self.return_direct,
             already_compressed: self.already_compressed,

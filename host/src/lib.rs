@@ -46,6 +46,7 @@ mod discovery;
 mod entries;
 mod error;
 mod explain;
+mod facts;
 mod gauge;
 mod histogram;
 mod host;
@@ -68,7 +69,7 @@ pub use budget::{
     Admission, Breaker, BreakerConfig, Budgets, Clock, ManualClock, Route, Router, SystemClock,
 };
 pub use builder::HostBuilder;
-pub use call::{Call, Input, Meta, OwnedCall, OwnedInput, Processed, Skip};
+pub use call::{Call, Input, Meta, OwnedCall, OwnedInput, Processed, Skip, Status};
 pub use discovery::{MAX_MANIFEST_BYTES, PLUGIN_PATH_ENV, SourceInfo, TRUST_PROJECT_PLUGINS_ENV};
 pub use entries::{MatchKind, Resolution, ResolvedEntry};
 #[cfg(feature = "redis")]
@@ -82,7 +83,7 @@ pub use host::Host;
 pub use loader::LoadErrorKind;
 pub use observe::{CallEvent, Observer, TokenEvent};
 pub use parrot_codec_api::{Level, Outcome, Payload, PayloadKind};
-pub use pipeline::{KILL_SWITCH_ENV, TEE_HINT, Verification};
+pub use pipeline::{KILL_SWITCH_ENV, TEE_HINT, Verification, kill_switch_from_env};
 pub use plural::counted;
 pub use registry::{CodecInfo, Origin, Registry};
 pub use report::{Report, ReportSnapshot, Row};

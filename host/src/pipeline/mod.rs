@@ -43,7 +43,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use parrot_codec_api::DynCodec;
 use parrot_codec_api::Level;
 
 pub use pointer::TEE_HINT;
@@ -51,6 +50,7 @@ pub use pointer::TEE_HINT;
 use crate::auto::Auto;
 use crate::budget::{Breaker, BreakerConfig, Budgets, Clock, Router};
 use crate::call::{Call, Meta, Processed, Skip};
+use crate::entries::Engine;
 use crate::gauge::Gauge;
 use crate::observe::{CallEvent, Observer};
 use crate::report::Report;
@@ -59,6 +59,21 @@ use crate::tokens::{Job, TokenCounter, TokenWorker};
 
 /// The environment variable of the kill switch.
 pub const KILL_SWITCH_ENV: &str = "PARROT_COMPRESSION_DISABLED";
+
+/// Whether the environment turns the kill switch on ([`KILL_SWITCH_ENV`] is `1`). A host reads
+/// it once, when it is built ([`crate::HostBuilder::kill_switch`]); a caller that must decide
+/// before building one (the command, which passes a broken configuration through under the
+/// switch) reads it here and gives the host its answer.
+///
+/// # Examples
+///
+/// ```
+/// // The variable is unset in the doctests' environment.
+/// assert!(!parrot_host::kill_switch_from_env());
+/// ```
+pub fn kill_switch_from_env() -> bool {
+    std::env::var_os(KILL_SWITCH_ENV).is_some_and(|v| v == "1")
+}
 
 /// How outcomes that claim to be lossless are checked through the codec's inverse.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -87,8 +102,8 @@ pub(crate) struct Settings {
     pub(crate) breaker: BreakerConfig,
     /// The clock of the breakers and the budgets.
     pub(crate) clock: Arc<dyn Clock>,
-    /// The kill switch forced on or off; `None` reads [`KILL_SWITCH_ENV`] per call.
-    pub(crate) kill_switch: Option<bool>,
+    /// The kill switch, decided when the host was built (rule 1).
+    pub(crate) kill_switch: bool,
     /// Compress inline at any size (the command).
     pub(crate) inline_at_any_size: bool,
     /// Keep the original of lossless outcomes that changed the payload too.
@@ -190,30 +205,46 @@ impl Stage {
                 .or_insert_with(|| Arc::new(Breaker::new(self.settings.breaker))),
         )
     }
-
-    /// Rule 1.
-    fn kill_switch_on(&self) -> bool {
-        self.settings
-            .kill_switch
-            .unwrap_or_else(|| std::env::var_os(KILL_SWITCH_ENV).is_some_and(|v| v == "1"))
-    }
 }
 
 /// The per-call context of one `process` run.
 pub(crate) struct Run<'h, 'a> {
     pub(crate) stage: &'h Stage,
     pub(crate) tee: Option<&'h dyn TeeStore>,
-    pub(crate) codec: &'h dyn DynCodec,
-    pub(crate) builtin: bool,
-    /// The codec is a built-in that validates JSON in its own pass: the pipeline leaves the
-    /// JSON check to it (rule 4, the fused pass).
-    pub(crate) validates_json: bool,
-    /// The entry's codec is `auto`: it routes, and the winner's flags apply.
-    pub(crate) auto: Option<&'h Auto>,
+    /// What runs the payload: the entry's codec with its facts, resolved when the host was
+    /// built, or the router `auto` (the winner's facts then apply).
+    pub(crate) engine: &'h Engine,
     pub(crate) level: Level,
     pub(crate) call: Call<'a>,
     /// The call runs on an executor thread (the async entry point offloaded it).
     pub(crate) offloaded: bool,
+}
+
+impl Run<'_, '_> {
+    /// The name metadata and logs give the entry's codec (`auto` for the router).
+    pub(crate) fn codec_name(&self) -> &str {
+        match self.engine {
+            Engine::Codec(resolved) => &resolved.facts.name,
+            Engine::Router(_) => crate::auto::NAME,
+        }
+    }
+
+    /// The router, when the entry's codec is `auto`.
+    pub(crate) fn auto(&self) -> Option<&Auto> {
+        match self.engine {
+            Engine::Router(auto) => Some(auto),
+            Engine::Codec(_) => None,
+        }
+    }
+
+    /// Whether a payload that starts like JSON goes to the codec without the check first:
+    /// the router, or a built-in that validates JSON in its own pass (rule 4, fused).
+    pub(crate) fn fuses_json(&self) -> bool {
+        match self.engine {
+            Engine::Codec(resolved) => resolved.facts.validates_json,
+            Engine::Router(_) => true,
+        }
+    }
 }
 
 /// Runs the stage on one call.
@@ -221,7 +252,7 @@ pub(crate) fn process<'a>(run: Run<'_, 'a>) -> Processed<'a> {
     let stage = run.stage;
     let call = run.call;
     let input = call.payload.bytes();
-    if stage.kill_switch_on() {
+    if stage.settings.kill_switch {
         return Processed::passed_through(input, Skip::KillSwitch);
     }
     let started = Instant::now();
@@ -229,7 +260,7 @@ pub(crate) fn process<'a>(run: Run<'_, 'a>) -> Processed<'a> {
     let call_id = stage.calls.fetch_add(1, Ordering::Relaxed) + 1;
     let mut meta = Meta {
         compressed: false,
-        codec: Some(run.codec.name().to_owned()),
+        codec: Some(run.codec_name().to_owned()),
         level: run.level,
         size_before: input.len(),
         size_after: input.len(),

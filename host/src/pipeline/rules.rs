@@ -14,7 +14,9 @@ use super::pointer::{
 };
 use crate::auto::{Decision, Part};
 use crate::budget::{Admission, Breaker, Route};
-use crate::call::{Meta, Skip};
+use crate::call::{Meta, Skip, Status};
+use crate::entries::Engine;
+use crate::facts::Resolved;
 use parrot_json::{JsonCheck, Member, TopLevel};
 
 /// Decides the call's output: `Some(new payload, the input as the text it was read as)` or
@@ -123,7 +125,7 @@ fn log_output<'r>(produced: &Produced<'r>, text: &str) -> Option<&'r parrot_code
 /// the caller raises; the payload then goes out by rule 3 (its level is `none`).
 fn store_error_result(run: &Run<'_, '_>, input: &[u8], meta: &mut Meta) {
     let call = run.call;
-    if call.status == "success" {
+    if call.status == Status::Success {
         return;
     }
     let Some(tee) = run.tee else {
@@ -164,7 +166,7 @@ fn fused_json<'i>(
     input: &'i [u8],
     known: Option<&'i str>,
 ) -> Option<(&'i str, usize)> {
-    if !run.validates_json && run.auto.is_none() {
+    if !run.fuses_json() {
         return None;
     }
     let start = input
@@ -204,7 +206,7 @@ fn fused<'r>(
         }
     };
     let members = run
-        .auto
+        .auto()
         .filter(|_| text.as_bytes()[start] == b'{')
         .and_then(|_| parrot_json::members_unchecked(text, start));
     let before = meta.clone();
@@ -222,7 +224,7 @@ fn fused<'r>(
             return Err(skip);
         }
     };
-    if kind == PayloadKind::Json || run.auto.is_none() {
+    if kind == PayloadKind::Json || run.auto().is_none() {
         admitted.record(run, elapsed);
         return if kind == PayloadKind::Json {
             attempt
@@ -260,7 +262,7 @@ fn supported<'i>(
     input: &'i [u8],
     known: Option<&'i str>,
 ) -> Result<(PayloadKind, &'i str, Option<Vec<Member<'i>>>), Skip> {
-    classify(input, known, run.auto.is_some()).map_err(|why| {
+    classify(input, known, run.auto().is_some()).map_err(|why| {
         tracing::debug!(tool = run.call.tool, "payload passes through: {why}");
         Skip::UnsupportedPayload
     })
@@ -318,7 +320,7 @@ struct Admitted {
 fn admit(run: &Run<'_, '_>, kind: PayloadKind, text: &str) -> Result<Admitted, Skip> {
     let budget = budget(run, kind, text)?;
     let stage = run.stage;
-    let breaker = stage.breaker(run.codec.name());
+    let breaker = stage.breaker(run.codec_name());
     let admission = breaker.admit(stage.settings.clock.now());
     if admission == Admission::Open {
         return Err(Skip::BreakerOpen);
@@ -336,7 +338,7 @@ fn budget(run: &Run<'_, '_>, kind: PayloadKind, text: &str) -> Result<Duration, 
     // The level the codec really runs at: `auto` runs JSON candidates at `minimal` unless its
     // entry says `lossy_json` (CONTRACT §2.8), so a JSON payload under `auto` is judged, and
     // budgeted, as the `minimal` call it is.
-    let minimal = match run.auto {
+    let minimal = match run.auto() {
         Some(auto) if kind == PayloadKind::Json => auto.json_level(run.level) == Level::Minimal,
         _ => run.level == Level::Minimal,
     };
@@ -403,12 +405,12 @@ fn run_codec<'r>(
 ) -> (Result<Produced<'r>, Skip>, Duration) {
     let clock = &run.stage.settings.clock;
     let started = clock.now();
-    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match run.auto {
-        Some(auto) => Ok(Ran::Routed(auto.route_read(text, kind, members, run.level))),
-        None => run
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match run.engine {
+        Engine::Router(auto) => Ok(Ran::Routed(auto.route_read(text, kind, members, run.level))),
+        Engine::Codec(resolved) => resolved
             .codec
             .compress(Payload::new(text, kind), run.level)
-            .map(Ran::Codec),
+            .map(|outcome| Ran::Codec(outcome, resolved)),
     }));
     let elapsed = clock.now().saturating_duration_since(started);
     (produced(run, kind, text, result, meta), elapsed)
@@ -422,30 +424,30 @@ fn produced<'r>(
     result: std::thread::Result<Result<Ran<'r>, parrot_codec_api::CodecError>>,
     meta: &mut Meta,
 ) -> Result<Produced<'r>, Skip> {
-    let (tool, codec) = (run.call.tool, run.codec);
+    let (tool, codec) = (run.call.tool, run.codec_name());
     let ran = match result {
         Ok(Ok(ran)) => ran,
         Ok(Err(err)) => {
-            tracing::warn!(tool, codec = codec.name(), "codec failed: {err}");
+            tracing::warn!(tool, codec, "codec failed: {err}");
             return Err(Skip::CodecError);
         }
         Err(_) => {
-            tracing::warn!(tool, codec = codec.name(), "codec panicked");
+            tracing::warn!(tool, codec, "codec panicked");
             return Err(Skip::CodecError);
         }
     };
     let (payload, lossy, text_output, parts, builtin) = match ran {
-        Ran::Codec(Outcome::Unchanged) => return Err(Skip::NoGain),
-        Ran::Codec(Outcome::Changed { payload, lossy }) => {
+        Ran::Codec(Outcome::Unchanged, _) => return Err(Skip::NoGain),
+        Ran::Codec(Outcome::Changed { payload, lossy }, resolved) => {
+            let facts = &resolved.facts;
             let part = Part {
-                codec,
-                builtin: run.builtin,
-                validates_json: run.validates_json,
+                codec: &*resolved.codec,
+                facts,
                 kind,
                 input: Cow::Borrowed(text),
                 output: None,
             };
-            (payload, lossy, codec.text_output(), vec![part], run.builtin)
+            (payload, lossy, facts.text_output, vec![part], facts.builtin)
         }
         Ran::Routed(decision) => {
             meta.route = Some(decision.route);
@@ -454,7 +456,7 @@ fn produced<'r>(
             };
             meta.codec = Some(routed.codec);
             // The level the winner ran at: JSON candidates run at `auto`'s JSON level.
-            if let Some(auto) = run.auto
+            if let Some(auto) = run.auto()
                 && routed
                     .parts
                     .iter()
@@ -462,7 +464,7 @@ fn produced<'r>(
             {
                 meta.level = auto.json_level(run.level);
             }
-            let builtin = routed.parts.iter().all(|part| part.builtin);
+            let builtin = routed.parts.iter().all(|part| part.facts.builtin);
             (
                 routed.payload,
                 routed.lossy,
@@ -490,7 +492,7 @@ fn produced<'r>(
     // it (a part's output is `None` when it is the routed payload itself).
     let validated = matches!(
         parts.as_slice(),
-        [part] if part.validates_json
+        [part] if part.facts.validates_json
             && part.kind == PayloadKind::Json
             && part.output.is_none()
             && std::ptr::eq(part.input.as_ref(), text)
@@ -505,9 +507,9 @@ fn produced<'r>(
     })
 }
 
-/// What the codec call gave: a plain codec's outcome, or `auto`'s decision.
+/// What the codec call gave: a plain codec's outcome (with the codec), or `auto`'s decision.
 enum Ran<'r> {
-    Codec(Outcome),
+    Codec(Outcome, &'r Resolved),
     Routed(Decision<'r>),
 }
 
@@ -525,7 +527,7 @@ fn verify<'r>(run: &Run<'_, '_>, mut produced: Produced<'r>) -> Result<Produced<
         {
             tracing::warn!(
                 tool,
-                codec = part.codec.name(),
+                codec = part.facts.name,
                 "an outcome claimed lossless does not expand back to the input: treated as lossy"
             );
             produced.lossy = true;
@@ -534,7 +536,7 @@ fn verify<'r>(run: &Run<'_, '_>, mut produced: Produced<'r>) -> Result<Produced<
     if produced.lossy && !run.level.allows_loss() {
         tracing::warn!(
             tool,
-            codec = run.codec.name(),
+            codec = run.codec_name(),
             "codec returned a lossy outcome at minimal: refused"
         );
         return Err(Skip::CodecError);
@@ -544,11 +546,11 @@ fn verify<'r>(run: &Run<'_, '_>, mut produced: Produced<'r>) -> Result<Produced<
 
 /// Plugin codecs: every lossless outcome (unless turned off); built-ins: one in N.
 fn should_verify(run: &Run<'_, '_>, part: &Part<'_>) -> bool {
-    if !part.codec.expands() {
+    if !part.facts.expands {
         return false;
     }
     let v = run.stage.settings.verification;
-    if part.builtin {
+    if part.facts.builtin {
         v.builtins_every > 0
             && run
                 .stage
@@ -570,8 +572,8 @@ fn expands_back(part: &Part<'_>, payload: &str) -> bool {
         Ok(Ok(expanded)) => expanded,
         _ => return false,
     };
-    part.codec
-        .meta()
+    part.facts
+        .meta
         .gives_back(part.kind, &part.input, &expanded)
 }
 
@@ -603,7 +605,7 @@ fn point(
     let json_by_construction = produced
         .parts
         .iter()
-        .all(|part| part.builtin && part.kind == PayloadKind::Json);
+        .all(|part| part.facts.builtin && part.kind == PayloadKind::Json);
     let Produced {
         payload,
         lossy,
