@@ -24,11 +24,11 @@ use parrot_host::manifest::SourceKind;
 use parrot_host::{
     Call, DEFAULT_RECOVERY_MAX_CHARS, Host, HostBuilder, Input, Level, MemoryTeeStore, Meta,
     Namespace, Observer, Origin, Report, Retention, RetrieveError, Selector, Skip, SqliteTeeStore,
-    TeeError, TeeStore, TokenCounter, TokenEvent, Tokenizer, counted,
+    TeeError, TeeStore, TokenCounter, Tokenizer, counted,
 };
 use parrot_mcp::Proxy;
+use serde_json::json;
 use serde_json::value::RawValue;
-use serde_json::{Value, json};
 
 #[cfg(feature = "serve")]
 mod serve;
@@ -547,19 +547,6 @@ fn write_stdout(bytes: &[u8]) -> Result<(), Failure> {
         .map_err(|err| Failure::runtime(format!("stdout: cannot write: {err}")))
 }
 
-/// Keeps the token counts of the calls it sees.
-#[derive(Default)]
-struct TokenCapture(Mutex<Vec<TokenEvent>>);
-
-impl Observer for TokenCapture {
-    fn on_tokens(&self, event: &TokenEvent) {
-        self.0
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push(event.clone());
-    }
-}
-
 fn compress(
     cli: &Cli,
     tool: &str,
@@ -578,14 +565,13 @@ fn compress(
         }
         return Ok(());
     }
-    let capture = Arc::new(TokenCapture::default());
     // The store is opened by the call that needs it (see `Deferred`).
     let deferred = match store_at(cli) {
         StoreAt::File(path) if !cli.no_tee => Some(Arc::new(Deferred::new(path))),
         _ => None,
     };
     let store = deferred.is_none();
-    let mut builder = builder(cli, store, Some(capture.clone()))?;
+    let mut builder = builder(cli, store, None)?;
     if let Some(deferred) = &deferred {
         builder.tee_store(deferred.clone());
     }
@@ -610,17 +596,8 @@ fn compress(
     }
     write_stdout(&processed.payload)?;
     if with_meta {
-        host.flush();
-        let mut meta = processed.meta.to_json();
-        let captured = capture.0.lock().unwrap_or_else(|p| p.into_inner());
-        if let (Value::Object(map), Some(tokens)) = (
-            &mut meta,
-            captured.iter().find(|e| e.call_id == processed.call_id),
-        ) {
-            map.insert("tokens_before".into(), json!(tokens.tokens_before));
-            map.insert("tokens_after".into(), json!(tokens.tokens_after));
-        }
-        eprintln!("{meta}");
+        // The call's own token counts, as the host's worker counted them.
+        eprintln!("{}", processed.meta_json());
     }
     Ok(())
 }

@@ -240,6 +240,10 @@ pub(crate) struct Routed<'a> {
     pub(crate) codec: String,
     /// Each candidate's part, for verification.
     pub(crate) parts: Vec<Part<'a>>,
+    /// The tokens of the payload and of `payload` as the choice counted them, when it counted
+    /// the whole payload (not a sample, a decoded string or a block): the stage's no-gain
+    /// rule and its token counts take them rather than counting again.
+    pub(crate) tokens: Option<(Tokens, Tokens)>,
 }
 
 /// The routing decision for one payload.
@@ -259,6 +263,8 @@ struct Won<'a> {
     input: Cow<'a, str>,
     /// The payload went out as text.
     text_output: bool,
+    /// The unit's and the output's tokens, when the choice counted them on the whole unit.
+    tokens: Option<(Tokens, Tokens)>,
 }
 
 /// Where the rows of a `rows` payload lie.
@@ -488,6 +494,7 @@ impl Auto {
     /// A unit's winner as the routed payload.
     fn whole<'a>(&self, won: Won<'a>, text: &str) -> Routed<'a> {
         let same = matches!(won.input, Cow::Borrowed(input) if std::ptr::eq(input, text));
+        let tokens = won.tokens.filter(|_| same);
         let (payload, output) = if same {
             (won.output, None)
         } else {
@@ -498,6 +505,7 @@ impl Auto {
             lossy: won.lossy,
             text_output: won.text_output,
             codec: won.candidate.name.clone(),
+            tokens,
             parts: vec![Part {
                 codec: &*won.candidate.codec.codec,
                 facts: &won.candidate.codec.facts,
@@ -601,6 +609,7 @@ impl Auto {
                 candidate,
                 result: run(candidate, on, kind, level),
                 tokens: None,
+                counts: None,
                 fits: false,
             });
         }
@@ -613,7 +622,9 @@ impl Auto {
         if changed == 1 {
             for r in &mut ran {
                 if let Ok((output, _)) = &r.result {
-                    r.fits = self.gauge.no_more_tokens(on, output);
+                    let weighed = self.gauge.weigh(on, output, None);
+                    r.fits = weighed.fits;
+                    r.counts = weighed.counts;
                 }
             }
         } else if changed > 1 {
@@ -623,6 +634,7 @@ impl Auto {
                 if let Ok((output, _)) = &r.result {
                     let after = self.count(output);
                     r.tokens = Some(after);
+                    r.counts = Some((before, after));
                     r.fits = self.gauge.no_more_tokens_counted(on, before, output, after);
                 }
             }
@@ -639,7 +651,8 @@ impl Auto {
                 let candidate = ran[i].candidate;
                 if let Ok((output, lossy)) = run(candidate, &text, kind, level) {
                     let _ = write!(route, "; {} ran on the whole", candidate.name);
-                    return Some(self.won(candidate, output, lossy, kind, text));
+                    // Counted on the sample: nothing to carry for the whole.
+                    return Some(self.won(candidate, (output, lossy, None), kind, text));
                 }
                 let _ = write!(route, "; {} left the whole unchanged", candidate.name);
             }
@@ -648,18 +661,19 @@ impl Auto {
         let best = *order.first()?;
         let r = ran.swap_remove(best);
         let (output, lossy) = r.result.ok()?;
-        Some(self.won(r.candidate, output, lossy, kind, text))
+        Some(self.won(r.candidate, (output, lossy, r.counts), kind, text))
     }
 
+    /// The winner `candidate` with its output, lossy flag and counted tokens.
     fn won<'a>(
         &self,
         candidate: &'a Candidate,
-        output: String,
-        lossy: bool,
+        (output, lossy, tokens): (String, bool, Option<(Tokens, Tokens)>),
         kind: PayloadKind,
         input: Cow<'a, str>,
     ) -> Won<'a> {
         Won {
+            tokens: tokens.filter(|_| !self.gauge.blind()),
             text_output: kind == PayloadKind::Text || candidate.codec.facts.text_output,
             candidate,
             output,
@@ -752,6 +766,7 @@ impl Auto {
             text_output: false,
             codec,
             parts,
+            tokens: None,
         })
     }
 }
@@ -761,6 +776,8 @@ struct Ran<'a> {
     candidate: &'a Candidate,
     result: Result<(String, bool), &'static str>,
     tokens: Option<Tokens>,
+    /// The input's and the output's tokens as the no-gain decision counted them.
+    counts: Option<(Tokens, Tokens)>,
     /// Its output holds no more tokens than the input.
     fits: bool,
 }

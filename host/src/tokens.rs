@@ -64,13 +64,70 @@ impl TokenCounter for Tokenizer {
     }
 }
 
+/// A call's tokens before and after the stage, as the host's tokenizer counts them.
+///
+/// # Examples
+///
+/// ```
+/// use parrot_host::{Call, Host, Input};
+///
+/// let dir = std::env::temp_dir().join("parrot-doc-token-counts");
+/// std::fs::create_dir_all(&dir).unwrap();
+/// let host = Host::builder().project(&dir).plugin_path(None).build().unwrap();
+/// let out = host.process(Call::new("t", Input::Text("[1, 2, 3]")));
+/// let tokens = out.tokens().expect("the host counts tokens");
+/// assert!(tokens.after < tokens.before, "{tokens:?}");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TokenCounts {
+    /// Tokens of the input as given.
+    pub before: usize,
+    /// Tokens of the payload the model sees.
+    pub after: usize,
+}
+
+/// Where the worker leaves one call's counts for whoever holds the call's result.
+#[derive(Debug, Default)]
+pub(crate) struct TokenSlot {
+    /// `None` while pending; `Some(None)` when the job was dropped uncounted.
+    counts: Mutex<Option<Option<TokenCounts>>>,
+    ready: Condvar,
+}
+
+impl TokenSlot {
+    fn fill(&self, counts: Option<TokenCounts>) {
+        *self.counts.lock().unwrap_or_else(|p| p.into_inner()) = Some(counts);
+        self.ready.notify_all();
+    }
+
+    /// The counts, once the worker delivered them (`None`: dropped uncounted).
+    pub(crate) fn wait(&self) -> Option<TokenCounts> {
+        let mut counts = self.counts.lock().unwrap_or_else(|p| p.into_inner());
+        loop {
+            if let Some(delivered) = *counts {
+                return delivered;
+            }
+            counts = self.ready.wait(counts).unwrap_or_else(|p| p.into_inner());
+        }
+    }
+}
+
+/// A text to count, or its count when the stage has it exact already (the router's choice
+/// or the no-gain rule counted it): nothing is counted twice.
+pub(crate) enum Count {
+    Text(String),
+    Known(usize),
+}
+
 /// One call's texts to count.
 pub(crate) struct Job {
     pub(crate) call_id: u64,
     pub(crate) tool: String,
-    pub(crate) before: String,
+    pub(crate) before: Count,
     /// `None` when the output is the input.
-    pub(crate) after: Option<String>,
+    pub(crate) after: Option<Count>,
+    /// Where the counts go for the call's result ([`crate::Processed::tokens`]).
+    pub(crate) slot: Arc<TokenSlot>,
 }
 
 /// The background counter.
@@ -176,6 +233,7 @@ impl TokenWorker {
     pub(crate) fn submit(&self, job: Job) {
         let (lock, _) = &*self.pending;
         *lock.lock().unwrap_or_else(|p| p.into_inner()) += 1;
+        let slot = Arc::clone(&job.slot);
         let sent = self
             .sender
             .lock()
@@ -183,6 +241,7 @@ impl TokenWorker {
             .as_ref()
             .is_some_and(|sender| sender.send(job).is_ok());
         if !sent {
+            slot.fill(None);
             self.finish_one();
         }
     }
@@ -224,16 +283,24 @@ fn run(
             tool,
             before,
             after,
+            slot,
         } = job;
-        let tokens_before = counter.count(&before);
-        let tokens_after = after
-            .as_deref()
-            .map_or(tokens_before, |after| counter.count(after));
-        // Given back before the call counts as done, so a caller that flushed finds them.
-        spares.keep(before);
-        if let Some(after) = after {
-            spares.keep(after);
-        }
+        // Each buffer is given back before the call counts as done, so a caller that flushed
+        // finds them.
+        let count = |text: Count| match text {
+            Count::Text(text) => {
+                let n = counter.count(&text);
+                spares.keep(text);
+                n
+            }
+            Count::Known(n) => n,
+        };
+        let tokens_before = count(before);
+        let tokens_after = after.map_or(tokens_before, count);
+        slot.fill(Some(TokenCounts {
+            before: tokens_before,
+            after: tokens_after,
+        }));
         let event = TokenEvent {
             call_id,
             tool,
@@ -304,8 +371,9 @@ mod tests {
         worker.submit(Job {
             call_id: 1,
             tool: "t".to_owned(),
-            before,
-            after: Some(after),
+            before: Count::Text(before),
+            after: Some(Count::Text(after)),
+            slot: Arc::default(),
         });
         worker.flush();
         let again = [

@@ -55,7 +55,7 @@ use crate::gauge::Gauge;
 use crate::observe::{CallEvent, Observer};
 use crate::report::Report;
 use crate::tee::TeeStore;
-use crate::tokens::{Job, TokenCounter, TokenWorker};
+use crate::tokens::{Count, Job, TokenCounter, TokenSlot, TokenWorker};
 
 /// The environment variable of the kill switch.
 pub const KILL_SWITCH_ENV: &str = "PARROT_COMPRESSION_DISABLED";
@@ -268,6 +268,7 @@ pub(crate) fn process<'a>(run: Run<'_, 'a>) -> Processed<'a> {
         teed: false,
         tee_key: None,
         skipped: None,
+        no_gain: None,
         route: None,
     };
 
@@ -278,20 +279,28 @@ pub(crate) fn process<'a>(run: Run<'_, 'a>) -> Processed<'a> {
     };
     let decided = rules::decide(&run, &input, known, &mut meta);
     // The input as the text the stage read, when it read one (no need to check it again).
-    let read = decided.as_ref().map(|(_, text)| *text);
-    let output: Option<String> = decided.map(|(output, _)| output);
+    let read = decided.as_ref().map(|decided| decided.text);
+    // What the stage counted exactly already, the worker does not count again.
+    let exact = |tokens: Option<crate::gauge::Tokens>| tokens.filter(|t| t.exact).map(|t| t.count);
+    let (before, after) = decided.as_ref().map_or((None, None), |decided| {
+        (exact(decided.before), exact(decided.after))
+    });
+    let output: Option<String> = decided.map(|decided| decided.output);
 
     // The token worker, when it counts, gets its own copies (in buffers it gave back after
-    // earlier counts, when it has some): the caller keeps the input and the output. Text is
-    // copied as it is; only a payload that is not UTF-8 goes through the lossy conversion. A
-    // worker that is off gets nothing, and nothing is copied.
+    // earlier counts, when it has some) of what it must count: the caller keeps the input and
+    // the output. Text is copied as it is; only a payload that is not UTF-8 goes through the
+    // lossy conversion. A worker that is off gets nothing, and nothing is copied.
     let text_of = |bytes: &[u8]| match read.map_or_else(|| std::str::from_utf8(bytes), Ok) {
         Ok(text) => stage.tokens.copy(text),
         Err(_) => String::from_utf8_lossy(bytes).into_owned(),
     };
     let counting = stage.tokens.is_on();
-    let after_copy = if counting {
-        output.as_deref().map(|text| stage.tokens.copy(text))
+    let after_count = if counting {
+        output.as_deref().map(|text| match after {
+            Some(n) => Count::Known(n),
+            None => Count::Text(stage.tokens.copy(text)),
+        })
     } else {
         None
     };
@@ -318,17 +327,103 @@ pub(crate) fn process<'a>(run: Run<'_, 'a>) -> Processed<'a> {
             observer.on_processed(&event);
         }));
     }
-    if counting {
+    let slot = counting.then(|| Arc::new(TokenSlot::default()));
+    if let Some(slot) = &slot {
         stage.tokens.submit(Job {
             call_id,
             tool: call.tool.to_owned(),
-            before: text_of(&input),
-            after: after_copy,
+            before: match before {
+                Some(n) => Count::Known(n),
+                None => Count::Text(text_of(&input)),
+            },
+            after: after_count,
+            slot: Arc::clone(slot),
         });
     }
     Processed {
         payload,
         meta,
         call_id,
+        tokens: slot,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use crate::{Call, Host, Input, MemoryTeeStore, NoGain, Skip, TokenCounter, Tokenizer};
+
+    fn host(dir: &std::path::Path) -> Host {
+        Host::builder()
+            .project(dir)
+            .plugin_path(None)
+            .tee_store(Arc::new(MemoryTeeStore::default()))
+            .build()
+            .unwrap()
+    }
+
+    fn rows(n: usize) -> String {
+        let rows: Vec<String> = (0..n)
+            .map(|i| format!(r#"{{"id": {i}, "name": "label-{i}", "color": "ff0000"}}"#))
+            .collect();
+        format!("[{}]", rows.join(", "))
+    }
+
+    /// The counts the router carried into the no-gain rule and on to the worker are the
+    /// tokenizer's own counts of the input and of the payload that went out.
+    #[test]
+    fn carried_token_counts_are_the_tokenizers_own() {
+        let dir = tempfile::tempdir().unwrap();
+        let host = host(dir.path());
+        for input in [rows(9), rows(300), "plain text".to_owned()] {
+            let out = host.process(Call::new("t", Input::Text(&input)));
+            let tokens = out.tokens().expect("counted");
+            let o200k = Tokenizer::O200k;
+            assert_eq!(tokens.before, o200k.count(&input), "{:?}", out.meta);
+            assert_eq!(
+                tokens.after,
+                o200k.count(out.text().unwrap()),
+                "{:?}",
+                out.meta
+            );
+            let meta = out.meta_json();
+            assert_eq!(meta["tokens_before"], tokens.before);
+            assert_eq!(meta["tokens_after"], tokens.after);
+        }
+    }
+
+    #[test]
+    fn no_gain_says_the_codec_declined() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = host(dir.path()).process(Call::new("t", Input::Text("plain text")));
+        assert_eq!(out.meta.skipped, Some(Skip::NoGain));
+        assert_eq!(out.meta.no_gain, Some(NoGain::Declined));
+        assert_eq!(out.meta.to_json()["compression_no_gain"], "codec_declined");
+    }
+
+    #[test]
+    fn a_call_that_gained_names_no_no_gain() {
+        let dir = tempfile::tempdir().unwrap();
+        let input = rows(9);
+        let out = host(dir.path()).process(Call::new("t", Input::Text(&input)));
+        assert!(out.meta.compressed, "{:?}", out.meta);
+        assert_eq!(out.meta.no_gain, None);
+        assert!(out.meta.to_json().get("compression_no_gain").is_none());
+    }
+
+    #[test]
+    fn nothing_counts_the_tokens_of_a_host_that_does_not_report_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let host = Host::builder()
+            .project(dir.path())
+            .plugin_path(None)
+            .report_tokens(false)
+            .build()
+            .unwrap();
+        let input = rows(9);
+        let out = host.process(Call::new("t", Input::Text(&input)));
+        assert_eq!(out.tokens(), None);
+        assert!(out.meta_json().get("tokens_before").is_none());
     }
 }

@@ -14,24 +14,40 @@ use super::pointer::{
 };
 use crate::auto::{Decision, Part};
 use crate::budget::{Admission, Breaker, Route};
-use crate::call::{Meta, Skip, Status};
+use crate::call::{Meta, NoGain, Skip, Status};
 use crate::entries::Engine;
 use crate::facts::Resolved;
+use crate::gauge::Tokens;
 use parrot_json::{JsonCheck, Member, TopLevel};
 
-/// Decides the call's output: `Some(new payload, the input as the text it was read as)` or
-/// `None` (the input goes out), filling in the metadata.
+/// A new payload, with what the stage read and counted to decide it.
+pub(super) struct Decided<'i> {
+    /// The payload the model sees.
+    pub(super) output: String,
+    /// The input as the text it was read as.
+    pub(super) text: &'i str,
+    /// The input's tokens, when the router or the no-gain rule counted them.
+    pub(super) before: Option<Tokens>,
+    /// The output's tokens, when the no-gain rule counted the payload that goes out.
+    pub(super) after: Option<Tokens>,
+}
+
+/// Decides the call's output: `Some` new payload, or `None` (the input goes out), filling in
+/// the metadata.
 pub(super) fn decide<'i>(
     run: &Run<'_, '_>,
     input: &'i [u8],
     known: Option<&'i str>,
     meta: &mut Meta,
-) -> Option<(String, &'i str)> {
+) -> Option<Decided<'i>> {
     store_error_result(run, input, meta);
     match compress(run, input, known, meta) {
-        Ok(output) => Some(output),
+        Ok(decided) => Some(decided),
         Err(skip) => {
             meta.skipped = Some(skip);
+            if skip == Skip::NoGain && meta.no_gain.is_none() {
+                meta.no_gain = Some(NoGain::Declined);
+            }
             None
         }
     }
@@ -45,7 +61,7 @@ fn compress<'i>(
     input: &'i [u8],
     known: Option<&'i str>,
     meta: &mut Meta,
-) -> Result<(String, &'i str), Skip> {
+) -> Result<Decided<'i>, Skip> {
     passthrough_flags(run)?;
     if crate::retrieve::is_retrieval(input) {
         // A recovery call's result, sent back through a pipeline: compressing it again would
@@ -80,7 +96,7 @@ fn compress_keyed<'i>(
     known: Option<&'i str>,
     meta: &mut Meta,
     digest: &Digest<'_>,
-) -> Result<(String, &'i str), Skip> {
+) -> Result<Decided<'i>, Skip> {
     let (text, produced) = match fused_json(run, input, known) {
         Some((text, start)) => (text, fused(run, input, text, start, meta)?),
         None => {
@@ -93,16 +109,28 @@ fn compress_keyed<'i>(
     };
     let produced = verify(run, produced)?;
     let log = log_output(&produced, text);
+    let routed = produced.tokens;
     let mut pointed = point(run, input, produced, digest)?;
-    gain(run, text, &pointed)?;
+    // The router's counts are of its own payload: with a pointer added, only the input's
+    // count stands.
+    let carried = routed.filter(|_| pointed.unpointed.is_none());
+    let weighed = gain(run, text, &pointed, carried, meta)?;
     let cut = must_cut(run, &pointed.payload);
+    let tentative = pointed.key.clone();
     store_original(run, input, &mut pointed, cut, meta)?;
+    // A pointer rewritten to the whole digest, or a cut, changes the payload that goes out.
+    let unchanged = !cut && pointed.key == tentative;
     let output = if cut {
         cut_payload(run, &pointed, log.map(|log| (log, text)))
     } else {
         pointed.payload
     };
-    Ok((output, text))
+    Ok(Decided {
+        output,
+        text,
+        before: weighed.or(routed).map(|(before, _)| before),
+        after: weighed.filter(|_| unchanged).map(|(_, after)| after),
+    })
 }
 
 /// The `log` codec, when its output is the whole payload and it compressed the whole text
@@ -386,6 +414,8 @@ struct Produced<'r> {
     /// The payload was given as JSON to a codec that validates JSON in its own pass, whole,
     /// and it changed it: the payload is JSON the check accepts (the fused pass).
     validated: bool,
+    /// The router's counts of the input and of `payload`, when it counted the whole input.
+    tokens: Option<(Tokens, Tokens)>,
 }
 
 /// Rule 6: the codec runs, timed for the breaker (the caller records the time against the
@@ -436,6 +466,7 @@ fn produced<'r>(
             return Err(Skip::CodecError);
         }
     };
+    let mut tokens = None;
     let (payload, lossy, text_output, parts, builtin) = match ran {
         Ran::Codec(Outcome::Unchanged, _) => return Err(Skip::NoGain),
         Ran::Codec(Outcome::Changed { payload, lossy }, resolved) => {
@@ -465,6 +496,7 @@ fn produced<'r>(
                 meta.level = auto.json_level(run.level);
             }
             let builtin = routed.parts.iter().all(|part| part.facts.builtin);
+            tokens = routed.tokens;
             (
                 routed.payload,
                 routed.lossy,
@@ -504,6 +536,7 @@ fn produced<'r>(
         text_output,
         parts,
         validated,
+        tokens,
     })
 }
 
@@ -648,13 +681,35 @@ fn point(
 /// Rule 9: a final payload (its pointer included) that is not strictly smaller than the input
 /// in bytes, or that holds more tokens of the configured tokenizer, is discarded (`no_gain`).
 /// The tokens are the gauge's (CONTRACT §2.1): counted only where the bytes cannot decide.
-fn gain(run: &Run<'_, '_>, input: &str, pointed: &Pointed) -> Result<(), Skip> {
+///
+/// `carried` are the router's counts of this input and this payload, which decide without
+/// counting again. Returns the counts the decision made or was given (`None` when the bytes
+/// decided alone); a discarded payload's kind of no gain goes to the metadata, with the
+/// rejected output's tokens when they decided.
+fn gain(
+    run: &Run<'_, '_>,
+    input: &str,
+    pointed: &Pointed,
+    carried: Option<(Tokens, Tokens)>,
+    meta: &mut Meta,
+) -> Result<Option<(Tokens, Tokens)>, Skip> {
     let payload = pointed.payload.as_str();
-    if payload.len() < input.len() && run.stage.gauge().no_more_tokens(input, payload) {
-        Ok(())
-    } else {
-        Err(Skip::NoGain)
+    if payload.len() >= input.len() {
+        meta.no_gain = Some(NoGain::NotSmaller);
+        return Err(Skip::NoGain);
     }
+    let weighed = run.stage.gauge().weigh(input, payload, carried);
+    if weighed.fits {
+        return Ok(weighed.counts);
+    }
+    meta.no_gain = Some(match weighed.counts {
+        Some((before, after)) => NoGain::MoreTokens {
+            rejected: after.count,
+            input: before.count,
+        },
+        None => NoGain::NotSmaller,
+    });
+    Err(Skip::NoGain)
 }
 
 /// Rule 10, first half: whether the final payload is over `max_result_chars` code points and
