@@ -307,39 +307,7 @@ impl Auto {
         params: &Map<String, Value>,
         counter: Arc<dyn TokenCounter>,
     ) -> Result<Auto, CodecError> {
-        let mut lists: Vec<(&'static str, Vec<String>)> = Vec::new();
-        for (key, default) in [
-            ("rows", DEFAULT_ROWS),
-            ("object", DEFAULT_OBJECT),
-            ("text", DEFAULT_TEXT),
-            ("file", DEFAULT_FILE),
-        ] {
-            let names = match params.get(key) {
-                None => default.iter().map(|&name| name.to_owned()).collect(),
-                Some(value) => names(key, value)?,
-            };
-            for (i, name) in names.iter().enumerate() {
-                if name == NAME {
-                    return Err(CodecError::invalid_param(
-                        key,
-                        "\"auto\" cannot be its own candidate",
-                    ));
-                }
-                if registry.get(name).is_none() {
-                    return Err(CodecError::invalid_param(
-                        key,
-                        format!("unknown codec \"{name}\" (known: {})", registry.names()),
-                    ));
-                }
-                if names[..i].contains(name) {
-                    return Err(CodecError::invalid_param(
-                        key,
-                        format!("codec \"{name}\" named twice"),
-                    ));
-                }
-            }
-            lists.push((key, names));
-        }
+        let lists = candidate_lists(registry, params)?;
         let lossy_json = match params.get("lossy_json") {
             None => false,
             Some(Value::Bool(yes)) => *yes,
@@ -352,61 +320,14 @@ impl Auto {
         };
         let sample_bytes = positive(params, "sample_bytes", DEFAULT_SAMPLE_BYTES)?;
         let sample_rows = positive(params, "sample_rows", DEFAULT_SAMPLE_ROWS)?;
-        let is_candidate = |name: &str| {
-            lists
-                .iter()
-                .any(|(_, names)| names.iter().any(|n| n == name))
-        };
-        for (key, value) in params {
-            if matches!(
-                key.as_str(),
-                "rows" | "object" | "text" | "file" | "lossy_json" | "sample_bytes" | "sample_rows"
-            ) {
-                continue;
-            }
-            let message = match value {
-                Value::Object(_) if is_candidate(key) => continue,
-                Value::Object(_) if registry.get(key).is_some() => {
-                    format!("codec \"{key}\" is a candidate of no shape (rows, object, text, file)")
-                }
-                _ => format!("unknown key ({KEYS})"),
-            };
-            return Err(CodecError::invalid_param(key.clone(), message));
-        }
-
+        check_other_keys(registry, params, &lists)?;
         let mut built: Vec<Arc<Candidate>> = Vec::new();
-        let mut candidates = |names: &[String]| -> Result<Vec<Arc<Candidate>>, CodecError> {
-            names
-                .iter()
-                .map(|name| {
-                    if let Some(done) = built.iter().find(|c| &c.name == name) {
-                        return Ok(Arc::clone(done));
-                    }
-                    let own = match params.get(name) {
-                        Some(Value::Object(own)) => own.clone(),
-                        _ => Map::new(),
-                    };
-                    let codec = registry.instantiate(name, own).map_err(|err| {
-                        let key = match err.key() {
-                            Some(param) => format!("{name}.{param}"),
-                            None => name.clone(),
-                        };
-                        CodecError::invalid_param(key, err.message().to_owned())
-                    })?;
-                    let candidate = Arc::new(Candidate {
-                        name: name.clone(),
-                        codec: Resolved::new(registry, name, codec),
-                    });
-                    built.push(Arc::clone(&candidate));
-                    Ok(candidate)
-                })
-                .collect()
-        };
+        let mut build = |names: &[String]| candidates(registry, params, names, &mut built);
         Ok(Auto {
-            rows: candidates(&lists[0].1)?,
-            object: candidates(&lists[1].1)?,
-            text: candidates(&lists[2].1)?,
-            file: candidates(&lists[3].1)?,
+            rows: build(&lists[0].1)?,
+            object: build(&lists[1].1)?,
+            text: build(&lists[2].1)?,
+            file: build(&lists[3].1)?,
             lossy_json,
             sample_bytes,
             sample_rows,
@@ -1008,6 +929,113 @@ fn rows_at(text: &str, array: Span, sample_rows: usize) -> Option<RowsAt> {
             return Some(RowsAt { array, first, more });
         }
     }
+}
+
+/// The candidate lists of `params` (`rows`, `object`, `text`, `file`, in that order), each
+/// its default when not given; every name a registered codec other than `auto`, none twice.
+fn candidate_lists(
+    registry: &Registry,
+    params: &Map<String, Value>,
+) -> Result<[(&'static str, Vec<String>); 4], CodecError> {
+    let list = |key: &'static str, default: &[&str]| -> Result<_, CodecError> {
+        let names = match params.get(key) {
+            None => default.iter().map(|&name| name.to_owned()).collect(),
+            Some(value) => names(key, value)?,
+        };
+        for (i, name) in names.iter().enumerate() {
+            if name == NAME {
+                return Err(CodecError::invalid_param(
+                    key,
+                    "\"auto\" cannot be its own candidate",
+                ));
+            }
+            if registry.get(name).is_none() {
+                return Err(CodecError::invalid_param(
+                    key,
+                    format!("unknown codec \"{name}\" (known: {})", registry.names()),
+                ));
+            }
+            if names[..i].contains(name) {
+                return Err(CodecError::invalid_param(
+                    key,
+                    format!("codec \"{name}\" named twice"),
+                ));
+            }
+        }
+        Ok((key, names))
+    };
+    Ok([
+        list("rows", DEFAULT_ROWS)?,
+        list("object", DEFAULT_OBJECT)?,
+        list("text", DEFAULT_TEXT)?,
+        list("file", DEFAULT_FILE)?,
+    ])
+}
+
+/// Refuses every key of `params` that is neither one of `auto`'s own nor a table of a
+/// candidate's params (a table named after a codec that is no candidate names the shapes).
+fn check_other_keys(
+    registry: &Registry,
+    params: &Map<String, Value>,
+    lists: &[(&'static str, Vec<String>)],
+) -> Result<(), CodecError> {
+    let is_candidate = |name: &str| {
+        lists
+            .iter()
+            .any(|(_, names)| names.iter().any(|n| n == name))
+    };
+    for (key, value) in params {
+        if matches!(
+            key.as_str(),
+            "rows" | "object" | "text" | "file" | "lossy_json" | "sample_bytes" | "sample_rows"
+        ) {
+            continue;
+        }
+        let message = match value {
+            Value::Object(_) if is_candidate(key) => continue,
+            Value::Object(_) if registry.get(key).is_some() => {
+                format!("codec \"{key}\" is a candidate of no shape (rows, object, text, file)")
+            }
+            _ => format!("unknown key ({KEYS})"),
+        };
+        return Err(CodecError::invalid_param(key.clone(), message));
+    }
+    Ok(())
+}
+
+/// The candidates `names`, each built once with its own params (a table of `params` named
+/// after it) and its facts; `built` keeps those built for the other lists.
+fn candidates(
+    registry: &Registry,
+    params: &Map<String, Value>,
+    names: &[String],
+    built: &mut Vec<Arc<Candidate>>,
+) -> Result<Vec<Arc<Candidate>>, CodecError> {
+    names
+        .iter()
+        .map(|name| {
+            if let Some(done) = built.iter().find(|c| &c.name == name) {
+                return Ok(Arc::clone(done));
+            }
+            let own = match params.get(name) {
+                Some(Value::Object(own)) => own.clone(),
+                _ => Map::new(),
+            };
+            let codec = registry.instantiate(name, own).map_err(|err| {
+                let key = match err.key() {
+                    Some(param) => format!("{name}.{param}"),
+                    None => name.clone(),
+                };
+                CodecError::invalid_param(key, err.message().to_owned())
+            })?;
+            let candidate = Arc::new(Candidate {
+                name: name.clone(),
+                codec: Resolved::new(registry, name, codec),
+            });
+            built.push(Arc::clone(&candidate));
+            Ok(candidate)
+        })
+        .collect()
 }
 
 /// A list of codec names.

@@ -135,7 +135,8 @@ impl Host {
 
     /// Runs one tool call through the stage: returns the payload the model will see and the
     /// call's metadata. The input is never modified; token counts follow on the observers
-    /// (see [`Host::flush`]). The rules, in order, are listed in the `pipeline` module docs.
+    /// (see [`Host::flush`], or [`Processed::tokens`] for this call's). The rules, in order,
+    /// are CONTRACT §4's; the `pipeline` module docs walk a payload through them.
     ///
     /// # Examples
     ///

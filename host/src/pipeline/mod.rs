@@ -1,37 +1,53 @@
 //! The pipeline stage every tool result passes through: [`crate::Host::process`].
 //!
-//! The rules, in order; the first that decides the output wins. Each is one function (rule 1
-//! here, the others in `rules.rs`), in the order the README's "The library" section lists them:
+//! The rules, their order and their skip reasons are stated once, in CONTRACT §4 ("The
+//! pipeline stage", `docs/CONTRACT.md`); the code names each by its number there (rule 1 here,
+//! rules 2 to 11 in `rules.rs`, one function or two each).
 //!
-//! 1. kill switch (`PARROT_COMPRESSION_DISABLED=1`): the input goes out byte-identical and
-//!    nothing else runs — no store write, no event, no counting;
-//! 2. a status other than `success`: the payload goes out byte-identical, and is stored in the
-//!    tee store (reason `error`) so nothing is lost when the caller raises;
-//! 3. `return_direct`, `already_compressed`, effective level `none`: passthrough; a retrieval
-//!    (its first line the header of a recovery call's result, [`crate::is_retrieval`]) is
-//!    `already_compressed`;
-//! 4. payloads the stage never changes (not UTF-8, empty, JSON with a duplicate member name):
-//!    passthrough, reason `unsupported_payload`; JSON nested deeper than the parser's limit is
-//!    treated as text;
-//! 5. the router, then the breaker: over the router's thresholds without an executor
-//!    (`budget_passthrough`), or the codec's breaker open (`breaker_open`): passthrough;
-//! 6. the codec runs (an error or panic: passthrough, `codec_error`; an unchanged outcome:
-//!    `no_gain`); a plugin's output for a JSON payload must be JSON unless the codec declares
-//!    text output (`codec_error`);
-//! 7. an outcome that claims to be lossless is verified through the codec's inverse when
-//!    verification is on (a mismatch makes it lossy); a lossy outcome at `minimal` is refused
-//!    (`codec_error`);
-//! 8. a lossy outcome stores the input before the output gets its `_tee` pointer (store failure:
-//!    the input goes out, `tee_failed`); so does a lossless one that changed the payload when
-//!    the host was built with `tee_lossless` (pointer reason `lossless`). The pointer counts
-//!    for rule 9, and nothing is stored for an outcome rule 9 discards;
-//! 9. no gain: a final payload not strictly smaller than the input in bytes, or holding more
-//!    tokens of the configured tokenizer, is discarded (`no_gain`); the tokens are the gauge's
-//!    (`crate::gauge`), counted only where the bytes cannot decide (CONTRACT §2.1);
-//! 10. last line of defense: a final payload over `max_result_chars` code points is cut, with
-//!     the original stored under the call's key (only with a tee store): the codec's payload,
-//!     in one wrapper, at a line boundary where it has one, ending with a marker that says
-//!     what was removed and the selector that returns it (`cut.rs`).
+//! # One payload through the stage
+//!
+//! What [`crate::Host::process`] runs, step by step, each step once. Two payloads with the
+//! default configuration (the core `"*"` entry: `auto` at `normal`) and a tee store: a 469 KB
+//! build log, and a JSON array of objects.
+//!
+//! 1. `Host::process_on`: `EntryTable::resolve` finds the entry (`"*"`) and its
+//!    [`Engine`](crate::entries::Engine), resolved when the host was built (here the router;
+//!    for a codec, its facts: name, built-in, validates JSON, inverse, text output);
+//!    `Host::level_of` gives the level (`normal`; `minimal` without a store); the store is
+//!    scoped to the call's namespace; a `Run` holds it all.
+//! 2. [`process`]: rule 1, the kill switch, a flag decided when the host was built; the call
+//!    gets its number and its metadata.
+//! 3. `rules::decide` → `store_error_result`: rule 2 (the status is
+//!    [`Status::Success`](crate::Status): nothing to store).
+//! 4. `rules::compress`: rule 3 (`passthrough_flags`, `is_retrieval`); `digest_beside`
+//!    decides whether the input's key is hashed beside the codec.
+//! 5. `rules::compress_keyed` → `fused_json`: rule 4, fused. *The log* does not start like
+//!    JSON: `supported` → `classify` checks it (UTF-8, not empty, not JSON: text), then
+//!    `admit` → `budget` (rule 5: over the size threshold with no executor, a library's
+//!    host passes it through here, `budget_passthrough`, unless built with
+//!    `inline_at_any_size` as the command is) and the breaker (rule 6). *The array* goes to
+//!    `fused`: `admit` as JSON, without the check.
+//! 6. `run_codec`: rule 7, the codec's call, timed for the breaker. The engine is the router:
+//!    `Auto::route_read` → `Auto::unit` (the log: `kind::classify`, log lines; the array:
+//!    `recognise_read` → `rows_at`, rows) → `Auto::choose`: each candidate of the shape runs
+//!    (`run`; the log: `log` at `normal`; the array: `toon`, `columnar`, `json_compact` at
+//!    `minimal`), the input and each output counted once (`Gauge::tokens`, or
+//!    `Gauge::weigh` when one output alone changed it), the fewest tokens win
+//!    (`write_route` says so), and `Auto::whole` hands back the winner with its counts.
+//! 7. `produced` and `verify`: rule 7's checks with the winner's facts (the array: a
+//!    validating built-in changed the whole, so its pass stood for rule 4's check and
+//!    `fused` returns; a lossless outcome of a built-in is verified one in N).
+//! 8. `point`: rule 8 (the log's lossy outcome gets its `_tee` pointer under the input's
+//!    content key; the array's lossless one none).
+//! 9. `gain`: rule 9, with the router's counts when the payload is the router's own (the
+//!    array: nothing counted again); otherwise `Gauge::weigh` counts only where the bytes
+//!    cannot decide.
+//! 10. `must_cut` (rule 11's test), then `store_original`: rule 10, the log's input stored
+//!     under the pointer's key; then `cut_payload` (rule 11) only over `max_result_chars`.
+//! 11. Back in [`process`]: sizes and time to the metadata, the observers' `on_processed`,
+//!     and the token worker's job, given the counts the stage made exactly
+//!     (`tokens::Count::Known`) and a copy of only what it must count; the [`Processed`]
+//!     returned holds the slot its counts arrive in ([`Processed::tokens`]).
 
 mod cut;
 mod pointer;
@@ -108,7 +124,7 @@ pub(crate) struct Settings {
     pub(crate) inline_at_any_size: bool,
     /// Keep the original of lossless outcomes that changed the payload too.
     pub(crate) tee_lossless: bool,
-    /// Rule 10's limit in code points (0: off).
+    /// Rule 11's limit in code points (0: off).
     pub(crate) max_result_chars: usize,
     /// Rule 7's verification.
     pub(crate) verification: Verification,

@@ -1,5 +1,5 @@
-//! Rules 2 to 10 of the stage (rule 1, the kill switch, is [`super::process`]'s own), one
-//! function each, in the order they apply; see the module docs of [`super`] for the list.
+//! Rules 2 to 11 of the stage (rule 1, the kill switch, is [`super::process`]'s own), in the
+//! order they apply, numbered as CONTRACT §4 states them.
 
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -53,7 +53,7 @@ pub(super) fn decide<'i>(
     }
 }
 
-/// Rules 3 to 10: the new payload (with the input's text), or why the input goes out.
+/// Rules 3 to 11: the new payload (with the input's text), or why the input goes out.
 ///
 /// `known` is the input as text when the caller gave text (it is not checked again).
 fn compress<'i>(
@@ -134,7 +134,7 @@ fn compress_keyed<'i>(
 }
 
 /// The `log` codec, when its output is the whole payload and it compressed the whole text
-/// (directly, or as `auto`'s winner): rule 10 then cuts the output by its grammar.
+/// (directly, or as `auto`'s winner): rule 11 then cuts the output by its grammar.
 fn log_output<'r>(produced: &Produced<'r>, text: &str) -> Option<&'r parrot_codecs::Log> {
     match produced.parts.as_slice() {
         [part]
@@ -343,7 +343,7 @@ struct Admitted {
     budget: Duration,
 }
 
-/// Rule 5: the router (over its thresholds without an executor: passthrough), then the
+/// Rules 5 and 6: the router (over its thresholds without an executor: passthrough), then the
 /// codec's breaker (open: passthrough).
 fn admit(run: &Run<'_, '_>, kind: PayloadKind, text: &str) -> Result<Admitted, Skip> {
     let budget = budget(run, kind, text)?;
@@ -360,7 +360,7 @@ fn admit(run: &Run<'_, '_>, kind: PayloadKind, text: &str) -> Result<Admitted, S
     })
 }
 
-/// Rule 5 alone: the budget of a call the router lets through, or `budget_passthrough`.
+/// Rule 5, the router alone: the budget of a call the router lets through, or `budget_passthrough`.
 fn budget(run: &Run<'_, '_>, kind: PayloadKind, text: &str) -> Result<Duration, Skip> {
     let stage = run.stage;
     // The level the codec really runs at: `auto` runs JSON candidates at `minimal` unless its
@@ -399,7 +399,7 @@ impl Admitted {
     }
 }
 
-/// What a codec returned, once rule 6 accepted it.
+/// What a codec returned, once rule 7 accepted it.
 struct Produced<'r> {
     payload: String,
     lossy: bool,
@@ -418,7 +418,7 @@ struct Produced<'r> {
     tokens: Option<(Tokens, Tokens)>,
 }
 
-/// Rule 6: the codec runs, timed for the breaker (the caller records the time against the
+/// Rule 7: the codec runs, timed for the breaker (the caller records the time against the
 /// call's budget). An error or a panic is
 /// `codec_error`; an unchanged outcome is `no_gain`; a plugin's output for a JSON payload must
 /// be JSON unless the codec declares text output (else `codec_error`).
@@ -446,7 +446,7 @@ fn run_codec<'r>(
     (produced(run, kind, text, result, meta), elapsed)
 }
 
-/// What the codec call gave, under rule 6.
+/// What the codec call gave, under rule 7.
 fn produced<'r>(
     run: &'r Run<'_, '_>,
     kind: PayloadKind,
@@ -546,7 +546,7 @@ enum Ran<'r> {
     Routed(Decision<'r>),
 }
 
-/// Rule 7: an outcome claimed lossless is verified through the inverse of the codec that
+/// Rule 7, its checks: an outcome claimed lossless is verified through the inverse of the codec that
 /// produced it (each part through its own, for `auto`) when verification is on for that codec
 /// (a mismatch makes it lossy); a lossy outcome at `minimal` is refused (`codec_error`).
 fn verify<'r>(run: &Run<'_, '_>, mut produced: Produced<'r>) -> Result<Produced<'r>, Skip> {
@@ -610,11 +610,11 @@ fn expands_back(part: &Part<'_>, payload: &str) -> bool {
         .gives_back(part.kind, &part.input, &expanded)
 }
 
-/// The output with its pointer (rule 8), before the original is stored.
+/// The output with its pointer (rule 8), before the original is stored (rule 10).
 struct Pointed {
     payload: String,
     /// The codec's payload, kept apart when `payload` has a pointer (which may have to be
-    /// rewritten, and which rule 10's cut leaves out); `None` when `payload` is the codec's.
+    /// rewritten, and which rule 11's cut leaves out); `None` when `payload` is the codec's.
     unpointed: Option<String>,
     /// The tentative key the pointer names.
     key: Option<String>,
@@ -622,11 +622,11 @@ struct Pointed {
     reason: &'static str,
 }
 
-/// Rule 8, first half: a lossy outcome gets its `_tee` pointer (without a tee store it cannot,
+/// Rule 8: a lossy outcome gets its `_tee` pointer (without a tee store it cannot,
 /// and goes out as the input: `tee_failed`); so does a lossless one that changed the payload
 /// when the host was built with `tee_lossless` (reason `lossless`). The pointer names the
 /// input's content key: the no-gain rule counts it, and nothing is stored for an outcome that
-/// rule 9 discards. The second half is [`store_original`].
+/// rule 9 discards; rule 10 stores it ([`store_original`]).
 fn point(
     run: &Run<'_, '_>,
     input: &[u8],
@@ -712,7 +712,7 @@ fn gain(
     Err(Skip::NoGain)
 }
 
-/// Rule 10, first half: whether the final payload is over `max_result_chars` code points and
+/// Rule 11, its test: whether the final payload is over `max_result_chars` code points and
 /// will be cut (only with a tee store, which keeps the original). Its code points are counted
 /// once, and only when its bytes are over the limit (a text has no more code points than
 /// bytes).
@@ -733,7 +733,7 @@ fn must_cut(run: &Run<'_, '_>, payload: &str) -> bool {
     chars > max && run.tee.is_some()
 }
 
-/// Rule 8, second half: the input is stored before the output goes out, under the pointer's
+/// Rule 10: the input is stored before the output goes out, under the pointer's
 /// content key. A store failure sends the input out (`tee_failed`); when the short key holds
 /// another original, the input goes under its whole digest, and the pointer is rewritten to
 /// name it.
@@ -771,7 +771,7 @@ fn store_original(
     Ok(())
 }
 
-/// Rule 10, second half: the codec's payload (without its pointer) cut to fit, in one wrapper
+/// Rule 11: the codec's payload (without its pointer) cut to fit, in one wrapper
 /// with a pointer (reason `cut`) to the original, its last line a marker saying what the cut
 /// removed (see `cut.rs`); `log` is the `log` codec and its input when the payload is its
 /// output for the whole input, cut by its grammar.
