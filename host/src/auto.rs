@@ -534,32 +534,7 @@ impl Auto {
                 fits: false,
             });
         }
-        // The input is the yardstick: an output must hold no more tokens than what it replaces
-        // (the stage's no-gain rule, decided the same way). With one output there is nothing to
-        // rank: only the rule decides, and it needs no count when the output has at most half
-        // the input's bytes (so a log's route never starts the tokenizer).
-        let mut input = None;
-        let changed = ran.iter().filter(|r| r.result.is_ok()).count();
-        if changed == 1 {
-            for r in &mut ran {
-                if let Ok((output, _)) = &r.result {
-                    let weighed = self.gauge.weigh(on, output, None);
-                    r.fits = weighed.fits;
-                    r.counts = weighed.counts;
-                }
-            }
-        } else if changed > 1 {
-            let before = self.count(on);
-            input = Some(before);
-            for r in &mut ran {
-                if let Ok((output, _)) = &r.result {
-                    let after = self.count(output);
-                    r.tokens = Some(after);
-                    r.counts = Some((before, after));
-                    r.fits = self.gauge.no_more_tokens_counted(on, before, output, after);
-                }
-            }
-        }
+        let input = self.weigh_all(on, &mut ran);
         // Fewest tokens first; a stable sort keeps the earlier candidate first on a tie.
         let mut order: Vec<usize> = (0..ran.len()).filter(|&i| ran[i].result.is_ok()).collect();
         order.sort_by_key(|&i| ran[i].tokens.map_or(0, |t| t.count));
@@ -583,6 +558,40 @@ impl Auto {
         let r = ran.swap_remove(best);
         let (output, lossy) = r.result.ok()?;
         Some(self.won(r.candidate, (output, lossy, r.counts), kind, text))
+    }
+
+    /// Weighs each changed output against the input `on`, as the no-gain rule does; the
+    /// input's tokens when there was a ranking to count them for.
+    ///
+    /// The input is the yardstick: an output must hold no more tokens than what it replaces
+    /// (the stage's no-gain rule, decided the same way). With one output there is nothing to
+    /// rank: only the rule decides, and it needs no count when the output has at most half
+    /// the input's bytes (so a log's route never starts the tokenizer).
+    fn weigh_all(&self, on: &str, ran: &mut [Ran<'_>]) -> Option<Tokens> {
+        let changed = ran.iter().filter(|r| r.result.is_ok()).count();
+        if changed == 1 {
+            for r in ran.iter_mut() {
+                if let Ok((output, _)) = &r.result {
+                    let weighed = self.gauge.weigh(on, output, None);
+                    r.fits = weighed.fits;
+                    r.counts = weighed.counts;
+                }
+            }
+            return None;
+        }
+        if changed == 0 {
+            return None;
+        }
+        let before = self.count(on);
+        for r in ran.iter_mut() {
+            if let Ok((output, _)) = &r.result {
+                let after = self.count(output);
+                r.tokens = Some(after);
+                r.counts = Some((before, after));
+                r.fits = self.gauge.no_more_tokens_counted(on, before, output, after);
+            }
+        }
+        Some(before)
     }
 
     /// The winner `candidate` with its output, lossy flag and counted tokens.

@@ -302,24 +302,11 @@ pub(crate) fn process<'a>(run: Run<'_, 'a>) -> Processed<'a> {
         (exact(decided.before), exact(decided.after))
     });
     let output: Option<String> = decided.map(|decided| decided.output);
-
-    // The token worker, when it counts, gets its own copies (in buffers it gave back after
-    // earlier counts, when it has some) of what it must count: the caller keeps the input and
-    // the output. Text is copied as it is; only a payload that is not UTF-8 goes through the
-    // lossy conversion. A worker that is off gets nothing, and nothing is copied.
-    let text_of = |bytes: &[u8]| match read.map_or_else(|| std::str::from_utf8(bytes), Ok) {
-        Ok(text) => stage.tokens.copy(text),
-        Err(_) => String::from_utf8_lossy(bytes).into_owned(),
-    };
     let counting = stage.tokens.is_on();
-    let after_count = if counting {
-        output.as_deref().map(|text| match after {
-            Some(n) => Count::Known(n),
-            None => Count::Text(stage.tokens.copy(text)),
-        })
-    } else {
-        None
-    };
+    let after_count = output
+        .as_deref()
+        .filter(|_| counting)
+        .map(|text| count_of(stage, text, after));
     let payload = match output {
         Some(text) => {
             meta.compressed = true;
@@ -333,25 +320,22 @@ pub(crate) fn process<'a>(run: Run<'_, 'a>) -> Processed<'a> {
     let startup = Duration::from_nanos(crate::gauge::startup_nanos() - startup_before);
     meta.duration_ms = started.elapsed().saturating_sub(startup).as_secs_f64() * 1000.0;
 
-    let event = CallEvent {
-        call_id,
-        tool: call.tool.to_owned(),
-        meta: meta.clone(),
-    };
-    for observer in stage.observers.iter() {
-        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            observer.on_processed(&event);
-        }));
-    }
+    notify(stage, call_id, call.tool, &meta);
     let slot = counting.then(|| Arc::new(TokenSlot::default()));
     if let Some(slot) = &slot {
+        let before = match (before, read) {
+            (Some(n), _) => Count::Known(n),
+            (None, Some(text)) => count_of(stage, text, None),
+            // Only a payload that is not UTF-8 goes through the lossy conversion.
+            (None, None) => match std::str::from_utf8(&input) {
+                Ok(text) => count_of(stage, text, None),
+                Err(_) => Count::Text(String::from_utf8_lossy(&input).into_owned()),
+            },
+        };
         stage.tokens.submit(Job {
             call_id,
             tool: call.tool.to_owned(),
-            before: match before {
-                Some(n) => Count::Known(n),
-                None => Count::Text(text_of(&input)),
-            },
+            before,
             after: after_count,
             slot: Arc::clone(slot),
         });
@@ -361,6 +345,30 @@ pub(crate) fn process<'a>(run: Run<'_, 'a>) -> Processed<'a> {
         meta,
         call_id,
         tokens: slot,
+    }
+}
+
+/// What the token worker gets of `text`: its count when the stage has it exact (`known`),
+/// else its own copy (in a buffer it gave back after earlier counts, when it has one): the
+/// caller keeps the input and the output.
+fn count_of(stage: &Stage, text: &str, known: Option<usize>) -> Count {
+    match known {
+        Some(n) => Count::Known(n),
+        None => Count::Text(stage.tokens.copy(text)),
+    }
+}
+
+/// Tells every observer about the call; a panicking observer does not stop the stage.
+fn notify(stage: &Stage, call_id: u64, tool: &str, meta: &Meta) {
+    let event = CallEvent {
+        call_id,
+        tool: tool.to_owned(),
+        meta: meta.clone(),
+    };
+    for observer in stage.observers.iter() {
+        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            observer.on_processed(&event);
+        }));
     }
 }
 

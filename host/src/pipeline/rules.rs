@@ -128,7 +128,12 @@ fn compress_keyed<'i>(
     Ok(Decided {
         output,
         text,
-        before: weighed.or(routed).map(|(before, _)| before),
+        // The exact count of the input, from whichever counted it exactly.
+        before: [weighed, routed]
+            .into_iter()
+            .flatten()
+            .map(|(before, _)| before)
+            .find(|before| before.exact),
         after: weighed.filter(|_| unchanged).map(|(_, after)| after),
     })
 }
@@ -466,52 +471,31 @@ fn produced<'r>(
             return Err(Skip::CodecError);
         }
     };
-    let mut tokens = None;
-    let (payload, lossy, text_output, parts, builtin) = match ran {
+    let mut produced = match ran {
         Ran::Codec(Outcome::Unchanged, _) => return Err(Skip::NoGain),
-        Ran::Codec(Outcome::Changed { payload, lossy }, resolved) => {
-            let facts = &resolved.facts;
-            let part = Part {
+        Ran::Codec(Outcome::Changed { payload, lossy }, resolved) => Produced {
+            payload,
+            lossy,
+            shape: None,
+            text_output: resolved.facts.text_output,
+            parts: vec![Part {
                 codec: &*resolved.codec,
-                facts,
+                facts: &resolved.facts,
                 kind,
                 input: Cow::Borrowed(text),
                 output: None,
-            };
-            (payload, lossy, facts.text_output, vec![part], facts.builtin)
-        }
-        Ran::Routed(decision) => {
-            meta.route = Some(decision.route);
-            let Some(routed) = decision.routed else {
-                return Err(Skip::NoGain);
-            };
-            meta.codec = Some(routed.codec);
-            // The level the winner ran at: JSON candidates run at `auto`'s JSON level.
-            if let Some(auto) = run.auto()
-                && routed
-                    .parts
-                    .iter()
-                    .all(|part| part.kind == PayloadKind::Json)
-            {
-                meta.level = auto.json_level(run.level);
-            }
-            let builtin = routed.parts.iter().all(|part| part.facts.builtin);
-            tokens = routed.tokens;
-            (
-                routed.payload,
-                routed.lossy,
-                routed.text_output,
-                routed.parts,
-                builtin,
-            )
-        }
+            }],
+            validated: false,
+            tokens: None,
+        },
+        Ran::Routed(decision) => winner(run, decision, meta)?,
     };
     // A built-in's output is JSON by construction (property-tested and fuzzed), so its shape
     // is read only when a pointer needs it.
-    let mut shape = None;
-    if kind == PayloadKind::Json && !builtin && !text_output {
-        shape = parrot_json::top_level(&payload);
-        if shape.is_none() {
+    let builtin = produced.parts.iter().all(|part| part.facts.builtin);
+    if kind == PayloadKind::Json && !builtin && !produced.text_output {
+        produced.shape = parrot_json::top_level(&produced.payload);
+        if produced.shape.is_none() {
             tracing::warn!(
                 tool,
                 codec = meta.codec.as_deref().unwrap_or_default(),
@@ -522,21 +506,45 @@ fn produced<'r>(
     }
     // One part that is the whole payload, given as JSON to a validating codec, which changed
     // it (a part's output is `None` when it is the routed payload itself).
-    let validated = matches!(
-        parts.as_slice(),
+    produced.validated = matches!(
+        produced.parts.as_slice(),
         [part] if part.facts.validates_json
             && part.kind == PayloadKind::Json
             && part.output.is_none()
             && std::ptr::eq(part.input.as_ref(), text)
     );
+    Ok(produced)
+}
+
+/// The router's winner as what the codec produced: the metadata names it, its route and the
+/// level it ran at; no winner is `no_gain`.
+fn winner<'r>(
+    run: &Run<'_, '_>,
+    decision: Decision<'r>,
+    meta: &mut Meta,
+) -> Result<Produced<'r>, Skip> {
+    meta.route = Some(decision.route);
+    let Some(routed) = decision.routed else {
+        return Err(Skip::NoGain);
+    };
+    meta.codec = Some(routed.codec);
+    // The level the winner ran at: JSON candidates run at `auto`'s JSON level.
+    if let Some(auto) = run.auto()
+        && routed
+            .parts
+            .iter()
+            .all(|part| part.kind == PayloadKind::Json)
+    {
+        meta.level = auto.json_level(run.level);
+    }
     Ok(Produced {
-        payload,
-        lossy,
-        shape,
-        text_output,
-        parts,
-        validated,
-        tokens,
+        payload: routed.payload,
+        lossy: routed.lossy,
+        shape: None,
+        text_output: routed.text_output,
+        parts: routed.parts,
+        validated: false,
+        tokens: routed.tokens,
     })
 }
 
