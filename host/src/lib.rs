@@ -69,7 +69,9 @@ pub use budget::{
     Admission, Breaker, BreakerConfig, Budgets, Clock, ManualClock, Route, Router, SystemClock,
 };
 pub use builder::HostBuilder;
-pub use call::{Call, Input, Meta, NoGain, OwnedCall, OwnedInput, Processed, Skip, Status};
+pub use call::{
+    Call, Input, Meta, NoGain, OwnedCall, OwnedInput, Processed, Skip, Status, TokenCounts,
+};
 pub use discovery::{MAX_MANIFEST_BYTES, PLUGIN_PATH_ENV, SourceInfo, TRUST_PROJECT_PLUGINS_ENV};
 pub use entries::{MatchKind, Resolution, ResolvedEntry};
 #[cfg(feature = "redis")]
@@ -97,4 +99,4 @@ pub use tee::{
 };
 #[cfg(feature = "redis")]
 pub use tee::{REDIS_PASSWORD_ENV, RedisSettings, RedisTeeStore};
-pub use tokens::{TokenCounter, TokenCounts, Tokenizer};
+pub use tokens::{TokenCounter, Tokenizer};

@@ -15,6 +15,7 @@
 use std::sync::mpsc::{Receiver, Sender, channel};
 use std::sync::{Arc, Condvar, Mutex};
 
+use crate::call::{TokenCounts, TokenSlot};
 use crate::observe::{Observer, TokenEvent};
 
 /// Counts tokens the way one model family does.
@@ -60,54 +61,6 @@ impl TokenCounter for Tokenizer {
         match self {
             Tokenizer::O200k => parrot_bpe::O200K_BASE.count(text),
             Tokenizer::Cl100k => parrot_bpe::CL100K_BASE.count(text),
-        }
-    }
-}
-
-/// A call's tokens before and after the stage, as the host's tokenizer counts them.
-///
-/// # Examples
-///
-/// ```
-/// use parrot_host::{Call, Host, Input};
-///
-/// let dir = std::env::temp_dir().join("parrot-doc-token-counts");
-/// std::fs::create_dir_all(&dir).unwrap();
-/// let host = Host::builder().project(&dir).plugin_path(None).build().unwrap();
-/// let out = host.process(Call::new("t", Input::Text("[1, 2, 3]")));
-/// let tokens = out.tokens().expect("the host counts tokens");
-/// assert!(tokens.after < tokens.before, "{tokens:?}");
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct TokenCounts {
-    /// Tokens of the input as given.
-    pub before: usize,
-    /// Tokens of the payload the model sees.
-    pub after: usize,
-}
-
-/// Where the worker leaves one call's counts for whoever holds the call's result.
-#[derive(Debug, Default)]
-pub(crate) struct TokenSlot {
-    /// `None` while pending; `Some(None)` when the job was dropped uncounted.
-    counts: Mutex<Option<Option<TokenCounts>>>,
-    ready: Condvar,
-}
-
-impl TokenSlot {
-    fn fill(&self, counts: Option<TokenCounts>) {
-        *self.counts.lock().unwrap_or_else(|p| p.into_inner()) = Some(counts);
-        self.ready.notify_all();
-    }
-
-    /// The counts, once the worker delivered them (`None`: dropped uncounted).
-    pub(crate) fn wait(&self) -> Option<TokenCounts> {
-        let mut counts = self.counts.lock().unwrap_or_else(|p| p.into_inner());
-        loop {
-            if let Some(delivered) = *counts {
-                return delivered;
-            }
-            counts = self.ready.wait(counts).unwrap_or_else(|p| p.into_inner());
         }
     }
 }

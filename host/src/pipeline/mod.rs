@@ -65,13 +65,13 @@ pub use pointer::TEE_HINT;
 
 use crate::auto::Auto;
 use crate::budget::{Breaker, BreakerConfig, Budgets, Clock, Router};
-use crate::call::{Call, Meta, Processed, Skip};
+use crate::call::{Call, Meta, Processed, Skip, TokenSlot};
 use crate::entries::Engine;
 use crate::gauge::Gauge;
 use crate::observe::{CallEvent, Observer};
 use crate::report::Report;
 use crate::tee::TeeStore;
-use crate::tokens::{Count, Job, TokenCounter, TokenSlot, TokenWorker};
+use crate::tokens::{Count, Job, TokenCounter, TokenWorker};
 
 /// The environment variable of the kill switch.
 pub const KILL_SWITCH_ENV: &str = "PARROT_COMPRESSION_DISABLED";
