@@ -11,11 +11,11 @@
 //! build log, and a JSON array of objects.
 //!
 //! 1. `Host::process_on`: `EntryTable::resolve` finds the entry (`"*"`) and its
-//!    [`Engine`](crate::entries::Engine), resolved when the host was built (here the router;
+//!    `Engine`, resolved when the host was built (here the router;
 //!    for a codec, its facts: name, built-in, validates JSON, inverse, text output);
 //!    `Host::level_of` gives the level (`normal`; `minimal` without a store); the store is
 //!    scoped to the call's namespace; a `Run` holds it all.
-//! 2. [`process`]: rule 1, the kill switch, a flag decided when the host was built; the call
+//! 2. `pipeline::process`: rule 1, the kill switch, a flag decided when the host was built; the call
 //!    gets its number and its metadata.
 //! 3. `rules::decide` → `store_error_result`: rule 2 (the status is
 //!    [`Status::Success`](crate::Status): nothing to store).
@@ -44,7 +44,7 @@
 //!    cannot decide.
 //! 10. `must_cut` (rule 11's test), then `store_original`: rule 10, the log's input stored
 //!     under the pointer's key; then `cut_payload` (rule 11) only over `max_result_chars`.
-//! 11. Back in [`process`]: sizes and time to the metadata, the observers' `on_processed`,
+//! 11. Back in `pipeline::process`: sizes and time to the metadata, the observers' `on_processed`,
 //!     and the token worker's job, given the counts the stage made exactly
 //!     (`tokens::Count::Known`) and a copy of only what it must count; the [`Processed`]
 //!     returned holds the slot its counts arrive in ([`Processed::tokens`]).
