@@ -12,7 +12,7 @@ use crate::store::persistent_or_unavailable;
 /// Whether the kill switch (`PARROT_COMPRESSION_DISABLED=1`) is on. Read before anything
 /// else: with it on, no manifest, plugin or store is touched.
 pub(crate) fn killed() -> bool {
-    std::env::var_os(parrot_host::KILL_SWITCH_ENV).is_some_and(|v| v == "1")
+    parrot_host::kill_switch_from_env()
 }
 
 pub(crate) fn project_dir(cli: &Options) -> PathBuf {
@@ -68,9 +68,11 @@ pub(crate) fn builder(
     }
     // A person who runs the command asked for the result: compress inline at any size.
     builder.inline_at_any_size(true);
-    // With the kill switch on nothing runs, so the store is not even opened (or created).
+    // Every command that processes calls decided the kill switch before building (`killed`):
+    // with it on, none builds a host, so the store is not even opened (or created).
+    builder.kill_switch(Some(false));
     if !cli.no_tee {
-        if store && !killed() {
+        if store {
             builder.tee_store(persistent_or_unavailable(cli)?);
         } else {
             builder.tee_store(Arc::new(MemoryTeeStore::new(1)));

@@ -138,8 +138,9 @@ use parrot_codec_api::{Codec, CodecError, DynCodec, Level, Outcome, Params, Payl
 use parrot_json::{JsonCheck, Member, Reader, Span};
 use serde_json::{Map, Value};
 
+use crate::facts::{Facts, Resolved};
 use crate::gauge::{Gauge, Tokens};
-use crate::registry::{Origin, Registry};
+use crate::registry::Registry;
 use crate::tokens::TokenCounter;
 
 mod kind;
@@ -181,13 +182,10 @@ impl Shape {
     }
 }
 
-/// One candidate codec, built with its params.
+/// One candidate codec, built with its params, its facts read once.
 struct Candidate {
     name: String,
-    codec: Arc<dyn DynCodec>,
-    builtin: bool,
-    /// A built-in that validates JSON in its own pass ([`Registry::validates_json`]).
-    validates_json: bool,
+    codec: Resolved,
 }
 
 /// The routing codec (see the module docs).
@@ -217,11 +215,10 @@ impl std::fmt::Debug for Auto {
 pub(crate) struct Part<'a> {
     /// The candidate that produced it.
     pub(crate) codec: &'a dyn DynCodec,
-    /// The candidate is built in (for the verification policy).
-    pub(crate) builtin: bool,
-    /// The candidate validates JSON in its own pass: its output for a JSON input vouches that
-    /// the input is JSON the check accepts (the fused pass, CONTRACT §4).
-    pub(crate) validates_json: bool,
+    /// Its facts: built in (for the verification policy), validating JSON in its own pass
+    /// (its output for a JSON input vouches that the input is JSON the check accepts: the
+    /// fused pass, CONTRACT §4), its inverse.
+    pub(crate) facts: &'a Facts,
     /// The kind of the part's input.
     pub(crate) kind: PayloadKind,
     /// The part's input (the payload itself, a JSON string's decoded text, a block's text).
@@ -243,6 +240,10 @@ pub(crate) struct Routed<'a> {
     pub(crate) codec: String,
     /// Each candidate's part, for verification.
     pub(crate) parts: Vec<Part<'a>>,
+    /// The tokens of the payload and of `payload` as the choice counted them, when it counted
+    /// the whole payload (not a sample, a decoded string or a block): the stage's no-gain
+    /// rule and its token counts take them rather than counting again.
+    pub(crate) tokens: Option<(Tokens, Tokens)>,
 }
 
 /// The routing decision for one payload.
@@ -262,6 +263,8 @@ struct Won<'a> {
     input: Cow<'a, str>,
     /// The payload went out as text.
     text_output: bool,
+    /// The unit's and the output's tokens, when the choice counted them on the whole unit.
+    tokens: Option<(Tokens, Tokens)>,
 }
 
 /// Where the rows of a `rows` payload lie.
@@ -304,39 +307,7 @@ impl Auto {
         params: &Map<String, Value>,
         counter: Arc<dyn TokenCounter>,
     ) -> Result<Auto, CodecError> {
-        let mut lists: Vec<(&'static str, Vec<String>)> = Vec::new();
-        for (key, default) in [
-            ("rows", DEFAULT_ROWS),
-            ("object", DEFAULT_OBJECT),
-            ("text", DEFAULT_TEXT),
-            ("file", DEFAULT_FILE),
-        ] {
-            let names = match params.get(key) {
-                None => default.iter().map(|&name| name.to_owned()).collect(),
-                Some(value) => names(key, value)?,
-            };
-            for (i, name) in names.iter().enumerate() {
-                if name == NAME {
-                    return Err(CodecError::invalid_param(
-                        key,
-                        "\"auto\" cannot be its own candidate",
-                    ));
-                }
-                if registry.get(name).is_none() {
-                    return Err(CodecError::invalid_param(
-                        key,
-                        format!("unknown codec \"{name}\" (known: {})", registry.names()),
-                    ));
-                }
-                if names[..i].contains(name) {
-                    return Err(CodecError::invalid_param(
-                        key,
-                        format!("codec \"{name}\" named twice"),
-                    ));
-                }
-            }
-            lists.push((key, names));
-        }
+        let lists = candidate_lists(registry, params)?;
         let lossy_json = match params.get("lossy_json") {
             None => false,
             Some(Value::Bool(yes)) => *yes,
@@ -349,66 +320,14 @@ impl Auto {
         };
         let sample_bytes = positive(params, "sample_bytes", DEFAULT_SAMPLE_BYTES)?;
         let sample_rows = positive(params, "sample_rows", DEFAULT_SAMPLE_ROWS)?;
-        let is_candidate = |name: &str| {
-            lists
-                .iter()
-                .any(|(_, names)| names.iter().any(|n| n == name))
-        };
-        for (key, value) in params {
-            if matches!(
-                key.as_str(),
-                "rows" | "object" | "text" | "file" | "lossy_json" | "sample_bytes" | "sample_rows"
-            ) {
-                continue;
-            }
-            let message = match value {
-                Value::Object(_) if is_candidate(key) => continue,
-                Value::Object(_) if registry.get(key).is_some() => {
-                    format!("codec \"{key}\" is a candidate of no shape (rows, object, text, file)")
-                }
-                _ => format!("unknown key ({KEYS})"),
-            };
-            return Err(CodecError::invalid_param(key.clone(), message));
-        }
-
+        check_other_keys(registry, params, &lists)?;
         let mut built: Vec<Arc<Candidate>> = Vec::new();
-        let mut candidates = |names: &[String]| -> Result<Vec<Arc<Candidate>>, CodecError> {
-            names
-                .iter()
-                .map(|name| {
-                    if let Some(done) = built.iter().find(|c| &c.name == name) {
-                        return Ok(Arc::clone(done));
-                    }
-                    let own = match params.get(name) {
-                        Some(Value::Object(own)) => own.clone(),
-                        _ => Map::new(),
-                    };
-                    let codec = registry.instantiate(name, own).map_err(|err| {
-                        let key = match err.key() {
-                            Some(param) => format!("{name}.{param}"),
-                            None => name.clone(),
-                        };
-                        CodecError::invalid_param(key, err.message().to_owned())
-                    })?;
-                    let builtin = registry
-                        .get(name)
-                        .is_some_and(|info| info.origin == Origin::Builtin);
-                    let candidate = Arc::new(Candidate {
-                        name: name.clone(),
-                        codec,
-                        builtin,
-                        validates_json: registry.validates_json(name),
-                    });
-                    built.push(Arc::clone(&candidate));
-                    Ok(candidate)
-                })
-                .collect()
-        };
+        let mut build = |names: &[String]| candidates(registry, params, names, &mut built);
         Ok(Auto {
-            rows: candidates(&lists[0].1)?,
-            object: candidates(&lists[1].1)?,
-            text: candidates(&lists[2].1)?,
-            file: candidates(&lists[3].1)?,
+            rows: build(&lists[0].1)?,
+            object: build(&lists[1].1)?,
+            text: build(&lists[2].1)?,
+            file: build(&lists[3].1)?,
             lossy_json,
             sample_bytes,
             sample_rows,
@@ -496,6 +415,7 @@ impl Auto {
     /// A unit's winner as the routed payload.
     fn whole<'a>(&self, won: Won<'a>, text: &str) -> Routed<'a> {
         let same = matches!(won.input, Cow::Borrowed(input) if std::ptr::eq(input, text));
+        let tokens = won.tokens.filter(|_| same);
         let (payload, output) = if same {
             (won.output, None)
         } else {
@@ -506,10 +426,10 @@ impl Auto {
             lossy: won.lossy,
             text_output: won.text_output,
             codec: won.candidate.name.clone(),
+            tokens,
             parts: vec![Part {
-                codec: &*won.candidate.codec,
-                builtin: won.candidate.builtin,
-                validates_json: won.candidate.validates_json,
+                codec: &*won.candidate.codec.codec,
+                facts: &won.candidate.codec.facts,
                 kind: won.kind,
                 input: won.input,
                 output,
@@ -610,32 +530,11 @@ impl Auto {
                 candidate,
                 result: run(candidate, on, kind, level),
                 tokens: None,
+                counts: None,
                 fits: false,
             });
         }
-        // The input is the yardstick: an output must hold no more tokens than what it replaces
-        // (the stage's no-gain rule, decided the same way). With one output there is nothing to
-        // rank: only the rule decides, and it needs no count when the output has at most half
-        // the input's bytes (so a log's route never starts the tokenizer).
-        let mut input = None;
-        let changed = ran.iter().filter(|r| r.result.is_ok()).count();
-        if changed == 1 {
-            for r in &mut ran {
-                if let Ok((output, _)) = &r.result {
-                    r.fits = self.gauge.no_more_tokens(on, output);
-                }
-            }
-        } else if changed > 1 {
-            let before = self.count(on);
-            input = Some(before);
-            for r in &mut ran {
-                if let Ok((output, _)) = &r.result {
-                    let after = self.count(output);
-                    r.tokens = Some(after);
-                    r.fits = self.gauge.no_more_tokens_counted(on, before, output, after);
-                }
-            }
-        }
+        let input = self.weigh_all(on, &mut ran);
         // Fewest tokens first; a stable sort keeps the earlier candidate first on a tie.
         let mut order: Vec<usize> = (0..ran.len()).filter(|&i| ran[i].result.is_ok()).collect();
         order.sort_by_key(|&i| ran[i].tokens.map_or(0, |t| t.count));
@@ -648,7 +547,8 @@ impl Auto {
                 let candidate = ran[i].candidate;
                 if let Ok((output, lossy)) = run(candidate, &text, kind, level) {
                     let _ = write!(route, "; {} ran on the whole", candidate.name);
-                    return Some(self.won(candidate, output, lossy, kind, text));
+                    // Counted on the sample: nothing to carry for the whole.
+                    return Some(self.won(candidate, (output, lossy, None), kind, text));
                 }
                 let _ = write!(route, "; {} left the whole unchanged", candidate.name);
             }
@@ -657,19 +557,54 @@ impl Auto {
         let best = *order.first()?;
         let r = ran.swap_remove(best);
         let (output, lossy) = r.result.ok()?;
-        Some(self.won(r.candidate, output, lossy, kind, text))
+        Some(self.won(r.candidate, (output, lossy, r.counts), kind, text))
     }
 
+    /// Weighs each changed output against the input `on`, as the no-gain rule does; the
+    /// input's tokens when there was a ranking to count them for.
+    ///
+    /// The input is the yardstick: an output must hold no more tokens than what it replaces
+    /// (the stage's no-gain rule, decided the same way). With one output there is nothing to
+    /// rank: only the rule decides, and it needs no count when the output has at most half
+    /// the input's bytes (so a log's route never starts the tokenizer).
+    fn weigh_all(&self, on: &str, ran: &mut [Ran<'_>]) -> Option<Tokens> {
+        let changed = ran.iter().filter(|r| r.result.is_ok()).count();
+        if changed == 1 {
+            for r in ran.iter_mut() {
+                if let Ok((output, _)) = &r.result {
+                    let weighed = self.gauge.weigh(on, output, None);
+                    r.fits = weighed.fits;
+                    r.counts = weighed.counts;
+                }
+            }
+            return None;
+        }
+        if changed == 0 {
+            return None;
+        }
+        let before = self.count(on);
+        for r in ran.iter_mut() {
+            if let Ok((output, _)) = &r.result {
+                let after = self.count(output);
+                r.tokens = Some(after);
+                r.counts = Some((before, after));
+                r.fits = self.gauge.no_more_tokens_counted(on, before, output, after);
+            }
+        }
+        Some(before)
+    }
+
+    /// The winner `candidate` with its output, lossy flag and counted tokens.
     fn won<'a>(
         &self,
         candidate: &'a Candidate,
-        output: String,
-        lossy: bool,
+        (output, lossy, tokens): (String, bool, Option<(Tokens, Tokens)>),
         kind: PayloadKind,
         input: Cow<'a, str>,
     ) -> Won<'a> {
         Won {
-            text_output: kind == PayloadKind::Text || candidate.codec.text_output(),
+            tokens: tokens.filter(|_| !self.gauge.blind()),
+            text_output: kind == PayloadKind::Text || candidate.codec.facts.text_output,
             candidate,
             output,
             lossy,
@@ -741,17 +676,16 @@ impl Auto {
             copied = span.end;
             lossy |= won.lossy;
             parts.push(Part {
-                codec: &*won.candidate.codec,
-                builtin: won.candidate.builtin,
-                validates_json: won.candidate.validates_json,
+                codec: &*won.candidate.codec.codec,
+                facts: &won.candidate.codec.facts,
                 kind: won.kind,
                 input: won.input,
                 output: Some(won.output),
             });
         }
         let first = parts.first()?;
-        let codec = if parts.iter().all(|p| p.codec.name() == first.codec.name()) {
-            first.codec.name().to_owned()
+        let codec = if parts.iter().all(|p| p.facts.name == first.facts.name) {
+            first.facts.name.clone()
         } else {
             NAME.to_owned()
         };
@@ -762,6 +696,7 @@ impl Auto {
             text_output: false,
             codec,
             parts,
+            tokens: None,
         })
     }
 }
@@ -771,6 +706,8 @@ struct Ran<'a> {
     candidate: &'a Candidate,
     result: Result<(String, bool), &'static str>,
     tokens: Option<Tokens>,
+    /// The input's and the output's tokens as the no-gain decision counted them.
+    counts: Option<(Tokens, Tokens)>,
     /// Its output holds no more tokens than the input.
     fits: bool,
 }
@@ -783,7 +720,10 @@ fn run(
     level: Level,
 ) -> Result<(String, bool), &'static str> {
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        candidate.codec.compress(Payload::new(text, kind), level)
+        candidate
+            .codec
+            .codec
+            .compress(Payload::new(text, kind), level)
     }));
     match result {
         Ok(Ok(Outcome::Changed { payload, lossy })) => Ok((payload, lossy)),
@@ -998,6 +938,113 @@ fn rows_at(text: &str, array: Span, sample_rows: usize) -> Option<RowsAt> {
             return Some(RowsAt { array, first, more });
         }
     }
+}
+
+/// The candidate lists of `params` (`rows`, `object`, `text`, `file`, in that order), each
+/// its default when not given; every name a registered codec other than `auto`, none twice.
+fn candidate_lists(
+    registry: &Registry,
+    params: &Map<String, Value>,
+) -> Result<[(&'static str, Vec<String>); 4], CodecError> {
+    let list = |key: &'static str, default: &[&str]| -> Result<_, CodecError> {
+        let names = match params.get(key) {
+            None => default.iter().map(|&name| name.to_owned()).collect(),
+            Some(value) => names(key, value)?,
+        };
+        for (i, name) in names.iter().enumerate() {
+            if name == NAME {
+                return Err(CodecError::invalid_param(
+                    key,
+                    "\"auto\" cannot be its own candidate",
+                ));
+            }
+            if registry.get(name).is_none() {
+                return Err(CodecError::invalid_param(
+                    key,
+                    format!("unknown codec \"{name}\" (known: {})", registry.names()),
+                ));
+            }
+            if names[..i].contains(name) {
+                return Err(CodecError::invalid_param(
+                    key,
+                    format!("codec \"{name}\" named twice"),
+                ));
+            }
+        }
+        Ok((key, names))
+    };
+    Ok([
+        list("rows", DEFAULT_ROWS)?,
+        list("object", DEFAULT_OBJECT)?,
+        list("text", DEFAULT_TEXT)?,
+        list("file", DEFAULT_FILE)?,
+    ])
+}
+
+/// Refuses every key of `params` that is neither one of `auto`'s own nor a table of a
+/// candidate's params (a table named after a codec that is no candidate names the shapes).
+fn check_other_keys(
+    registry: &Registry,
+    params: &Map<String, Value>,
+    lists: &[(&'static str, Vec<String>)],
+) -> Result<(), CodecError> {
+    let is_candidate = |name: &str| {
+        lists
+            .iter()
+            .any(|(_, names)| names.iter().any(|n| n == name))
+    };
+    for (key, value) in params {
+        if matches!(
+            key.as_str(),
+            "rows" | "object" | "text" | "file" | "lossy_json" | "sample_bytes" | "sample_rows"
+        ) {
+            continue;
+        }
+        let message = match value {
+            Value::Object(_) if is_candidate(key) => continue,
+            Value::Object(_) if registry.get(key).is_some() => {
+                format!("codec \"{key}\" is a candidate of no shape (rows, object, text, file)")
+            }
+            _ => format!("unknown key ({KEYS})"),
+        };
+        return Err(CodecError::invalid_param(key.clone(), message));
+    }
+    Ok(())
+}
+
+/// The candidates `names`, each built once with its own params (a table of `params` named
+/// after it) and its facts; `built` keeps those built for the other lists.
+fn candidates(
+    registry: &Registry,
+    params: &Map<String, Value>,
+    names: &[String],
+    built: &mut Vec<Arc<Candidate>>,
+) -> Result<Vec<Arc<Candidate>>, CodecError> {
+    names
+        .iter()
+        .map(|name| {
+            if let Some(done) = built.iter().find(|c| &c.name == name) {
+                return Ok(Arc::clone(done));
+            }
+            let own = match params.get(name) {
+                Some(Value::Object(own)) => own.clone(),
+                _ => Map::new(),
+            };
+            let codec = registry.instantiate(name, own).map_err(|err| {
+                let key = match err.key() {
+                    Some(param) => format!("{name}.{param}"),
+                    None => name.clone(),
+                };
+                CodecError::invalid_param(key, err.message().to_owned())
+            })?;
+            let candidate = Arc::new(Candidate {
+                name: name.clone(),
+                codec: Resolved::new(registry, name, codec),
+            });
+            built.push(Arc::clone(&candidate));
+            Ok(candidate)
+        })
+        .collect()
 }
 
 /// A list of codec names.
@@ -1350,12 +1397,10 @@ mod tests {
     }
 
     fn candidate(codec: Arc<dyn DynCodec>) -> Arc<Candidate> {
-        Arc::new(Candidate {
-            name: codec.name().to_owned(),
-            codec,
-            builtin: true,
-            validates_json: false,
-        })
+        let name = codec.name().to_owned();
+        let mut codec = Resolved::new(&Registry::with_builtins(), &name, codec);
+        codec.facts.builtin = true;
+        Arc::new(Candidate { name, codec })
     }
 
     /// A candidate whose output has more tokens than `[{"a": 1}]` (`auto` weighs tokens, not bytes).

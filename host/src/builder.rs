@@ -6,14 +6,12 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use parrot_codec_api::{Codec, CodecMeta, DynCodec};
-use serde_json::Map;
 
 use crate::budget::{BreakerConfig, Budgets, Clock, SystemClock};
 use crate::discovery::{self, PLUGIN_PATH_ENV, SourceInfo, TRUST_PROJECT_PLUGINS_ENV, absolute};
 use crate::entries::EntryTable;
-use crate::error::{BuildError, Error, LoadError, ManifestError};
+use crate::error::{BuildError, Error, LoadError};
 use crate::host::Host;
-use crate::manifest::CORE_MANIFEST_NAME;
 use crate::observe::Observer;
 use crate::pipeline::{Settings, Stage, Verification};
 use crate::plugins;
@@ -218,8 +216,9 @@ impl HostBuilder {
         self
     }
 
-    /// Forces the kill switch on or off; by default each call reads
-    /// `PARROT_COMPRESSION_DISABLED` (`1` disables compression).
+    /// Forces the kill switch on or off; by default [`HostBuilder::build`] reads
+    /// `PARROT_COMPRESSION_DISABLED` once (`1` disables compression), and the host keeps
+    /// that answer for its life.
     pub fn kill_switch(&mut self, on: Option<bool>) -> &mut Self {
         self.kill_switch = on;
         self
@@ -368,22 +367,11 @@ impl HostBuilder {
         for warning in &warnings {
             tracing::warn!("{warning}");
         }
-        let fallback = registry
-            .instantiate("json_compact", Map::new())
-            .map_err(|source| ManifestError::CodecParams {
-                file: CORE_MANIFEST_NAME.to_owned(),
-                line: None,
-                entry: "<no entry>".to_owned(),
-                codec: "json_compact".to_owned(),
-                library: None,
-                source: Box::new(source),
-            })?;
         Ok(Host::new(
             project,
             manifests.into_iter().map(SourceInfo::of).collect(),
             registry,
             table,
-            fallback,
             self.tee.clone(),
             self.stage(tokenizer),
         ))
@@ -394,7 +382,9 @@ impl HostBuilder {
             budgets: self.budgets.unwrap_or_default(),
             breaker: self.breaker.unwrap_or_default(),
             clock: self.clock.clone().unwrap_or_else(|| Arc::new(SystemClock)),
-            kill_switch: self.kill_switch,
+            kill_switch: self
+                .kill_switch
+                .unwrap_or_else(crate::pipeline::kill_switch_from_env),
             inline_at_any_size: self.inline_at_any_size,
             tee_lossless: self.tee_lossless,
             max_result_chars: self.max_result_chars.unwrap_or(200_000),

@@ -7,6 +7,7 @@
 
 use std::borrow::Cow;
 use std::fmt;
+use std::sync::{Arc, Condvar, Mutex};
 
 use parrot_codec_api::Level;
 use serde_json::{Value, json};
@@ -33,6 +34,51 @@ impl<'a> Input<'a> {
             Input::Bytes(bytes) => Cow::Borrowed(bytes),
             Input::Json(value) => Cow::Owned(value.to_string().into_bytes()),
         }
+    }
+}
+
+/// A tool call's status: only a successful call's result is compressed (CONTRACT §4, rule
+/// 2). A status is given as the word its caller has; every word but `success` is a failure.
+///
+/// # Examples
+///
+/// ```
+/// use parrot_host::Status;
+///
+/// assert_eq!(Status::from("success"), Status::Success);
+/// assert_eq!(Status::from("error"), Status::Failure);
+/// assert_eq!(Status::from("Success"), Status::Failure, "the word is exact");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Status {
+    /// `success`: the result may be compressed.
+    #[default]
+    Success,
+    /// Any other status (`error`, `timeout`, …): the result goes out as it came, and is stored
+    /// when there is a tee store.
+    Failure,
+}
+
+impl Status {
+    /// The status a caller's word names: `success`, or a failure.
+    pub fn of(word: &str) -> Status {
+        if word == "success" {
+            Status::Success
+        } else {
+            Status::Failure
+        }
+    }
+}
+
+impl From<&str> for Status {
+    fn from(word: &str) -> Status {
+        Status::of(word)
+    }
+}
+
+impl From<&String> for Status {
+    fn from(word: &String) -> Status {
+        Status::of(word)
     }
 }
 
@@ -78,8 +124,8 @@ impl<'a> Input<'a> {
 pub struct Call<'a> {
     /// The tool's name.
     pub tool: &'a str,
-    /// The call's status; anything but `"success"` is never compressed.
-    pub status: &'a str,
+    /// The call's status; a failure is never compressed.
+    pub status: Status,
     /// The result.
     pub payload: Input<'a>,
     /// The result goes straight to the user, not to a model.
@@ -99,7 +145,7 @@ impl<'a> Call<'a> {
     pub fn new(tool: &'a str, payload: Input<'a>) -> Call<'a> {
         Call {
             tool,
-            status: "success",
+            status: Status::Success,
             payload,
             return_direct: false,
             already_compressed: false,
@@ -114,9 +160,9 @@ impl<'a> Call<'a> {
         self
     }
 
-    /// Sets the status.
-    pub fn status(mut self, status: &'a str) -> Call<'a> {
-        self.status = status;
+    /// Sets the status (a word such as `"error"`, or a [`Status`]).
+    pub fn status(mut self, status: impl Into<Status>) -> Call<'a> {
+        self.status = status.into();
         self
     }
 
@@ -176,7 +222,7 @@ pub struct OwnedCall {
     /// The tool's name.
     pub tool: String,
     /// The call's status.
-    pub status: String,
+    pub status: Status,
     /// The result.
     pub payload: OwnedInput,
     /// The result goes straight to the user.
@@ -194,7 +240,7 @@ impl OwnedCall {
     pub fn new(tool: impl Into<String>, payload: OwnedInput) -> OwnedCall {
         OwnedCall {
             tool: tool.into(),
-            status: "success".to_owned(),
+            status: Status::Success,
             payload,
             return_direct: false,
             already_compressed: false,
@@ -207,7 +253,7 @@ impl OwnedCall {
     pub fn as_call(&self) -> Call<'_> {
         Call {
             tool: &self.tool,
-            status: &self.status,
+            status: self.status,
             payload: self.payload.as_input(),
             return_direct: self.return_direct,
             already_compressed: self.already_compressed,
@@ -268,6 +314,36 @@ impl fmt::Display for Skip {
     }
 }
 
+/// Which no-gain a call's `no_gain` is (CONTRACT §4, rules 7 and 9).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum NoGain {
+    /// The codec left the payload unchanged (for `auto`: no candidate's output was kept).
+    Declined,
+    /// The final payload, pointer included, was not strictly smaller in bytes than the input.
+    NotSmaller,
+    /// The final payload was smaller in bytes but held more tokens than the input: the host
+    /// rejected it on tokens. The counts are the no-gain rule's (exact up to 32 KB, else its
+    /// estimate, CONTRACT §2.1).
+    MoreTokens {
+        /// Tokens of the rejected output.
+        rejected: usize,
+        /// Tokens of the input, counted alike.
+        input: usize,
+    },
+}
+
+impl NoGain {
+    /// The kind as metadata spells it (`compression_no_gain`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NoGain::Declined => "codec_declined",
+            NoGain::NotSmaller => "not_smaller",
+            NoGain::MoreTokens { .. } => "more_tokens",
+        }
+    }
+}
+
 /// The metadata of one processed call.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Meta {
@@ -289,6 +365,9 @@ pub struct Meta {
     pub tee_key: Option<String>,
     /// `compression_skipped`: why the payload went out unchanged.
     pub skipped: Option<Skip>,
+    /// `compression_no_gain` (and, on tokens, `compression_rejected_tokens`): which no-gain a
+    /// `no_gain` skip is; `None` for every other call.
+    pub no_gain: Option<NoGain>,
     /// `compression_route`: for the routing codec `auto`, the shape it recognised and the
     /// candidates it ran with their token counts, fewest first, in one line (for example
     /// `rows: toon 1,946 < columnar 2,003 < json_compact 2,944 tokens`); `None` for other
@@ -309,6 +388,7 @@ impl Meta {
             teed: false,
             tee_key: None,
             skipped: Some(skip),
+            no_gain: None,
             route: None,
         }
     }
@@ -333,10 +413,65 @@ impl Meta {
         if let Some(skip) = self.skipped {
             map.insert("compression_skipped".into(), json!(skip.as_str()));
         }
+        if let Some(no_gain) = self.no_gain {
+            map.insert("compression_no_gain".into(), json!(no_gain.as_str()));
+            if let NoGain::MoreTokens { rejected, .. } = no_gain {
+                map.insert("compression_rejected_tokens".into(), json!(rejected));
+            }
+        }
         if let Some(route) = &self.route {
             map.insert("compression_route".into(), json!(route));
         }
         Value::Object(map)
+    }
+}
+
+/// A call's tokens before and after the stage, as the host's tokenizer counts them.
+///
+/// # Examples
+///
+/// ```
+/// use parrot_host::{Call, Host, Input};
+///
+/// let dir = std::env::temp_dir().join("parrot-doc-token-counts");
+/// std::fs::create_dir_all(&dir).unwrap();
+/// let host = Host::builder().project(&dir).plugin_path(None).build().unwrap();
+/// let out = host.process(Call::new("t", Input::Text("[1, 2, 3]")));
+/// let tokens = out.tokens().expect("the host counts tokens");
+/// assert!(tokens.after < tokens.before, "{tokens:?}");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TokenCounts {
+    /// Tokens of the input as given.
+    pub before: usize,
+    /// Tokens of the payload the model sees.
+    pub after: usize,
+}
+
+/// Where the worker leaves one call's counts for whoever holds the call's result.
+#[derive(Debug, Default)]
+pub(crate) struct TokenSlot {
+    /// `None` while pending; `Some(None)` when the job was dropped uncounted.
+    counts: Mutex<Option<Option<TokenCounts>>>,
+    ready: Condvar,
+}
+
+impl TokenSlot {
+    /// Delivers the counts (`None`: the job was dropped uncounted) to whoever waits.
+    pub(crate) fn fill(&self, counts: Option<TokenCounts>) {
+        *self.counts.lock().unwrap_or_else(|p| p.into_inner()) = Some(counts);
+        self.ready.notify_all();
+    }
+
+    /// The counts, once the worker delivered them (`None`: dropped uncounted).
+    pub(crate) fn wait(&self) -> Option<TokenCounts> {
+        let mut counts = self.counts.lock().unwrap_or_else(|p| p.into_inner());
+        loop {
+            if let Some(delivered) = *counts {
+                return delivered;
+            }
+            counts = self.ready.wait(counts).unwrap_or_else(|p| p.into_inner());
+        }
     }
 }
 
@@ -349,6 +484,8 @@ pub struct Processed<'a> {
     pub meta: Meta,
     /// The call's number within this host (0 for kill-switch calls, which are not counted).
     pub call_id: u64,
+    /// Where the token worker leaves this call's counts; `None` when nothing counts them.
+    pub(crate) tokens: Option<Arc<TokenSlot>>,
 }
 
 impl<'a> Processed<'a> {
@@ -360,6 +497,7 @@ impl<'a> Processed<'a> {
             payload,
             meta: Meta::passed_through(size, skip),
             call_id: 0,
+            tokens: None,
         }
     }
 }
@@ -376,13 +514,67 @@ impl Processed<'_> {
             payload: Cow::Owned(self.payload.into_owned()),
             meta: self.meta,
             call_id: self.call_id,
+            tokens: self.tokens,
         }
+    }
+
+    /// The call's token counts (`tokens_before`, `tokens_after`), waiting for the host's
+    /// token worker to count them off the caller's thread (CONTRACT §4, §7); `None` when
+    /// nothing counts them (the kill switch, [`crate::HostBuilder::report_tokens`] off).
+    ///
+    /// # Examples
+    ///
+    /// See [`crate::TokenCounts`].
+    pub fn tokens(&self) -> Option<TokenCounts> {
+        self.tokens.as_ref().and_then(|slot| slot.wait())
+    }
+
+    /// The metadata as JSON ([`Meta::to_json`]) with the token counts, when there are any,
+    /// as its last two members (`tokens_before`, `tokens_after`): what the command's
+    /// `--meta` prints. Waits for the counts as [`Processed::tokens`] does.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use parrot_host::{Call, Host, Input};
+    ///
+    /// let dir = std::env::temp_dir().join("parrot-doc-meta-json");
+    /// std::fs::create_dir_all(&dir).unwrap();
+    /// let host = Host::builder().project(&dir).plugin_path(None).build().unwrap();
+    /// let meta = host.process(Call::new("t", Input::Text("[1, 2]"))).meta_json();
+    /// let (before, after) = (meta["tokens_before"].as_u64(), meta["tokens_after"].as_u64());
+    /// assert!(before.is_some() && after <= before, "{meta}");
+    /// ```
+    pub fn meta_json(&self) -> Value {
+        let mut meta = self.meta.to_json();
+        if let (Value::Object(map), Some(tokens)) = (&mut meta, self.tokens()) {
+            map.insert("tokens_before".into(), json!(tokens.before));
+            map.insert("tokens_after".into(), json!(tokens.after));
+        }
+        meta
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_rejection_on_tokens_gives_the_rejected_outputs_tokens() {
+        let mut meta = Meta::passed_through(100, Skip::NoGain);
+        meta.no_gain = Some(NoGain::MoreTokens {
+            rejected: 31,
+            input: 30,
+        });
+        let json = meta.to_json();
+        assert_eq!(json["compression_skipped"], "no_gain");
+        assert_eq!(json["compression_no_gain"], "more_tokens");
+        assert_eq!(json["compression_rejected_tokens"], 31);
+        meta.no_gain = Some(NoGain::NotSmaller);
+        let json = meta.to_json();
+        assert_eq!(json["compression_no_gain"], "not_smaller");
+        assert!(json.get("compression_rejected_tokens").is_none());
+    }
 
     #[test]
     fn meta_uses_the_contract_names() {
@@ -396,6 +588,7 @@ mod tests {
             teed: true,
             tee_key: Some("__tee__:t:00000000abcd".into()),
             skipped: None,
+            no_gain: None,
             route: None,
         };
         assert_eq!(

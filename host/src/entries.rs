@@ -21,8 +21,8 @@
 //!    (`earlier_entry_wins_a_tie_within_a_source`). Every glob key is compiled into one
 //!    `GlobSet`, so a tool is matched against all of them in one pass;
 //! 3. else the `"*"` entry (`glob_beats_wildcard`, `wildcard_when_nothing_else_matches`);
-//! 4. else none: the host's fallback, `json_compact` at `minimal`
-//!    (`no_entry_without_a_wildcard`).
+//! 4. else none (`no_entry_without_a_wildcard`): only in a table without `"*"`, which a host
+//!    never has, since the core manifest it always reads declares one.
 //!
 //! Globs are case-sensitive (`globs_are_case_sensitive`); the key `"*"` is the wildcard, not a
 //! glob.
@@ -36,6 +36,7 @@ use parrot_codec_api::{DynCodec, Level};
 
 use crate::auto::{self, Auto};
 use crate::error::{Error, ManifestError};
+use crate::facts::Resolved;
 use crate::manifest::{Entry, Manifest, SourceKind};
 use crate::pattern;
 use crate::registry::{Origin, Registry};
@@ -50,7 +51,7 @@ pub enum MatchKind {
     Glob,
     /// The `"*"` entry.
     Wildcard,
-    /// No entry: `json_compact` at `minimal`.
+    /// No entry (a table without `"*"`; a host's always has the core manifest's).
     None,
 }
 
@@ -83,20 +84,40 @@ pub struct ResolvedEntry {
     pub level: Level,
     /// The informational `tee` flag.
     pub tee: bool,
-    codec: Arc<dyn DynCodec>,
-    /// The same codec when it is `auto`, which the stage routes through.
-    auto: Option<Arc<Auto>>,
+    engine: Engine,
+}
+
+/// What runs an entry's payloads in the stage: a codec with its facts, or the router `auto`,
+/// which the stage calls as a step of its own (it chooses a codec; it is not one).
+#[derive(Clone)]
+pub(crate) enum Engine {
+    /// A codec, with what the stage reads of it resolved when the host was built.
+    Codec(Resolved),
+    /// The router `auto`.
+    Router(Arc<Auto>),
 }
 
 impl ResolvedEntry {
-    /// The entry's codec, built from its params.
+    /// The entry's codec, built from its params (for `auto`, its face for direct callers such
+    /// as [`crate::Host::compress`]: the routed payload, without the stage's rules).
     pub fn codec(&self) -> &dyn DynCodec {
-        &*self.codec
+        match &self.engine {
+            Engine::Codec(resolved) => &*resolved.codec,
+            Engine::Router(auto) => &**auto,
+        }
     }
 
-    /// The routing codec, when the entry's codec is `auto`.
+    /// The router, when the entry's codec is `auto`.
     pub(crate) fn auto(&self) -> Option<&Auto> {
-        self.auto.as_deref()
+        match &self.engine {
+            Engine::Router(auto) => Some(auto),
+            Engine::Codec(_) => None,
+        }
+    }
+
+    /// What runs the entry's payloads in the stage.
+    pub(crate) fn engine(&self) -> &Engine {
+        &self.engine
     }
 }
 
@@ -114,7 +135,7 @@ impl std::fmt::Debug for ResolvedEntry {
 /// Which entry applies to a tool, and how it matched.
 #[derive(Debug, Clone)]
 pub struct Resolution<'h> {
-    /// The entry, or `None` (`json_compact` at `minimal`).
+    /// The entry; `None` only without a `"*"` entry, which a built host always has.
     pub entry: Option<&'h ResolvedEntry>,
     /// How it matched.
     pub kind: MatchKind,
@@ -172,25 +193,21 @@ impl EntryTable {
             }
         };
         // An entry of `manifest` (the `order`-th source) with its codec built.
-        let resolve = |manifest: &Manifest,
-                       order: usize,
-                       entry: &Entry,
-                       codec: Arc<dyn DynCodec>,
-                       auto: Option<Arc<Auto>>| ResolvedEntry {
-            key: entry.key.clone(),
-            source: manifest.name.clone(),
-            source_kind: manifest.kind,
-            source_order: order,
-            codec_name: entry.codec.clone(),
-            level: entry.level,
-            tee: entry.tee,
-            codec,
-            auto,
-        };
+        let resolve =
+            |manifest: &Manifest, order: usize, entry: &Entry, engine: Engine| ResolvedEntry {
+                key: entry.key.clone(),
+                source: manifest.name.clone(),
+                source_kind: manifest.kind,
+                source_order: order,
+                codec_name: entry.codec.clone(),
+                level: entry.level,
+                tee: entry.tee,
+                engine,
+            };
         for (order, manifest) in manifests.iter().enumerate() {
             for entry in &manifest.entries {
-                if let Some((codec, auto)) = codec_of(manifest, entry, registry, counter, errors) {
-                    add(resolve(manifest, order, entry, codec, auto), manifest);
+                if let Some(engine) = codec_of(manifest, entry, registry, counter, errors) {
+                    add(resolve(manifest, order, entry, engine), manifest);
                 }
             }
             // Never used, but what else is wrong with them is reported with the rest. Params
@@ -342,9 +359,6 @@ impl EntryTable {
     }
 }
 
-/// An entry's codec, and the same codec as `auto` when it routes.
-type BuiltCodec = (Arc<dyn DynCodec>, Option<Arc<Auto>>);
-
 /// The codec of `entry`, built from its params; `None` with an error in `errors` when the codec
 /// is unknown or refuses them.
 fn codec_of(
@@ -353,14 +367,10 @@ fn codec_of(
     registry: &Registry,
     counter: &Arc<dyn TokenCounter>,
     errors: &mut Vec<Error>,
-) -> Option<BuiltCodec> {
+) -> Option<Engine> {
     if entry.codec == auto::NAME {
         match Auto::build(registry, &entry.params, Arc::clone(counter)) {
-            Ok(built) => {
-                let built = Arc::new(built);
-                let codec = Arc::clone(&built) as Arc<dyn DynCodec>;
-                return Some((codec, Some(built)));
-            }
+            Ok(built) => return Some(Engine::Router(Arc::new(built))),
             Err(err) => {
                 // The key's first segment: `columnar.min_rows` is in `columnar`.
                 let key = err.key().unwrap_or("params");
@@ -403,7 +413,7 @@ fn codec_of(
             return None;
         }
     };
-    Some((codec, None))
+    Some(Engine::Codec(Resolved::new(registry, &entry.codec, codec)))
 }
 
 fn unknown_codec(manifest: &Manifest, entry: &Entry, registry: &Registry) -> ManifestError {

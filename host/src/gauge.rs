@@ -83,6 +83,16 @@ pub(crate) struct Tokens {
     pub(crate) exact: bool,
 }
 
+/// A no-gain decision with the counts behind it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Weighed {
+    /// The output holds no more tokens than the input.
+    pub(crate) fits: bool,
+    /// The input's and the output's tokens as last counted (first look, full look or exact);
+    /// `None` when the bytes decided alone.
+    pub(crate) counts: Option<(Tokens, Tokens)>,
+}
+
 /// Token counts for decisions, in the configured tokenizer.
 pub(crate) struct Gauge {
     counter: Arc<dyn TokenCounter>,
@@ -154,8 +164,22 @@ impl Gauge {
     /// Whether `output` may replace `input`: never more tokens than the input (rule 9).
     ///
     /// Equal tokens are allowed; whether the bytes must shrink too is the caller's rule.
+    #[cfg(test)]
     pub(crate) fn no_more_tokens(&self, input: &str, output: &str) -> bool {
-        self.no_more_tokens_with(input, output, None)
+        self.weigh(input, output, None).fits
+    }
+
+    /// [`Gauge::no_more_tokens`], with the counts it made (or was given in `counted`), so a
+    /// caller can pass them on instead of counting again.
+    pub(crate) fn weigh(
+        &self,
+        input: &str,
+        output: &str,
+        counted: Option<(Tokens, Tokens)>,
+    ) -> Weighed {
+        let mut seen = counted;
+        let fits = self.no_more_tokens_with(input, output, &mut seen);
+        Weighed { fits, counts: seen }
     }
 
     /// [`Gauge::no_more_tokens`] for a caller that has counted both texts already with
@@ -168,14 +192,16 @@ impl Gauge {
         output: &str,
         after: Tokens,
     ) -> bool {
-        self.no_more_tokens_with(input, output, Some((before, after)))
+        self.no_more_tokens_with(input, output, &mut Some((before, after)))
     }
 
+    /// The decision; `counted` holds the counts given, or receives the last counts made
+    /// (`None` when the bytes decided alone).
     fn no_more_tokens_with(
         &self,
         input: &str,
         output: &str,
-        counted: Option<(Tokens, Tokens)>,
+        counted: &mut Option<(Tokens, Tokens)>,
     ) -> bool {
         // First, as it needs no tokenizer (and holds for a blind one too: fewer bytes).
         if (output.len() as f64) <= MUCH_SMALLER * input.len() as f64 {
@@ -184,7 +210,7 @@ impl Gauge {
         if self.blind() {
             return output.len() <= input.len();
         }
-        let (before, after) = match counted {
+        let (before, after) = match *counted {
             Some(counts) => counts,
             None => {
                 let mut input_windows = Windows::new(input);
@@ -194,13 +220,16 @@ impl Gauge {
                 }
                 let mut output_windows = Windows::new(output);
                 let after = self.first_look(&mut output_windows);
+                *counted = Some((before, after));
                 if let Some(decided) = separated(before, after, FIRST_ERROR) {
                     return decided;
                 }
-                (
+                let full = (
                     self.full_look(&mut input_windows, before),
                     self.full_look(&mut output_windows, after),
-                )
+                );
+                *counted = Some(full);
+                full
             }
         };
         if before.count == 0 && !input.is_empty() {
@@ -210,7 +239,18 @@ impl Gauge {
         if let Some(decided) = separated(before, after, ESTIMATE_ERROR) {
             decided
         } else if input.len() + output.len() <= CLOSE_EXACT_BYTES {
-            self.exact(output, after) <= self.exact(input, before)
+            let exact = (
+                Tokens {
+                    count: self.exact(input, before),
+                    exact: true,
+                },
+                Tokens {
+                    count: self.exact(output, after),
+                    exact: true,
+                },
+            );
+            *counted = Some(exact);
+            exact.1.count <= exact.0.count
         } else {
             false
         }

@@ -6,14 +6,14 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use parrot_codec_api::{DynCodec, Level, Outcome, Payload};
+use parrot_codec_api::{Level, Outcome, Payload};
 
 use crate::auto::Auto;
 #[cfg(feature = "tokio")]
 use crate::budget::Router;
-use crate::call::{Call, Processed};
+use crate::call::{Call, Processed, Skip, Status};
 #[cfg(feature = "tokio")]
-use crate::call::{OwnedCall, OwnedInput, Skip};
+use crate::call::{OwnedCall, OwnedInput};
 use crate::discovery::SourceInfo;
 use crate::entries::{EntryTable, Resolution, ResolvedEntry};
 use crate::error::{CompressError, TeeError};
@@ -30,7 +30,6 @@ pub struct Host {
     sources: Vec<SourceInfo>,
     registry: Registry,
     table: EntryTable,
-    fallback: Arc<dyn DynCodec>,
     tee: Option<Arc<dyn TeeStore>>,
     stage: Stage,
 }
@@ -52,7 +51,6 @@ impl Host {
         sources: Vec<SourceInfo>,
         registry: Registry,
         table: EntryTable,
-        fallback: Arc<dyn DynCodec>,
         tee: Option<Arc<dyn TeeStore>>,
         stage: Stage,
     ) -> Host {
@@ -61,7 +59,6 @@ impl Host {
             sources,
             registry,
             table,
-            fallback,
             tee,
             stage,
         }
@@ -97,11 +94,6 @@ impl Host {
         self.table.warnings()
     }
 
-    /// The codec used when no entry matches: `json_compact` with default params.
-    pub fn fallback_codec(&self) -> &dyn DynCodec {
-        &*self.fallback
-    }
-
     /// Runs the codec of the entry that applies to `tool` (see [`Host::resolve`]) on
     /// `payload` at `level`, exactly as given: no level capping, no size rules, no tee.
     ///
@@ -127,10 +119,12 @@ impl Host {
         payload: Payload<'_>,
         level: Level,
     ) -> Result<Outcome, CompressError> {
-        let codec = match self.resolve(tool).entry {
-            Some(entry) => entry.codec(),
-            None => self.fallback_codec(),
+        // Every tool has an entry: the core manifest's `"*"` catches the rest (see
+        // `Host::process_on`).
+        let Some(entry) = self.resolve(tool).entry else {
+            return Ok(Outcome::Unchanged);
         };
+        let codec = entry.codec();
         codec
             .compress(payload, level)
             .map_err(|source| CompressError {
@@ -142,7 +136,8 @@ impl Host {
 
     /// Runs one tool call through the stage: returns the payload the model will see and the
     /// call's metadata. The input is never modified; token counts follow on the observers
-    /// (see [`Host::flush`]). The rules, in order, are listed in the `pipeline` module docs.
+    /// (see [`Host::flush`], or [`Processed::tokens`] for this call's). The rules, in order,
+    /// are CONTRACT §4's; the `pipeline` module docs walk a payload through them.
     ///
     /// # Examples
     ///
@@ -223,22 +218,13 @@ impl Host {
 
     fn process_on<'a>(&self, call: Call<'a>, offloaded: bool) -> Processed<'a> {
         let resolution = self.resolve(call.tool);
-        let (codec, builtin, auto) = match resolution.entry {
-            Some(entry) => (
-                entry.codec(),
-                entry.auto().is_some()
-                    || self
-                        .registry
-                        .get(&entry.codec_name)
-                        .is_some_and(|info| info.origin == crate::registry::Origin::Builtin),
-                entry.auto(),
-            ),
-            None => (self.fallback_codec(), true, None),
+        // Every tool resolves to an entry: the core manifest, always read, declares `"*"`,
+        // and an entry that fails to build fails the host. (A host once kept a `json_compact`
+        // for no entry; nothing could reach it.) Were a table without `"*"` ever built, its
+        // unmatched calls would go out as they came.
+        let Some(entry) = resolution.entry else {
+            return Processed::passed_through(call.payload.bytes(), Skip::LevelNone);
         };
-        // The codec that runs is the registered one of its name (an entry's codec is built
-        // from the registry), so its flag is the registry's: only built-ins have it, and `auto`
-        // is the host's own, not a registered codec.
-        let validates_json = self.registry.validates_json(codec.name());
         let level = self.level_of(&resolution, call.status, call.level);
         // A call in a namespace stores through a view of the store that puts every key under
         // it: the rules, the collision fallback and the pointer's plain key stay as they are.
@@ -253,10 +239,7 @@ impl Host {
         pipeline::process(Run {
             stage: &self.stage,
             tee,
-            codec,
-            builtin,
-            validates_json,
-            auto,
+            engine: entry.engine(),
             level,
             call,
             offloaded,
@@ -428,22 +411,22 @@ impl Host {
     pub fn effective_level(
         &self,
         tool: &str,
-        status: &str,
+        status: impl Into<Status>,
         override_level: Option<Level>,
     ) -> Level {
-        self.level_of(&self.resolve(tool), status, override_level)
+        self.level_of(&self.resolve(tool), status.into(), override_level)
     }
 
     /// [`Host::effective_level`] for a tool already resolved.
     fn level_of(
         &self,
         resolution: &Resolution<'_>,
-        status: &str,
+        status: Status,
         override_level: Option<Level>,
     ) -> Level {
         let level = match override_level {
             Some(level) => level,
-            None if status != "success" => Level::None,
+            None if status == Status::Failure => Level::None,
             None => resolution.entry.map_or(Level::Minimal, |entry| entry.level),
         };
         self.cap(level)
@@ -470,7 +453,7 @@ impl Host {
             .unwrap_or_default();
         let (codec, level) = match resolution.entry {
             Some(entry) => (entry.codec_name.clone(), entry.level),
-            None => (self.fallback.name().to_owned(), Level::Minimal),
+            None => (String::new(), Level::Minimal),
         };
         Explanation {
             tool: tool.to_owned(),

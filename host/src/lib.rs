@@ -46,6 +46,7 @@ mod discovery;
 mod entries;
 mod error;
 mod explain;
+mod facts;
 mod gauge;
 mod histogram;
 mod host;
@@ -66,7 +67,9 @@ pub use budget::{
     Admission, Breaker, BreakerConfig, Budgets, Clock, ManualClock, Route, Router, SystemClock,
 };
 pub use builder::{DEFAULT_LIMIT_TOKENS, DEFAULT_RECOVERY_MAX_CHARS, HostBuilder};
-pub use call::{Call, Input, Meta, OwnedCall, OwnedInput, Processed, Skip};
+pub use call::{
+    Call, Input, Meta, NoGain, OwnedCall, OwnedInput, Processed, Skip, Status, TokenCounts,
+};
 pub use discovery::{MAX_MANIFEST_BYTES, PLUGIN_PATH_ENV, SourceInfo, TRUST_PROJECT_PLUGINS_ENV};
 pub use entries::{MatchKind, Resolution, ResolvedEntry};
 pub use error::{
@@ -78,7 +81,7 @@ pub use host::Host;
 pub use loader::LoadErrorKind;
 pub use observe::{CallEvent, Observer, TokenEvent};
 pub use parrot_codec_api::{Level, Outcome, Payload, PayloadKind};
-pub use pipeline::{KILL_SWITCH_ENV, TEE_HINT, Verification};
+pub use pipeline::{KILL_SWITCH_ENV, TEE_HINT, Verification, kill_switch_from_env};
 pub use plural::counted;
 pub use registry::{CodecInfo, Origin, Registry};
 pub use report::{Report, ReportSnapshot, Row};

@@ -391,68 +391,21 @@ impl Ctx<'_> {
                 message,
             });
         }
-        let mut codec = None;
-        let mut level = Level::Minimal;
-        let mut tee = false;
-        let mut params = Map::new();
+        let mut fields = Fields {
+            codec: None,
+            level: Level::Minimal,
+            tee: false,
+            params: Map::new(),
+        };
         for (field, value) in table {
-            let path = ["compressor", key, field.as_str()];
-            match field.as_str() {
-                "codec" => match value.as_str() {
-                    Some(name) => codec = Some(name.to_owned()),
-                    None => errors.push(self.invalid(
-                        &path,
-                        Some(key),
-                        "codec",
-                        format!("expected a codec name as a string, got {}", kind(value)),
-                    )),
-                },
-                "level" => match value.as_str().map(str::parse::<Level>) {
-                    Some(Ok(parsed)) => level = parsed,
-                    Some(Err(err)) => {
-                        errors.push(self.invalid(&path, Some(key), "level", err.to_string()));
-                    }
-                    None => errors.push(self.invalid(
-                        &path,
-                        Some(key),
-                        "level",
-                        format!(
-                            "expected one of \"none\", \"minimal\", \"normal\", \"aggressive\", got {}",
-                            kind(value)
-                        ),
-                    )),
-                },
-                "tee" => match value.as_bool() {
-                    Some(flag) => tee = flag,
-                    None => errors.push(self.invalid(
-                        &path,
-                        Some(key),
-                        "tee",
-                        format!("expected true or false, got {}", kind(value)),
-                    )),
-                },
-                "params" => match value.as_table().map(table_to_json) {
-                    Some(Ok(map)) => params = map,
-                    Some(Err(message)) => {
-                        errors.push(self.invalid(&path, Some(key), "params", message));
-                    }
-                    None => errors.push(self.invalid(
-                        &path,
-                        Some(key),
-                        "params",
-                        format!("expected a table of the codec's params, got {}", kind(value)),
-                    )),
-                },
-                other => errors.push(ManifestError::UnknownKey {
-                    file: self.name.to_owned(),
-                    line: self.line(&path),
-                    entry: Some(key.to_owned()),
-                    key: other.to_owned(),
-                    suggestion: closest(other, ENTRY_KEYS.iter().copied()),
-                    expected: ENTRY_KEYS_TEXT,
-                }),
-            }
+            self.field(key, field, value, &mut fields, errors);
         }
+        let Fields {
+            codec,
+            level,
+            tee,
+            params,
+        } = fields;
         let Some(codec) = codec else {
             if table.contains_key("codec") {
                 return None; // present but invalid: already reported
@@ -483,6 +436,84 @@ impl Ctx<'_> {
             param_lines,
         })
     }
+
+    /// One field of the entry `key` into `fields`; `errors` gets what is wrong with it.
+    fn field(
+        &self,
+        key: &str,
+        field: &str,
+        value: &Value,
+        fields: &mut Fields,
+        errors: &mut Vec<ManifestError>,
+    ) {
+        let path = ["compressor", key, field];
+        match field {
+            "codec" => match value.as_str() {
+                Some(name) => fields.codec = Some(name.to_owned()),
+                None => errors.push(self.invalid(
+                    &path,
+                    Some(key),
+                    "codec",
+                    format!("expected a codec name as a string, got {}", kind(value)),
+                )),
+            },
+            "level" => match value.as_str().map(str::parse::<Level>) {
+                Some(Ok(parsed)) => fields.level = parsed,
+                Some(Err(err)) => {
+                    errors.push(self.invalid(&path, Some(key), "level", err.to_string()));
+                }
+                None => errors.push(self.invalid(
+                    &path,
+                    Some(key),
+                    "level",
+                    format!(
+                        "expected one of \"none\", \"minimal\", \"normal\", \"aggressive\", got {}",
+                        kind(value)
+                    ),
+                )),
+            },
+            "tee" => match value.as_bool() {
+                Some(flag) => fields.tee = flag,
+                None => errors.push(self.invalid(
+                    &path,
+                    Some(key),
+                    "tee",
+                    format!("expected true or false, got {}", kind(value)),
+                )),
+            },
+            "params" => match value.as_table().map(table_to_json) {
+                Some(Ok(map)) => fields.params = map,
+                Some(Err(message)) => {
+                    errors.push(self.invalid(&path, Some(key), "params", message));
+                }
+                None => errors.push(self.invalid(
+                    &path,
+                    Some(key),
+                    "params",
+                    format!(
+                        "expected a table of the codec's params, got {}",
+                        kind(value)
+                    ),
+                )),
+            },
+            other => errors.push(ManifestError::UnknownKey {
+                file: self.name.to_owned(),
+                line: self.line(&path),
+                entry: Some(key.to_owned()),
+                key: other.to_owned(),
+                suggestion: closest(other, ENTRY_KEYS.iter().copied()),
+                expected: ENTRY_KEYS_TEXT,
+            }),
+        }
+    }
+}
+
+/// An entry's fields as read, before its codec is known to be named.
+struct Fields {
+    codec: Option<String>,
+    level: Level,
+    tee: bool,
+    params: Map<String, Json>,
 }
 
 /// Resolves `[plugin] library` inside `package`: a bare name is looked up as

@@ -15,6 +15,7 @@
 use std::sync::mpsc::{Receiver, Sender, channel};
 use std::sync::{Arc, Condvar, Mutex};
 
+use crate::call::{TokenCounts, TokenSlot};
 use crate::observe::{Observer, TokenEvent};
 
 /// Counts tokens the way one model family does.
@@ -64,13 +65,22 @@ impl TokenCounter for Tokenizer {
     }
 }
 
+/// A text to count, or its count when the stage has it exact already (the router's choice
+/// or the no-gain rule counted it): nothing is counted twice.
+pub(crate) enum Count {
+    Text(String),
+    Known(usize),
+}
+
 /// One call's texts to count.
 pub(crate) struct Job {
     pub(crate) call_id: u64,
     pub(crate) tool: String,
-    pub(crate) before: String,
+    pub(crate) before: Count,
     /// `None` when the output is the input.
-    pub(crate) after: Option<String>,
+    pub(crate) after: Option<Count>,
+    /// Where the counts go for the call's result ([`crate::Processed::tokens`]).
+    pub(crate) slot: Arc<TokenSlot>,
 }
 
 /// The background counter.
@@ -176,6 +186,7 @@ impl TokenWorker {
     pub(crate) fn submit(&self, job: Job) {
         let (lock, _) = &*self.pending;
         *lock.lock().unwrap_or_else(|p| p.into_inner()) += 1;
+        let slot = Arc::clone(&job.slot);
         let sent = self
             .sender
             .lock()
@@ -183,6 +194,7 @@ impl TokenWorker {
             .as_ref()
             .is_some_and(|sender| sender.send(job).is_ok());
         if !sent {
+            slot.fill(None);
             self.finish_one();
         }
     }
@@ -224,16 +236,24 @@ fn run(
             tool,
             before,
             after,
+            slot,
         } = job;
-        let tokens_before = counter.count(&before);
-        let tokens_after = after
-            .as_deref()
-            .map_or(tokens_before, |after| counter.count(after));
-        // Given back before the call counts as done, so a caller that flushed finds them.
-        spares.keep(before);
-        if let Some(after) = after {
-            spares.keep(after);
-        }
+        // Each buffer is given back before the call counts as done, so a caller that flushed
+        // finds them.
+        let count = |text: Count| match text {
+            Count::Text(text) => {
+                let n = counter.count(&text);
+                spares.keep(text);
+                n
+            }
+            Count::Known(n) => n,
+        };
+        let tokens_before = count(before);
+        let tokens_after = after.map_or(tokens_before, count);
+        slot.fill(Some(TokenCounts {
+            before: tokens_before,
+            after: tokens_after,
+        }));
         let event = TokenEvent {
             call_id,
             tool,
@@ -304,8 +324,9 @@ mod tests {
         worker.submit(Job {
             call_id: 1,
             tool: "t".to_owned(),
-            before,
-            after: Some(after),
+            before: Count::Text(before),
+            after: Some(Count::Text(after)),
+            slot: Arc::default(),
         });
         worker.flush();
         let again = [

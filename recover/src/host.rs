@@ -208,10 +208,10 @@ fn retrieve(
             key: key.to_owned(),
         })?;
     let tool = tool_of(key);
-    let codec = host.resolve(tool).entry.map_or_else(
-        || host.fallback_codec().name().to_owned(),
-        |e| e.codec_name.clone(),
-    );
+    let codec = host
+        .resolve(tool)
+        .entry
+        .map_or_else(String::new, |e| e.codec_name.clone());
     // `columnar` keeps a few rows as they are (its `min_rows`); a slice of a table it
     // wrote is still written as one.
     let few_rows = (codec == "columnar")

@@ -1,28 +1,14 @@
 //! `compress`: one tool result through the pipeline, the payload to stdout.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
-use parrot_host::{Call, Input, Level, Observer, TokenEvent};
-use serde_json::{Value, json};
+use parrot_host::{Call, Input, Level, Status};
 
 use super::{read_input, write_stdout};
 use crate::Failure;
 use crate::args::Options;
 use crate::host::{build, builder, killed, killed_meta};
 use crate::store::{Deferred, StoreAt, store_at};
-
-/// Keeps the token counts of the calls it sees.
-#[derive(Default)]
-pub(crate) struct TokenCapture(Mutex<Vec<TokenEvent>>);
-
-impl Observer for TokenCapture {
-    fn on_tokens(&self, event: &TokenEvent) {
-        self.0
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push(event.clone());
-    }
-}
 
 pub(crate) fn compress(
     cli: &Options,
@@ -42,14 +28,13 @@ pub(crate) fn compress(
         }
         return Ok(());
     }
-    let capture = Arc::new(TokenCapture::default());
     // The store is opened by the call that needs it (see `Deferred`).
     let deferred = match store_at(cli) {
         StoreAt::File(path) if !cli.no_tee => Some(Arc::new(Deferred::new(path))),
         _ => None,
     };
     let store = deferred.is_none();
-    let mut builder = builder(cli, store, Some(capture.clone()))?;
+    let mut builder = builder(cli, store, None)?;
     if let Some(deferred) = &deferred {
         builder.tee_store(deferred.clone());
     }
@@ -57,7 +42,10 @@ pub(crate) fn compress(
     // so the tokenizer is loaded only if the no-gain rule needs it.
     let host = build(builder.report_tokens(with_meta))?;
     // A result with another status is always stored: its store is refused before the call.
-    if let Some(deferred) = deferred.as_ref().filter(|_| status != "success") {
+    if let Some(deferred) = deferred
+        .as_ref()
+        .filter(|_| Status::of(status) == Status::Failure)
+    {
         deferred.store();
         if let Some(reason) = deferred.refused() {
             return Err(Failure::runtime(reason));
@@ -71,17 +59,8 @@ pub(crate) fn compress(
     }
     write_stdout(&processed.payload)?;
     if with_meta {
-        host.flush();
-        let mut meta = processed.meta.to_json();
-        let captured = capture.0.lock().unwrap_or_else(|p| p.into_inner());
-        if let (Value::Object(map), Some(tokens)) = (
-            &mut meta,
-            captured.iter().find(|e| e.call_id == processed.call_id),
-        ) {
-            map.insert("tokens_before".into(), json!(tokens.tokens_before));
-            map.insert("tokens_after".into(), json!(tokens.tokens_after));
-        }
-        eprintln!("{meta}");
+        // The call's own token counts, as the host's worker counted them.
+        eprintln!("{}", processed.meta_json());
     }
     Ok(())
 }

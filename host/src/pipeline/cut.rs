@@ -1,4 +1,4 @@
-//! Rule 10's cut: a final payload over `max_result_chars` code points goes out as
+//! Rule 11's cut: a final payload over `max_result_chars` code points goes out as
 //! `{"result":"<the codec's payload, cut>\n<a cut marker>","_tee":<pointer, reason cut>}`,
 //! holding at most `max_result_chars` code points in all.
 //!

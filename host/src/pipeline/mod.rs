@@ -1,37 +1,53 @@
 //! The pipeline stage every tool result passes through: [`crate::Host::process`].
 //!
-//! The rules, in order; the first that decides the output wins. Each is one function (rule 1
-//! here, the others in `rules.rs`), in the order the README's "The library" section lists them:
+//! The rules, their order and their skip reasons are stated once, in CONTRACT §4 ("The
+//! pipeline stage", `docs/CONTRACT.md`); the code names each by its number there (rule 1 here,
+//! rules 2 to 11 in `rules.rs`, one function or two each).
 //!
-//! 1. kill switch (`PARROT_COMPRESSION_DISABLED=1`): the input goes out byte-identical and
-//!    nothing else runs — no store write, no event, no counting;
-//! 2. a status other than `success`: the payload goes out byte-identical, and is stored in the
-//!    tee store (reason `error`) so nothing is lost when the caller raises;
-//! 3. `return_direct`, `already_compressed`, effective level `none`: passthrough; a retrieval
-//!    (its first line the header of a recovery call's result,
-//!    [`parrot_codec_api::is_retrieval`]) is `already_compressed`;
-//! 4. payloads the stage never changes (not UTF-8, empty, JSON with a duplicate member name):
-//!    passthrough, reason `unsupported_payload`; JSON nested deeper than the parser's limit is
-//!    treated as text;
-//! 5. the router, then the breaker: over the router's thresholds without an executor
-//!    (`budget_passthrough`), or the codec's breaker open (`breaker_open`): passthrough;
-//! 6. the codec runs (an error or panic: passthrough, `codec_error`; an unchanged outcome:
-//!    `no_gain`); a plugin's output for a JSON payload must be JSON unless the codec declares
-//!    text output (`codec_error`);
-//! 7. an outcome that claims to be lossless is verified through the codec's inverse when
-//!    verification is on (a mismatch makes it lossy); a lossy outcome at `minimal` is refused
-//!    (`codec_error`);
-//! 8. a lossy outcome stores the input before the output gets its `_tee` pointer (store failure:
-//!    the input goes out, `tee_failed`); so does a lossless one that changed the payload when
-//!    the host was built with `tee_lossless` (pointer reason `lossless`). The pointer counts
-//!    for rule 9, and nothing is stored for an outcome rule 9 discards;
-//! 9. no gain: a final payload not strictly smaller than the input in bytes, or holding more
-//!    tokens of the configured tokenizer, is discarded (`no_gain`); the tokens are the gauge's
-//!    (`crate::gauge`), counted only where the bytes cannot decide (CONTRACT §2.1);
-//! 10. last line of defense: a final payload over `max_result_chars` code points is cut, with
-//!     the original stored under the call's key (only with a tee store): the codec's payload,
-//!     in one wrapper, at a line boundary where it has one, ending with a marker that says
-//!     what was removed and the selector that returns it (`cut.rs`).
+//! # One payload through the stage
+//!
+//! What [`crate::Host::process`] runs, step by step, each step once. Two payloads with the
+//! default configuration (the core `"*"` entry: `auto` at `normal`) and a tee store: a 469 KB
+//! build log, and a JSON array of objects.
+//!
+//! 1. `Host::process_on`: `EntryTable::resolve` finds the entry (`"*"`) and its
+//!    `Engine`, resolved when the host was built (here the router;
+//!    for a codec, its facts: name, built-in, validates JSON, inverse, text output);
+//!    `Host::level_of` gives the level (`normal`; `minimal` without a store); the store is
+//!    scoped to the call's namespace; a `Run` holds it all.
+//! 2. `pipeline::process`: rule 1, the kill switch, a flag decided when the host was built; the call
+//!    gets its number and its metadata.
+//! 3. `rules::decide` → `store_error_result`: rule 2 (the status is
+//!    [`Status::Success`](crate::Status): nothing to store).
+//! 4. `rules::compress`: rule 3 (`passthrough_flags`, `is_retrieval`); `digest_beside`
+//!    decides whether the input's key is hashed beside the codec.
+//! 5. `rules::compress_keyed` → `fused_json`: rule 4, fused. *The log* does not start like
+//!    JSON: `supported` → `classify` checks it (UTF-8, not empty, not JSON: text), then
+//!    `admit` → `budget` (rule 5: over the size threshold with no executor, a library's
+//!    host passes it through here, `budget_passthrough`, unless built with
+//!    `inline_at_any_size` as the command is) and the breaker (rule 6). *The array* goes to
+//!    `fused`: `admit` as JSON, without the check.
+//! 6. `run_codec`: rule 7, the codec's call, timed for the breaker. The engine is the router:
+//!    `Auto::route_read` → `Auto::unit` (the log: `kind::classify`, log lines; the array:
+//!    `recognise_read` → `rows_at`, rows) → `Auto::choose`: each candidate of the shape runs
+//!    (`run`; the log: `log` at `normal`; the array: `toon`, `columnar`, `json_compact` at
+//!    `minimal`), the input and each output counted once (`Gauge::tokens`, or
+//!    `Gauge::weigh` when one output alone changed it), the fewest tokens win
+//!    (`write_route` says so), and `Auto::whole` hands back the winner with its counts.
+//! 7. `produced` and `verify`: rule 7's checks with the winner's facts (the array: a
+//!    validating built-in changed the whole, so its pass stood for rule 4's check and
+//!    `fused` returns; a lossless outcome of a built-in is verified one in N).
+//! 8. `point`: rule 8 (the log's lossy outcome gets its `_tee` pointer under the input's
+//!    content key; the array's lossless one none).
+//! 9. `gain`: rule 9, with the router's counts when the payload is the router's own (the
+//!    array: nothing counted again); otherwise `Gauge::weigh` counts only where the bytes
+//!    cannot decide.
+//! 10. `must_cut` (rule 11's test), then `store_original`: rule 10, the log's input stored
+//!     under the pointer's key; then `cut_payload` (rule 11) only over `max_result_chars`.
+//! 11. Back in `pipeline::process`: sizes and time to the metadata, the observers' `on_processed`,
+//!     and the token worker's job, given the counts the stage made exactly
+//!     (`tokens::Count::Known`) and a copy of only what it must count; the [`Processed`]
+//!     returned holds the slot its counts arrive in ([`Processed::tokens`]).
 
 mod cut;
 mod pointer;
@@ -43,22 +59,37 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use parrot_codec_api::DynCodec;
 use parrot_codec_api::Level;
 
 pub use pointer::TEE_HINT;
 
 use crate::auto::Auto;
 use crate::budget::{Breaker, BreakerConfig, Budgets, Clock, Router};
-use crate::call::{Call, Meta, Processed, Skip};
+use crate::call::{Call, Meta, Processed, Skip, TokenSlot};
+use crate::entries::Engine;
 use crate::gauge::Gauge;
 use crate::observe::{CallEvent, Observer};
 use crate::report::Report;
 use crate::tee::TeeStore;
-use crate::tokens::{Job, TokenCounter, TokenWorker};
+use crate::tokens::{Count, Job, TokenCounter, TokenWorker};
 
 /// The environment variable of the kill switch.
 pub const KILL_SWITCH_ENV: &str = "PARROT_COMPRESSION_DISABLED";
+
+/// Whether the environment turns the kill switch on ([`KILL_SWITCH_ENV`] is `1`). A host reads
+/// it once, when it is built ([`crate::HostBuilder::kill_switch`]); a caller that must decide
+/// before building one (the command, which passes a broken configuration through under the
+/// switch) reads it here and gives the host its answer.
+///
+/// # Examples
+///
+/// ```
+/// // The variable is unset in the doctests' environment.
+/// assert!(!parrot_host::kill_switch_from_env());
+/// ```
+pub fn kill_switch_from_env() -> bool {
+    std::env::var_os(KILL_SWITCH_ENV).is_some_and(|v| v == "1")
+}
 
 /// How outcomes that claim to be lossless are checked through the codec's inverse.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -87,13 +118,13 @@ pub(crate) struct Settings {
     pub(crate) breaker: BreakerConfig,
     /// The clock of the breakers and the budgets.
     pub(crate) clock: Arc<dyn Clock>,
-    /// The kill switch forced on or off; `None` reads [`KILL_SWITCH_ENV`] per call.
-    pub(crate) kill_switch: Option<bool>,
+    /// The kill switch, decided when the host was built (rule 1).
+    pub(crate) kill_switch: bool,
     /// Compress inline at any size (the command).
     pub(crate) inline_at_any_size: bool,
     /// Keep the original of lossless outcomes that changed the payload too.
     pub(crate) tee_lossless: bool,
-    /// Rule 10's limit in code points (0: off).
+    /// Rule 11's limit in code points (0: off).
     pub(crate) max_result_chars: usize,
     /// Rule 7's verification.
     pub(crate) verification: Verification,
@@ -190,30 +221,46 @@ impl Stage {
                 .or_insert_with(|| Arc::new(Breaker::new(self.settings.breaker))),
         )
     }
-
-    /// Rule 1.
-    fn kill_switch_on(&self) -> bool {
-        self.settings
-            .kill_switch
-            .unwrap_or_else(|| std::env::var_os(KILL_SWITCH_ENV).is_some_and(|v| v == "1"))
-    }
 }
 
 /// The per-call context of one `process` run.
 pub(crate) struct Run<'h, 'a> {
     pub(crate) stage: &'h Stage,
     pub(crate) tee: Option<&'h dyn TeeStore>,
-    pub(crate) codec: &'h dyn DynCodec,
-    pub(crate) builtin: bool,
-    /// The codec is a built-in that validates JSON in its own pass: the pipeline leaves the
-    /// JSON check to it (rule 4, the fused pass).
-    pub(crate) validates_json: bool,
-    /// The entry's codec is `auto`: it routes, and the winner's flags apply.
-    pub(crate) auto: Option<&'h Auto>,
+    /// What runs the payload: the entry's codec with its facts, resolved when the host was
+    /// built, or the router `auto` (the winner's facts then apply).
+    pub(crate) engine: &'h Engine,
     pub(crate) level: Level,
     pub(crate) call: Call<'a>,
     /// The call runs on an executor thread (the async entry point offloaded it).
     pub(crate) offloaded: bool,
+}
+
+impl Run<'_, '_> {
+    /// The name metadata and logs give the entry's codec (`auto` for the router).
+    pub(crate) fn codec_name(&self) -> &str {
+        match self.engine {
+            Engine::Codec(resolved) => &resolved.facts.name,
+            Engine::Router(_) => crate::auto::NAME,
+        }
+    }
+
+    /// The router, when the entry's codec is `auto`.
+    pub(crate) fn auto(&self) -> Option<&Auto> {
+        match self.engine {
+            Engine::Router(auto) => Some(auto),
+            Engine::Codec(_) => None,
+        }
+    }
+
+    /// Whether a payload that starts like JSON goes to the codec without the check first:
+    /// the router, or a built-in that validates JSON in its own pass (rule 4, fused).
+    pub(crate) fn fuses_json(&self) -> bool {
+        match self.engine {
+            Engine::Codec(resolved) => resolved.facts.validates_json,
+            Engine::Router(_) => true,
+        }
+    }
 }
 
 /// Runs the stage on one call.
@@ -221,7 +268,7 @@ pub(crate) fn process<'a>(run: Run<'_, 'a>) -> Processed<'a> {
     let stage = run.stage;
     let call = run.call;
     let input = call.payload.bytes();
-    if stage.kill_switch_on() {
+    if stage.settings.kill_switch {
         return Processed::passed_through(input, Skip::KillSwitch);
     }
     let started = Instant::now();
@@ -229,7 +276,7 @@ pub(crate) fn process<'a>(run: Run<'_, 'a>) -> Processed<'a> {
     let call_id = stage.calls.fetch_add(1, Ordering::Relaxed) + 1;
     let mut meta = Meta {
         compressed: false,
-        codec: Some(run.codec.name().to_owned()),
+        codec: Some(run.codec_name().to_owned()),
         level: run.level,
         size_before: input.len(),
         size_after: input.len(),
@@ -237,6 +284,7 @@ pub(crate) fn process<'a>(run: Run<'_, 'a>) -> Processed<'a> {
         teed: false,
         tee_key: None,
         skipped: None,
+        no_gain: None,
         route: None,
     };
 
@@ -247,23 +295,18 @@ pub(crate) fn process<'a>(run: Run<'_, 'a>) -> Processed<'a> {
     };
     let decided = rules::decide(&run, &input, known, &mut meta);
     // The input as the text the stage read, when it read one (no need to check it again).
-    let read = decided.as_ref().map(|(_, text)| *text);
-    let output: Option<String> = decided.map(|(output, _)| output);
-
-    // The token worker, when it counts, gets its own copies (in buffers it gave back after
-    // earlier counts, when it has some): the caller keeps the input and the output. Text is
-    // copied as it is; only a payload that is not UTF-8 goes through the lossy conversion. A
-    // worker that is off gets nothing, and nothing is copied.
-    let text_of = |bytes: &[u8]| match read.map_or_else(|| std::str::from_utf8(bytes), Ok) {
-        Ok(text) => stage.tokens.copy(text),
-        Err(_) => String::from_utf8_lossy(bytes).into_owned(),
-    };
+    let read = decided.as_ref().map(|decided| decided.text);
+    // What the stage counted exactly already, the worker does not count again.
+    let exact = |tokens: Option<crate::gauge::Tokens>| tokens.filter(|t| t.exact).map(|t| t.count);
+    let (before, after) = decided.as_ref().map_or((None, None), |decided| {
+        (exact(decided.before), exact(decided.after))
+    });
+    let output: Option<String> = decided.map(|decided| decided.output);
     let counting = stage.tokens.is_on();
-    let after_copy = if counting {
-        output.as_deref().map(|text| stage.tokens.copy(text))
-    } else {
-        None
-    };
+    let after_count = output
+        .as_deref()
+        .filter(|_| counting)
+        .map(|text| count_of(stage, text, after));
     let payload = match output {
         Some(text) => {
             meta.compressed = true;
@@ -277,9 +320,49 @@ pub(crate) fn process<'a>(run: Run<'_, 'a>) -> Processed<'a> {
     let startup = Duration::from_nanos(crate::gauge::startup_nanos() - startup_before);
     meta.duration_ms = started.elapsed().saturating_sub(startup).as_secs_f64() * 1000.0;
 
+    notify(stage, call_id, call.tool, &meta);
+    let slot = counting.then(|| Arc::new(TokenSlot::default()));
+    if let Some(slot) = &slot {
+        let before = match (before, read) {
+            (Some(n), _) => Count::Known(n),
+            (None, Some(text)) => count_of(stage, text, None),
+            // Only a payload that is not UTF-8 goes through the lossy conversion.
+            (None, None) => match std::str::from_utf8(&input) {
+                Ok(text) => count_of(stage, text, None),
+                Err(_) => Count::Text(String::from_utf8_lossy(&input).into_owned()),
+            },
+        };
+        stage.tokens.submit(Job {
+            call_id,
+            tool: call.tool.to_owned(),
+            before,
+            after: after_count,
+            slot: Arc::clone(slot),
+        });
+    }
+    Processed {
+        payload,
+        meta,
+        call_id,
+        tokens: slot,
+    }
+}
+
+/// What the token worker gets of `text`: its count when the stage has it exact (`known`),
+/// else its own copy (in a buffer it gave back after earlier counts, when it has one): the
+/// caller keeps the input and the output.
+fn count_of(stage: &Stage, text: &str, known: Option<usize>) -> Count {
+    match known {
+        Some(n) => Count::Known(n),
+        None => Count::Text(stage.tokens.copy(text)),
+    }
+}
+
+/// Tells every observer about the call; a panicking observer does not stop the stage.
+fn notify(stage: &Stage, call_id: u64, tool: &str, meta: &Meta) {
     let event = CallEvent {
         call_id,
-        tool: call.tool.to_owned(),
+        tool: tool.to_owned(),
         meta: meta.clone(),
     };
     for observer in stage.observers.iter() {
@@ -287,17 +370,84 @@ pub(crate) fn process<'a>(run: Run<'_, 'a>) -> Processed<'a> {
             observer.on_processed(&event);
         }));
     }
-    if counting {
-        stage.tokens.submit(Job {
-            call_id,
-            tool: call.tool.to_owned(),
-            before: text_of(&input),
-            after: after_copy,
-        });
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use crate::{Call, Host, Input, MemoryTeeStore, NoGain, Skip, TokenCounter, Tokenizer};
+
+    fn host(dir: &std::path::Path) -> Host {
+        Host::builder()
+            .project(dir)
+            .plugin_path(None)
+            .tee_store(Arc::new(MemoryTeeStore::default()))
+            .build()
+            .unwrap()
     }
-    Processed {
-        payload,
-        meta,
-        call_id,
+
+    fn rows(n: usize) -> String {
+        let rows: Vec<String> = (0..n)
+            .map(|i| format!(r#"{{"id": {i}, "name": "label-{i}", "color": "ff0000"}}"#))
+            .collect();
+        format!("[{}]", rows.join(", "))
+    }
+
+    /// The counts the router carried into the no-gain rule and on to the worker are the
+    /// tokenizer's own counts of the input and of the payload that went out.
+    #[test]
+    fn carried_token_counts_are_the_tokenizers_own() {
+        let dir = tempfile::tempdir().unwrap();
+        let host = host(dir.path());
+        for input in [rows(9), rows(300), "plain text".to_owned()] {
+            let out = host.process(Call::new("t", Input::Text(&input)));
+            let tokens = out.tokens().expect("counted");
+            let o200k = Tokenizer::O200k;
+            assert_eq!(tokens.before, o200k.count(&input), "{:?}", out.meta);
+            assert_eq!(
+                tokens.after,
+                o200k.count(out.text().unwrap()),
+                "{:?}",
+                out.meta
+            );
+            let meta = out.meta_json();
+            assert_eq!(meta["tokens_before"], tokens.before);
+            assert_eq!(meta["tokens_after"], tokens.after);
+        }
+    }
+
+    #[test]
+    fn no_gain_says_the_codec_declined() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = host(dir.path()).process(Call::new("t", Input::Text("plain text")));
+        assert_eq!(out.meta.skipped, Some(Skip::NoGain));
+        assert_eq!(out.meta.no_gain, Some(NoGain::Declined));
+        assert_eq!(out.meta.to_json()["compression_no_gain"], "codec_declined");
+    }
+
+    #[test]
+    fn a_call_that_gained_names_no_no_gain() {
+        let dir = tempfile::tempdir().unwrap();
+        let input = rows(9);
+        let out = host(dir.path()).process(Call::new("t", Input::Text(&input)));
+        assert!(out.meta.compressed, "{:?}", out.meta);
+        assert_eq!(out.meta.no_gain, None);
+        assert!(out.meta.to_json().get("compression_no_gain").is_none());
+    }
+
+    #[test]
+    fn nothing_counts_the_tokens_of_a_host_that_does_not_report_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let host = Host::builder()
+            .project(dir.path())
+            .plugin_path(None)
+            .report_tokens(false)
+            .build()
+            .unwrap();
+        let input = rows(9);
+        let out = host.process(Call::new("t", Input::Text(&input)));
+        assert_eq!(out.tokens(), None);
+        assert!(out.meta_json().get("tokens_before").is_none());
     }
 }

@@ -1,5 +1,5 @@
-//! Rules 2 to 10 of the stage (rule 1, the kill switch, is [`super::process`]'s own), one
-//! function each, in the order they apply; see the module docs of [`super`] for the list.
+//! Rules 2 to 11 of the stage (rule 1, the kill switch, is [`super::process`]'s own), in the
+//! order they apply, numbered as CONTRACT §4 states them.
 
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -14,28 +14,46 @@ use super::pointer::{
 };
 use crate::auto::{Decision, Part};
 use crate::budget::{Admission, Breaker, Route};
-use crate::call::{Meta, Skip};
+use crate::call::{Meta, NoGain, Skip, Status};
+use crate::entries::Engine;
+use crate::facts::Resolved;
+use crate::gauge::Tokens;
 use parrot_json::{JsonCheck, Member, TopLevel};
 
-/// Decides the call's output: `Some(new payload, the input as the text it was read as)` or
-/// `None` (the input goes out), filling in the metadata.
+/// A new payload, with what the stage read and counted to decide it.
+pub(super) struct Decided<'i> {
+    /// The payload the model sees.
+    pub(super) output: String,
+    /// The input as the text it was read as.
+    pub(super) text: &'i str,
+    /// The input's tokens, when the router or the no-gain rule counted them.
+    pub(super) before: Option<Tokens>,
+    /// The output's tokens, when the no-gain rule counted the payload that goes out.
+    pub(super) after: Option<Tokens>,
+}
+
+/// Decides the call's output: `Some` new payload, or `None` (the input goes out), filling in
+/// the metadata.
 pub(super) fn decide<'i>(
     run: &Run<'_, '_>,
     input: &'i [u8],
     known: Option<&'i str>,
     meta: &mut Meta,
-) -> Option<(String, &'i str)> {
+) -> Option<Decided<'i>> {
     store_error_result(run, input, meta);
     match compress(run, input, known, meta) {
-        Ok(output) => Some(output),
+        Ok(decided) => Some(decided),
         Err(skip) => {
             meta.skipped = Some(skip);
+            if skip == Skip::NoGain && meta.no_gain.is_none() {
+                meta.no_gain = Some(NoGain::Declined);
+            }
             None
         }
     }
 }
 
-/// Rules 3 to 10: the new payload (with the input's text), or why the input goes out.
+/// Rules 3 to 11: the new payload (with the input's text), or why the input goes out.
 ///
 /// `known` is the input as text when the caller gave text (it is not checked again).
 fn compress<'i>(
@@ -43,7 +61,7 @@ fn compress<'i>(
     input: &'i [u8],
     known: Option<&'i str>,
     meta: &mut Meta,
-) -> Result<(String, &'i str), Skip> {
+) -> Result<Decided<'i>, Skip> {
     passthrough_flags(run)?;
     if parrot_codec_api::is_retrieval(input) {
         // A recovery call's result, sent back through a pipeline: compressing it again would
@@ -78,7 +96,7 @@ fn compress_keyed<'i>(
     known: Option<&'i str>,
     meta: &mut Meta,
     digest: &Digest<'_>,
-) -> Result<(String, &'i str), Skip> {
+) -> Result<Decided<'i>, Skip> {
     let (text, produced) = match fused_json(run, input, known) {
         Some((text, start)) => (text, fused(run, input, text, start, meta)?),
         None => {
@@ -91,20 +109,37 @@ fn compress_keyed<'i>(
     };
     let produced = verify(run, produced)?;
     let log = log_output(&produced, text);
+    let routed = produced.tokens;
     let mut pointed = point(run, input, produced, digest)?;
-    gain(run, text, &pointed)?;
+    // The router's counts are of its own payload: with a pointer added, only the input's
+    // count stands.
+    let carried = routed.filter(|_| pointed.unpointed.is_none());
+    let weighed = gain(run, text, &pointed, carried, meta)?;
     let cut = must_cut(run, &pointed.payload);
+    let tentative = pointed.key.clone();
     store_original(run, input, &mut pointed, cut, meta)?;
+    // A pointer rewritten to the whole digest, or a cut, changes the payload that goes out.
+    let unchanged = !cut && pointed.key == tentative;
     let output = if cut {
         cut_payload(run, &pointed, log.map(|log| (log, text)))
     } else {
         pointed.payload
     };
-    Ok((output, text))
+    Ok(Decided {
+        output,
+        text,
+        // The exact count of the input, from whichever counted it exactly.
+        before: [weighed, routed]
+            .into_iter()
+            .flatten()
+            .map(|(before, _)| before)
+            .find(|before| before.exact),
+        after: weighed.filter(|_| unchanged).map(|(_, after)| after),
+    })
 }
 
 /// The `log` codec, when its output is the whole payload and it compressed the whole text
-/// (directly, or as `auto`'s winner): rule 10 then cuts the output by its grammar.
+/// (directly, or as `auto`'s winner): rule 11 then cuts the output by its grammar.
 fn log_output<'r>(produced: &Produced<'r>, text: &str) -> Option<&'r parrot_codecs::Log> {
     match produced.parts.as_slice() {
         [part]
@@ -123,7 +158,7 @@ fn log_output<'r>(produced: &Produced<'r>, text: &str) -> Option<&'r parrot_code
 /// the caller raises; the payload then goes out by rule 3 (its level is `none`).
 fn store_error_result(run: &Run<'_, '_>, input: &[u8], meta: &mut Meta) {
     let call = run.call;
-    if call.status == "success" {
+    if call.status == Status::Success {
         return;
     }
     let Some(tee) = run.tee else {
@@ -164,7 +199,7 @@ fn fused_json<'i>(
     input: &'i [u8],
     known: Option<&'i str>,
 ) -> Option<(&'i str, usize)> {
-    if !run.validates_json && run.auto.is_none() {
+    if !run.fuses_json() {
         return None;
     }
     let start = input
@@ -204,7 +239,7 @@ fn fused<'r>(
         }
     };
     let members = run
-        .auto
+        .auto()
         .filter(|_| text.as_bytes()[start] == b'{')
         .and_then(|_| parrot_json::members_unchecked(text, start));
     let before = meta.clone();
@@ -222,7 +257,7 @@ fn fused<'r>(
             return Err(skip);
         }
     };
-    if kind == PayloadKind::Json || run.auto.is_none() {
+    if kind == PayloadKind::Json || run.auto().is_none() {
         admitted.record(run, elapsed);
         return if kind == PayloadKind::Json {
             attempt
@@ -260,7 +295,7 @@ fn supported<'i>(
     input: &'i [u8],
     known: Option<&'i str>,
 ) -> Result<(PayloadKind, &'i str, Option<Vec<Member<'i>>>), Skip> {
-    classify(input, known, run.auto.is_some()).map_err(|why| {
+    classify(input, known, run.auto().is_some()).map_err(|why| {
         tracing::debug!(tool = run.call.tool, "payload passes through: {why}");
         Skip::UnsupportedPayload
     })
@@ -313,12 +348,12 @@ struct Admitted {
     budget: Duration,
 }
 
-/// Rule 5: the router (over its thresholds without an executor: passthrough), then the
+/// Rules 5 and 6: the router (over its thresholds without an executor: passthrough), then the
 /// codec's breaker (open: passthrough).
 fn admit(run: &Run<'_, '_>, kind: PayloadKind, text: &str) -> Result<Admitted, Skip> {
     let budget = budget(run, kind, text)?;
     let stage = run.stage;
-    let breaker = stage.breaker(run.codec.name());
+    let breaker = stage.breaker(run.codec_name());
     let admission = breaker.admit(stage.settings.clock.now());
     if admission == Admission::Open {
         return Err(Skip::BreakerOpen);
@@ -330,13 +365,13 @@ fn admit(run: &Run<'_, '_>, kind: PayloadKind, text: &str) -> Result<Admitted, S
     })
 }
 
-/// Rule 5 alone: the budget of a call the router lets through, or `budget_passthrough`.
+/// Rule 5, the router alone: the budget of a call the router lets through, or `budget_passthrough`.
 fn budget(run: &Run<'_, '_>, kind: PayloadKind, text: &str) -> Result<Duration, Skip> {
     let stage = run.stage;
     // The level the codec really runs at: `auto` runs JSON candidates at `minimal` unless its
     // entry says `lossy_json` (CONTRACT §2.8), so a JSON payload under `auto` is judged, and
     // budgeted, as the `minimal` call it is.
-    let minimal = match run.auto {
+    let minimal = match run.auto() {
         Some(auto) if kind == PayloadKind::Json => auto.json_level(run.level) == Level::Minimal,
         _ => run.level == Level::Minimal,
     };
@@ -369,7 +404,7 @@ impl Admitted {
     }
 }
 
-/// What a codec returned, once rule 6 accepted it.
+/// What a codec returned, once rule 7 accepted it.
 struct Produced<'r> {
     payload: String,
     lossy: bool,
@@ -384,9 +419,11 @@ struct Produced<'r> {
     /// The payload was given as JSON to a codec that validates JSON in its own pass, whole,
     /// and it changed it: the payload is JSON the check accepts (the fused pass).
     validated: bool,
+    /// The router's counts of the input and of `payload`, when it counted the whole input.
+    tokens: Option<(Tokens, Tokens)>,
 }
 
-/// Rule 6: the codec runs, timed for the breaker (the caller records the time against the
+/// Rule 7: the codec runs, timed for the breaker (the caller records the time against the
 /// call's budget). An error or a panic is
 /// `codec_error`; an unchanged outcome is `no_gain`; a plugin's output for a JSON payload must
 /// be JSON unless the codec declares text output (else `codec_error`).
@@ -403,18 +440,18 @@ fn run_codec<'r>(
 ) -> (Result<Produced<'r>, Skip>, Duration) {
     let clock = &run.stage.settings.clock;
     let started = clock.now();
-    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match run.auto {
-        Some(auto) => Ok(Ran::Routed(auto.route_read(text, kind, members, run.level))),
-        None => run
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match run.engine {
+        Engine::Router(auto) => Ok(Ran::Routed(auto.route_read(text, kind, members, run.level))),
+        Engine::Codec(resolved) => resolved
             .codec
             .compress(Payload::new(text, kind), run.level)
-            .map(Ran::Codec),
+            .map(|outcome| Ran::Codec(outcome, resolved)),
     }));
     let elapsed = clock.now().saturating_duration_since(started);
     (produced(run, kind, text, result, meta), elapsed)
 }
 
-/// What the codec call gave, under rule 6.
+/// What the codec call gave, under rule 7.
 fn produced<'r>(
     run: &'r Run<'_, '_>,
     kind: PayloadKind,
@@ -422,62 +459,43 @@ fn produced<'r>(
     result: std::thread::Result<Result<Ran<'r>, parrot_codec_api::CodecError>>,
     meta: &mut Meta,
 ) -> Result<Produced<'r>, Skip> {
-    let (tool, codec) = (run.call.tool, run.codec);
+    let (tool, codec) = (run.call.tool, run.codec_name());
     let ran = match result {
         Ok(Ok(ran)) => ran,
         Ok(Err(err)) => {
-            tracing::warn!(tool, codec = codec.name(), "codec failed: {err}");
+            tracing::warn!(tool, codec, "codec failed: {err}");
             return Err(Skip::CodecError);
         }
         Err(_) => {
-            tracing::warn!(tool, codec = codec.name(), "codec panicked");
+            tracing::warn!(tool, codec, "codec panicked");
             return Err(Skip::CodecError);
         }
     };
-    let (payload, lossy, text_output, parts, builtin) = match ran {
-        Ran::Codec(Outcome::Unchanged) => return Err(Skip::NoGain),
-        Ran::Codec(Outcome::Changed { payload, lossy }) => {
-            let part = Part {
-                codec,
-                builtin: run.builtin,
-                validates_json: run.validates_json,
+    let mut produced = match ran {
+        Ran::Codec(Outcome::Unchanged, _) => return Err(Skip::NoGain),
+        Ran::Codec(Outcome::Changed { payload, lossy }, resolved) => Produced {
+            payload,
+            lossy,
+            shape: None,
+            text_output: resolved.facts.text_output,
+            parts: vec![Part {
+                codec: &*resolved.codec,
+                facts: &resolved.facts,
                 kind,
                 input: Cow::Borrowed(text),
                 output: None,
-            };
-            (payload, lossy, codec.text_output(), vec![part], run.builtin)
-        }
-        Ran::Routed(decision) => {
-            meta.route = Some(decision.route);
-            let Some(routed) = decision.routed else {
-                return Err(Skip::NoGain);
-            };
-            meta.codec = Some(routed.codec);
-            // The level the winner ran at: JSON candidates run at `auto`'s JSON level.
-            if let Some(auto) = run.auto
-                && routed
-                    .parts
-                    .iter()
-                    .all(|part| part.kind == PayloadKind::Json)
-            {
-                meta.level = auto.json_level(run.level);
-            }
-            let builtin = routed.parts.iter().all(|part| part.builtin);
-            (
-                routed.payload,
-                routed.lossy,
-                routed.text_output,
-                routed.parts,
-                builtin,
-            )
-        }
+            }],
+            validated: false,
+            tokens: None,
+        },
+        Ran::Routed(decision) => winner(run, decision, meta)?,
     };
     // A built-in's output is JSON by construction (property-tested and fuzzed), so its shape
     // is read only when a pointer needs it.
-    let mut shape = None;
-    if kind == PayloadKind::Json && !builtin && !text_output {
-        shape = parrot_json::top_level(&payload);
-        if shape.is_none() {
+    let builtin = produced.parts.iter().all(|part| part.facts.builtin);
+    if kind == PayloadKind::Json && !builtin && !produced.text_output {
+        produced.shape = parrot_json::top_level(&produced.payload);
+        if produced.shape.is_none() {
             tracing::warn!(
                 tool,
                 codec = meta.codec.as_deref().unwrap_or_default(),
@@ -488,30 +506,55 @@ fn produced<'r>(
     }
     // One part that is the whole payload, given as JSON to a validating codec, which changed
     // it (a part's output is `None` when it is the routed payload itself).
-    let validated = matches!(
-        parts.as_slice(),
-        [part] if part.validates_json
+    produced.validated = matches!(
+        produced.parts.as_slice(),
+        [part] if part.facts.validates_json
             && part.kind == PayloadKind::Json
             && part.output.is_none()
             && std::ptr::eq(part.input.as_ref(), text)
     );
+    Ok(produced)
+}
+
+/// The router's winner as what the codec produced: the metadata names it, its route and the
+/// level it ran at; no winner is `no_gain`.
+fn winner<'r>(
+    run: &Run<'_, '_>,
+    decision: Decision<'r>,
+    meta: &mut Meta,
+) -> Result<Produced<'r>, Skip> {
+    meta.route = Some(decision.route);
+    let Some(routed) = decision.routed else {
+        return Err(Skip::NoGain);
+    };
+    meta.codec = Some(routed.codec);
+    // The level the winner ran at: JSON candidates run at `auto`'s JSON level.
+    if let Some(auto) = run.auto()
+        && routed
+            .parts
+            .iter()
+            .all(|part| part.kind == PayloadKind::Json)
+    {
+        meta.level = auto.json_level(run.level);
+    }
     Ok(Produced {
-        payload,
-        lossy,
-        shape,
-        text_output,
-        parts,
-        validated,
+        payload: routed.payload,
+        lossy: routed.lossy,
+        shape: None,
+        text_output: routed.text_output,
+        parts: routed.parts,
+        validated: false,
+        tokens: routed.tokens,
     })
 }
 
-/// What the codec call gave: a plain codec's outcome, or `auto`'s decision.
+/// What the codec call gave: a plain codec's outcome (with the codec), or `auto`'s decision.
 enum Ran<'r> {
-    Codec(Outcome),
+    Codec(Outcome, &'r Resolved),
     Routed(Decision<'r>),
 }
 
-/// Rule 7: an outcome claimed lossless is verified through the inverse of the codec that
+/// Rule 7, its checks: an outcome claimed lossless is verified through the inverse of the codec that
 /// produced it (each part through its own, for `auto`) when verification is on for that codec
 /// (a mismatch makes it lossy); a lossy outcome at `minimal` is refused (`codec_error`).
 fn verify<'r>(run: &Run<'_, '_>, mut produced: Produced<'r>) -> Result<Produced<'r>, Skip> {
@@ -525,7 +568,7 @@ fn verify<'r>(run: &Run<'_, '_>, mut produced: Produced<'r>) -> Result<Produced<
         {
             tracing::warn!(
                 tool,
-                codec = part.codec.name(),
+                codec = part.facts.name,
                 "an outcome claimed lossless does not expand back to the input: treated as lossy"
             );
             produced.lossy = true;
@@ -534,7 +577,7 @@ fn verify<'r>(run: &Run<'_, '_>, mut produced: Produced<'r>) -> Result<Produced<
     if produced.lossy && !run.level.allows_loss() {
         tracing::warn!(
             tool,
-            codec = run.codec.name(),
+            codec = run.codec_name(),
             "codec returned a lossy outcome at minimal: refused"
         );
         return Err(Skip::CodecError);
@@ -544,11 +587,11 @@ fn verify<'r>(run: &Run<'_, '_>, mut produced: Produced<'r>) -> Result<Produced<
 
 /// Plugin codecs: every lossless outcome (unless turned off); built-ins: one in N.
 fn should_verify(run: &Run<'_, '_>, part: &Part<'_>) -> bool {
-    if !part.codec.expands() {
+    if !part.facts.expands {
         return false;
     }
     let v = run.stage.settings.verification;
-    if part.builtin {
+    if part.facts.builtin {
         v.builtins_every > 0
             && run
                 .stage
@@ -570,16 +613,16 @@ fn expands_back(part: &Part<'_>, payload: &str) -> bool {
         Ok(Ok(expanded)) => expanded,
         _ => return false,
     };
-    part.codec
-        .meta()
+    part.facts
+        .meta
         .gives_back(part.kind, &part.input, &expanded)
 }
 
-/// The output with its pointer (rule 8), before the original is stored.
+/// The output with its pointer (rule 8), before the original is stored (rule 10).
 struct Pointed {
     payload: String,
     /// The codec's payload, kept apart when `payload` has a pointer (which may have to be
-    /// rewritten, and which rule 10's cut leaves out); `None` when `payload` is the codec's.
+    /// rewritten, and which rule 11's cut leaves out); `None` when `payload` is the codec's.
     unpointed: Option<String>,
     /// The tentative key the pointer names.
     key: Option<String>,
@@ -587,11 +630,11 @@ struct Pointed {
     reason: &'static str,
 }
 
-/// Rule 8, first half: a lossy outcome gets its `_tee` pointer (without a tee store it cannot,
+/// Rule 8: a lossy outcome gets its `_tee` pointer (without a tee store it cannot,
 /// and goes out as the input: `tee_failed`); so does a lossless one that changed the payload
 /// when the host was built with `tee_lossless` (reason `lossless`). The pointer names the
 /// input's content key: the no-gain rule counts it, and nothing is stored for an outcome that
-/// rule 9 discards. The second half is [`store_original`].
+/// rule 9 discards; rule 10 stores it ([`store_original`]).
 fn point(
     run: &Run<'_, '_>,
     input: &[u8],
@@ -603,7 +646,7 @@ fn point(
     let json_by_construction = produced
         .parts
         .iter()
-        .all(|part| part.builtin && part.kind == PayloadKind::Json);
+        .all(|part| part.facts.builtin && part.kind == PayloadKind::Json);
     let Produced {
         payload,
         lossy,
@@ -646,16 +689,38 @@ fn point(
 /// Rule 9: a final payload (its pointer included) that is not strictly smaller than the input
 /// in bytes, or that holds more tokens of the configured tokenizer, is discarded (`no_gain`).
 /// The tokens are the gauge's (CONTRACT §2.1): counted only where the bytes cannot decide.
-fn gain(run: &Run<'_, '_>, input: &str, pointed: &Pointed) -> Result<(), Skip> {
+///
+/// `carried` are the router's counts of this input and this payload, which decide without
+/// counting again. Returns the counts the decision made or was given (`None` when the bytes
+/// decided alone); a discarded payload's kind of no gain goes to the metadata, with the
+/// rejected output's tokens when they decided.
+fn gain(
+    run: &Run<'_, '_>,
+    input: &str,
+    pointed: &Pointed,
+    carried: Option<(Tokens, Tokens)>,
+    meta: &mut Meta,
+) -> Result<Option<(Tokens, Tokens)>, Skip> {
     let payload = pointed.payload.as_str();
-    if payload.len() < input.len() && run.stage.gauge().no_more_tokens(input, payload) {
-        Ok(())
-    } else {
-        Err(Skip::NoGain)
+    if payload.len() >= input.len() {
+        meta.no_gain = Some(NoGain::NotSmaller);
+        return Err(Skip::NoGain);
     }
+    let weighed = run.stage.gauge().weigh(input, payload, carried);
+    if weighed.fits {
+        return Ok(weighed.counts);
+    }
+    meta.no_gain = Some(match weighed.counts {
+        Some((before, after)) => NoGain::MoreTokens {
+            rejected: after.count,
+            input: before.count,
+        },
+        None => NoGain::NotSmaller,
+    });
+    Err(Skip::NoGain)
 }
 
-/// Rule 10, first half: whether the final payload is over `max_result_chars` code points and
+/// Rule 11, its test: whether the final payload is over `max_result_chars` code points and
 /// will be cut (only with a tee store, which keeps the original). Its code points are counted
 /// once, and only when its bytes are over the limit (a text has no more code points than
 /// bytes).
@@ -676,7 +741,7 @@ fn must_cut(run: &Run<'_, '_>, payload: &str) -> bool {
     chars > max && run.tee.is_some()
 }
 
-/// Rule 8, second half: the input is stored before the output goes out, under the pointer's
+/// Rule 10: the input is stored before the output goes out, under the pointer's
 /// content key. A store failure sends the input out (`tee_failed`); when the short key holds
 /// another original, the input goes under its whole digest, and the pointer is rewritten to
 /// name it.
@@ -714,7 +779,7 @@ fn store_original(
     Ok(())
 }
 
-/// Rule 10, second half: the codec's payload (without its pointer) cut to fit, in one wrapper
+/// Rule 11: the codec's payload (without its pointer) cut to fit, in one wrapper
 /// with a pointer (reason `cut`) to the original, its last line a marker saying what the cut
 /// removed (see `cut.rs`); `log` is the `log` codec and its input when the payload is its
 /// output for the whole input, cut by its grammar.
