@@ -7,7 +7,9 @@ use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 use parrot_host::{DEFAULT_RECOVERY_MAX_CHARS, Level, Namespace};
 
 #[cfg(feature = "serve")]
-use crate::serve;
+mod serve;
+#[cfg(feature = "serve")]
+pub(crate) use serve::ServeArgs;
 
 /// Compresses the results of LLM tool calls before a model sees them.
 #[derive(Debug, Parser)]
@@ -56,6 +58,16 @@ pub(crate) struct Options {
     pub(crate) tee_store: Option<PathBuf>,
     pub(crate) no_tee: bool,
     pub(crate) tokenizer: TokenizerArg,
+}
+
+impl Options {
+    /// The project root: `--project`, else the current folder.
+    pub(crate) fn project_dir(&self) -> PathBuf {
+        self.project
+            .clone()
+            .or_else(|| std::env::current_dir().ok())
+            .unwrap_or_else(|| PathBuf::from("."))
+    }
 }
 
 impl Cli {
@@ -421,7 +433,7 @@ pub(crate) enum Command {
     /// and answered in the proxy, everything else relayed as it is; GET /parrot/report returns
     /// the savings so far. With PARROT_COMPRESSION_DISABLED=1: a pure relay.
     #[cfg(feature = "serve")]
-    Serve(serve::ServeArgs),
+    Serve(ServeArgs),
 }
 
 impl Command {

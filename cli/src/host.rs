@@ -1,6 +1,5 @@
 //! The host a command runs with, built from the command line's options.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use parrot_host::{Host, HostBuilder, MemoryTeeStore, Meta, Observer, Skip, Tokenizer};
@@ -13,13 +12,6 @@ use crate::store::persistent_or_unavailable;
 /// else: with it on, no manifest, plugin or store is touched.
 pub(crate) fn killed() -> bool {
     parrot_host::kill_switch_from_env()
-}
-
-pub(crate) fn project_dir(cli: &Options) -> PathBuf {
-    cli.project
-        .clone()
-        .or_else(|| std::env::current_dir().ok())
-        .unwrap_or_else(|| PathBuf::from("."))
 }
 
 pub(crate) fn tokenizer(cli: &Options) -> Tokenizer {
@@ -58,7 +50,7 @@ pub(crate) fn builder(
         builder.observer(observer);
     }
     builder
-        .project(project_dir(cli))
+        .project(cli.project_dir())
         .tokenizer(Arc::new(tokenizer(cli)));
     for dir in &cli.plugins {
         builder.plugin_dir(dir);

@@ -1,73 +1,14 @@
 //! `parrot-compress serve`: the HTTP proxy for LLM APIs (see `parrot_serve`).
 
 use std::io::Write;
-use std::net::SocketAddr;
 use std::sync::Arc;
 
-use clap::Args;
-use parrot_host::{DEFAULT_RECOVERY_MAX_CHARS, TokenCounter};
-use parrot_serve::{
-    Config, DEFAULT_ANTHROPIC, DEFAULT_HEADER_READ_TIMEOUT, DEFAULT_LISTEN, DEFAULT_MAX_BODY_BYTES,
-    DEFAULT_MAX_CONNECTIONS, DEFAULT_OPENAI, Upstream,
-};
+use parrot_host::TokenCounter;
+use parrot_serve::{Config, Upstream};
 
 use crate::Failure;
-use crate::args::{Configuration, Options};
+use crate::args::{Options, ServeArgs};
 use crate::host::{builder, killed, tokenizer};
-
-/// The options of `serve`.
-#[derive(Debug, Args)]
-pub struct ServeArgs {
-    #[command(flatten)]
-    pub(crate) configuration: Configuration,
-    /// The address to listen on (port 0: any free port); printed on stdout once listening.
-    #[arg(long, value_name = "ADDR", default_value = DEFAULT_LISTEN)]
-    listen: SocketAddr,
-    /// Where Anthropic requests go (/v1/messages…, or any request with an anthropic-version
-    /// header).
-    #[arg(long, value_name = "URL", default_value = DEFAULT_ANTHROPIC)]
-    upstream_anthropic: String,
-    /// Where every other request goes (OpenAI Chat Completions, Responses, …).
-    #[arg(long, value_name = "URL", default_value = DEFAULT_OPENAI)]
-    upstream_openai: String,
-    /// When stopped (SIGINT, SIGTERM), write the savings report to stderr.
-    #[arg(long)]
-    report: bool,
-    /// The largest request body the proxy reads to rewrite (default 32 MiB, the Anthropic API's
-    /// own limit); a longer one is answered 413. Other requests are streamed, whatever their size.
-    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_BODY_BYTES,
-          value_parser = positive_bytes)]
-    max_body_bytes: usize,
-    /// How many client connections may be open at once; one more is closed at once, with a
-    /// warning.
-    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_CONNECTIONS,
-          value_parser = positive)]
-    max_connections: usize,
-    /// How many seconds a client has to send a request's headers (on a new connection, or one
-    /// kept alive after an answer) before the connection is closed.
-    #[arg(long, value_name = "SECONDS", default_value_t = DEFAULT_HEADER_READ_TIMEOUT.as_secs() as usize,
-          value_parser = positive)]
-    header_read_timeout: usize,
-    /// The most characters of one wm_get_result answer, whatever the model's selector asks
-    /// (max_chars 0 included), so no follow-up carries a whole original upstream; a capped
-    /// answer says so and ends with the arguments of the next part. 0: no cap.
-    #[arg(long, value_name = "N", default_value_t = DEFAULT_RECOVERY_MAX_CHARS)]
-    recovery_max_chars: usize,
-}
-
-/// A positive number of bytes.
-fn positive_bytes(text: &str) -> Result<usize, String> {
-    positive(text).map_err(|err| err.replace("a number", "a number of bytes"))
-}
-
-/// A positive whole number.
-fn positive(text: &str) -> Result<usize, String> {
-    match text.parse::<usize>() {
-        Ok(0) => Err("must be at least 1".to_owned()),
-        Ok(n) => Ok(n),
-        Err(err) => Err(format!("not a number: {err}")),
-    }
-}
 
 /// Runs the proxy until SIGINT or SIGTERM.
 pub fn serve(cli: &Options, args: &ServeArgs) -> Result<(), Failure> {

@@ -10,7 +10,6 @@ use parrot_tee_sqlite::SqliteTeeStore;
 
 use crate::Failure;
 use crate::args::Options;
-use crate::host::project_dir;
 
 /// Where the persistent tee store of `cli` is: a file, or a URL (a value with `://` in it).
 pub(crate) enum StoreAt {
@@ -24,7 +23,7 @@ pub(crate) fn store_at(cli: &Options) -> StoreAt {
             Some(url) if url.contains("://") => StoreAt::Url(url.to_owned()),
             _ => StoreAt::File(given.clone()),
         },
-        None => StoreAt::File(project_dir(cli).join(".parrot").join("tee.db")),
+        None => StoreAt::File(cli.project_dir().join(".parrot").join("tee.db")),
     }
 }
 
