@@ -17,7 +17,7 @@
 //! tree: numbers and strings are copied exactly as written (so `1`, `1.0` and a 30-digit
 //! decimal stay what they are), member order is kept, and a codec costs about one validating
 //! scan of its input (`toon` builds a `parrot_json::Value` tree for what is not a table of flat
-//! rows). They offer their inverse ([`parrot_codec_api::Codec::expand`]) for every lossless
+//! rows). They offer their inverse ([`parrot_codec_api::Codec::INVERSE`]) for every lossless
 //! outcome. No codec returns an output that is not smaller than its input. The exact rules,
 //! level by level, are in each codec's module documentation ([`json_compact`], [`columnar`],
 //! [`toon`], [`log`]) and in CONTRACT §2.

@@ -7,7 +7,7 @@ use std::ops::Range;
 use crate::scan::string_stop;
 use crate::write::Output;
 
-/// A JSON string as the [`Reader`] found it: its quotes, its escapes, its raw UTF-8.
+/// A JSON string as the [`Reader`](crate::Reader) found it: its quotes, its escapes, its raw UTF-8.
 ///
 /// Copying one copies a reference. Its value is decoded only when asked for, and is borrowed
 /// from the text when the string holds no escape.
@@ -397,7 +397,7 @@ pub fn encode_string(value: &str) -> String {
     out
 }
 
-/// Writes a string (checked by the [`Reader`]) with only the escapes JSON requires: `\"`,
+/// Writes a string (checked by the [`Reader`](crate::Reader)) with only the escapes JSON requires: `\"`,
 /// `\\` and control characters stay escaped (in their short form where they were written so);
 /// every other escape (`\/`, `\u00e9`, a surrogate pair) is written as the character itself.
 /// The value is the same string; JSON text escaped for ASCII-only transport (Python's

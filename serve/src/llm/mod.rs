@@ -45,7 +45,7 @@
 //! the pipeline leaves as it is (too small to gain, a tool error, a level of `none`, the kill
 //! switch) keeps its original literal, escapes included. A lossy result carries its `_tee`
 //! pointer inside its new text; [`Rewrite::pointed`] says whether any does, for a caller that
-//! then offers the recovery tool ([`parrot_codec_api::RECOVERY_TOOL`]).
+//! then offers the recovery tool ([`crate::RECOVERY_TOOL`]).
 //!
 //! # Determinism
 //!
@@ -250,7 +250,7 @@ pub struct Rewrite<'b> {
 
 impl Rewrite<'_> {
     /// Whether any replaced result carries a `_tee` pointer to its original: a request the
-    /// recovery tool ([`parrot_codec_api::RECOVERY_TOOL`]) should be offered to.
+    /// recovery tool ([`crate::RECOVERY_TOOL`]) should be offered to.
     pub fn pointed(&self) -> bool {
         self.replaced
             .iter()
