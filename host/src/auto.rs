@@ -252,6 +252,25 @@ pub(crate) struct Decision<'a> {
     pub(crate) routed: Option<Routed<'a>>,
     /// The decision in one line (see the module docs).
     pub(crate) route: String,
+    /// When the payload passes through because the no-gain rule refused the best output a
+    /// candidate made (and not because every candidate left it unchanged): why. Only for a
+    /// payload routed whole, not on a sample.
+    pub(crate) refused: Option<Refused>,
+}
+
+/// Why the router refused the best output it had: the no-gain rule's own reasons.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Refused {
+    /// It held more tokens than the payload: the counts, as they were made.
+    Tokens {
+        /// Tokens of the refused output.
+        rejected: usize,
+        /// Tokens of the payload, counted alike.
+        input: usize,
+    },
+    /// Not smaller in bytes (or the bytes decided alone, for a tokenizer that counts
+    /// nothing).
+    Bytes,
 }
 
 /// The winner of one unit (a whole payload, a decoded string, a block's text).
@@ -394,9 +413,17 @@ impl Auto {
         level: Level,
     ) -> Decision<'a> {
         let mut route = String::new();
+        let mut refused = None;
         let routed = match kind {
             PayloadKind::Text => self
-                .unit(Cow::Borrowed(text), None, level, 0, &mut route)
+                .unit(
+                    Cow::Borrowed(text),
+                    None,
+                    level,
+                    0,
+                    &mut route,
+                    Some(&mut refused),
+                )
                 .map(|won| self.whole(won, text)),
             PayloadKind::Json => match recognise_read(text, members, self.sample_rows) {
                 Json::Mcp(blocks) => self.mcp(text, &blocks, level, &mut route),
@@ -405,11 +432,22 @@ impl Auto {
                     None
                 }
                 json => self
-                    .unit(Cow::Borrowed(text), Some(json), level, 0, &mut route)
+                    .unit(
+                        Cow::Borrowed(text),
+                        Some(json),
+                        level,
+                        0,
+                        &mut route,
+                        Some(&mut refused),
+                    )
                     .map(|won| self.whole(won, text)),
             },
         };
-        Decision { routed, route }
+        Decision {
+            refused: refused.filter(|_| routed.is_none()),
+            routed,
+            route,
+        }
     }
 
     /// A unit's winner as the routed payload.
@@ -445,6 +483,7 @@ impl Auto {
         level: Level,
         unwrapped: usize,
         route: &mut String,
+        refused: Option<&mut Option<Refused>>,
     ) -> Option<Won<'a>> {
         let kind = match json {
             None => PayloadKind::Text,
@@ -460,7 +499,7 @@ impl Auto {
                     kind::Kind::Text(None) => (Shape::Text, String::new()),
                 };
                 let at = route.len();
-                let won = self.choose(shape, text, kind, level, None, route);
+                let won = self.choose(shape, text, kind, level, None, route, refused);
                 if !label.is_empty() {
                     // `text: <kind> (<signal>): <decision>`.
                     route.insert_str(at + "text".len(), &format!(": {label}"));
@@ -469,10 +508,10 @@ impl Auto {
             }
             Some(Json::Rows(rows)) => {
                 let rows = Some(rows);
-                self.choose(Shape::Rows, text, kind, level, rows, route)
+                self.choose(Shape::Rows, text, kind, level, rows, route, refused)
             }
             Some(Json::Object | Json::Mcp(_) | Json::McpError) => {
-                self.choose(Shape::Object, text, kind, level, None, route)
+                self.choose(Shape::Object, text, kind, level, None, route, refused)
             }
             Some(Json::String) => {
                 let decoded = parrot_json::decode_string(text.trim()).ok()?.into_owned();
@@ -486,7 +525,8 @@ impl Auto {
                 };
                 let json =
                     (inner == PayloadKind::Json).then(|| recognise(&decoded, self.sample_rows));
-                let mut won = self.unit(Cow::Owned(decoded), json, level, unwrapped + 1, route)?;
+                let mut won =
+                    self.unit(Cow::Owned(decoded), json, level, unwrapped + 1, route, None)?;
                 // The decoded text goes out as itself, not as a JSON string.
                 won.text_output = won.text_output || inner == PayloadKind::Text;
                 Some(won)
@@ -499,6 +539,10 @@ impl Auto {
     }
 
     /// Runs the candidates of `shape` on `text` and keeps the fewest tokens.
+    // Eight: the unit (shape, text, kind, rows), the level, and the two things the decision
+    // writes back to the caller (the route, why an output was refused); a struct for them would
+    // be built at each of the three calls only to be taken apart here.
+    #[allow(clippy::too_many_arguments)]
     fn choose<'a>(
         &'a self,
         shape: Shape,
@@ -507,6 +551,7 @@ impl Auto {
         level: Level,
         rows: Option<RowsAt>,
         route: &mut String,
+        refused: Option<&mut Option<Refused>>,
     ) -> Option<Won<'a>> {
         let (candidates, level) = match shape {
             Shape::Rows => (&self.rows, self.json_level(level)),
@@ -540,6 +585,19 @@ impl Auto {
         order.sort_by_key(|&i| ran[i].tokens.map_or(0, |t| t.count));
         let sampled = sample.as_ref().map(|_| rows_sampled(&rows));
         write_route(route, shape, sampled, &ran, &order, input);
+        // The fewest-token output, counted, that the rule refused: the caller says so.
+        if let (Some(refused), None, Some(&best)) = (refused, &sample, order.first())
+            && !order.iter().any(|&i| ran[i].fits)
+        {
+            let smaller = matches!(&ran[best].result, Ok((output, _)) if output.len() < on.len());
+            *refused = Some(match ran[best].counts {
+                Some((before, after)) if smaller => Refused::Tokens {
+                    rejected: after.count,
+                    input: before.count,
+                },
+                _ => Refused::Bytes,
+            });
+        }
         order.retain(|&i| ran[i].fits);
         if sample.is_some() {
             // The sample's ranking decides; the winner runs on the whole payload.
@@ -668,7 +726,7 @@ impl Auto {
                 _ => None,
             };
             let decoded = Cow::Owned(decoded.into_owned());
-            let Some(won) = self.unit(decoded, json, level, 0, route) else {
+            let Some(won) = self.unit(decoded, json, level, 0, route, None) else {
                 continue;
             };
             out.push_str(&text[copied..span.start]);

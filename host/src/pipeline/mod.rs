@@ -426,6 +426,69 @@ mod tests {
         assert_eq!(out.meta.to_json()["compression_no_gain"], "codec_declined");
     }
 
+    /// A codec whose output is smaller in bytes than a run of letters and holds more tokens.
+    struct Dense;
+
+    impl parrot_codec_api::Codec for Dense {
+        const NAME: &'static str = "dense";
+
+        fn new(_: &mut parrot_codec_api::Params) -> Result<Self, parrot_codec_api::CodecError> {
+            Ok(Dense)
+        }
+
+        fn compress(
+            &self,
+            _: parrot_codec_api::Payload<'_>,
+            _: crate::Level,
+        ) -> Result<parrot_codec_api::Outcome, parrot_codec_api::CodecError> {
+            Ok(parrot_codec_api::Outcome::lossless("\u{2042}".repeat(20)))
+        }
+    }
+
+    /// The router refusing its only candidate on tokens was reported as `codec_declined`: it
+    /// is `more_tokens`, with the refused output's tokens and the input's.
+    #[test]
+    fn a_router_refusal_on_tokens_is_more_tokens_with_the_counts() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join(".parrot")).unwrap();
+        std::fs::write(
+            dir.path().join(".parrot/compressors.toml"),
+            "[compressor.t]\ncodec = \"auto\"\nlevel = \"minimal\"\n\
+             [compressor.t.params]\ntext = [\"dense\"]\n",
+        )
+        .unwrap();
+        let host = Host::builder()
+            .project(dir.path())
+            .plugin_path(None)
+            .codec::<Dense>()
+            .build()
+            .unwrap();
+        let input = "a".repeat(100);
+        let output = "\u{2042}".repeat(20);
+        let o200k = Tokenizer::O200k;
+        let (before, after) = (o200k.count(&input), o200k.count(&output));
+        assert!(
+            output.len() < input.len() && after > before,
+            "the made case holds: {} < {} bytes, {after} > {before} tokens",
+            output.len(),
+            input.len()
+        );
+        let out = host.process(Call::new("t", Input::Text(&input)));
+        assert_eq!(out.meta.skipped, Some(Skip::NoGain), "{:?}", out.meta);
+        assert_eq!(
+            out.meta.no_gain,
+            Some(NoGain::MoreTokens {
+                rejected: after,
+                input: before
+            }),
+            "{:?}",
+            out.meta
+        );
+        let meta = out.meta.to_json();
+        assert_eq!(meta["compression_no_gain"], "more_tokens");
+        assert_eq!(meta["compression_rejected_tokens"], after);
+    }
+
     #[test]
     fn a_call_that_gained_names_no_no_gain() {
         let dir = tempfile::tempdir().unwrap();

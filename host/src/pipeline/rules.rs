@@ -12,7 +12,7 @@ use super::Run;
 use super::pointer::{
     self, DIGEST_BESIDE_BYTES, Digest, KEY_HEX_DIGITS, attach_pointer, tee_pointer,
 };
-use crate::auto::{Decision, Part};
+use crate::auto::{Decision, Part, Refused};
 use crate::budget::{Admission, Breaker, Route};
 use crate::call::{Meta, NoGain, Skip, Status};
 use crate::entries::Engine;
@@ -525,6 +525,15 @@ fn winner<'r>(
 ) -> Result<Produced<'r>, Skip> {
     meta.route = Some(decision.route);
     let Some(routed) = decision.routed else {
+        // Refused on tokens is rule 9's `more_tokens`, with the figures; otherwise every
+        // candidate declined (the stage says `codec_declined`).
+        meta.no_gain = match decision.refused {
+            Some(Refused::Tokens { rejected, input }) => {
+                Some(NoGain::MoreTokens { rejected, input })
+            }
+            Some(Refused::Bytes) => Some(NoGain::NotSmaller),
+            None => meta.no_gain,
+        };
         return Err(Skip::NoGain);
     };
     meta.codec = Some(routed.codec);
