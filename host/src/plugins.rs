@@ -33,7 +33,7 @@ fn load_plugin(manifest: &Manifest, registry: &mut Registry, errors: &mut Vec<Er
     let library = match open(plugin, manifest_path) {
         Ok(library) => library,
         Err(error) => {
-            errors.push(error);
+            errors.push(*error);
             return;
         }
     };
@@ -67,14 +67,16 @@ fn outside_package(
 
 /// Loads the library, after checking it is a regular file and, when the manifest pins one,
 /// that its digest matches.
-fn open(plugin: &PluginDecl, manifest_path: &Path) -> Result<loader::Library, Error> {
-    let load_error = |kind| -> Error {
-        LoadError::Library {
-            library: plugin.library.clone(),
-            manifest: manifest_path.to_path_buf(),
-            kind,
-        }
-        .into()
+fn open(plugin: &PluginDecl, manifest_path: &Path) -> Result<loader::Library, Box<Error>> {
+    let load_error = |kind| -> Box<Error> {
+        Box::new(
+            LoadError::Library {
+                library: plugin.library.clone(),
+                manifest: manifest_path.to_path_buf(),
+                kind,
+            }
+            .into(),
+        )
     };
     // A FIFO in place of the library would block the loader's open (or the read of a pinned
     // one) forever.
@@ -85,13 +87,15 @@ fn open(plugin: &PluginDecl, manifest_path: &Path) -> Result<loader::Library, Er
                 regular::read(&plugin.library, None).map_err(|err| load_error(kind_of(err)))?;
             let actual = hex(&Sha256::digest(&bytes));
             if &actual != expected {
-                return Err(LoadError::DigestMismatch {
-                    library: plugin.library.clone(),
-                    manifest: manifest_path.to_path_buf(),
-                    expected: expected.clone(),
-                    actual,
-                }
-                .into());
+                return Err(Box::new(
+                    LoadError::DigestMismatch {
+                        library: plugin.library.clone(),
+                        manifest: manifest_path.to_path_buf(),
+                        expected: expected.clone(),
+                        actual,
+                    }
+                    .into(),
+                ));
             }
             // The bytes hashed are the bytes loaded: the file is not opened again by path.
             loader::load_verified(&plugin.library, &bytes)
