@@ -179,7 +179,6 @@ pub fn rows_payload(target_bytes: usize) -> String {
 /// every 2,000 lines or so and a rustc diagnostic every 20,000. `\n`-terminated lines.
 pub fn log_payload(target_bytes: usize) -> String {
     const SERVICES: [&str; 5] = ["api", "orders", "billing", "auth", "search"];
-    const CRATES: [&str; 6] = ["serde", "syn", "tokio", "regex", "memchr", "anyhow"];
     let mut rng = Seeded(0x106_5EED);
     let mut out = String::with_capacity(target_bytes + 512);
     let mut line = 0u64;
@@ -207,66 +206,73 @@ pub fn log_payload(target_bytes: usize) -> String {
             );
             continue;
         }
-        let _ = match rng.below(20) {
-            0..=7 => writeln!(
-                out,
-                "{ts} INFO  [{svc}] request_id={:08x}-{:04x}-4{:03x}-a{:03x}-{:012x} method=GET \
-                 path=/v1/items/{} status=200 duration={}ms",
-                rng.next() as u32,
-                rng.below(1 << 16),
-                rng.below(1 << 12),
-                rng.below(1 << 12),
-                rng.next() >> 16,
-                rng.below(100_000),
-                rng.below(900)
-            ),
-            8..=11 => writeln!(
-                out,
-                "\u{1b}[1m\u{1b}[32m   Compiling\u{1b}[0m {} v{}.{}.{}",
-                CRATES[rng.below(6) as usize],
-                rng.below(4),
-                rng.below(30),
-                rng.below(20)
-            ),
-            12..=14 => writeln!(
-                out,
-                "test pipeline::tests::case_{} ... ok",
-                rng.below(10_000)
-            ),
-            15 => {
-                let steps = 4 + rng.below(6);
-                for k in 1..=steps {
-                    let filled = (20 * k / steps) as usize;
-                    let _ = write!(
-                        out,
-                        "    Building [{:<20}] {:>3}%",
-                        "=".repeat(filled),
-                        100 * k / steps
-                    );
-                    if k < steps {
-                        out.push('\r');
-                    }
-                }
-                writeln!(out)
-            }
-            16..=18 => writeln!(
-                out,
-                "{ts} DEBUG [{svc}] cache hit key=sess:{:016x}{:08x} ttl={}s",
-                rng.next(),
-                rng.next() as u32,
-                rng.below(3600)
-            ),
-            _ => writeln!(
-                out,
-                "{ts} WARN  [{svc}] retrying upstream 10.0.{}.{}:8443 attempt {}/3 after {}ms",
-                rng.below(8),
-                rng.below(255),
-                1 + rng.below(3),
-                rng.below(900)
-            ),
-        };
+        let _ = log_line(&mut out, &mut rng, &ts, svc);
     }
     out
+}
+
+/// One of the log's common lines, after `ts` and in the service `svc`, each kind as often as
+/// its share of twenty.
+fn log_line(out: &mut String, rng: &mut Seeded, ts: &str, svc: &str) -> std::fmt::Result {
+    const CRATES: [&str; 6] = ["serde", "syn", "tokio", "regex", "memchr", "anyhow"];
+    match rng.below(20) {
+        0..=7 => writeln!(
+            out,
+            "{ts} INFO  [{svc}] request_id={:08x}-{:04x}-4{:03x}-a{:03x}-{:012x} method=GET \
+             path=/v1/items/{} status=200 duration={}ms",
+            rng.next() as u32,
+            rng.below(1 << 16),
+            rng.below(1 << 12),
+            rng.below(1 << 12),
+            rng.next() >> 16,
+            rng.below(100_000),
+            rng.below(900)
+        ),
+        8..=11 => writeln!(
+            out,
+            "\u{1b}[1m\u{1b}[32m   Compiling\u{1b}[0m {} v{}.{}.{}",
+            CRATES[rng.below(6) as usize],
+            rng.below(4),
+            rng.below(30),
+            rng.below(20)
+        ),
+        12..=14 => writeln!(
+            out,
+            "test pipeline::tests::case_{} ... ok",
+            rng.below(10_000)
+        ),
+        15 => {
+            let steps = 4 + rng.below(6);
+            for k in 1..=steps {
+                let filled = (20 * k / steps) as usize;
+                let _ = write!(
+                    out,
+                    "    Building [{:<20}] {:>3}%",
+                    "=".repeat(filled),
+                    100 * k / steps
+                );
+                if k < steps {
+                    out.push('\r');
+                }
+            }
+            writeln!(out)
+        }
+        16..=18 => writeln!(
+            out,
+            "{ts} DEBUG [{svc}] cache hit key=sess:{:016x}{:08x} ttl={}s",
+            rng.next(),
+            rng.next() as u32,
+            rng.below(3600)
+        ),
+        _ => writeln!(
+            out,
+            "{ts} WARN  [{svc}] retrying upstream 10.0.{}.{}:8443 attempt {}/3 after {}ms",
+            rng.below(8),
+            rng.below(255),
+            1 + rng.below(3),
+            rng.below(900)
+        ),
+    }
 }
 
 /// The generated row payloads: `rows_10KB` … `rows_10MB`.

@@ -255,60 +255,11 @@ impl Ctx<'_> {
             return None;
         };
         let before = errors.len();
-        let mut library = None;
-        let mut sha256 = None;
-        let mut codecs = Vec::new();
+        let mut keys = PluginKeys::default();
         for (key, value) in table {
-            let path = ["plugin", key.as_str()];
-            match key.as_str() {
-                "library" => match value.as_str() {
-                    Some(name) => library = Some(name.to_owned()),
-                    None => errors.push(self.invalid(
-                        &path,
-                        None,
-                        "library",
-                        format!(
-                            "expected the library's file name as a string, got {}",
-                            kind(value)
-                        ),
-                    )),
-                },
-                "sha256" => match value.as_str() {
-                    Some(hex) if hex.len() == 64 && hex.bytes().all(|b| b.is_ascii_hexdigit()) => {
-                        sha256 = Some(hex.to_ascii_lowercase());
-                    }
-                    _ => errors.push(self.invalid(
-                        &path,
-                        None,
-                        "sha256",
-                        format!("expected 64 hex digits, got {}", kind(value)),
-                    )),
-                },
-                "codecs" => match value.as_array().and_then(|items| {
-                    items
-                        .iter()
-                        .map(|item| item.as_str().map(str::to_owned))
-                        .collect::<Option<Vec<_>>>()
-                }) {
-                    Some(names) => codecs = names,
-                    None => errors.push(self.invalid(
-                        &path,
-                        None,
-                        "codecs",
-                        "expected an array of codec names".to_owned(),
-                    )),
-                },
-                other => errors.push(ManifestError::UnknownKey {
-                    file: self.name.to_owned(),
-                    line: self.line(&path),
-                    entry: None,
-                    key: format!("plugin.{other}"),
-                    suggestion: closest(other, PLUGIN_KEYS.iter().copied()),
-                    expected: PLUGIN_KEYS_TEXT,
-                }),
-            }
+            self.plugin_key(key, value, &mut keys, errors);
         }
-        let Some(library) = library else {
+        let Some(library) = keys.library else {
             if table.contains_key("library") {
                 return None; // present but invalid: already reported
             }
@@ -320,25 +271,92 @@ impl Ctx<'_> {
             });
             return None;
         };
-        let package = manifest.and_then(Path::parent).unwrap_or(Path::new("."));
-        let resolved = match resolve_library(package, &library) {
-            Some(resolved) => resolved,
-            None => {
-                errors.push(ManifestError::LibraryOutsidePackage {
-                    file: self.name.to_owned(),
-                    line: self.line(&["plugin", "library"]),
-                    library,
-                    package: package.to_path_buf(),
-                });
-                return None;
-            }
-        };
+        let resolved = self.plugin_library(manifest, library, errors)?;
         (errors.len() == before).then(|| PluginDecl {
             library: resolved,
             line: self.line(&["plugin", "library"]),
-            sha256,
-            codecs,
+            sha256: keys.sha256,
+            codecs: keys.codecs,
         })
+    }
+
+    /// Reads one key of `[plugin]` into `keys`, or reports why it cannot.
+    fn plugin_key(
+        &self,
+        key: &str,
+        value: &Value,
+        keys: &mut PluginKeys,
+        errors: &mut Vec<ManifestError>,
+    ) {
+        let path = ["plugin", key];
+        match key {
+            "library" => match value.as_str() {
+                Some(name) => keys.library = Some(name.to_owned()),
+                None => errors.push(self.invalid(
+                    &path,
+                    None,
+                    "library",
+                    format!(
+                        "expected the library's file name as a string, got {}",
+                        kind(value)
+                    ),
+                )),
+            },
+            "sha256" => match value.as_str() {
+                Some(hex) if hex.len() == 64 && hex.bytes().all(|b| b.is_ascii_hexdigit()) => {
+                    keys.sha256 = Some(hex.to_ascii_lowercase());
+                }
+                _ => errors.push(self.invalid(
+                    &path,
+                    None,
+                    "sha256",
+                    format!("expected 64 hex digits, got {}", kind(value)),
+                )),
+            },
+            "codecs" => match value.as_array().and_then(|items| {
+                items
+                    .iter()
+                    .map(|item| item.as_str().map(str::to_owned))
+                    .collect::<Option<Vec<_>>>()
+            }) {
+                Some(names) => keys.codecs = names,
+                None => errors.push(self.invalid(
+                    &path,
+                    None,
+                    "codecs",
+                    "expected an array of codec names".to_owned(),
+                )),
+            },
+            other => errors.push(ManifestError::UnknownKey {
+                file: self.name.to_owned(),
+                line: self.line(&path),
+                entry: None,
+                key: format!("plugin.{other}"),
+                suggestion: closest(other, PLUGIN_KEYS.iter().copied()),
+                expected: PLUGIN_KEYS_TEXT,
+            }),
+        }
+    }
+
+    /// The plugin's library inside the package folder (the manifest's), or an error when
+    /// `library` leads out of it.
+    fn plugin_library(
+        &self,
+        manifest: Option<&Path>,
+        library: String,
+        errors: &mut Vec<ManifestError>,
+    ) -> Option<PathBuf> {
+        let package = manifest.and_then(Path::parent).unwrap_or(Path::new("."));
+        let resolved = resolve_library(package, &library);
+        if resolved.is_none() {
+            errors.push(ManifestError::LibraryOutsidePackage {
+                file: self.name.to_owned(),
+                line: self.line(&["plugin", "library"]),
+                library,
+                package: package.to_path_buf(),
+            });
+        }
+        resolved
     }
 
     /// The valid entries, and those with errors that still name a codec (see
@@ -514,6 +532,14 @@ struct Fields {
     level: Level,
     tee: bool,
     params: Map<String, Json>,
+}
+
+/// The keys of a `[plugin]` table read so far, each valid on its own.
+#[derive(Default)]
+struct PluginKeys {
+    library: Option<String>,
+    sha256: Option<String>,
+    codecs: Vec<String>,
 }
 
 /// Resolves `[plugin] library` inside `package`: a bare name is looked up as

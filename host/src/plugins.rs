@@ -10,7 +10,7 @@ use sha2::{Digest, Sha256};
 
 use crate::error::{Error, LoadError, ManifestError};
 use crate::loader;
-use crate::manifest::Manifest;
+use crate::manifest::{Manifest, PluginDecl};
 use crate::registry::Registry;
 use crate::regular::{self, ReadError};
 
@@ -26,79 +26,99 @@ fn load_plugin(manifest: &Manifest, registry: &mut Registry, errors: &mut Vec<Er
     let (Some(plugin), Some(manifest_path)) = (&manifest.plugin, &manifest.path) else {
         return;
     };
-    let load_error = |kind| -> Error {
-        LoadError::Library {
-            library: plugin.library.clone(),
-            manifest: manifest_path.clone(),
-            kind,
+    if let Some(error) = outside_package(manifest, plugin, manifest_path) {
+        errors.push(error);
+        return;
+    }
+    let library = match open(plugin, manifest_path) {
+        Ok(library) => library,
+        Err(error) => {
+            errors.push(*error);
+            return;
         }
-        .into()
     };
-    // The library must stay inside its package even through symlinks.
-    if let (Ok(library), Some(Ok(package))) = (
+    registry.add_library(library, manifest_path, errors);
+    check_codecs(plugin, &library, manifest_path, errors);
+}
+
+/// The error when the library leads out of its package folder through a symlink (the
+/// manifest's own check saw only the path as written).
+fn outside_package(
+    manifest: &Manifest,
+    plugin: &PluginDecl,
+    manifest_path: &Path,
+) -> Option<Error> {
+    let (Ok(library), Some(Ok(package))) = (
         plugin.library.canonicalize(),
         manifest_path.parent().map(Path::canonicalize),
-    ) && !library.starts_with(&package)
-    {
-        errors.push(
-            ManifestError::LibraryOutsidePackage {
-                file: manifest.name.clone(),
-                line: plugin.line,
-                library: plugin.library.display().to_string(),
-                package,
+    ) else {
+        return None;
+    };
+    (!library.starts_with(&package)).then(|| {
+        ManifestError::LibraryOutsidePackage {
+            file: manifest.name.clone(),
+            line: plugin.line,
+            library: plugin.library.display().to_string(),
+            package,
+        }
+        .into()
+    })
+}
+
+/// Loads the library, after checking it is a regular file and, when the manifest pins one,
+/// that its digest matches.
+fn open(plugin: &PluginDecl, manifest_path: &Path) -> Result<loader::Library, Box<Error>> {
+    let load_error = |kind| -> Box<Error> {
+        Box::new(
+            LoadError::Library {
+                library: plugin.library.clone(),
+                manifest: manifest_path.to_path_buf(),
+                kind,
             }
             .into(),
-        );
-        return;
-    }
+        )
+    };
     // A FIFO in place of the library would block the loader's open (or the read of a pinned
     // one) forever.
-    if let Err(err) = regular::check(&plugin.library) {
-        errors.push(load_error(kind_of(err)));
-        return;
-    }
+    regular::check(&plugin.library).map_err(|err| load_error(kind_of(err)))?;
     let loaded = match &plugin.sha256 {
         Some(expected) => {
-            let bytes = match regular::read(&plugin.library, None) {
-                Ok(bytes) => bytes,
-                Err(err) => {
-                    errors.push(load_error(kind_of(err)));
-                    return;
-                }
-            };
+            let bytes =
+                regular::read(&plugin.library, None).map_err(|err| load_error(kind_of(err)))?;
             let actual = hex(&Sha256::digest(&bytes));
             if &actual != expected {
-                errors.push(
+                return Err(Box::new(
                     LoadError::DigestMismatch {
                         library: plugin.library.clone(),
-                        manifest: manifest_path.clone(),
+                        manifest: manifest_path.to_path_buf(),
                         expected: expected.clone(),
                         actual,
                     }
                     .into(),
-                );
-                return;
+                ));
             }
             // The bytes hashed are the bytes loaded: the file is not opened again by path.
             loader::load_verified(&plugin.library, &bytes)
         }
         None => loader::load(&plugin.library),
     };
-    let library = match loaded {
-        Ok(library) => library,
-        Err(kind) => {
-            errors.push(load_error(kind));
-            return;
-        }
-    };
-    registry.add_library(library, manifest_path, errors);
+    loaded.map_err(load_error)
+}
+
+/// Reports each codec the manifest lists that the library does not provide.
+fn check_codecs(
+    plugin: &PluginDecl,
+    library: &loader::Library,
+    manifest_path: &Path,
+    errors: &mut Vec<Error>,
+) {
     let provided: Vec<&str> = library.module.codecs().iter().map(|c| c.name()).collect();
     for codec in &plugin.codecs {
         if !provided.contains(&codec.as_str()) {
             errors.push(
                 LoadError::CodecNotProvided {
                     library: library.path.to_path_buf(),
-                    manifest: manifest_path.clone(),
+                    manifest: manifest_path.to_path_buf(),
                     codec: codec.clone(),
                     provided: provided.join(", "),
                 }

@@ -179,77 +179,26 @@ impl ReportSnapshot {
 
     /// The report as an aligned table with a total row.
     pub fn render_table(&self) -> String {
-        let header = [
-            "tool",
-            "calls",
-            "compr",
-            "bytes in",
-            "bytes out",
-            "saved",
-            "tokens in",
-            "tokens out",
-            "saved",
-            "ms total",
-            "ms p50",
-            "ms p99",
-            "skips",
-        ];
-        let mut lines: Vec<[String; 13]> = Vec::new();
-        for row in self.tools.iter().chain(std::iter::once(&self.total)) {
-            let skips = if row.skips.is_empty() {
-                "-".to_owned()
-            } else {
-                row.skips
-                    .iter()
-                    .map(|(reason, n)| format!("{reason}:{n}"))
-                    .collect::<Vec<_>>()
-                    .join(" ")
-            };
-            lines.push([
-                row.tool.clone(),
-                row.calls.to_string(),
-                row.compressed.to_string(),
-                grouped(row.bytes_before),
-                grouped(row.bytes_after),
-                format!("{:.1}%", row.bytes_saved_pct),
-                grouped(row.tokens_before),
-                grouped(row.tokens_after),
-                format!("{:.1}%", row.tokens_saved_pct),
-                format!("{:.2}", row.ms_total),
-                format!("{:.3}", row.ms_p50),
-                format!("{:.3}", row.ms_p99),
-                skips,
-            ]);
-        }
-        let mut widths = header.map(str::len);
+        let lines: Vec<[String; COLUMNS]> = self
+            .tools
+            .iter()
+            .chain(std::iter::once(&self.total))
+            .map(Row::cells)
+            .collect();
+        let mut widths = HEADER.map(str::len);
         for line in &lines {
             for (w, cell) in widths.iter_mut().zip(line) {
                 *w = (*w).max(cell.chars().count());
             }
         }
         let mut out = String::new();
-        let mut write_line = |cells: &[String]| {
-            let mut line = String::new();
-            for (i, (cell, w)) in cells.iter().zip(widths).enumerate() {
-                if i == 0 || i == cells.len() - 1 {
-                    let _ = write!(line, "{cell:<w$}");
-                } else {
-                    let _ = write!(line, "{cell:>w$}");
-                }
-                if i + 1 < cells.len() {
-                    line.push_str("  ");
-                }
-            }
-            out.push_str(line.trim_end());
-            out.push('\n');
-        };
-        write_line(&header.map(str::to_owned));
+        push_aligned(&mut out, &HEADER.map(str::to_owned), widths);
         let total_at = lines.len() - 1;
         for (i, line) in lines.iter().enumerate() {
             if i == total_at {
-                write_line(&widths.map(|w| "-".repeat(w)));
+                push_aligned(&mut out, &widths.map(|w| "-".repeat(w)), widths);
             }
-            write_line(line);
+            push_aligned(&mut out, line, widths);
         }
         let _ = writeln!(out, "tokens: {} ({NOTE})", self.tokenizer);
         if self.total.tokens_pending > 0 {
@@ -261,6 +210,73 @@ impl ReportSnapshot {
         }
         out
     }
+}
+
+/// The columns of [`ReportSnapshot::render_table`].
+const COLUMNS: usize = 13;
+
+const HEADER: [&str; COLUMNS] = [
+    "tool",
+    "calls",
+    "compr",
+    "bytes in",
+    "bytes out",
+    "saved",
+    "tokens in",
+    "tokens out",
+    "saved",
+    "ms total",
+    "ms p50",
+    "ms p99",
+    "skips",
+];
+
+impl Row {
+    /// The row's cells in the table, under [`HEADER`].
+    fn cells(&self) -> [String; COLUMNS] {
+        let skips = if self.skips.is_empty() {
+            "-".to_owned()
+        } else {
+            self.skips
+                .iter()
+                .map(|(reason, n)| format!("{reason}:{n}"))
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        [
+            self.tool.clone(),
+            self.calls.to_string(),
+            self.compressed.to_string(),
+            grouped(self.bytes_before),
+            grouped(self.bytes_after),
+            format!("{:.1}%", self.bytes_saved_pct),
+            grouped(self.tokens_before),
+            grouped(self.tokens_after),
+            format!("{:.1}%", self.tokens_saved_pct),
+            format!("{:.2}", self.ms_total),
+            format!("{:.3}", self.ms_p50),
+            format!("{:.3}", self.ms_p99),
+            skips,
+        ]
+    }
+}
+
+/// Appends one line of the table to `out`: the tool and the skips to the left, the figures to
+/// the right, each cell `widths` wide.
+fn push_aligned(out: &mut String, cells: &[String], widths: [usize; COLUMNS]) {
+    let mut line = String::new();
+    for (i, (cell, w)) in cells.iter().zip(widths).enumerate() {
+        if i == 0 || i == cells.len() - 1 {
+            let _ = write!(line, "{cell:<w$}");
+        } else {
+            let _ = write!(line, "{cell:>w$}");
+        }
+        if i + 1 < cells.len() {
+            line.push_str("  ");
+        }
+    }
+    out.push_str(line.trim_end());
+    out.push('\n');
 }
 
 fn grouped(n: u64) -> String {

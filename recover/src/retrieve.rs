@@ -896,38 +896,9 @@ fn lines(
         take_lines(&all, first, end, limit, selector, out);
         return Ok(());
     };
-    let regex = Regex::new(pattern).map_err(|err| {
-        // The regex crate's message spans lines (the pattern, a caret, the reason): its last
-        // line is the reason.
-        let message = err.to_string();
-        let reason = message.lines().map(str::trim).rfind(|l| !l.is_empty());
-        bad(
-            "grep",
-            format!(
-                "\"{pattern}\" is not a valid regular expression: {}",
-                reason.unwrap_or("invalid")
-            ),
-        )
-    })?;
+    let regex = grep_regex(pattern)?;
     let context = selector.context.unwrap_or(0);
-    // Groups of lines to show, as half-open ranges of indices, merged where they overlap or
-    // touch.
-    let mut groups: Vec<(usize, usize)> = Vec::new();
-    let mut matched = vec![false; end - first];
-    for index in first..end {
-        if !regex.is_match(content(all[index])) {
-            continue;
-        }
-        matched[index - first] = true;
-        let from = index.saturating_sub(context).max(first);
-        // Saturating: `context` is the caller's number, up to 2^64 − 1, and a sum that wraps
-        // would end the group before its match.
-        let to = index.saturating_add(context).saturating_add(1).min(end);
-        match groups.last_mut() {
-            Some(last) if from <= last.1 => last.1 = last.1.max(to),
-            _ => groups.push((from, to)),
-        }
-    }
+    let (groups, matched) = groups_of(&all[first..end], first, &regex, context);
     let count = matched.iter().filter(|&&m| m).count();
     out.notes.push(format!(
         "{} in lines {}-{}",
@@ -962,6 +933,53 @@ fn lines(
         }
     }
     Ok(())
+}
+
+/// The pattern of `grep` as a regular expression, or why it is not one.
+fn grep_regex(pattern: &str) -> Result<Regex, RetrieveError> {
+    Regex::new(pattern).map_err(|err| {
+        // The regex crate's message spans lines (the pattern, a caret, the reason): its last
+        // line is the reason.
+        let message = err.to_string();
+        let reason = message.lines().map(str::trim).rfind(|l| !l.is_empty());
+        bad(
+            "grep",
+            format!(
+                "\"{pattern}\" is not a valid regular expression: {}",
+                reason.unwrap_or("invalid")
+            ),
+        )
+    })
+}
+
+/// The groups of lines to show of `lines` (the text's lines from index `first`): half-open
+/// ranges of indices into the text, each match with `context` lines either side, merged where
+/// they overlap or touch; and which of `lines` matched.
+fn groups_of(
+    lines: &[&str],
+    first: usize,
+    regex: &Regex,
+    context: usize,
+) -> (Vec<(usize, usize)>, Vec<bool>) {
+    let end = first + lines.len();
+    let mut groups: Vec<(usize, usize)> = Vec::new();
+    let mut matched = vec![false; lines.len()];
+    for (offset, line) in lines.iter().enumerate() {
+        if !regex.is_match(content(line)) {
+            continue;
+        }
+        matched[offset] = true;
+        let index = first + offset;
+        let from = index.saturating_sub(context).max(first);
+        // Saturating: `context` is the caller's number, up to 2^64 − 1, and a sum that wraps
+        // would end the group before its match.
+        let to = index.saturating_add(context).saturating_add(1).min(end);
+        match groups.last_mut() {
+            Some(last) if from <= last.1 => last.1 = last.1.max(to),
+            _ => groups.push((from, to)),
+        }
+    }
+    (groups, matched)
 }
 
 /// Sets the continuation to the lines from index `next` to `end` (of `len`), with the rest of
@@ -1067,47 +1085,8 @@ fn resolve(
             at.as_str()
         };
         span = match value.as_bytes().first() {
-            Some(b'{') => {
-                let members = parrot_json::members(text, span.start)
-                    .map_err(|err| bad("pointer", format!("{here} is not valid JSON: {err}")))?;
-                match members.iter().find(|m| m.name.is(&token)) {
-                    Some(member) => member.value.clone(),
-                    None => {
-                        return Err(bad(
-                            "pointer",
-                            format!("\"{pointer}\": {here} has no member \"{token}\""),
-                        ));
-                    }
-                }
-            }
-            Some(b'[') => {
-                let elements = parrot_json::elements(text, span.start)
-                    .map_err(|err| bad("pointer", format!("{here} is not valid JSON: {err}")))?;
-                // An index too large for usize is past the end, as any index is that no
-                // array this size could reach.
-                let index = (!token.is_empty()
-                    && token.bytes().all(|b| b.is_ascii_digit())
-                    && (token == "0" || !token.starts_with('0')))
-                .then(|| token.parse::<usize>().unwrap_or(usize::MAX))
-                .ok_or_else(|| {
-                    bad(
-                        "pointer",
-                        format!("\"{pointer}\": {here} is an array; \"{token}\" is not an index"),
-                    )
-                })?;
-                match elements.get(index) {
-                    Some(element) => element.clone(),
-                    None => {
-                        return Err(bad(
-                            "pointer",
-                            format!(
-                                "\"{pointer}\": index {token} is past the end of {here} ({})",
-                                counted(elements.len(), "element", "elements")
-                            ),
-                        ));
-                    }
-                }
-            }
+            Some(b'{') => member(text, span.start, pointer, here, &token)?,
+            Some(b'[') => element(text, span.start, pointer, here, &token)?,
             _ => {
                 return Err(bad(
                     "pointer",
@@ -1122,6 +1101,59 @@ fn resolve(
         at.push_str(raw);
     }
     Ok(span)
+}
+
+/// The value of the member `token` of the object at `start` (`here` in `pointer`).
+fn member(
+    text: &str,
+    start: usize,
+    pointer: &str,
+    here: &str,
+    token: &str,
+) -> Result<parrot_json::Span, RetrieveError> {
+    let members = parrot_json::members(text, start)
+        .map_err(|err| bad("pointer", format!("{here} is not valid JSON: {err}")))?;
+    match members.iter().find(|m| m.name.is(token)) {
+        Some(member) => Ok(member.value.clone()),
+        None => Err(bad(
+            "pointer",
+            format!("\"{pointer}\": {here} has no member \"{token}\""),
+        )),
+    }
+}
+
+/// The element at index `token` of the array at `start` (`here` in `pointer`).
+fn element(
+    text: &str,
+    start: usize,
+    pointer: &str,
+    here: &str,
+    token: &str,
+) -> Result<parrot_json::Span, RetrieveError> {
+    let elements = parrot_json::elements(text, start)
+        .map_err(|err| bad("pointer", format!("{here} is not valid JSON: {err}")))?;
+    // An index too large for usize is past the end, as any index is that no array this size
+    // could reach.
+    let index = (!token.is_empty()
+        && token.bytes().all(|b| b.is_ascii_digit())
+        && (token == "0" || !token.starts_with('0')))
+    .then(|| token.parse::<usize>().unwrap_or(usize::MAX))
+    .ok_or_else(|| {
+        bad(
+            "pointer",
+            format!("\"{pointer}\": {here} is an array; \"{token}\" is not an index"),
+        )
+    })?;
+    match elements.get(index) {
+        Some(element) => Ok(element.clone()),
+        None => Err(bad(
+            "pointer",
+            format!(
+                "\"{pointer}\": index {token} is past the end of {here} ({})",
+                counted(elements.len(), "element", "elements")
+            ),
+        )),
+    }
 }
 
 /// A reference token's value: `~1` is `/`, `~0` is `~`; `None` for any other `~`.

@@ -421,64 +421,7 @@ pub fn follow_up(
         .find(|member| member.name.is(list))
         .map(|member| member.value.clone())
         .ok_or_else(|| EditError(format!("body: no \"{list}\" member")))?;
-    let mut turns: Vec<Value> = Vec::new();
-    match api {
-        Api::AnthropicMessages => {
-            let content = response
-                .get("content")
-                .cloned()
-                .ok_or_else(|| EditError("response: no \"content\" member".to_owned()))?;
-            turns.push(json!({"role": "assistant", "content": content}));
-            let results: Vec<Value> = answers
-                .iter()
-                .map(|answer| {
-                    let mut result = json!({
-                        "type": "tool_result",
-                        "tool_use_id": answer.id,
-                        "content": answer.text,
-                    });
-                    if answer.is_error {
-                        result["is_error"] = Value::Bool(true);
-                    }
-                    result
-                })
-                .collect();
-            turns.push(json!({"role": "user", "content": results}));
-        }
-        Api::OpenAiChat => {
-            let message = response
-                .get("choices")
-                .and_then(|choices| choices.get(0))
-                .and_then(|choice| choice.get("message"))
-                .ok_or_else(|| EditError("response: no choices[0].message".to_owned()))?;
-            turns.push(json!({
-                "role": "assistant",
-                "content": message.get("content").cloned().unwrap_or(Value::Null),
-                "tool_calls": message.get("tool_calls").cloned().unwrap_or(Value::Null),
-            }));
-            for answer in answers {
-                turns.push(json!({
-                    "role": "tool",
-                    "tool_call_id": answer.id,
-                    "content": answer.text,
-                }));
-            }
-        }
-        _ => {
-            let output = response
-                .get("output")
-                .and_then(Value::as_array)
-                .ok_or_else(|| EditError("response: no \"output\" array".to_owned()))?;
-            turns.extend(output.iter().cloned());
-            for answer in answers {
-                turns.push(json!({
-                    "type": "function_call_output",
-                    "call_id": answer.id,
-                    "output": answer.text,
-                }));
-            }
-        }
-    }
+    let turns = turns_of(api, response, answers)?;
     let turns: Vec<String> = turns.iter().map(Value::to_string).collect();
     let body = match text.as_bytes().get(span.start) {
         Some(b'[') => append_elements(text, span, &turns)?,
@@ -495,6 +438,82 @@ pub fn follow_up(
         _ => return Err(EditError(format!("{list}: expected an array"))),
     };
     Ok(FollowUp { body, turns })
+}
+
+/// The turns a follow-up appends in `api`'s shape: the model's turn from `response`, then the
+/// `answers`.
+fn turns_of(api: Api, response: &Value, answers: &[Answer]) -> Result<Vec<Value>, EditError> {
+    match api {
+        Api::AnthropicMessages => anthropic_turns(response, answers),
+        Api::OpenAiChat => chat_turns(response, answers),
+        _ => responses_turns(response, answers),
+    }
+}
+
+/// Messages: the assistant's content, then one user turn of tool results.
+fn anthropic_turns(response: &Value, answers: &[Answer]) -> Result<Vec<Value>, EditError> {
+    let content = response
+        .get("content")
+        .cloned()
+        .ok_or_else(|| EditError("response: no \"content\" member".to_owned()))?;
+    let results: Vec<Value> = answers
+        .iter()
+        .map(|answer| {
+            let mut result = json!({
+                "type": "tool_result",
+                "tool_use_id": answer.id,
+                "content": answer.text,
+            });
+            if answer.is_error {
+                result["is_error"] = Value::Bool(true);
+            }
+            result
+        })
+        .collect();
+    Ok(vec![
+        json!({"role": "assistant", "content": content}),
+        json!({"role": "user", "content": results}),
+    ])
+}
+
+/// Chat completions: the assistant's message with its tool calls, then one tool turn per
+/// answer.
+fn chat_turns(response: &Value, answers: &[Answer]) -> Result<Vec<Value>, EditError> {
+    let message = response
+        .get("choices")
+        .and_then(|choices| choices.get(0))
+        .and_then(|choice| choice.get("message"))
+        .ok_or_else(|| EditError("response: no choices[0].message".to_owned()))?;
+    let mut turns = vec![json!({
+        "role": "assistant",
+        "content": message.get("content").cloned().unwrap_or(Value::Null),
+        "tool_calls": message.get("tool_calls").cloned().unwrap_or(Value::Null),
+    })];
+    for answer in answers {
+        turns.push(json!({
+            "role": "tool",
+            "tool_call_id": answer.id,
+            "content": answer.text,
+        }));
+    }
+    Ok(turns)
+}
+
+/// Responses: the response's output items, then one function call output per answer.
+fn responses_turns(response: &Value, answers: &[Answer]) -> Result<Vec<Value>, EditError> {
+    let output = response
+        .get("output")
+        .and_then(Value::as_array)
+        .ok_or_else(|| EditError("response: no \"output\" array".to_owned()))?;
+    let mut turns: Vec<Value> = output.clone();
+    for answer in answers {
+        turns.push(json!({
+            "type": "function_call_output",
+            "call_id": answer.id,
+            "output": answer.text,
+        }));
+    }
+    Ok(turns)
 }
 
 /// The span of the top-level value, which must be an object.

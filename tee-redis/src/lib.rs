@@ -629,72 +629,9 @@ impl Target {
             reason,
         };
         let mut parsed = url::Url::parse(url).map_err(|err| error(err.to_string()))?;
-        match parsed.scheme() {
-            "redis" => {}
-            "rediss" if cfg!(feature = "tls") => {}
-            "rediss" => {
-                return Err(error(
-                    "rediss:// (Redis over TLS) is not in this build; build parrot-tee-redis \
-                     with the feature tls (parrot-compress: redis-tls)"
-                        .to_owned(),
-                ));
-            }
-            other => {
-                return Err(error(format!(
-                    "unsupported scheme \"{other}\" (expected redis:// or rediss://)"
-                )));
-            }
-        }
-        let host = match parsed.host_str() {
-            Some(host) if !host.is_empty() => host.to_owned(),
-            _ => {
-                return Err(error(
-                    "no host (expected redis://HOST[:PORT][/DB])".to_owned(),
-                ));
-            }
-        };
-        let port = parsed.port().unwrap_or(6379);
-        if port == 0 {
-            return Err(error("port 0 (expected 1-65535)".to_owned()));
-        }
-        let db = parsed.path().trim_start_matches('/');
-        if !db.is_empty() && db.parse::<u16>().is_err() {
-            return Err(error(format!(
-                "database \"{db}\" is not a number (expected /0, /1, …)"
-            )));
-        }
-        for (param, value) in parsed.query_pairs() {
-            let millis = |value: &str| -> Result<Duration, RedisTeeError> {
-                match value.parse::<u64>() {
-                    Ok(ms) if ms > 0 => Ok(Duration::from_millis(ms)),
-                    _ => Err(error(format!(
-                        "parameter \"{param}\": expected a positive number of milliseconds, got \"{value}\""
-                    ))),
-                }
-            };
-            match &*param {
-                "prefix" => settings.prefix = value.into_owned(),
-                "ttl" => {
-                    settings.ttl = match value.parse::<u64>() {
-                        Ok(0) => None,
-                        Ok(secs) => Some(Duration::from_secs(secs)),
-                        Err(_) => {
-                            return Err(error(format!(
-                                "parameter \"ttl\": expected seconds (0: no expiry), got \"{value}\""
-                            )));
-                        }
-                    }
-                }
-                "timeout_ms" => settings.timeout = millis(&value)?,
-                "connect_timeout_ms" => settings.connect_timeout = millis(&value)?,
-                other => {
-                    return Err(error(format!(
-                        "unknown parameter \"{other}\" (known: prefix, ttl, timeout_ms, \
-                         connect_timeout_ms)"
-                    )));
-                }
-            }
-        }
+        check_scheme(parsed.scheme()).map_err(error)?;
+        let (host, port) = host_and_port(&parsed).map_err(error)?;
+        apply_query(&parsed, &mut settings).map_err(error)?;
         parsed.set_query(None);
         parsed.set_fragment(None);
         Ok((
@@ -707,6 +644,78 @@ impl Target {
             settings,
         ))
     }
+}
+
+/// Why a store URL's `scheme` is not one this build reads, if it is not.
+fn check_scheme(scheme: &str) -> Result<(), String> {
+    match scheme {
+        "redis" => Ok(()),
+        "rediss" if cfg!(feature = "tls") => Ok(()),
+        "rediss" => Err(
+            "rediss:// (Redis over TLS) is not in this build; build parrot-tee-redis \
+             with the feature tls (parrot-compress: redis-tls)"
+                .to_owned(),
+        ),
+        other => Err(format!(
+            "unsupported scheme \"{other}\" (expected redis:// or rediss://)"
+        )),
+    }
+}
+
+/// The host and port of a store URL (6379 when it names none), its database checked a number.
+fn host_and_port(parsed: &url::Url) -> Result<(String, u16), String> {
+    let host = match parsed.host_str() {
+        Some(host) if !host.is_empty() => host.to_owned(),
+        _ => return Err("no host (expected redis://HOST[:PORT][/DB])".to_owned()),
+    };
+    let port = parsed.port().unwrap_or(6379);
+    if port == 0 {
+        return Err("port 0 (expected 1-65535)".to_owned());
+    }
+    let db = parsed.path().trim_start_matches('/');
+    if !db.is_empty() && db.parse::<u16>().is_err() {
+        return Err(format!(
+            "database \"{db}\" is not a number (expected /0, /1, …)"
+        ));
+    }
+    Ok((host, port))
+}
+
+/// Applies the parameters of a store URL's query over `settings`, in order.
+fn apply_query(parsed: &url::Url, settings: &mut RedisSettings) -> Result<(), String> {
+    for (param, value) in parsed.query_pairs() {
+        let millis = |value: &str| -> Result<Duration, String> {
+            match value.parse::<u64>() {
+                Ok(ms) if ms > 0 => Ok(Duration::from_millis(ms)),
+                _ => Err(format!(
+                    "parameter \"{param}\": expected a positive number of milliseconds, got \"{value}\""
+                )),
+            }
+        };
+        match &*param {
+            "prefix" => settings.prefix = value.into_owned(),
+            "ttl" => {
+                settings.ttl = match value.parse::<u64>() {
+                    Ok(0) => None,
+                    Ok(secs) => Some(Duration::from_secs(secs)),
+                    Err(_) => {
+                        return Err(format!(
+                            "parameter \"ttl\": expected seconds (0: no expiry), got \"{value}\""
+                        ));
+                    }
+                }
+            }
+            "timeout_ms" => settings.timeout = millis(&value)?,
+            "connect_timeout_ms" => settings.connect_timeout = millis(&value)?,
+            other => {
+                return Err(format!(
+                    "unknown parameter \"{other}\" (known: prefix, ttl, timeout_ms, \
+                     connect_timeout_ms)"
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// `text` with the characters `SCAN … MATCH` reads as a pattern escaped.

@@ -71,77 +71,22 @@ pub fn corpus(root: &Path) -> Result<PathBuf> {
         let tarball = tarballs.join(format!("{slug}.tgz"));
         if !tarball.is_file() || sha256_of(&tarball)? != sha256 {
             println!("fetching {name}@{version} from {url}");
-            let partial = tarball.with_extension("part");
-            let status = Command::new("curl")
-                .args(["-sSfL", "--retry", "3", "-o"])
-                .arg(&partial)
-                .arg(url)
-                .status()
-                .context("running curl (is it installed?)")?;
-            if !status.success() {
-                bail!("downloading {url} failed: curl {status}");
-            }
-            let got = sha256_of(&partial)?;
-            if got != sha256 {
-                bail!(
-                    "{url}: sha256 {got} does not match the {sha256} recorded in {}",
-                    manifest_path.display()
-                );
-            }
-            std::fs::rename(&partial, &tarball)?;
+            download(url, sha256, &tarball, &manifest_path)?;
         }
         let unpacked = out.join("src").join(&slug);
-        if unpacked.exists() {
-            std::fs::remove_dir_all(&unpacked)?;
-        }
-        std::fs::create_dir_all(&unpacked)?;
-        let status = Command::new("tar")
-            .arg("xzf")
-            .arg(&tarball)
-            .arg("-C")
-            .arg(&unpacked)
-            .status()
-            .context("running tar")?;
-        if !status.success() {
-            bail!("extracting {} failed: tar {status}", tarball.display());
-        }
+        extract(&tarball, &unpacked)?;
+        let source = format!("npm {name}@{version}");
         let items = package
             .get("items")
             .and_then(toml::Value::as_array)
             .with_context(|| format!("{}: {name}: no items", manifest_path.display()))?;
         for item in items {
-            let item_name = item
-                .get("name")
-                .and_then(toml::Value::as_str)
-                .with_context(|| {
-                    format!("{}: {name}: an item without name", manifest_path.display())
-                })?;
-            let file = item
-                .get("file")
-                .and_then(toml::Value::as_str)
-                .with_context(|| format!("{}: {item_name}: no file", manifest_path.display()))?;
-            let path = unpacked.join(file);
-            let text =
-                std::fs::read_to_string(&path).with_context(|| path.display().to_string())?;
-            let text = match item.get("response").and_then(toml::Value::as_integer) {
-                None => text,
-                Some(entry) => {
-                    let recording: Value =
-                        serde_json::from_str(&text).with_context(|| path.display().to_string())?;
-                    let response = recording
-                        .get(usize::try_from(entry)?)
-                        .and_then(|e| e.get("response"))
-                        .with_context(|| {
-                            format!("{}: entry {entry} has no response", path.display())
-                        })?;
-                    serde_json::to_string(response)?
-                }
-            };
+            let (item_name, text) = read_item(item, name, &unpacked, &manifest_path)?;
             let written = format!("{item_name}.json");
             std::fs::write(out.join(&written), &text)?;
             index.push(serde_json::json!({
                 "name": item_name,
-                "source": format!("npm {name}@{version}"),
+                "source": source,
                 "file": written,
                 "bytes": text.len(),
             }));
@@ -157,6 +102,87 @@ pub fn corpus(root: &Path) -> Result<PathBuf> {
         out.display()
     );
     Ok(out)
+}
+
+/// Downloads `url` to `tarball` (through a partial file, so a cut download is never taken
+/// for the tarball), checked against the `sha256` recorded in `manifest_path`.
+fn download(url: &str, sha256: &str, tarball: &Path, manifest_path: &Path) -> Result<()> {
+    let partial = tarball.with_extension("part");
+    let status = Command::new("curl")
+        .args(["-sSfL", "--retry", "3", "-o"])
+        .arg(&partial)
+        .arg(url)
+        .status()
+        .context("running curl (is it installed?)")?;
+    if !status.success() {
+        bail!("downloading {url} failed: curl {status}");
+    }
+    let got = sha256_of(&partial)?;
+    if got != sha256 {
+        bail!(
+            "{url}: sha256 {got} does not match the {sha256} recorded in {}",
+            manifest_path.display()
+        );
+    }
+    std::fs::rename(&partial, tarball)?;
+    Ok(())
+}
+
+/// Extracts `tarball` into `unpacked`, emptied first.
+fn extract(tarball: &Path, unpacked: &Path) -> Result<()> {
+    if unpacked.exists() {
+        std::fs::remove_dir_all(unpacked)?;
+    }
+    std::fs::create_dir_all(unpacked)?;
+    let status = Command::new("tar")
+        .arg("xzf")
+        .arg(tarball)
+        .arg("-C")
+        .arg(unpacked)
+        .status()
+        .context("running tar")?;
+    if !status.success() {
+        bail!("extracting {} failed: tar {status}", tarball.display());
+    }
+    Ok(())
+}
+
+/// One `[[package.items]]` of the package `package` (extracted in `unpacked`): its name and
+/// its text, the file as it is or the `response` of one entry of a recording.
+fn read_item(
+    item: &toml::Value,
+    package: &str,
+    unpacked: &Path,
+    manifest_path: &Path,
+) -> Result<(String, String)> {
+    let item_name = item
+        .get("name")
+        .and_then(toml::Value::as_str)
+        .with_context(|| {
+            format!(
+                "{}: {package}: an item without name",
+                manifest_path.display()
+            )
+        })?;
+    let file = item
+        .get("file")
+        .and_then(toml::Value::as_str)
+        .with_context(|| format!("{}: {item_name}: no file", manifest_path.display()))?;
+    let path = unpacked.join(file);
+    let text = std::fs::read_to_string(&path).with_context(|| path.display().to_string())?;
+    let text = match item.get("response").and_then(toml::Value::as_integer) {
+        None => text,
+        Some(entry) => {
+            let recording: Value =
+                serde_json::from_str(&text).with_context(|| path.display().to_string())?;
+            let response = recording
+                .get(usize::try_from(entry)?)
+                .and_then(|e| e.get("response"))
+                .with_context(|| format!("{}: entry {entry} has no response", path.display()))?;
+            serde_json::to_string(response)?
+        }
+    };
+    Ok((item_name.to_owned(), text))
 }
 
 fn sha256_of(path: &Path) -> Result<String> {
@@ -336,51 +362,10 @@ fn fragment(report: &Path, name: &str) -> String {
 fn render(report: &Path, quick: bool) -> Result<String> {
     let estimates = estimates(&report.join("criterion"))?;
     let mut out = String::new();
-    let date = command_output("date", &["-u", "+%Y-%m-%d"]);
-    writeln!(out, "# Benchmarks\n")?;
-    writeln!(
-        out,
-        "Generated by `cargo xtask bench`, which rewrites this file down to the section \"Measured outside `cargo xtask bench`\", kept as it is; do not edit the generated part by hand.\n\n\
-         - date: {date}\n- machine: {}\n- toolchain: {}\n- profile: `bench` (release, line tables)\n",
-        machine(),
-        command_output("rustc", &["-V"]),
-    )?;
-    if quick {
-        writeln!(
-            out,
-            "**This run used `--quick`: every measurement was shortened, so the times are noisier \
-             than a full run's.**\n"
-        )?;
-    }
-    writeln!(
-        out,
-        "Speed is given as ratios against a yardstick measured in the same run — these machines \
-         are shared and noisy, so absolute times are printed only beside their ratio. Token \
-         counts are exact (o200k_base) and the same on every run.\n"
-    )?;
-
+    preamble(&mut out, quick)?;
     let codec_rows = codec_table(&estimates, report);
     let boundary = boundary_table(&estimates, report);
-
-    writeln!(out, "## Targets\n")?;
-    writeln!(out, "Each target, and what this run measured against it.\n")?;
-    out.push_str(&codec_rows.1);
-    out.push_str(&boundary.1);
-    for name in [
-        "defaults",
-        "process",
-        "command",
-        "serve",
-        "auto",
-        "construction",
-        "memory",
-        "tokens",
-        "log",
-        "log-memory",
-    ] {
-        out.push_str(&fragment(report, &format!("targets-{name}.md")));
-    }
-    out.push('\n');
+    targets(&mut out, report, &[&codec_rows.1, &boundary.1])?;
 
     writeln!(out, "## The default configuration on 32 payloads\n")?;
     out.push_str(&fragment(report, "defaults.md"));
@@ -449,44 +434,76 @@ fn render(report: &Path, quick: bool) -> Result<String> {
     Ok(out)
 }
 
+/// The page's title, how it was made and on what, and how to read its figures.
+fn preamble(out: &mut String, quick: bool) -> std::fmt::Result {
+    let date = command_output("date", &["-u", "+%Y-%m-%d"]);
+    writeln!(out, "# Benchmarks\n")?;
+    writeln!(
+        out,
+        "Generated by `cargo xtask bench`, which rewrites this file down to the section \"Measured outside `cargo xtask bench`\", kept as it is; do not edit the generated part by hand.\n\n\
+         - date: {date}\n- machine: {}\n- toolchain: {}\n- profile: `bench` (release, line tables)\n",
+        machine(),
+        command_output("rustc", &["-V"]),
+    )?;
+    if quick {
+        writeln!(
+            out,
+            "**This run used `--quick`: every measurement was shortened, so the times are noisier \
+             than a full run's.**\n"
+        )?;
+    }
+    writeln!(
+        out,
+        "Speed is given as ratios against a yardstick measured in the same run — these machines \
+         are shared and noisy, so absolute times are printed only beside their ratio. Token \
+         counts are exact (o200k_base) and the same on every run.\n"
+    )?;
+    Ok(())
+}
+
+/// The section of targets: the `measured` lines of the tables rendered here, then those the
+/// benchmarks wrote.
+fn targets(out: &mut String, report: &Path, measured: &[&str]) -> std::fmt::Result {
+    writeln!(out, "## Targets\n")?;
+    writeln!(out, "Each target, and what this run measured against it.\n")?;
+    for line in measured {
+        out.push_str(line);
+    }
+    for name in [
+        "defaults",
+        "process",
+        "command",
+        "serve",
+        "auto",
+        "construction",
+        "memory",
+        "tokens",
+        "log",
+        "log-memory",
+    ] {
+        out.push_str(&fragment(report, &format!("targets-{name}.md")));
+    }
+    out.push('\n');
+    Ok(())
+}
+
 /// The codec speed table and its target line (each codec ≤ 2x the scan at 1 MB).
 fn codec_table(
     all: &BTreeMap<String, BTreeMap<String, Estimate>>,
     report: &Path,
 ) -> (String, String) {
-    // The target's ratios, interleaved with the scan (the benchmark's `interleaved`), when the
-    // benchmark wrote them: `COLUMN MEDIAN` lines.
-    let interleaved: BTreeMap<String, f64> =
-        std::fs::read_to_string(report.join("codecs-interleaved.txt"))
-            .unwrap_or_default()
-            .lines()
-            .filter_map(|line| {
-                let (column, median) = line.split_once(' ')?;
-                Some((column.to_owned(), median.parse().ok()?))
-            })
-            .collect();
-    const COLUMNS: [&str; 9] = [
-        "check",
-        "json_compact/minimal",
-        "json_compact/normal",
-        "json_compact/aggressive",
-        "columnar/minimal",
-        "columnar/normal",
-        "columnar/aggressive",
-        "toon/minimal",
-        "value",
-    ];
+    let interleaved = interleaved_ratios(report);
     let mut groups: Vec<(&String, &BTreeMap<String, Estimate>)> = all
         .iter()
         .filter_map(|(g, f)| g.strip_prefix("codecs.").map(|_| (g, f)))
         .collect();
     groups.sort_by_key(|(_, f)| f.values().find_map(|e| e.bytes).unwrap_or(0));
     let mut table = String::from("| payload | scan |");
-    for column in COLUMNS {
+    for column in CODEC_COLUMNS {
         let _ = write!(table, " {column} |");
     }
     table.push_str("\n|---|---|");
-    table.push_str(&"---|".repeat(COLUMNS.len()));
+    table.push_str(&"---|".repeat(CODEC_COLUMNS.len()));
     table.push('\n');
     let mut targets = String::new();
     for (group, functions) in groups {
@@ -501,7 +518,7 @@ fn codec_table(
             size(bytes),
             time(scan.median_ns)
         );
-        for column in COLUMNS {
+        for column in CODEC_COLUMNS {
             match functions.get(column) {
                 Some(e) => {
                     let _ = write!(
@@ -516,39 +533,77 @@ fn codec_table(
         }
         table.push('\n');
         if name == "rows_1MB" {
-            let mut worst: Option<(&str, f64)> = None;
-            let mut cells = Vec::new();
-            for column in COLUMNS.iter().filter(|c| !matches!(**c, "value" | "check")) {
-                let ratio = match (interleaved.get(*column), functions.get(*column)) {
-                    (Some(median), _) => Some(*median),
-                    (None, Some(e)) => Some(e.median_ns / scan.median_ns),
-                    (None, None) => None,
-                };
-                if let Some(ratio) = ratio {
-                    cells.push(format!("{column} {ratio:.2}x"));
-                    if worst.is_none_or(|(_, w)| ratio > w) {
-                        worst = Some((column, ratio));
-                    }
-                }
-            }
-            let verdict = match worst {
-                Some((_, w)) if w <= 2.0 => "**met**".to_owned(),
-                Some((column, w)) => format!("**missed** by {column} ({w:.2}x)"),
-                None => "not measured".to_owned(),
-            };
-            let _ = writeln!(
-                targets,
-                "- Each codec ≤ 2x the non-allocating scan on the 1 MB rows ({}): {verdict}. {}.",
-                if interleaved.is_empty() {
-                    "ratio of criterion's medians"
-                } else {
-                    "median of ratios, each call timed after a scan"
-                },
-                cells.join(", ")
-            );
+            targets = codec_target(functions, scan, &interleaved);
         }
     }
     (table, targets)
+}
+
+/// The columns of the codec speed table, after the scan.
+const CODEC_COLUMNS: [&str; 9] = [
+    "check",
+    "json_compact/minimal",
+    "json_compact/normal",
+    "json_compact/aggressive",
+    "columnar/minimal",
+    "columnar/normal",
+    "columnar/aggressive",
+    "toon/minimal",
+    "value",
+];
+
+/// The target's ratios, interleaved with the scan (the benchmark's `interleaved`), when the
+/// benchmark wrote them: `COLUMN MEDIAN` lines.
+fn interleaved_ratios(report: &Path) -> BTreeMap<String, f64> {
+    std::fs::read_to_string(report.join("codecs-interleaved.txt"))
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|line| {
+            let (column, median) = line.split_once(' ')?;
+            Some((column.to_owned(), median.parse().ok()?))
+        })
+        .collect()
+}
+
+/// The codec target's line, judged on the 1 MB rows' `functions`: the interleaved ratio of each
+/// codec where the benchmark wrote one, else the ratio of its median to the `scan`'s.
+fn codec_target(
+    functions: &BTreeMap<String, Estimate>,
+    scan: &Estimate,
+    interleaved: &BTreeMap<String, f64>,
+) -> String {
+    let mut worst: Option<(&str, f64)> = None;
+    let mut cells = Vec::new();
+    for column in CODEC_COLUMNS
+        .iter()
+        .filter(|c| !matches!(**c, "value" | "check"))
+    {
+        let ratio = match (interleaved.get(*column), functions.get(*column)) {
+            (Some(median), _) => Some(*median),
+            (None, Some(e)) => Some(e.median_ns / scan.median_ns),
+            (None, None) => None,
+        };
+        if let Some(ratio) = ratio {
+            cells.push(format!("{column} {ratio:.2}x"));
+            if worst.is_none_or(|(_, w)| ratio > w) {
+                worst = Some((column, ratio));
+            }
+        }
+    }
+    let verdict = match worst {
+        Some((_, w)) if w <= 2.0 => "**met**".to_owned(),
+        Some((column, w)) => format!("**missed** by {column} ({w:.2}x)"),
+        None => "not measured".to_owned(),
+    };
+    format!(
+        "- Each codec ≤ 2x the non-allocating scan on the 1 MB rows ({}): {verdict}. {}.\n",
+        if interleaved.is_empty() {
+            "ratio of criterion's medians"
+        } else {
+            "median of ratios, each call timed after a scan"
+        },
+        cells.join(", ")
+    )
 }
 
 /// The plugin boundary table and its target line (≤ 5% at 10 KB), judged on the interleaved

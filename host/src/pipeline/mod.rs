@@ -274,19 +274,7 @@ pub(crate) fn process<'a>(run: Run<'_, 'a>) -> Processed<'a> {
     let started = Instant::now();
     let startup_before = crate::gauge::startup_nanos();
     let call_id = stage.calls.fetch_add(1, Ordering::Relaxed) + 1;
-    let mut meta = Meta {
-        compressed: false,
-        codec: Some(run.codec_name().to_owned()),
-        level: run.level,
-        size_before: input.len(),
-        size_after: input.len(),
-        duration_ms: 0.0,
-        teed: false,
-        tee_key: None,
-        skipped: None,
-        no_gain: None,
-        route: None,
-    };
+    let mut meta = untouched(&run, input.len());
 
     // Text the caller gave is UTF-8 already: the stage does not check it again.
     let known = match call.payload {
@@ -321,30 +309,55 @@ pub(crate) fn process<'a>(run: Run<'_, 'a>) -> Processed<'a> {
     meta.duration_ms = started.elapsed().saturating_sub(startup).as_secs_f64() * 1000.0;
 
     notify(stage, call_id, call.tool, &meta);
-    let slot = counting.then(|| Arc::new(TokenSlot::default()));
-    if let Some(slot) = &slot {
-        let before = match (before, read) {
-            (Some(n), _) => Count::Known(n),
-            (None, Some(text)) => count_of(stage, text, None),
-            // Only a payload that is not UTF-8 goes through the lossy conversion.
-            (None, None) => match std::str::from_utf8(&input) {
-                Ok(text) => count_of(stage, text, None),
-                Err(_) => Count::Text(String::from_utf8_lossy(&input).into_owned()),
-            },
-        };
+    let slot = counting.then(|| {
+        let before = count_before(stage, &input, before, read);
+        let slot = Arc::new(TokenSlot::default());
         stage.tokens.submit(Job {
             call_id,
             tool: call.tool.to_owned(),
             before,
             after: after_count,
-            slot: Arc::clone(slot),
+            slot: Arc::clone(&slot),
         });
-    }
+        slot
+    });
     Processed {
         payload,
         meta,
         call_id,
         tokens: slot,
+    }
+}
+
+/// The metadata of a call the stage has not changed (yet): `size` bytes through the entry's
+/// codec at its level.
+fn untouched(run: &Run<'_, '_>, size: usize) -> Meta {
+    Meta {
+        compressed: false,
+        codec: Some(run.codec_name().to_owned()),
+        level: run.level,
+        size_before: size,
+        size_after: size,
+        duration_ms: 0.0,
+        teed: false,
+        tee_key: None,
+        skipped: None,
+        no_gain: None,
+        route: None,
+    }
+}
+
+/// What the token worker gets of the input: the count the stage made exact (`known`), else the
+/// text the stage read (`read`), else the input itself.
+fn count_before(stage: &Stage, input: &[u8], known: Option<usize>, read: Option<&str>) -> Count {
+    match (known, read) {
+        (Some(n), _) => Count::Known(n),
+        (None, Some(text)) => count_of(stage, text, None),
+        // Only a payload that is not UTF-8 goes through the lossy conversion.
+        (None, None) => match std::str::from_utf8(input) {
+            Ok(text) => count_of(stage, text, None),
+            Err(_) => Count::Text(String::from_utf8_lossy(input).into_owned()),
+        },
     }
 }
 
