@@ -51,7 +51,12 @@ fn tee(c: &mut Criterion) {
     ];
     let redis = RedisServer::start(dir.path(), "tee");
     if let Some(server) = &redis {
-        let url = format!("redis://127.0.0.1:{}/0?prefix=bench:", server.port);
+        // The bench measures a put, not the store's deadline: the default 25 ms (a call's
+        // budget on a LAN) failed a 1 MB put on a 2-core machine that was also building.
+        let url = format!(
+            "redis://127.0.0.1:{}/0?prefix=bench:&timeout_ms=2000",
+            server.port
+        );
         stores.push(("redis", Box::new(RedisTeeStore::open(&url).expect("open"))));
     }
     let mut group = c.benchmark_group("tee");
