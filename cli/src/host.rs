@@ -51,7 +51,10 @@ pub(crate) fn builder(
     }
     builder
         .project(cli.project_dir())
-        .tokenizer(Arc::new(tokenizer(cli)));
+        .tokenizer(Arc::new(tokenizer(cli)))
+        // A whole MCP result given to `compress` or `replay` has its text blocks routed one by
+        // one, an `isError` result passed through (the host itself knows no protocol).
+        .envelope(Arc::new(parrot_mcp::ContentBlocks));
     for dir in &cli.plugins {
         builder.plugin_dir(dir);
     }

@@ -3,7 +3,7 @@
 use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
-use parrot_codec_api::{DynCodec, Level, Outcome, Payload, PayloadKind};
+use parrot_codec_api::{Codec, DynCodec, Level, Outcome, Params, Payload, PayloadKind, build};
 
 /// The longest input or output a [`Violation`]'s message shows, in characters; the fields hold
 /// the whole text.
@@ -245,6 +245,51 @@ pub fn check_all<'i, N: fmt::Display>(
     } else {
         Err(violations)
     }
+}
+
+/// Holds the contract of codec `C`, built with each params table of `params` (JSON text), on
+/// every file of the folder `corpus` (see [`crate::inputs`]) and on `made`: inputs written to
+/// make the codec act, so that the contract is held on its outcomes and not only on its
+/// passthroughs. A plugin's contract test beside its code is this one call.
+///
+/// # Panics
+///
+/// When a params table is not JSON or `C` refuses it, when `corpus` cannot be read or holds no
+/// input; else with every violation, each naming its params and its input.
+///
+/// # Examples
+///
+/// ```
+/// let corpus = concat!(env!("CARGO_MANIFEST_DIR"), "/../corpus");
+/// let made = vec![("a run of rows".to_owned(), r#"[{"a": 1}, {"a": 1}, {"a": 2}]"#.to_owned())];
+/// parrot_codec_test::assert_contract_on::<parrot_codecs::Columnar>(&["{}", r#"{"min_rows": 2}"#], corpus, made);
+/// ```
+#[track_caller]
+pub fn assert_contract_on<C: Codec>(
+    params: &[&str],
+    corpus: impl AsRef<std::path::Path>,
+    made: Vec<(String, String)>,
+) {
+    let corpus = corpus.as_ref();
+    let mut inputs = crate::inputs(corpus).unwrap_or_else(|err| panic!("{err}"));
+    assert!(!inputs.is_empty(), "no input in {}", corpus.display());
+    inputs.extend(made);
+    let mut lines = Vec::new();
+    for params in params {
+        let parsed = Params::from_json(params)
+            .unwrap_or_else(|err| panic!("params {params}: {}", err.message()));
+        let codec: C = build(parsed)
+            .unwrap_or_else(|err| panic!("{} refuses params {params}: {err}", C::NAME));
+        let checked = inputs.iter().map(|(name, text)| (name, text.as_str()));
+        if let Err(violations) = check_all(&codec, checked) {
+            lines.extend(
+                violations
+                    .iter()
+                    .map(|(input, violation)| format!("{params} on {input}: {violation}")),
+            );
+        }
+    }
+    assert!(lines.is_empty(), "{}", lines.join("\n\n"));
 }
 
 /// [`check`], panicking with the violation's message: for tests and fuzz targets.

@@ -131,7 +131,9 @@ mod json;
 mod package;
 mod stage;
 
-pub use contract::{Contract, Rule, Violation, assert_contract, check, check_all};
+pub use contract::{
+    Contract, Rule, Violation, assert_contract, assert_contract_on, check, check_all,
+};
 pub use package::{
     Cargo, Error, Package, build_plugins, cdylib, inputs, library_file_name, plugin_manifest,
     profile_dir,

@@ -78,8 +78,13 @@ fuzz_target!(|data: &[u8]| {
         let stored = host.recover(key).expect("store").expect("the key recovers");
         assert_eq!(stored, payload, "the stored original is not the input");
     } else {
-        // Every tool has an entry: the core manifest's `"*"` catches the rest.
-        let codec = host.resolve(tool).entry.expect("every tool has an entry").codec();
+        // The codec that made the output: the entry's, or the one the router `auto` (the core
+        // manifest's `"*"`) chose, which the metadata names.
+        let name = out.meta.codec.as_deref().expect("a compressed call names its codec");
+        let codec = host
+            .registry()
+            .instantiate(name, serde_json::Map::new())
+            .expect("the codec that ran is registered");
         let text = out.text().expect("UTF-8 output");
         let expanded = codec.expand(text).expect("a lossless outcome expands");
         let input = std::str::from_utf8(payload).expect("UTF-8 input");

@@ -19,10 +19,12 @@
 //!   itself JSON (not another string), that JSON is routed instead. Text is routed by its kind
 //!   (see *Text kinds*): file contents to the `file` candidates, anything else (logs, command
 //!   output) to the `text` candidates;
-//! - `mcp`: MCP content blocks, `{"content": [{"type": "text", "text": …}, …], …}`: each text
-//!   block's text is routed on its own as above, and the object is rebuilt with every other
-//!   byte as it was. A result with `"isError": true` passes through untouched: an error is
-//!   never compressed;
+//! - an envelope ([`crate::Envelope`]): before the shapes, each envelope the host was given
+//!   opens a JSON object if it is its own. The texts it finds are routed each on its own as
+//!   above, and the object is rebuilt with every other byte as it was; a result it finds to
+//!   report a failure passes through untouched: an error is never compressed. The host knows
+//!   no protocol: `parrot-mcp`'s `ContentBlocks` opens MCP results (`{"content": [{"type":
+//!   "text", "text": …}, …], …}`, failing when `"isError": true`), and the command registers it;
 //! - anything else (a number, `true`, an empty text): no shape; the payload passes through
 //!   exactly as before ([`Outcome::Unchanged`]).
 //!
@@ -134,10 +136,11 @@ use std::borrow::Cow;
 use std::fmt::Write as _;
 use std::sync::Arc;
 
-use parrot_codec_api::{Codec, CodecError, DynCodec, Level, Outcome, Params, Payload, PayloadKind};
+use parrot_codec_api::{CodecError, DynCodec, Level, Outcome, Payload, PayloadKind};
 use parrot_json::{JsonCheck, Member, Reader, Span};
 use serde_json::{Map, Value};
 
+use crate::envelope::{Envelope, Opened};
 use crate::facts::{Facts, Resolved};
 use crate::gauge::{Gauge, Tokens};
 use crate::registry::Registry;
@@ -200,6 +203,8 @@ pub struct Auto {
     /// Its token counts; when the tokenizer counts nothing (a no-op counter), bytes stand for
     /// tokens.
     gauge: Gauge,
+    /// The envelopes it opens, in the order tried.
+    envelopes: Vec<Arc<dyn Envelope>>,
 }
 
 impl std::fmt::Debug for Auto {
@@ -235,8 +240,8 @@ pub(crate) struct Routed<'a> {
     pub(crate) lossy: bool,
     /// The payload is text, not JSON (a text winner, or a JSON winner declaring text output).
     pub(crate) text_output: bool,
-    /// The codec that produced the payload: the winner, or `auto` when the blocks of an MCP
-    /// result had different winners.
+    /// The codec that produced the payload: the winner, or `auto` when the texts of an
+    /// envelope had different winners.
     pub(crate) codec: String,
     /// Each candidate's part, for verification.
     pub(crate) parts: Vec<Part<'a>>,
@@ -304,10 +309,6 @@ enum Json {
     Object,
     /// A JSON string: its literal's span.
     String,
-    /// MCP content blocks: the spans of the text blocks' `text` string literals.
-    Mcp(Vec<Span>),
-    /// An MCP result with `"isError": true`.
-    McpError,
     /// A number, `true`, `false` or `null`.
     Scalar,
 }
@@ -325,6 +326,7 @@ impl Auto {
         registry: &Registry,
         params: &Map<String, Value>,
         counter: Arc<dyn TokenCounter>,
+        envelopes: &[Arc<dyn Envelope>],
     ) -> Result<Auto, CodecError> {
         let lists = candidate_lists(registry, params)?;
         let lossy_json = match params.get("lossy_json") {
@@ -351,6 +353,7 @@ impl Auto {
             sample_bytes,
             sample_rows,
             gauge: Gauge::new(counter),
+            envelopes: envelopes.to_vec(),
         })
     }
 
@@ -384,13 +387,21 @@ impl Auto {
                  text; at minimal, lossless)",
                 list(&self.file)
             ),
-            "mcp:    each text block routed as above; isError results pass through".to_owned(),
-            format!(
-                "fewest tokens wins; from {} bytes on, rows are chosen on a sample of {} rows",
-                thousands(self.sample_bytes),
-                self.sample_rows
-            ),
         ]
+        .into_iter()
+        .chain(self.envelopes.iter().map(|envelope| {
+            format!(
+                "{:<8}{}",
+                format!("{}:", envelope.name()),
+                envelope.describe()
+            )
+        }))
+        .chain([format!(
+            "fewest tokens wins; from {} bytes on, rows are chosen on a sample of {} rows",
+            thousands(self.sample_bytes),
+            self.sample_rows
+        )])
+        .collect()
     }
 
     /// Routes one payload at `level` (see the module docs).
@@ -425,13 +436,15 @@ impl Auto {
                     Some(&mut refused),
                 )
                 .map(|won| self.whole(won, text)),
-            PayloadKind::Json => match recognise_read(text, members, self.sample_rows) {
-                Json::Mcp(blocks) => self.mcp(text, &blocks, level, &mut route),
-                Json::McpError => {
-                    route.push_str("mcp: isError, passed through");
+            PayloadKind::Json => match self.recognise_top(text, members) {
+                Err((envelope, Opened::Texts(texts))) => {
+                    self.enveloped(text, envelope, &texts, level, &mut route)
+                }
+                Err((envelope, Opened::Failure(why))) => {
+                    let _ = write!(route, "{}: {why}, passed through", envelope.name());
                     None
                 }
-                json => self
+                Ok(json) => self
                     .unit(
                         Cow::Borrowed(text),
                         Some(json),
@@ -510,7 +523,7 @@ impl Auto {
                 let rows = Some(rows);
                 self.choose(Shape::Rows, text, kind, level, rows, route, refused)
             }
-            Some(Json::Object | Json::Mcp(_) | Json::McpError) => {
+            Some(Json::Object) => {
                 self.choose(Shape::Object, text, kind, level, None, route, refused)
             }
             Some(Json::String) => {
@@ -702,15 +715,42 @@ impl Auto {
         self.gauge.tokens(text)
     }
 
-    /// Routes each text block of an MCP result and rebuilds the object.
-    fn mcp<'a>(
+    /// The shape of a whole JSON payload, or the envelope that opened it: a top-level object
+    /// (its members read once, or given by the caller) goes to each envelope first.
+    fn recognise_top<'e>(
+        &'e self,
+        text: &str,
+        members: Option<Vec<Member<'_>>>,
+    ) -> Result<Json, (&'e dyn Envelope, Opened)> {
+        let start = text.len() - text.trim_start().len();
+        let members = match members {
+            Some(members) => members,
+            None if text.as_bytes().get(start) == Some(&b'{') => {
+                match parrot_json::members(text, start) {
+                    Ok(members) => members,
+                    Err(_) => return Ok(Json::Object),
+                }
+            }
+            None => return Ok(recognise(text, self.sample_rows)),
+        };
+        for envelope in &self.envelopes {
+            if let Some(opened) = envelope.open(text, &members) {
+                return Err((&**envelope, opened));
+            }
+        }
+        Ok(object_of(text, &members, self.sample_rows))
+    }
+
+    /// Routes each text an envelope found and rebuilds the payload around them.
+    fn enveloped<'a>(
         &'a self,
         text: &'a str,
+        envelope: &dyn Envelope,
         blocks: &[Span],
         level: Level,
         route: &mut String,
     ) -> Option<Routed<'a>> {
-        route.push_str("mcp:");
+        let _ = write!(route, "{}:", envelope.name());
         let mut out = String::with_capacity(text.len());
         let mut copied = 0;
         let mut parts = Vec::new();
@@ -899,15 +939,7 @@ fn sample_of(text: &str, rows: &RowsAt) -> String {
 
 /// Recognises a JSON payload's shape (the text is valid JSON: rule 4 checked it).
 fn recognise(text: &str, sample_rows: usize) -> Json {
-    recognise_read(text, None, sample_rows)
-}
-
-/// [`recognise`], with the members of a top-level object when they were read already.
-fn recognise_read(text: &str, members: Option<Vec<Member<'_>>>, sample_rows: usize) -> Json {
     let start = text.len() - text.trim_start().len();
-    if let Some(members) = members {
-        return object_of(text, &members, sample_rows);
-    }
     match text.as_bytes().get(start) {
         Some(b'[') => match rows_at(text, start..text.trim_end().len(), sample_rows) {
             Some(rows) => Json::Rows(rows),
@@ -919,7 +951,7 @@ fn recognise_read(text: &str, members: Option<Vec<Member<'_>>>, sample_rows: usi
     }
 }
 
-/// An object: MCP content blocks, rows under its largest member, or an object.
+/// An object: rows under its largest member, or an object.
 fn object(text: &str, start: usize, sample_rows: usize) -> Json {
     match parrot_json::members(text, start) {
         Ok(members) => object_of(text, &members, sample_rows),
@@ -929,17 +961,6 @@ fn object(text: &str, start: usize, sample_rows: usize) -> Json {
 
 /// [`object`], given its members.
 fn object_of(text: &str, members: &[Member<'_>], sample_rows: usize) -> Json {
-    let content = members.iter().find(|m| m.name.is("content"));
-    if let Some(blocks) = content.and_then(|content| mcp_blocks(text, content.value.start)) {
-        let error = members
-            .iter()
-            .any(|m| m.name.is("isError") && &text[m.value.clone()] == "true");
-        return if error {
-            Json::McpError
-        } else {
-            Json::Mcp(blocks)
-        };
-    }
     let largest = members.iter().max_by_key(|m| m.value.len());
     match largest {
         Some(m) if text.as_bytes()[m.value.start] == b'[' => {
@@ -950,29 +971,6 @@ fn object_of(text: &str, members: &[Member<'_>], sample_rows: usize) -> Json {
         }
         _ => Json::Object,
     }
-}
-
-/// The `text` literals of an MCP `content` array's text blocks, when the array at `start`
-/// holds content blocks only (objects with a string `type`) and at least one text block.
-fn mcp_blocks(text: &str, start: usize) -> Option<Vec<Span>> {
-    let elements = parrot_json::elements(text, start).ok()?;
-    let mut texts = Vec::new();
-    for element in elements {
-        let members = parrot_json::members(text, element.start).ok()?;
-        let kind = members.iter().find(|m| m.name.is("type"))?;
-        let kind = &text[kind.value.clone()];
-        if !kind.starts_with('"') {
-            return None;
-        }
-        if kind == "\"text\"" {
-            let literal = members.iter().find(|m| m.name.is("text"))?;
-            if !text[literal.value.clone()].starts_with('"') {
-                return None;
-            }
-            texts.push(literal.value.clone());
-        }
-    }
-    (!texts.is_empty()).then_some(texts)
 }
 
 /// The array `text[array]` as rows: its first `sample_rows` elements must be objects (an
@@ -1158,32 +1156,26 @@ fn describe(value: &Value) -> String {
 
 /// `auto` as a codec, for what calls a codec directly ([`crate::Host::compress`]): the routed
 /// payload, without the stage's verification. It is never built from params alone.
-impl Codec for Auto {
-    const NAME: &'static str = NAME;
-    const TEXT_OUTPUT: bool = true;
-
-    fn new(_params: &mut Params) -> Result<Self, CodecError> {
-        Err(CodecError::invalid_params(
-            "\"auto\" is built by the host from the registered codecs",
-        ))
-    }
-
-    fn compress(&self, payload: Payload<'_>, level: Level) -> Result<Outcome, CodecError> {
-        Ok(
-            match self.route(payload.text(), payload.kind(), level).routed {
-                Some(routed) => Outcome::Changed {
-                    payload: routed.payload,
-                    lossy: routed.lossy,
-                },
-                None => Outcome::Unchanged,
+impl Auto {
+    /// The routed payload alone, without the stage's rules: what [`crate::Host::compress`]
+    /// returns for an entry whose codec is `auto`. The router is not a codec (it has no
+    /// params of a codec's, no inverse, and the stage calls it as a step of its own), so it
+    /// offers this instead of [`Codec`].
+    pub(crate) fn compress(&self, payload: Payload<'_>, level: Level) -> Outcome {
+        match self.route(payload.text(), payload.kind(), level).routed {
+            Some(routed) => Outcome::Changed {
+                payload: routed.payload,
+                lossy: routed.lossy,
             },
-        )
+            None => Outcome::Unchanged,
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use parrot_codec_api::{Codec, Params};
 
     /// What `recognise` says, in words: the shape, with the rows' count and array for `rows`.
     fn shape(text: &str) -> String {
@@ -1196,11 +1188,6 @@ mod tests {
             ),
             Json::Object => "object".to_owned(),
             Json::String => "string".to_owned(),
-            Json::Mcp(blocks) => {
-                let texts: Vec<&str> = blocks.iter().map(|b| &text[b.clone()]).collect();
-                format!("mcp {}", texts.join(" "))
-            }
-            Json::McpError => "mcp error".to_owned(),
             Json::Scalar => "scalar".to_owned(),
         }
     }
@@ -1246,19 +1233,7 @@ mod tests {
             ("12.5", "scalar"),
             ("true", "scalar"),
             ("null", "scalar"),
-            (
-                r#"{"content":[{"type":"text","text":"hi"},{"type":"image","data":"x"},{"type":"text","text":"[1]"}]}"#,
-                r#"mcp "hi" "[1]""#,
-            ),
-            (
-                r#"{"content":[{"type":"text","text":"boom"}],"isError":true}"#,
-                "mcp error",
-            ),
-            (
-                r#"{"content":[{"type":"text","text":"ok"}],"isError":false}"#,
-                r#"mcp "ok""#,
-            ),
-            // No text block, or a block that is no content block: not MCP.
+            // Content blocks are rows to a host without envelopes (see the envelope tests).
             (
                 r#"{"content":[{"type":"image","data":"x"}]}"#,
                 r#"rows 1 in [{"type":"image","data":"x"}]"#,
@@ -1299,7 +1274,7 @@ mod tests {
         let Value::Object(params) = serde_json::from_str(params).unwrap() else {
             panic!("params must be an object");
         };
-        Auto::build(&Registry::with_builtins(), &params, counter())
+        Auto::build(&Registry::with_builtins(), &params, counter(), &[])
     }
 
     fn refused(params: &str) -> String {
@@ -1371,25 +1346,16 @@ mod tests {
             (r#""OK""#, PayloadKind::Json),
             ("plain text", PayloadKind::Text),
             ("   ", PayloadKind::Text),
-            (
-                r#"{"content":[{"type":"text","text":"[1, 2]"}],"isError":true}"#,
-                PayloadKind::Json,
-            ),
         ] {
             let decision = auto.route(text, kind, Level::Normal);
             assert!(decision.routed.is_none(), "{text}: {}", decision.route);
             assert_eq!(
-                Codec::compress(&auto, Payload::new(text, kind), Level::Normal).unwrap(),
+                auto.compress(Payload::new(text, kind), Level::Normal),
                 Outcome::Unchanged
             );
         }
         let decision = auto.route("12", PayloadKind::Json, Level::Normal);
         assert_eq!(decision.route, "no shape (a JSON scalar), passed through");
-        let error = r#"{"content":[{"type":"text","text":"[1, 2]"}],"isError":true}"#;
-        assert_eq!(
-            auto.route(error, PayloadKind::Json, Level::Normal).route,
-            "mcp: isError, passed through"
-        );
     }
 
     #[test]
@@ -1486,6 +1452,7 @@ mod tests {
             sample_bytes: DEFAULT_SAMPLE_BYTES,
             sample_rows: DEFAULT_SAMPLE_ROWS,
             gauge: Gauge::new(counter()),
+            envelopes: Vec::new(),
         }
     }
 
@@ -1543,19 +1510,53 @@ mod tests {
         );
     }
 
+    /// A test envelope: `{"texts": ["…", …]}`, each string of `texts` a text to route; a
+    /// failure when a member `"failed": true` is there.
+    struct Texts;
+
+    impl Envelope for Texts {
+        fn name(&self) -> &str {
+            "texts"
+        }
+
+        fn describe(&self) -> &str {
+            "each string of texts routed as above"
+        }
+
+        fn open(&self, text: &str, members: &[Member<'_>]) -> Option<Opened> {
+            let texts = members.iter().find(|m| m.name.is("texts"))?;
+            if members
+                .iter()
+                .any(|m| m.name.is("failed") && &text[m.value.clone()] == "true")
+            {
+                return Some(Opened::Failure("failed"));
+            }
+            let elements = parrot_json::elements(text, texts.value.start).ok()?;
+            Some(Opened::Texts(elements))
+        }
+    }
+
+    fn with_texts(params: &str) -> Auto {
+        let Value::Object(params) = serde_json::from_str(params).unwrap() else {
+            panic!("params are a table");
+        };
+        let envelopes: Vec<Arc<dyn Envelope>> = vec![Arc::new(Texts)];
+        Auto::build(&Registry::with_builtins(), &params, counter(), &envelopes).unwrap()
+    }
+
     #[test]
-    fn mcp_blocks_are_routed_one_by_one_and_the_object_rebuilt() {
-        let auto = auto(r#"{"text": [], "object": ["json_compact"]}"#).unwrap();
+    fn an_envelope_s_texts_are_routed_one_by_one_and_the_object_rebuilt() {
+        let router = with_texts(r#"{"text": [], "object": ["json_compact"]}"#);
         let block = r#"{"a": 1, "b": null}"#;
         let input = format!(
-            r#"{{"content": [{{"type": "text", "text": {}}}, {{"type": "text", "text": "plain"}}], "isError": false}}"#,
+            r#"{{"texts": [{}, "plain", 12], "failed": false}}"#,
             parrot_json::encode_string(block)
         );
-        let decision = auto.route(&input, PayloadKind::Json, Level::Normal);
+        let decision = router.route(&input, PayloadKind::Json, Level::Normal);
         let routed = decision.routed.expect("routed");
         assert_eq!(
             routed.payload,
-            r#"{"content": [{"type": "text", "text": "{\"a\":1}"}, {"type": "text", "text": "plain"}], "isError": false}"#
+            r#"{"texts": ["{\"a\":1}", "plain", 12], "failed": false}"#
         );
         assert_eq!(routed.codec, "json_compact");
         assert!(!routed.text_output);
@@ -1564,9 +1565,36 @@ mod tests {
         assert!(
             decision
                 .route
-                .starts_with("mcp: block 1: object: json_compact"),
+                .starts_with("texts: block 1: object: json_compact"),
             "{}",
             decision.route
+        );
+        assert!(
+            decision.route.ends_with("; block 3: not a string, kept"),
+            "{}",
+            decision.route
+        );
+        // Without the envelope, the same payload is an object.
+        let plain = auto(r#"{"text": [], "object": ["json_compact"]}"#).unwrap();
+        let decision = plain.route(&input, PayloadKind::Json, Level::Normal);
+        assert!(decision.route.starts_with("object: "), "{}", decision.route);
+    }
+
+    #[test]
+    fn an_envelope_s_failure_passes_through_and_explain_names_it() {
+        let auto = with_texts(r#"{"object": ["json_compact"]}"#);
+        let input = r#"{"texts": ["{\"a\": null}"], "failed": true}"#;
+        let decision = auto.route(input, PayloadKind::Json, Level::Normal);
+        assert!(decision.routed.is_none());
+        assert_eq!(decision.route, "texts: failed, passed through");
+        assert_eq!(
+            auto.compress(Payload::json(input), Level::Normal),
+            Outcome::Unchanged
+        );
+        let lines = auto.describe();
+        assert!(
+            lines.contains(&"texts:  each string of texts routed as above".to_owned()),
+            "{lines:?}"
         );
     }
 

@@ -10,6 +10,7 @@ use parrot_codec_api::{Codec, CodecMeta, DynCodec};
 use crate::budget::{BreakerConfig, Budgets, Clock, SystemClock};
 use crate::discovery::{self, PLUGIN_PATH_ENV, SourceInfo, TRUST_PROJECT_PLUGINS_ENV, absolute};
 use crate::entries::EntryTable;
+use crate::envelope::Envelope;
 use crate::error::{BuildError, Error, LoadError};
 use crate::host::Host;
 use crate::observe::Observer;
@@ -64,6 +65,7 @@ pub struct HostBuilder {
     tee: Option<Arc<dyn TeeStore>>,
     observers: Vec<Arc<dyn Observer>>,
     tokenizer: Option<Arc<dyn TokenCounter>>,
+    envelopes: Vec<Arc<dyn Envelope>>,
     budgets: Option<Budgets>,
     breaker: Option<BreakerConfig>,
     clock: Option<Arc<dyn Clock>>,
@@ -195,6 +197,14 @@ impl HostBuilder {
     /// The tokenizer for token counts (default `o200k_base`).
     pub fn tokenizer(&mut self, tokenizer: Arc<dyn TokenCounter>) -> &mut Self {
         self.tokenizer = Some(tokenizer);
+        self
+    }
+
+    /// Adds an envelope that the router `auto` opens before it looks for a shape (see
+    /// [`Envelope`]); envelopes are tried in the order added. None by default: the host knows
+    /// no protocol. `parrot_mcp::ContentBlocks` opens MCP results, and the command adds it.
+    pub fn envelope(&mut self, envelope: Arc<dyn Envelope>) -> &mut Self {
+        self.envelopes.push(envelope);
         self
     }
 
@@ -357,7 +367,13 @@ impl HostBuilder {
             .tokenizer
             .clone()
             .unwrap_or_else(|| Arc::new(Tokenizer::default()));
-        let table = EntryTable::build(&manifests, &registry, &tokenizer, &mut errors);
+        let table = EntryTable::build(
+            &manifests,
+            &registry,
+            &tokenizer,
+            &self.envelopes,
+            &mut errors,
+        );
         let budgets = self.budgets.unwrap_or_default().check();
         let breaker = self.breaker.unwrap_or_default().check();
         errors.extend(budgets.into_iter().chain(breaker).map(Error::from));

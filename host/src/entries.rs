@@ -35,6 +35,7 @@ use globset::{GlobSet, GlobSetBuilder};
 use parrot_codec_api::{DynCodec, Level};
 
 use crate::auto::{self, Auto};
+use crate::envelope::Envelope;
 use crate::error::{Error, ManifestError};
 use crate::facts::Resolved;
 use crate::manifest::{Entry, Manifest, SourceKind};
@@ -98,12 +99,16 @@ pub(crate) enum Engine {
 }
 
 impl ResolvedEntry {
-    /// The entry's codec, built from its params (for `auto`, its face for direct callers such
-    /// as [`crate::Host::compress`]: the routed payload, without the stage's rules).
-    pub fn codec(&self) -> &dyn DynCodec {
+    /// The entry's codec, built from its params; `None` when the entry's codec is `auto`.
+    ///
+    /// The router is not a codec: it chooses one per payload, has no inverse of its own, and
+    /// the stage runs it as a step of its own (CONTRACT §2.8). [`crate::Host::compress`] runs
+    /// either on a payload; [`crate::Host::process`] names the codec that won in
+    /// [`crate::Meta::codec`].
+    pub fn codec(&self) -> Option<&dyn DynCodec> {
         match &self.engine {
-            Engine::Codec(resolved) => &*resolved.codec,
-            Engine::Router(auto) => &**auto,
+            Engine::Codec(resolved) => Some(&*resolved.codec),
+            Engine::Router(_) => None,
         }
     }
 
@@ -167,6 +172,7 @@ impl EntryTable {
         manifests: &[Manifest],
         registry: &Registry,
         counter: &Arc<dyn TokenCounter>,
+        envelopes: &[Arc<dyn Envelope>],
         errors: &mut Vec<Error>,
     ) -> EntryTable {
         let mut entries: Vec<ResolvedEntry> = Vec::new();
@@ -206,7 +212,9 @@ impl EntryTable {
             };
         for (order, manifest) in manifests.iter().enumerate() {
             for entry in &manifest.entries {
-                if let Some(engine) = codec_of(manifest, entry, registry, counter, errors) {
+                if let Some(engine) =
+                    codec_of(manifest, entry, registry, counter, envelopes, errors)
+                {
                     add(resolve(manifest, order, entry, engine), manifest);
                 }
             }
@@ -218,7 +226,7 @@ impl EntryTable {
                         errors.push(unknown_codec(manifest, entry, registry).into());
                     }
                 } else {
-                    codec_of(manifest, entry, registry, counter, errors);
+                    codec_of(manifest, entry, registry, counter, envelopes, errors);
                 }
             }
         }
@@ -366,10 +374,11 @@ fn codec_of(
     entry: &Entry,
     registry: &Registry,
     counter: &Arc<dyn TokenCounter>,
+    envelopes: &[Arc<dyn Envelope>],
     errors: &mut Vec<Error>,
 ) -> Option<Engine> {
     if entry.codec == auto::NAME {
-        match Auto::build(registry, &entry.params, Arc::clone(counter)) {
+        match Auto::build(registry, &entry.params, Arc::clone(counter), envelopes) {
             Ok(built) => return Some(Engine::Router(Arc::new(built))),
             Err(err) => {
                 // The key's first segment: `columnar.min_rows` is in `columnar`.
@@ -457,6 +466,7 @@ mod tests {
             &manifests,
             &Registry::with_builtins(),
             &counter,
+            &[],
             &mut errors,
         );
         assert!(errors.is_empty(), "{errors:?}");

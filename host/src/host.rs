@@ -15,7 +15,7 @@ use crate::call::{Call, Processed, Skip, Status};
 #[cfg(feature = "tokio")]
 use crate::call::{OwnedCall, OwnedInput};
 use crate::discovery::SourceInfo;
-use crate::entries::{EntryTable, Resolution, ResolvedEntry};
+use crate::entries::{Engine, EntryTable, Resolution, ResolvedEntry};
 use crate::error::{CompressError, TeeError};
 use crate::explain::Explanation;
 use crate::pipeline::{self, Run, Stage};
@@ -95,7 +95,9 @@ impl Host {
     }
 
     /// Runs the codec of the entry that applies to `tool` (see [`Host::resolve`]) on
-    /// `payload` at `level`, exactly as given: no level capping, no size rules, no tee.
+    /// `payload` at `level`, exactly as given: no level capping, no size rules, no tee. For an
+    /// entry whose codec is `auto`, the router's choice: the payload the winning candidate
+    /// made, or [`Outcome::Unchanged`] when none qualified.
     ///
     /// # Errors
     ///
@@ -124,14 +126,20 @@ impl Host {
         let Some(entry) = self.resolve(tool).entry else {
             return Ok(Outcome::Unchanged);
         };
-        let codec = entry.codec();
-        codec
-            .compress(payload, level)
-            .map_err(|source| CompressError {
-                tool: tool.to_owned(),
-                codec: codec.name().to_owned(),
-                source: Box::new(source),
-            })
+        match entry.engine() {
+            // The router's candidates that fail are out of the running: it does not fail.
+            Engine::Router(auto) => Ok(auto.compress(payload, level)),
+            Engine::Codec(resolved) => {
+                let codec = &*resolved.codec;
+                codec
+                    .compress(payload, level)
+                    .map_err(|source| CompressError {
+                        tool: tool.to_owned(),
+                        codec: codec.name().to_owned(),
+                        source: Box::new(source),
+                    })
+            }
+        }
     }
 
     /// Runs one tool call through the stage: returns the payload the model will see and the

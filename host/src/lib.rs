@@ -26,7 +26,8 @@
 //! assert_eq!(resolution.kind, MatchKind::Glob);
 //! let entry = resolution.entry.unwrap();
 //! assert_eq!((entry.codec_name.as_str(), entry.level), ("columnar", Level::Normal));
-//! let _outcome = entry.codec().compress(Payload::json("[]"), entry.level).unwrap();
+//! let codec = entry.codec().expect("columnar is a codec (only `auto` is not)");
+//! let _outcome = codec.compress(Payload::json("[]"), entry.level).unwrap();
 //! ```
 //!
 //! Building validates everything — manifests, plugin libraries, every entry's params — and
@@ -44,6 +45,7 @@ mod builder;
 mod call;
 mod discovery;
 mod entries;
+mod envelope;
 mod error;
 mod explain;
 mod facts;
@@ -72,6 +74,7 @@ pub use call::{
 };
 pub use discovery::{MAX_MANIFEST_BYTES, PLUGIN_PATH_ENV, SourceInfo, TRUST_PROJECT_PLUGINS_ENV};
 pub use entries::{MatchKind, Resolution, ResolvedEntry};
+pub use envelope::{Envelope, Member, Opened};
 pub use error::{
     BuildError, CompressError, Error, LoadError, ManifestError, NamespaceError, SettingsError,
     TeeError,

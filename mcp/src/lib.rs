@@ -62,16 +62,22 @@
 //!   its signals to a [`StopHandle`]. See [`Proxy`] for the grace periods and why they fit the
 //!   official MCP SDK's `close()`.
 //!
+//! For hosts handed whole `tools/call` results rather than a relay's blocks (the command's
+//! `compress` and `replay`), [`ContentBlocks`] is the envelope that lets the router `auto` open
+//! them: `HostBuilder::envelope(Arc::new(ContentBlocks))`.
+//!
 //! With the kill switch on ([`parrot_host::KILL_SWITCH_ENV`]) use [`Proxy::relay`]: a pure relay,
 //! every line forwarded as is in both directions and no recovery tool listed, so the client
 //! receives exactly what the server sends.
 
 #![forbid(unsafe_code)]
 
+mod envelope;
 mod error;
 mod proxy;
 mod relay;
 
+pub use envelope::ContentBlocks;
 pub use error::Error;
 pub use proxy::{Proxy, Side, StopHandle};
 pub use relay::{Relay, Routed};

@@ -63,7 +63,12 @@ pub fn compare(
         .plugin_dir(&package)
         .build()
         .expect("host loads the plugin");
-    let through_plugin = host.resolve("bench").entry.expect("entry").codec();
+    let through_plugin = host
+        .resolve("bench")
+        .entry
+        .expect("entry")
+        .codec()
+        .expect("a codec");
     assert_eq!(
         through_plugin
             .compress(payload, Level::Minimal)

@@ -23,28 +23,10 @@ fn made_inputs() -> Vec<(String, String)> {
     ]
 }
 
-fn inputs() -> Vec<(String, String)> {
-    let corpus = concat!(env!("CARGO_MANIFEST_DIR"), "/../../corpus");
-    let mut inputs = parrot_codec_test::inputs(corpus).unwrap_or_else(|err| panic!("{err}"));
-    assert!(inputs.len() >= 8, "the corpus is in {corpus}");
-    inputs.extend(made_inputs());
-    inputs
-}
-
 #[test]
 fn line_dedup_keeps_the_contract_on_the_corpus_and_made_inputs() {
-    let inputs = inputs();
-    for params in PARAMS {
-        let codec: LineDedup = build(Params::from_json(params).unwrap()).unwrap();
-        let checked = inputs.iter().map(|(name, text)| (name, text.as_str()));
-        if let Err(violations) = parrot_codec_test::check_all(&codec, checked) {
-            let lines: Vec<String> = violations
-                .iter()
-                .map(|(input, violation)| format!("{params} on {input}: {violation}"))
-                .collect();
-            panic!("{}", lines.join("\n\n"));
-        }
-    }
+    let corpus = concat!(env!("CARGO_MANIFEST_DIR"), "/../../corpus");
+    parrot_codec_test::assert_contract_on::<LineDedup>(&PARAMS, corpus, made_inputs());
 }
 
 /// The made inputs make the codec act, so the contract is held on its outcomes, not only on

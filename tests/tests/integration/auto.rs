@@ -25,6 +25,8 @@ fn default_host() -> (tempfile::TempDir, Host) {
         .plugin_path(None)
         .tee_store(Arc::new(MemoryTeeStore::default()))
         .inline_at_any_size(true)
+        // As the command builds its hosts: whole MCP results are opened.
+        .envelope(Arc::new(parrot_mcp::ContentBlocks))
         .build()
         .unwrap();
     (dir, host)

@@ -125,7 +125,10 @@ fn every_codec_keeps_the_contract_on_the_corpus_and_made_inputs() {
     for (i, (name, nulls_absent)) in CODECS.into_iter().enumerate() {
         let tool = format!("row{i}");
         let entry = host.resolve(&tool).entry;
-        let codec = entry.unwrap_or_else(|| panic!("{tool}: no entry")).codec();
+        let codec = entry
+            .unwrap_or_else(|| panic!("{tool}: no entry"))
+            .codec()
+            .unwrap_or_else(|| panic!("{tool}: not a codec"));
         assert_eq!(codec.name(), name, "{tool}");
         assert_eq!(
             codec.meta().null_members_absent(),

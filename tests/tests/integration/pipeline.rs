@@ -103,7 +103,13 @@ fn plugin_text_output_is_taken_as_is_and_wrapped_as_a_string_under_a_pointer() {
     assert!(out.meta.compressed && !out.meta.teed, "{:?}", out.meta);
     assert_eq!(out.meta.codec.as_deref(), Some("csv_rows"));
     assert_eq!(out.text(), Some(csv.as_str()));
-    let codec = s.host.resolve("csv_rows").entry.expect("entry").codec();
+    let codec = s
+        .host
+        .resolve("csv_rows")
+        .entry
+        .expect("entry")
+        .codec()
+        .expect("a codec");
     assert!(codec.text_output());
     parrot_codec_test::assert_contract(codec, &input);
 

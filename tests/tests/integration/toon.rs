@@ -110,7 +110,11 @@ fn toon_of(host: &Host, input: &str) -> Processed<'static> {
     );
     let payload = out.text().unwrap();
     let entry = host.resolve("t").entry.unwrap();
-    let expanded = entry.codec().expand(payload).expect("the payload expands");
+    let expanded = entry
+        .codec()
+        .expect("a codec")
+        .expand(payload)
+        .expect("the payload expands");
     assert!(exactly_equal(&expanded, input), "expanded:\n{expanded}");
     out
 }

@@ -305,7 +305,7 @@ struct Counts {
 fn measure() {
     let counter: Arc<dyn TokenCounter> = Arc::new(crate::Tokenizer::O200k);
     let registry = Registry::with_builtins();
-    let auto = Auto::build(&registry, &core_params(), Arc::clone(&counter)).unwrap();
+    let auto = Auto::build(&registry, &core_params(), Arc::clone(&counter), &[]).unwrap();
     let log_codec = registry.instantiate("log", Map::new()).unwrap();
     let tokens = |text: &str| counter.count(text);
 
