@@ -251,7 +251,12 @@ fn main() {
             ms(proxied),
             ms(adds)
         );
-        let (target, limit) = if stream {
+        let (target, limit) = if stream && tools {
+            (
+                "first byte of a streamed answer within 5 ms of the upstream's, the proxy's tool added",
+                5.0,
+            )
+        } else if stream {
             (
                 "first byte of a streamed answer within 5 ms of the upstream's",
                 5.0,
