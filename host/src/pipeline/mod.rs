@@ -29,7 +29,8 @@
 //!    `fused`: `admit` as JSON, without the check.
 //! 6. `run_codec`: rule 7, the codec's call, timed for the breaker. The engine is the router:
 //!    `Auto::route_read` → `Auto::unit` (the log: `kind::classify`, log lines; the array:
-//!    `recognise_read` → `rows_at`, rows) → `Auto::choose`: each candidate of the shape runs
+//!    `Auto::recognise_top` → `recognise` → `rows_at`, rows; a JSON object would first be
+//!    offered to each envelope the host was given) → `Auto::choose`: each candidate of the shape runs
 //!    (`run`; the log: `log` at `normal`; the array: `toon`, `columnar`, `json_compact` at
 //!    `minimal`), the input and each output counted once (`Gauge::tokens`, or
 //!    `Gauge::weigh` when one output alone changed it), the fewest tokens win
