@@ -33,7 +33,7 @@
 //! use parrot_codec_api::{Level, Outcome, Params, Payload};
 //!
 //! let names: Vec<&str> = parrot_codecs::builtins().iter().map(|b| b.meta.name()).collect();
-//! assert_eq!(names, ["columnar", "json_compact", "log", "toon"]);
+//! assert_eq!(names, ["columnar", "json_compact", "json_nested", "log", "toon"]);
 //!
 //! let json_compact = parrot_codecs::builtins()[1];
 //! let codec = (json_compact.build)(Params::empty()).unwrap();
@@ -52,6 +52,7 @@ pub mod columnar;
 mod counted;
 pub mod json_compact;
 pub mod log;
+pub mod nested;
 pub mod toon;
 #[cfg(test)]
 mod validating;
@@ -59,6 +60,7 @@ mod validating;
 pub use columnar::Columnar;
 pub use json_compact::JsonCompact;
 pub use log::Log;
+pub use nested::JsonNested;
 pub use toon::Toon;
 
 /// The text of what a codec wrote: always UTF-8, since every byte came from `&str` slices

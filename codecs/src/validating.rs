@@ -97,7 +97,7 @@ fn validating_builtins_change_only_json_that_the_check_accepts() {
         .filter(|builtin| builtin.validates_json)
         .collect();
     let names: Vec<&str> = codecs.iter().map(|b| b.meta.name()).collect();
-    assert_eq!(names, ["columnar", "json_compact", "toon"]);
+    assert_eq!(names, ["columnar", "json_compact", "json_nested", "toon"]);
     let params = [
         "{}",
         r#"{"dedup": false}"#,

@@ -4,7 +4,7 @@
 use parrot_codec_api::{DynCodec, Params};
 
 /// One row per codec and params (a JSON object, as the host hands params to a codec).
-const CODECS: [(&str, &str); 8] = [
+const CODECS: [(&str, &str); 10] = [
     ("json_compact", "{}"),
     (
         "json_compact",
@@ -19,6 +19,8 @@ const CODECS: [(&str, &str); 8] = [
     ("toon", "{}"),
     ("toon", r#"{"hoist": false}"#),
     ("log", "{}"),
+    ("json_nested", "{}"),
+    ("json_nested", r#"{"min_rows": 1, "min_ref_bytes": 1}"#),
 ];
 
 /// Inputs on which each codec acts: a long string inside JSON, an MCP tool result, rows with

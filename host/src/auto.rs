@@ -77,8 +77,8 @@
 //!
 //! | key | default | meaning |
 //! |---|---|---|
-//! | `rows` | `["toon", "columnar", "json_compact"]` | the candidates for `rows`, in order of preference |
-//! | `object` | `["json_compact", "toon"]` | the candidates for `object` |
+//! | `rows` | `["toon", "columnar", "json_compact", "json_nested"]` | the candidates for `rows`, in order of preference |
+//! | `object` | `["json_compact", "toon", "json_nested"]` | the candidates for `object` |
 //! | `text` | `["log"]` | the candidates for text that is not file contents |
 //! | `file` | `[]` | the candidates for file contents (run at `minimal`) |
 //! | `lossy_json` | `false` | run the JSON candidates at the call's level rather than `minimal` |
@@ -151,8 +151,8 @@ mod kind;
 /// The routing codec's name in manifests (the registry reserves it).
 pub(crate) const NAME: &str = crate::registry::AUTO;
 
-const DEFAULT_ROWS: &[&str] = &["toon", "columnar", "json_compact"];
-const DEFAULT_OBJECT: &[&str] = &["json_compact", "toon"];
+const DEFAULT_ROWS: &[&str] = &["toon", "columnar", "json_compact", "json_nested"];
+const DEFAULT_OBJECT: &[&str] = &["json_compact", "toon", "json_nested"];
 const DEFAULT_TEXT: &[&str] = &["log"];
 const DEFAULT_FILE: &[&str] = &[];
 const DEFAULT_SAMPLE_BYTES: usize = 64 * 1024;

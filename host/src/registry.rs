@@ -271,7 +271,10 @@ mod tests {
     fn builtin_codecs_are_linked_and_registered() {
         let registry = Registry::with_builtins();
         let names: Vec<&str> = registry.codecs().map(|c| c.meta.name()).collect();
-        assert_eq!(names, ["columnar", "json_compact", "log", "toon"]);
+        assert_eq!(
+            names,
+            ["columnar", "json_compact", "json_nested", "log", "toon"]
+        );
         assert!(registry.codecs().all(|c| c.origin == Origin::Builtin));
     }
 
@@ -304,7 +307,7 @@ mod tests {
         assert_eq!(err.kind(), ErrorKind::UnknownCodec);
         assert_eq!(
             err.to_string(),
-            "unknown codec \"zstd\" (known: columnar, json_compact, log, toon)"
+            "unknown codec \"zstd\" (known: columnar, json_compact, json_nested, log, toon)"
         );
     }
 }

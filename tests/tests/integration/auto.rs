@@ -144,7 +144,7 @@ fn bad_params_are_one_line_errors_naming_file_entry_and_key() {
     let cases = [
         (
             "text = []\nrows = [\"tooon\"]",
-            "key \"rows\": unknown codec \"tooon\" (known: columnar, json_compact, log, toon)",
+            "key \"rows\": unknown codec \"tooon\" (known: columnar, json_compact, json_nested, log, toon)",
         ),
         (
             "text = []\nobject = [\"auto\"]",
@@ -214,7 +214,7 @@ fn explain_lists_the_shapes_and_candidates_of_auto() {
     let text = host.explain("anything").to_string();
     assert!(text.contains("codec:           auto\n"), "{text}");
     assert!(
-        text.contains("routes by shape, fewest tokens wins:\n  rows:   toon, columnar, json_compact (at minimal, lossless)\n"),
+        text.contains("routes by shape, fewest tokens wins:\n  rows:   toon, columnar, json_compact, json_nested (at minimal, lossless)\n"),
         "{text}"
     );
 }

@@ -44,7 +44,7 @@ fn check_passes_and_summarises_loaded_plugins() {
     );
     assert!(stdout.contains("  3. <core> (core)"), "{stdout}");
     assert!(
-        stdout.ends_with("ok: 3 sources, 6 codecs, 4 entries (0 shadowed)\n"),
+        stdout.ends_with("ok: 3 sources, 7 codecs, 4 entries (0 shadowed)\n"),
         "{stdout}"
     );
 }
@@ -64,13 +64,14 @@ fn plugins_lists_each_codec_with_origin_and_interface_version() {
         "codec         interface  origin\n\
          columnar      {version:<9}  built-in\n\
          json_compact  {version:<9}  built-in\n\
+         json_nested   {version:<9}  built-in\n\
          line_dedup    {version:<9}  {} (package {})\n\
          log           {version:<9}  built-in\n\
          toon          {version:<9}  built-in\n\
          router: auto (built-in), routes each payload by its shape:\n\
          \x20 \"*\" from <core>:\n\
-         \x20   rows:   toon, columnar, json_compact (at minimal, lossless)\n\
-         \x20   object: json_compact, toon (at minimal, lossless)\n\
+         \x20   rows:   toon, columnar, json_compact, json_nested (at minimal, lossless)\n\
+         \x20   object: json_compact, toon, json_nested (at minimal, lossless)\n\
          \x20   text:   log (logs and other text, at the call's level)\n\
          \x20   file:   none (passes through) (file contents: numbered reads, source, \
          configuration, structured text; at minimal, lossless)\n\
@@ -169,7 +170,7 @@ fn check_exits_2_on_an_invalid_project_manifest() {
     assert_eq!(
         text(&out.stderr),
         format!(
-            "error: {}:2: entry \"t\": unknown codec \"zstd\" (known: auto, columnar, json_compact, log, toon)\n",
+            "error: {}:2: entry \"t\": unknown codec \"zstd\" (known: auto, columnar, json_compact, json_nested, log, toon)\n",
             manifest.display()
         )
     );
@@ -208,7 +209,7 @@ fn plugins_dir_with_no_package_is_not_accepted_in_silence() {
     // One source and one entry are counted in the singular ("1 sources" was printed).
     let stdout = text(&run(dir.path(), &["check"]).stdout);
     assert!(
-        stdout.ends_with("ok: 1 source, 4 codecs, 1 entry (0 shadowed)\n"),
+        stdout.ends_with("ok: 1 source, 5 codecs, 1 entry (0 shadowed)\n"),
         "{stdout}"
     );
     // A folder of packages says nothing.
@@ -250,7 +251,9 @@ fn check_and_plugins_show_the_router_with_what_each_entry_routes_to() {
             "{command}: {routes}"
         );
         assert!(
-            routes.contains("  \"*\" from <core>:\n    rows:   toon, columnar, json_compact"),
+            routes.contains(
+                "  \"*\" from <core>:\n    rows:   toon, columnar, json_compact, json_nested"
+            ),
             "{command}: {routes}"
         );
     }
@@ -432,7 +435,7 @@ fn compress_meta_is_one_json_line_with_tokens() {
     let route = meta["compression_route"].as_str().unwrap();
     assert!(route.starts_with(&format!("rows: {winner} ")), "{route}");
     assert!(
-        ["toon", "columnar", "json_compact"].contains(&winner),
+        ["toon", "columnar", "json_compact", "json_nested"].contains(&winner),
         "{meta}"
     );
     // The entry's level is `normal`; `auto` runs JSON candidates at `minimal`, and the meta
@@ -673,7 +676,7 @@ fn check_reports_three_independent_mistakes_and_exits_2() {
                 "error: {m}:6: entry \"b\": unknown key \"levle\"; did you mean \"level\"? (expected: codec, level, tee, params)"
             ),
             format!(
-                "error: {m}:2: entry \"a\": unknown codec \"zstd\" (known: auto, columnar, json_compact, log, toon)"
+                "error: {m}:2: entry \"a\": unknown codec \"zstd\" (known: auto, columnar, json_compact, json_nested, log, toon)"
             ),
             format!(
                 "error: {m}:10: entry \"c\": codec \"columnar\": param \"min_rows\": expected a positive integer, got a number (-1)"

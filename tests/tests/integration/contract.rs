@@ -17,8 +17,9 @@ use crate::support::shipped_package;
 /// One row per codec, with default params: the codec's name, and whether its metadata
 /// declares that `null` members count as absent (as the host reads it, for the plugins from
 /// across the boundary).
-const CODECS: [(&str, bool); 7] = [
+const CODECS: [(&str, bool); 8] = [
     ("json_compact", true),
+    ("json_nested", true),
     ("columnar", false),
     ("toon", false),
     ("log", false),

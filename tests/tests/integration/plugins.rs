@@ -43,7 +43,10 @@ fn builtin_codecs_are_registered_without_any_plugin() {
     let project = tempfile::tempdir().unwrap();
     let host = host_with(project.path(), &[]).unwrap();
     let names: Vec<&str> = host.registry().codecs().map(|c| c.meta.name()).collect();
-    assert_eq!(names, ["columnar", "json_compact", "log", "toon"]);
+    assert_eq!(
+        names,
+        ["columnar", "json_compact", "json_nested", "log", "toon"]
+    );
 }
 
 #[test]
@@ -93,6 +96,7 @@ fn two_plugins_load_side_by_side_and_each_returns_its_own_results() {
             ("ansi_strip".to_owned(), true),
             ("columnar".to_owned(), false),
             ("json_compact".to_owned(), false),
+            ("json_nested".to_owned(), false),
             ("line_dedup".to_owned(), true),
             ("log".to_owned(), false),
             ("toon".to_owned(), false),

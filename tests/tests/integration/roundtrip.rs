@@ -5,7 +5,9 @@
 //! and arrays; `1`, `1.0` and `true` side by side; 20- to 30-digit numbers; Unicode, escapes and
 //! surrogate pairs written both ways; empty arrays and objects; runs of equal elements; objects
 //! already shaped like the codecs' own output (`_repeat`/`_value`, `columns`/`rows`/
-//! `constants`); the query-result shape; random whitespace.
+//! `constants`, `_columns`/`_rows`/`_constant`, `$ref`); the query-result shape; nested
+//! documents with tables at any depth and the same subtree under several names; random
+//! whitespace.
 //!
 //! Each property runs 256 cases by default; for the 10,000-case run:
 //!
@@ -14,7 +16,7 @@
 //! ```
 
 use parrot_codec_api::{Codec, Level, Outcome, Params, Payload};
-use parrot_codecs::{Columnar, JsonCompact, Toon};
+use parrot_codecs::{Columnar, JsonCompact, JsonNested, Toon};
 use proptest::prelude::*;
 use serde_json::Value;
 
@@ -169,8 +171,8 @@ fn scalar() -> impl Strategy<Value = Json> {
 fn key() -> impl Strategy<Value = String> {
     prop_oneof![
         4 => prop::sample::select(vec![
-            "_repeat", "_value", "_omitted", "columns", "rows", "constants", "id", "a", "b", "é",
-            "",
+            "_repeat", "_value", "_omitted", "columns", "rows", "constants", "_columns", "_rows",
+            "_constant", "$ref", "id", "a", "b", "é", "",
         ])
         .prop_map(str::to_owned),
         1 => "\\PC{0,6}",
@@ -297,6 +299,43 @@ fn table() -> impl Strategy<Value = Json> {
     )
 }
 
+/// Nested documents, as `json_nested` meets them: a few shared values (tables among them),
+/// each placed under several names at several depths, tables inside objects and arrays, and
+/// now and then a member named as one of `json_nested`'s forms.
+fn nested() -> impl Strategy<Value = Json> {
+    let shared = prop::collection::vec(prop_oneof![2 => json(), 1 => rows()], 1..4);
+    let slots = prop::collection::vec((key(), 0usize..8), 1..9);
+    (shared, slots, rows()).prop_map(|(shared, slots, rows)| {
+        let mut seen = std::collections::HashSet::new();
+        let pick = |n: usize| shared[n % shared.len()].clone();
+        let members = slots
+            .into_iter()
+            .filter(|(key, _)| seen.insert(key.clone()))
+            .map(|(key, slot)| {
+                let value = match slot {
+                    0..=2 => pick(slot),
+                    3 => rows.clone(),
+                    4 => Json::Array(vec![pick(0), rows.clone(), pick(1)]),
+                    5 => Json::Object(vec![
+                        ("inner".to_owned(), pick(2)),
+                        ("rows".to_owned(), rows.clone()),
+                    ]),
+                    6 => Json::Object(vec![("$ref".to_owned(), string("#/a"))]),
+                    _ => Json::Object(vec![
+                        ("_columns".to_owned(), Json::Array(vec![string("a")])),
+                        (
+                            "_rows".to_owned(),
+                            Json::Array(vec![Json::Array(vec![pick(0)])]),
+                        ),
+                    ]),
+                };
+                (key, value)
+            })
+            .collect();
+        Json::Object(members)
+    })
+}
+
 /// `value` with every object member whose value is `null` removed, at every depth.
 fn without_null_members(mut value: Value) -> Value {
     fn strip(value: &mut Value) {
@@ -358,6 +397,10 @@ fn columnar(params: &str) -> Columnar {
     parrot_codec_api::build(Params::from_json(params).unwrap()).unwrap()
 }
 
+fn json_nested(params: &str) -> JsonNested {
+    parrot_codec_api::build(Params::from_json(params).unwrap()).unwrap()
+}
+
 fn toon(hoist: bool) -> Toon {
     parrot_codec_api::build(Params::from_json(&format!(r#"{{"hoist": {hoist}}}"#)).unwrap())
         .unwrap()
@@ -400,6 +443,18 @@ proptest! {
     }
 
     #[test]
+    fn json_nested_round_trips(value in prop_oneof![nested(), json(), table()], seed in any::<u64>(), params in prop::sample::select(vec![
+        "{}",
+        r#"{"min_rows": 1, "min_ref_bytes": 1}"#,
+        r#"{"refs": false}"#,
+        r#"{"tables": false, "min_ref_bytes": 8}"#,
+    ])) {
+        let input = to_text(&value, seed);
+        let codec = json_nested(params);
+        check(&codec, &input, |a, b| without_null_members(parse(a)) == without_null_members(parse(b)));
+    }
+
+    #[test]
     fn json_compact_on_rows_round_trips(value in table(), seed in any::<u64>()) {
         let input = to_text(&value, seed);
         check(&json_compact("{}"), &input, |a, b| {
@@ -421,6 +476,8 @@ fn corpus_files_round_trip_at_every_level() {
     let compact = json_compact("{}");
     let table = columnar("{}");
     let toon = toon(true);
+    let nested = json_nested("{}");
+    let small = json_nested(r#"{"min_rows": 1, "min_ref_bytes": 1}"#);
     for path in files {
         let input = std::fs::read_to_string(&path).unwrap();
         check(&compact, &input, |a, b| {
@@ -428,5 +485,10 @@ fn corpus_files_round_trip_at_every_level() {
         });
         check(&table, &input, |a, b| parse(a) == parse(b));
         check(&toon, &input, |a, b| parse(a) == parse(b));
+        for codec in [&nested, &small] {
+            check(codec, &input, |a, b| {
+                without_null_members(parse(a)) == without_null_members(parse(b))
+            });
+        }
     }
 }
