@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use criterion::{Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
 use parrot_codec_api::{Codec, Level, Params, Payload};
-use parrot_codecs::{Columnar, JsonCompact, Toon};
+use parrot_codecs::{Columnar, JsonCompact, JsonNested, Toon};
 
 use parrot_bench_corpus as corpus;
 
@@ -29,6 +29,7 @@ fn bench(c: &mut Criterion) {
     let compact: JsonCompact = parrot_codec_api::build(Params::empty()).expect("defaults");
     let columnar: Columnar = parrot_codec_api::build(Params::empty()).expect("defaults");
     let toon: Toon = parrot_codec_api::build(Params::empty()).expect("defaults");
+    let nested: JsonNested = parrot_codec_api::build(Params::empty()).expect("defaults");
     for item in corpus::all()
         .into_iter()
         .filter(|item| item.text.len() < 12 << 20)
@@ -73,6 +74,9 @@ fn bench(c: &mut Criterion) {
         group.bench_function("toon/minimal", |b| {
             b.iter(|| toon.compress(Payload::json(black_box(&text)), Level::Minimal))
         });
+        group.bench_function("json_nested/minimal", |b| {
+            b.iter(|| nested.compress(Payload::json(black_box(&text)), Level::Minimal))
+        });
         group.finish();
         if item.name == "rows_1MB" {
             interleaved(
@@ -80,6 +84,7 @@ fn bench(c: &mut Criterion) {
                 &compact,
                 &columnar,
                 &toon,
+                &nested,
                 if quick { 11 } else { 41 },
             );
         }
@@ -91,7 +96,14 @@ fn bench(c: &mut Criterion) {
 /// after another for seconds each, and a load that drifts between them shows as a difference
 /// between codecs. Printed, and written to `codecs-interleaved.txt` (`COLUMN MEDIAN` lines) in
 /// the report folder, where `cargo xtask bench` judges the target on it.
-fn interleaved(text: &str, compact: &JsonCompact, columnar: &Columnar, toon: &Toon, rounds: usize) {
+fn interleaved(
+    text: &str,
+    compact: &JsonCompact,
+    columnar: &Columnar,
+    toon: &Toon,
+    nested: &JsonNested,
+    rounds: usize,
+) {
     let scan = || {
         let started = Instant::now();
         black_box(serde_json::from_str::<serde::de::IgnoredAny>(black_box(text)).is_ok());
@@ -118,6 +130,14 @@ fn interleaved(text: &str, compact: &JsonCompact, columnar: &Columnar, toon: &To
         Box::new(|| {
             drop(black_box(
                 toon.compress(Payload::json(text), Level::Minimal),
+            ))
+        }),
+    ));
+    runs.push((
+        "json_nested/minimal".to_owned(),
+        Box::new(|| {
+            drop(black_box(
+                nested.compress(Payload::json(text), Level::Minimal),
             ))
         }),
     ));

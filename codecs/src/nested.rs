@@ -56,12 +56,44 @@
 //! ```
 
 use std::borrow::Cow;
-use std::collections::HashMap;
+use std::collections::HashMap as StdHashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 
 use parrot_codec_api::{Codec, CodecError, Inverse, Level, Outcome, Params, Payload};
 use parrot_json::{MAX_DEPTH, Str, Value};
 
 use crate::Transformed;
+
+/// A multiply-rotate hasher for the maps keyed by the codec's own digests and ids. A payload
+/// made to collide them gains little: at most [`MAX_ALIKE`] values are kept per digest, so a
+/// collision costs a bounded number of comparisons. Member names, which a payload chooses
+/// freely, are kept in std's keyed hasher.
+#[derive(Default)]
+struct Quick(u64);
+
+impl Hasher for Quick {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        self.0 = hash_bytes(self.0, bytes);
+    }
+
+    fn write_u64(&mut self, word: u64) {
+        self.0 = mix(self.0, word);
+    }
+
+    fn write_usize(&mut self, word: usize) {
+        self.0 = mix(self.0, word as u64);
+    }
+}
+
+type HashMap<K, V> = StdHashMap<K, V, BuildHasherDefault<Quick>>;
+
+/// The most values of one digest (hash and size) kept as first occurrences; past that, a
+/// value of that digest is not referred to (only a reference is lost).
+const MAX_ALIKE: usize = 8;
 
 /// The member names this codec's forms use; a document holding any is left unchanged.
 const RESERVED: [&str; 4] = ["$ref", "_columns", "_constant", "_rows"];
@@ -133,7 +165,7 @@ impl JsonNested {
         let refs = if self.refs {
             Refs::find(&value, &digests, self.min_ref_bytes)
         } else {
-            HashMap::new()
+            HashMap::default()
         };
         let mut writer = Writer {
             out: String::with_capacity(text.len() / 2),
@@ -175,13 +207,19 @@ fn invalid(message: String) -> CodecError {
     CodecError::invalid_input(format!("json_nested cannot expand: {message}"))
 }
 
+/// Whether `name` is one of [`RESERVED`] (each starts with `_` or `$`, or an escape).
+fn is_reserved(name: &Str<'_>) -> bool {
+    matches!(name.content().as_bytes().first(), Some(b'_' | b'$' | b'\\'))
+        && RESERVED.iter().any(|r| name.is(r))
+}
+
 /// Whether any object of `value`, at any depth, has a member named as one of [`RESERVED`].
 fn holds_reserved(value: &Value<'_>) -> bool {
     match value {
         Value::Array(items) => items.iter().any(holds_reserved),
         Value::Object(members) => members
             .iter()
-            .any(|(name, value)| RESERVED.iter().any(|r| name.is(r)) || holds_reserved(value)),
+            .any(|(name, value)| is_reserved(name) || holds_reserved(value)),
         _ => false,
     }
 }
@@ -235,9 +273,11 @@ fn digest(value: &Value<'_>, digests: &mut Vec<Digest>) -> (u64, usize) {
     let tag = match value {
         Value::Array(_) => 3,
         Value::Object(_) => 4,
+        // Strings and names by their text as written: two spellings of one value hash apart
+        // and are not referred to each other, which only loses a reference.
         Value::String(string) => {
             return (
-                hash_bytes(2, string.decoded().as_bytes()),
+                hash_bytes(2, string.content().as_bytes()),
                 scalar_size(value),
             );
         }
@@ -269,7 +309,7 @@ fn digest(value: &Value<'_>, digests: &mut Vec<Digest>) -> (u64, usize) {
                 if matches!(member, Value::Null) {
                     continue;
                 }
-                hash = mix(hash, hash_bytes(5, name.decoded().as_bytes()));
+                hash = mix(hash, hash_bytes(5, name.content().as_bytes()));
                 let (inner, bytes) = digest(member, digests);
                 hash = mix(hash, inner);
                 size += name.content().len() + 3 + bytes + 1;
@@ -352,8 +392,8 @@ impl<'v, 'a> Refs<'v, 'a> {
         let mut refs = Refs {
             digests,
             min_bytes,
-            first: HashMap::new(),
-            found: HashMap::new(),
+            first: HashMap::default(),
+            found: HashMap::default(),
             path: Vec::new(),
         };
         let mut id = 0;
@@ -383,8 +423,10 @@ impl<'v, 'a> Refs<'v, 'a> {
             }
             Some(_) => self.children(value, id),
             None => {
-                let at = pointer(&self.path);
-                self.first.entry(key).or_default().push((value, at));
+                let alike = self.first.entry(key).or_default();
+                if alike.len() < MAX_ALIKE {
+                    alike.push((value, pointer(&self.path)));
+                }
                 self.children(value, id);
             }
         }
@@ -432,15 +474,13 @@ struct Table<'v, 'a> {
     /// The constant columns' values (by column), from the first row that is not a reference.
     constant: Vec<Option<&'v Value<'a>>>,
     /// Each column's place in `columns`, by decoded name.
-    index: HashMap<Cow<'v, str>, usize>,
+    index: StdHashMap<Cow<'v, str>, usize>,
 }
 
 impl Writer<'_> {
     fn scalar(&mut self, value: &Value<'_>) {
         match value {
-            Value::String(string) if string.is_escaped() => {
-                parrot_json::write_string(&string.decoded(), &mut self.out);
-            }
+            Value::String(string) => string.write_unescaped(&mut self.out),
             scalar => scalar.write(&mut self.out),
         }
     }
@@ -516,7 +556,7 @@ impl Writer<'_> {
             return None;
         }
         let mut columns: Vec<&'v Str<'a>> = Vec::new();
-        let mut index: HashMap<Cow<'v, str>, usize> = HashMap::new();
+        let mut index: StdHashMap<Cow<'v, str>, usize> = StdHashMap::new();
         // Per column: the rows that have it, and the value all of them share so far.
         let mut present: Vec<usize> = Vec::new();
         let mut shared: Vec<Option<&'v Value<'a>>> = Vec::new();
@@ -524,6 +564,7 @@ impl Writer<'_> {
         let mut names_bytes = 0;
         // The output size of each column's shared value.
         let mut shared_size: Vec<usize> = Vec::new();
+        let mut guess = Vec::new();
         let mut id = at + 1;
         for item in items {
             let Value::Object(members) = item else {
@@ -536,19 +577,23 @@ impl Writer<'_> {
             }
             rows += 1;
             let ids = self.member_ids(members, row + 1);
-            for ((name, value), cell) in members.iter().zip(ids) {
+            for (m, ((name, value), cell)) in members.iter().zip(ids).enumerate() {
                 if matches!(value, Value::Null) {
                     continue;
                 }
                 names_bytes += name.content().len() + 3;
                 let size = cell.map_or_else(|| scalar_size(value), |cell| self.digests[cell].size);
-                let column = *index.entry(name.decoded()).or_insert_with(|| {
-                    columns.push(name);
-                    present.push(0);
-                    shared.push(Some(value));
-                    shared_size.push(size);
-                    columns.len() - 1
-                });
+                let column = match guessed(&columns, &guess, m, name) {
+                    Some(column) => column,
+                    None => *index.entry(name.decoded()).or_insert_with(|| {
+                        columns.push(name);
+                        present.push(0);
+                        shared.push(Some(value));
+                        shared_size.push(size);
+                        columns.len() - 1
+                    }),
+                };
+                remember(&mut guess, m, column);
                 present[column] += 1;
                 if shared[column]
                     .is_some_and(|was| size != shared_size[column] || !same(was, value))
@@ -616,13 +661,14 @@ impl Writer<'_> {
             }
         }
         self.out.push_str(",\"_rows\":[");
+        let mut guess = Vec::new();
         for (r, (item, &row)) in items.iter().zip(&rows_at).enumerate() {
             if r > 0 {
                 self.out.push(',');
             }
             match item {
                 Value::Object(members) if !self.refs.contains_key(&row) => {
-                    self.write_row(members, row, table, &varying);
+                    self.write_row(members, row, table, &varying, &mut guess);
                 }
                 // A row that repeats an earlier value is its reference.
                 _ => self.value(item, &mut row.clone()),
@@ -665,14 +711,19 @@ impl Writer<'_> {
         row: usize,
         table: &Table<'_, '_>,
         varying: &[usize],
+        guess: &mut Vec<usize>,
     ) {
         let ids = self.member_ids(members, row + 1);
         let mut cells: Vec<Option<usize>> = vec![None; table.columns.len()];
         for (m, (name, value)) in members.iter().enumerate() {
-            if !matches!(value, Value::Null)
-                && let Some(&c) = table.index.get(&name.decoded())
-            {
+            if matches!(value, Value::Null) {
+                continue;
+            }
+            let column = guessed(&table.columns, guess, m, name)
+                .or_else(|| table.index.get(&name.decoded()).copied());
+            if let Some(c) = column {
                 cells[c] = Some(m);
+                remember(guess, m, c);
             }
         }
         self.out.push('[');
@@ -687,6 +738,27 @@ impl Writer<'_> {
         }
         self.out.push(']');
     }
+}
+
+/// The column of `name`, the member at `position` of a row, when the previous row had a member
+/// of that name, as written, at that position (rows mostly list their members in one order):
+/// no lookup by decoded name then.
+fn guessed(
+    columns: &[&Str<'_>],
+    guess: &[usize],
+    position: usize,
+    name: &Str<'_>,
+) -> Option<usize> {
+    let column = *guess.get(position)?;
+    (columns.get(column)?.content() == name.content()).then_some(column)
+}
+
+/// Records that the member at `position` was in `column`, for [`guessed`] on the next row.
+fn remember(guess: &mut Vec<usize>, position: usize, column: usize) {
+    if guess.len() <= position {
+        guess.resize(position + 1, usize::MAX);
+    }
+    guess[position] = column;
 }
 
 /// Tables back to arrays of objects; references are left as they are, for [`resolve`].

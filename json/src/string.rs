@@ -330,6 +330,29 @@ impl<'a> Str<'a> {
         out.push_str(&self.content);
         out.push_ascii(b'"');
     }
+
+    /// Writes the string as JSON without the escapes JSON does not require, in one pass, as
+    /// [`write_unescaped`] writes a [`RawStr`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use parrot_json::Value;
+    ///
+    /// let Value::String(string) = Value::parse(r#""caf\u00e9 \/ \"x\"""#).unwrap() else {
+    ///     unreachable!()
+    /// };
+    /// let mut out = String::new();
+    /// string.write_unescaped(&mut out);
+    /// assert_eq!(out, r#""café / \"x\"""#);
+    /// ```
+    pub fn write_unescaped<O: Output + ?Sized>(&self, out: &mut O) {
+        if self.escaped {
+            write_unescaped_escapes(&self.content, out);
+        } else {
+            self.write(out);
+        }
+    }
 }
 
 impl<'a> From<RawStr<'a>> for Str<'a> {

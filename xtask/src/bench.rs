@@ -540,7 +540,7 @@ fn codec_table(
 }
 
 /// The columns of the codec speed table, after the scan.
-const CODEC_COLUMNS: [&str; 9] = [
+const CODEC_COLUMNS: [&str; 10] = [
     "check",
     "json_compact/minimal",
     "json_compact/normal",
@@ -549,6 +549,7 @@ const CODEC_COLUMNS: [&str; 9] = [
     "columnar/normal",
     "columnar/aggressive",
     "toon/minimal",
+    "json_nested/minimal",
     "value",
 ];
 
