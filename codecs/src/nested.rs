@@ -19,9 +19,13 @@
 //!   value, said once; `_columns` are the other member names, in the order first seen; a row
 //!   holds one cell per column, `null` where the element has no such member (or a `null`
 //!   one). A cell holding an object or an array is written in these forms too, so tables nest.
-//! - **A reference**: an object or array that occurs again, equal as written, anywhere in the
-//!   document, and whose compact text is at least `min_ref_bytes` long and longer than the
-//!   reference, is written where it first occurs (in document order) and replaced by
+//!   An object of records (at least `min_rows` members, each an object: a package's
+//!   `versions` keyed by version) is a table too, its member names first:
+//!   `{"_keys":["1.0.0","1.0.1"],"_columns":[…],"_rows":[…]}`.
+//! - **A reference**: an object, an array or a string that occurs again, equal as written,
+//!   anywhere in the document, and whose compact text is at least `min_ref_bytes` long and
+//!   more than twice as long as the reference (a pointer's digits, dots and slashes cost about
+//!   twice the tokens per byte of JSON text), is written where it first occurs (in document order) and replaced by
 //!   `{"$ref":"#/pull_request/user"}` at every later occurrence: a JSON Reference whose
 //!   fragment is the JSON Pointer (RFC 6901, `~0` and `~1` escapes, no percent-encoding) of the
 //!   first occurrence in the input document. A table's rows are that array's elements, so a
@@ -29,8 +33,9 @@
 //!
 //! # Only what the others cannot do
 //!
-//! A payload this codec would write with no reference, and with tables only of flat rows (no
-//! object or array in a cell) at the payload or one of its members, is left unchanged:
+//! A payload this codec would write with no reference, no object of records, and tables only
+//! of flat rows (no object or array in a cell) at the payload or one of its members, is left
+//! unchanged:
 //! that is a table `columnar`, `toon` and `json_compact` write as well, in a fraction of the
 //! time (this codec reads the payload into a tree).
 //!
@@ -38,7 +43,7 @@
 //!
 //! The inverse reads every object with a member `_columns` as a table and every object with a
 //! member `$ref` as a reference. So a document in which any object already has a member named
-//! `$ref`, `_columns`, `_constant` or `_rows` is left unchanged ([`Outcome::Unchanged`]; the
+//! `$ref`, `_columns`, `_constant`, `_keys` or `_rows` is left unchanged ([`Outcome::Unchanged`]; the
 //! router then keeps another candidate): it is never misread. An output that is not smaller
 //! than its input is left unchanged as well (no gain).
 //!
@@ -103,7 +108,7 @@ type HashMap<K, V> = StdHashMap<K, V, BuildHasherDefault<Quick>>;
 const MAX_ALIKE: usize = 8;
 
 /// The member names this codec's forms use; a document holding any is left unchanged.
-const RESERVED: [&str; 4] = ["$ref", "_columns", "_constant", "_rows"];
+const RESERVED: [&str; 5] = ["$ref", "_columns", "_constant", "_keys", "_rows"];
 
 /// An expansion may not make a text larger than this, nor more than [`MAX_EXPANSION`] times
 /// its payload (references can multiply a value; a text built of references to references
@@ -167,8 +172,15 @@ impl JsonNested {
         if holds_reserved(&value) {
             return None;
         }
+        // Long strings get places in document order too, when references are on: a readme
+        // repeated in every version of a package is referred to like an object.
+        let long = if self.refs {
+            self.min_ref_bytes
+        } else {
+            usize::MAX
+        };
         let mut digests = Vec::new();
-        digest(&value, &mut digests);
+        digest(&value, &mut digests, long);
         let refs = if self.refs {
             Refs::find(&value, &digests, self.min_ref_bytes)
         } else {
@@ -180,6 +192,7 @@ impl JsonNested {
             refs: &refs,
             tables: self.tables,
             min_rows: self.min_rows,
+            long,
             depth: 0,
             nested: false,
         };
@@ -280,17 +293,23 @@ fn scalar_size(value: &Value<'_>) -> usize {
 
 /// The hash and output size of `value`; pushes the digest of every container of its subtree
 /// (in document order) onto `digests`.
-fn digest(value: &Value<'_>, digests: &mut Vec<Digest>) -> (u64, usize) {
+fn digest(value: &Value<'_>, digests: &mut Vec<Digest>, long: usize) -> (u64, usize) {
     let tag = match value {
         Value::Array(_) => 3,
         Value::Object(_) => 4,
         // Strings and names by their text as written: two spellings of one value hash apart
         // and are not referred to each other, which only loses a reference.
         Value::String(string) => {
-            return (
-                hash_bytes(2, string.content().as_bytes()),
-                scalar_size(value),
-            );
+            let hash = hash_bytes(2, string.content().as_bytes());
+            let size = scalar_size(value);
+            if size >= long {
+                digests.push(Digest {
+                    hash,
+                    size,
+                    count: 1,
+                });
+            }
+            return (hash, size);
         }
         Value::Number(text) => return (hash_bytes(1, text.as_bytes()), text.len()),
         Value::Bool(yes) => return (u64::from(*yes) + 10, scalar_size(value)),
@@ -309,7 +328,7 @@ fn digest(value: &Value<'_>, digests: &mut Vec<Digest>) -> (u64, usize) {
     match value {
         Value::Array(items) => {
             for item in items {
-                let (inner, bytes) = digest(item, digests);
+                let (inner, bytes) = digest(item, digests, long);
                 hash = mix(hash, inner);
                 size += bytes + 1;
                 entries += 1;
@@ -321,7 +340,7 @@ fn digest(value: &Value<'_>, digests: &mut Vec<Digest>) -> (u64, usize) {
                     continue;
                 }
                 hash = mix(hash, hash_bytes(5, name.content().as_bytes()));
-                let (inner, bytes) = digest(member, digests);
+                let (inner, bytes) = digest(member, digests, long);
                 hash = mix(hash, inner);
                 size += name.content().len() + 3 + bytes + 1;
                 entries += 1;
@@ -338,6 +357,16 @@ fn digest(value: &Value<'_>, digests: &mut Vec<Digest>) -> (u64, usize) {
         count: digests.len() - at,
     };
     (hash, size)
+}
+
+/// Whether `value` has a place in document order (a digest, a possible reference): an object,
+/// an array, or a string of at least `long` bytes as written.
+fn numbered(value: &Value<'_>, long: usize) -> bool {
+    match value {
+        Value::Array(_) | Value::Object(_) => true,
+        Value::String(_) => scalar_size(value) >= long,
+        _ => false,
+    }
 }
 
 /// Whether two values are equal as this codec writes them: numbers by their text, strings by
@@ -427,8 +456,10 @@ impl<'v, 'a> Refs<'v, 'a> {
             .and_then(|seen| seen.iter().find(|(seen, _)| same(seen, value)))
             .map(|(_, at)| at.clone());
         match earlier {
-            // `{"$ref":"…"}` is 11 bytes and the pointer.
-            Some(at) if at.len() + 11 < digest.size => {
+            // `{"$ref":"…"}` is 11 bytes and the pointer; a pointer's digits, dots and slashes
+            // cost about twice the tokens per byte of JSON text, so the value must be at least
+            // twice as long.
+            Some(at) if 2 * (at.len() + 11) < digest.size => {
                 self.found.insert(*id, at);
                 *id += digest.count;
             }
@@ -448,7 +479,7 @@ impl<'v, 'a> Refs<'v, 'a> {
         match value {
             Value::Array(items) => {
                 for (index, item) in items.iter().enumerate() {
-                    if !item.is_scalar() {
+                    if numbered(item, self.min_bytes) {
                         self.path.push(Step::Index(index));
                         self.visit(item, id);
                         self.path.pop();
@@ -457,7 +488,7 @@ impl<'v, 'a> Refs<'v, 'a> {
             }
             Value::Object(members) => {
                 for (name, member) in members {
-                    if !member.is_scalar() {
+                    if numbered(member, self.min_bytes) {
                         self.path.push(Step::Name(name.decoded()));
                         self.visit(member, id);
                         self.path.pop();
@@ -476,6 +507,8 @@ struct Writer<'d> {
     refs: &'d HashMap<usize, String>,
     tables: bool,
     min_rows: usize,
+    /// The shortest string with a place in document order (see [`numbered`]).
+    long: usize,
     /// How deep the value being written sits (the payload is at 0).
     depth: usize,
     /// Something only this codec writes was written: a reference, a table below the payload's
@@ -504,7 +537,7 @@ impl Writer<'_> {
     /// Writes `value`; when it is a container, `*id` is its place in document order, and is
     /// left after its subtree.
     fn value(&mut self, value: &Value<'_>, id: &mut usize) {
-        if value.is_scalar() {
+        if !numbered(value, self.long) {
             self.scalar(value);
             return;
         }
@@ -518,6 +551,10 @@ impl Writer<'_> {
             return;
         }
         *id += 1;
+        if value.is_scalar() {
+            self.scalar(value);
+            return;
+        }
         self.depth += 1;
         self.container(value, at, id);
         self.depth -= 1;
@@ -526,10 +563,13 @@ impl Writer<'_> {
     /// Writes the object or array `value`, at `at` in document order, its children from `*id`.
     fn container(&mut self, value: &Value<'_>, at: usize, id: &mut usize) {
         match value {
-            Value::Array(items) => match self.table(items, at) {
-                Some(table) => {
+            Value::Array(items) => match self
+                .rows(items)
+                .and_then(|rows| Some((self.table(&rows, at)?, rows)))
+            {
+                Some((table, rows)) => {
                     self.nested |= self.depth > 2;
-                    self.write_table(items, &table, id);
+                    self.write_table(&rows, None, &table, id);
                 }
                 None => {
                     self.out.push('[');
@@ -543,6 +583,14 @@ impl Writer<'_> {
                 }
             },
             Value::Object(members) => {
+                if let Some((keys, rows)) = self.keyed_rows(members)
+                    && let Some(table) = self.table(&rows, at)
+                {
+                    // Only this codec writes an object of records as a table.
+                    self.nested = true;
+                    self.write_table(&rows, Some(&keys), &table, id);
+                    return;
+                }
                 self.out.push('{');
                 let mut first = true;
                 for (name, member) in members {
@@ -568,7 +616,7 @@ impl Writer<'_> {
         members
             .iter()
             .map(|(_, value)| {
-                (!value.is_scalar()).then(|| {
+                numbered(value, self.long).then(|| {
                     let at = id;
                     id += self.digests[at].count;
                     at
@@ -577,8 +625,45 @@ impl Writer<'_> {
             .collect()
     }
 
-    /// The table form of `items` (the array at `at`), when it is one and costs fewer bytes.
-    fn table<'v, 'a>(&self, items: &'v [Value<'a>], at: usize) -> Option<Table<'v, 'a>> {
+    /// The elements of an array that may be a table: at least `min_rows`, the first an object.
+    fn rows<'v, 'a>(&self, items: &'v [Value<'a>]) -> Option<Vec<&'v Value<'a>>> {
+        (self.tables && items.len() >= self.min_rows && matches!(items[0], Value::Object(_)))
+            .then(|| items.iter().collect())
+    }
+
+    /// The names and values of an object of records (`{"1.0.0": {…}, "1.0.1": {…}}`): at least
+    /// `min_rows` members that are not `null`, each an object.
+    #[allow(clippy::type_complexity)]
+    fn keyed_rows<'v, 'a>(
+        &self,
+        members: &'v [(Str<'a>, Value<'a>)],
+    ) -> Option<(Vec<&'v Str<'a>>, Vec<&'v Value<'a>>)> {
+        if !self.tables
+            || members.len() < self.min_rows
+            || !members
+                .iter()
+                .all(|(_, value)| matches!(value, Value::Null | Value::Object(_)))
+        {
+            return None;
+        }
+        let mut keys = Vec::with_capacity(members.len());
+        let mut rows = Vec::with_capacity(members.len());
+        for (name, value) in members {
+            match value {
+                Value::Null => {}
+                Value::Object(_) => {
+                    keys.push(name);
+                    rows.push(value);
+                }
+                _ => return None,
+            }
+        }
+        (rows.len() >= self.min_rows).then_some((keys, rows))
+    }
+
+    /// The table form of `items` (the elements of the container at `at`, in order), when they
+    /// are all objects and the table costs fewer bytes.
+    fn table<'v, 'a>(&self, items: &[&'v Value<'a>], at: usize) -> Option<Table<'v, 'a>> {
         if !self.tables || items.len() < self.min_rows {
             return None;
         }
@@ -593,7 +678,7 @@ impl Writer<'_> {
         let mut shared_size: Vec<usize> = Vec::new();
         let mut guess = Vec::new();
         let mut id = at + 1;
-        for item in items {
+        for &item in items {
             let Value::Object(members) = item else {
                 return None;
             };
@@ -659,11 +744,28 @@ impl Writer<'_> {
 
     /// Writes `items` as `table`; `*id` is the first row's place in document order, and is
     /// left after the last row's subtree.
-    fn write_table(&mut self, items: &[Value<'_>], table: &Table<'_, '_>, id: &mut usize) {
+    fn write_table(
+        &mut self,
+        items: &[&Value<'_>],
+        keys: Option<&[&Str<'_>]>,
+        table: &Table<'_, '_>,
+        id: &mut usize,
+    ) {
         let varying: Vec<usize> = (0..table.columns.len())
             .filter(|&c| table.constant[c].is_none())
             .collect();
-        self.out.push_str("{\"_columns\":[");
+        self.out.push('{');
+        if let Some(keys) = keys {
+            self.out.push_str("\"_keys\":[");
+            for (i, key) in keys.iter().enumerate() {
+                if i > 0 {
+                    self.out.push(',');
+                }
+                self.scalar(&Value::String((*key).clone()));
+            }
+            self.out.push_str("],");
+        }
+        self.out.push_str("\"_columns\":[");
         for (i, &c) in varying.iter().enumerate() {
             if i > 0 {
                 self.out.push(',');
@@ -683,7 +785,7 @@ impl Writer<'_> {
                 .iter()
                 .zip(&rows_at)
                 .find(|(_, row)| !self.refs.contains_key(row));
-            if let Some((Value::Object(members), &row)) = source {
+            if let Some((Value::Object(members), &row)) = source.map(|(item, row)| (*item, row)) {
                 self.write_constant(members, row, table);
             }
         }
@@ -811,25 +913,29 @@ fn untable<'a>(value: Value<'a>) -> Result<Value<'a>, CodecError> {
     }
 }
 
+/// The strings of a table's `_keys` or `_columns`.
+fn strings<'a>(names: Vec<Value<'a>>, member: &str) -> Result<Vec<Str<'a>>, CodecError> {
+    names
+        .into_iter()
+        .map(|name| match name {
+            Value::String(name) => Ok(name),
+            _ => Err(invalid(format!(
+                "a table's {member} hold a value that is not a string"
+            ))),
+        })
+        .collect()
+}
+
 /// The array a table stands for.
 fn rows_of<'a>(members: Vec<(Str<'a>, Value<'a>)>) -> Result<Value<'a>, CodecError> {
     let mut columns = None;
     let mut constant = Vec::new();
     let mut rows = None;
+    let mut keys = None;
     for (name, value) in members {
         match (name.decoded().as_ref(), value) {
-            ("_columns", Value::Array(names)) => {
-                let names: Option<Vec<Str<'_>>> = names
-                    .into_iter()
-                    .map(|name| match name {
-                        Value::String(name) => Some(name),
-                        _ => None,
-                    })
-                    .collect();
-                columns = Some(names.ok_or_else(|| {
-                    invalid("a table's _columns hold a value that is not a string".to_owned())
-                })?);
-            }
+            ("_keys", Value::Array(names)) => keys = Some(strings(names, "_keys")?),
+            ("_columns", Value::Array(names)) => columns = Some(strings(names, "_columns")?),
             ("_constant", Value::Object(members)) => {
                 constant = members
                     .into_iter()
@@ -839,7 +945,7 @@ fn rows_of<'a>(members: Vec<(Str<'a>, Value<'a>)>) -> Result<Value<'a>, CodecErr
             ("_rows", Value::Array(items)) => rows = Some(items),
             (other, _) => {
                 return Err(invalid(format!(
-                    "a table has a member {other:?} that is not _columns (an array of strings), _constant (an object) or _rows (an array)"
+                    "a table has a member {other:?} that is not _keys or _columns (arrays of strings), _constant (an object) or _rows (an array)"
                 )));
             }
         }
@@ -881,7 +987,17 @@ fn rows_of<'a>(members: Vec<(Str<'a>, Value<'a>)>) -> Result<Value<'a>, CodecErr
             }
         }
     }
-    Ok(Value::Array(out))
+    match keys {
+        None => Ok(Value::Array(out)),
+        Some(keys) if keys.len() == out.len() => {
+            Ok(Value::Object(keys.into_iter().zip(out).collect()))
+        }
+        Some(keys) => Err(invalid(format!(
+            "a table has {} _keys for {} rows",
+            keys.len(),
+            out.len()
+        ))),
+    }
 }
 
 /// The target of a reference object: its pointer's steps.
@@ -1142,6 +1258,29 @@ mod tests {
     }
 
     #[test]
+    fn an_object_of_records_is_a_keyed_table_and_a_long_string_repeated_is_referred_to() {
+        let readme = "# left-pad\\n\\nPads a string on the left, with any character you give it, to any length.";
+        let version = |v: &str, dep: &str| {
+            format!(
+                r#"{{"name": "left-pad", "version": "{v}", "readme": "{readme}", "dependencies": {{"{dep}": "^1.0.0"}}}}"#
+            )
+        };
+        let input = format!(
+            r#"{{"versions": {{"1.0.0": {}, "1.0.1": {}, "1.1.0": {}}}, "readme": "{readme}"}}"#,
+            version("1.0.0", "a"),
+            version("1.0.1", "b"),
+            version("1.1.0", "c")
+        );
+        let out = nested("{}", &input).unwrap();
+        assert_eq!(
+            out,
+            format!(
+                r##"{{"versions":{{"_keys":["1.0.0","1.0.1","1.1.0"],"_columns":["version","dependencies"],"_constant":{{"name":"left-pad","readme":"{readme}"}},"_rows":[["1.0.0",{{"a":"^1.0.0"}}],["1.0.1",{{"b":"^1.0.0"}}],["1.1.0",{{"c":"^1.0.0"}}]]}},"readme":{{"$ref":"#/versions/1.0.0/readme"}}}}"##
+            )
+        );
+    }
+
+    #[test]
     fn a_reference_is_written_only_where_it_is_shorter() {
         let small = r#"{"a": 1, "b": 2}"#;
         let input = format!(r#"{{"x": {small}, "y": {small}, "z": [{small}]}}"#);
@@ -1210,6 +1349,10 @@ mod tests {
                 "a table has a member \"x\"",
             ),
             (r#"{"_columns":["a"]}"#, "a table without _columns or _rows"),
+            (
+                r#"{"_keys":["x"],"_columns":["a"],"_rows":[[1],[2]]}"#,
+                "a table has 1 _keys for 2 rows",
+            ),
             (
                 r#"{"_columns":["a"],"_constant":{"a":1},"_rows":[]}"#,
                 "is one of its _columns too",

@@ -25,6 +25,7 @@ use parrot_bench_corpus as corpus;
 struct Counts {
     items: usize,
     input: usize,
+    before: usize,
     default: usize,
     lossy: usize,
     toon: usize,
@@ -35,6 +36,7 @@ impl Counts {
     fn add(&mut self, other: Counts) {
         self.items += other.items;
         self.input += other.input;
+        self.before += other.before;
         self.default += other.default;
         self.lossy += other.lossy;
         self.toon += other.toon;
@@ -71,14 +73,16 @@ by `cargo xtask bench-corpus` at the pinned versions of `corpus/registry.toml` (
 \"nested\"`). A part is held out, by the rule stated there (a digest of the item's name, not its \
 figures): the changes to the codecs are tuned on the rest, and the held-out total says whether \
 they carry over. o200k_base tokens. *input*: the response as the package ships it (pretty or \
-compact). *default*: what the model sees from a host with no manifest and no plugins (the core \
+compact). *before*: the default as it was before `json_nested` (the same `auto` with the \
+candidates `rows = [toon, columnar, json_compact]` and `object = [json_compact, toon]`). \
+*default*: what the model sees from a host with no manifest and no plugins (the core \
 default `auto` at `normal`, a memory tee store, inline at any size, no cut of long results), \
 `_tee` pointer included; *codec*: the codec that produced it (`-` when the input went out \
 unchanged); *lossy*: the payload points at its original with the reason `lossy`. *TOON*: the \
 reference encoder (`toon-format`, default options); *compact JSON*: the same value without \
 whitespace.\n\n\
-| item | source | held out | input | default | saved | codec | lossy | TOON | compact JSON |\n\
-|---|---|---|---|---|---|---|---|---|---|\n";
+| item | source | held out | input | before | saved | default | saved | codec | lossy | TOON | compact JSON |\n\
+|---|---|---|---|---|---|---|---|---|---|---|---|\n";
 
 fn main() {
     let items = corpus::nested();
@@ -90,20 +94,23 @@ fn main() {
         return;
     }
     let project = tempfile::tempdir().expect("temp dir");
-    let host = Host::builder()
-        .project(project.path())
-        .plugin_path(None)
-        .tee_store(Arc::new(MemoryTeeStore::new(items.len())))
-        // The stage decides with o200k (the no-gain rule in tokens, `auto`'s choice); this
-        // bench counts every payload itself.
-        .tokenizer(Arc::new(Tokenizer::O200k))
-        .report_tokens(false)
-        .kill_switch(Some(false))
-        .inline_at_any_size(true)
-        .max_result_chars(0)
-        .build()
-        .expect("host with the core defaults");
+    let host = host_of(project.path(), items.len());
+    let earlier = tempfile::tempdir().expect("temp dir");
+    std::fs::create_dir_all(earlier.path().join(".parrot")).expect("project");
+    std::fs::write(
+        earlier.path().join(".parrot/compressors.toml"),
+        "[compressor.\"*\"]\ncodec = \"auto\"\nlevel = \"normal\"\n\
+         [compressor.\"*\".params]\nrows = [\"toon\", \"columnar\", \"json_compact\"]\n\
+         object = [\"json_compact\", \"toon\"]\n\
+         [compressor.\"*\".params.columnar]\nmin_rows = 2\n",
+    )
+    .expect("manifest");
+    let before = host_of(earlier.path(), items.len());
     let o200k = Tokenizer::O200k;
+    let seen = |host: &Host, text: &str| {
+        let out = host.process(Call::new("no manifest entry", Input::Text(text)));
+        o200k.count(out.text().expect("UTF-8 payload"))
+    };
 
     let mut table = String::from(HEADER);
     let (mut all, mut tuned, mut held_out) =
@@ -117,6 +124,7 @@ fn main() {
         let counts = Counts {
             items: 1,
             input: o200k.count(&item.text),
+            before: seen(&before, &item.text),
             default: o200k.count(payload),
             lossy: usize::from(is_lossy),
             toon: o200k.count(&toon_format::encode_default(&value).expect("reference TOON")),
@@ -128,11 +136,13 @@ fn main() {
         };
         let _ = writeln!(
             table,
-            "| {} | {} | {} | {} | {} | {:.1}% | {codec} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {:.1}% | {} | {:.1}% | {codec} | {} | {} | {} |",
             item.name,
             item.source,
             if nested.held_out { "yes" } else { "no" },
             corpus::thousands(counts.input),
+            corpus::thousands(counts.before),
+            saved(counts.input, counts.before),
             corpus::thousands(counts.default),
             saved(counts.input, counts.default),
             if is_lossy { "yes" } else { "no" },
@@ -147,12 +157,15 @@ fn main() {
         }
     }
     host.flush();
+    before.flush();
     for (label, total) in [("total", all), ("tuned", tuned), ("held out", held_out)] {
         let _ = writeln!(
             table,
-            "| **{label}** ({} items) | | | {} | {} | {:.1}% | | {} lossy | {} | {} |",
+            "| **{label}** ({} items) | | | {} | {} | {:.1}% | {} | {:.1}% | | {} lossy | {} | {} |",
             total.items,
             corpus::thousands(total.input),
+            corpus::thousands(total.before),
+            saved(total.input, total.before),
             corpus::thousands(total.default),
             saved(total.input, total.default),
             total.lossy,
@@ -160,5 +173,23 @@ fn main() {
             corpus::thousands(total.compact),
         );
     }
+    println!("{table}");
     corpus::report("nested.md", &table);
+}
+
+/// A host of `project` with the defaults the table measures.
+fn host_of(project: &std::path::Path, items: usize) -> Host {
+    Host::builder()
+        .project(project)
+        .plugin_path(None)
+        .tee_store(Arc::new(MemoryTeeStore::new(items)))
+        // The stage decides with o200k (the no-gain rule in tokens, `auto`'s choice); this
+        // bench counts every payload itself.
+        .tokenizer(Arc::new(Tokenizer::O200k))
+        .report_tokens(false)
+        .kill_switch(Some(false))
+        .inline_at_any_size(true)
+        .max_result_chars(0)
+        .build()
+        .expect("host with the core defaults")
 }
