@@ -32,8 +32,7 @@ fn host() -> (tempfile::TempDir, Host) {
         dir.path().join(".parrot/compressors.toml"),
         "[compressor.only_toon]\ncodec = \"toon\"\n\
          [compressor.only_columnar]\ncodec = \"columnar\"\nparams = { min_rows = 2 }\n\
-         [compressor.only_json_compact]\ncodec = \"json_compact\"\n\
-         [compressor.only_json_nested]\ncodec = \"json_nested\"\n",
+         [compressor.only_json_compact]\ncodec = \"json_compact\"\n",
     )
     .unwrap();
     let host = Host::builder()
@@ -73,7 +72,9 @@ fn ms(d: Duration) -> String {
 
 fn routing_against_candidates(host: &Host, out: &mut String) -> String {
     let input = corpus::query_rows(1024 * 1024, usize::MAX);
-    let candidates = ["toon", "columnar", "json_compact", "json_nested"];
+    // `json_nested`, the fourth candidate for rows, leaves flat rows unchanged (they are the
+    // others' to write): it cannot be the pick here, and as an entry's codec it changes nothing.
+    let candidates = ["toon", "columnar", "json_compact"];
     let picked = timed(host, "t", &input).1.expect("auto names its winner");
     let rounds = 30;
     let mut auto_times = Vec::new();
