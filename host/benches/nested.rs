@@ -113,6 +113,8 @@ fn main() {
     };
 
     let mut table = String::from(HEADER);
+    // Items that came out with more tokens than they went in.
+    let mut grown = 0;
     let (mut all, mut tuned, mut held_out) =
         (Counts::default(), Counts::default(), Counts::default());
     for nested in &items {
@@ -149,6 +151,9 @@ fn main() {
             corpus::thousands(counts.toon),
             corpus::thousands(counts.compact),
         );
+        if counts.default > counts.input {
+            grown += 1;
+        }
         all.add(counts);
         if nested.held_out {
             held_out.add(counts);
@@ -175,6 +180,23 @@ fn main() {
     }
     println!("{table}");
     corpus::report("nested.md", &table);
+    corpus::target(
+        "nested",
+        &[format!(
+            "- The default saves ≥ 40% of o200k tokens on the nested set, losslessly, no item \
+             growing: **{}**, {:.1}% ({} → {}; held out {:.1}%), {} lossy, {grown} grown.",
+            if saved(all.input, all.default) >= 40.0 && all.lossy == 0 && grown == 0 {
+                "met"
+            } else {
+                "missed"
+            },
+            saved(all.input, all.default),
+            corpus::thousands(all.input),
+            corpus::thousands(all.default),
+            saved(held_out.input, held_out.default),
+            all.lossy,
+        )],
+    );
 }
 
 /// A host of `project` with the defaults the table measures.

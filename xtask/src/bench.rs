@@ -609,6 +609,7 @@ fn targets(out: &mut String, report: &Path, measured: &[&str]) -> std::fmt::Resu
     }
     for name in [
         "defaults",
+        "nested",
         "process",
         "command",
         "serve",
