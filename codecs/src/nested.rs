@@ -601,7 +601,7 @@ impl Writer<'_> {
                         self.out.push(',');
                     }
                     first = false;
-                    self.scalar(&Value::String(name.clone()));
+                    name.write_unescaped(&mut self.out);
                     self.out.push(':');
                     self.value(member, id);
                 }
@@ -756,23 +756,12 @@ impl Writer<'_> {
             .collect();
         self.out.push('{');
         if let Some(keys) = keys {
-            self.out.push_str("\"_keys\":[");
-            for (i, key) in keys.iter().enumerate() {
-                if i > 0 {
-                    self.out.push(',');
-                }
-                self.scalar(&Value::String((*key).clone()));
-            }
-            self.out.push_str("],");
+            self.out.push_str("\"_keys\":");
+            self.names(keys.iter().copied());
+            self.out.push(',');
         }
-        self.out.push_str("\"_columns\":[");
-        for (i, &c) in varying.iter().enumerate() {
-            if i > 0 {
-                self.out.push(',');
-            }
-            self.scalar(&Value::String(table.columns[c].clone()));
-        }
-        self.out.push(']');
+        self.out.push_str("\"_columns\":");
+        self.names(varying.iter().map(|&c| table.columns[c]));
         let mut rows_at = Vec::with_capacity(items.len());
         let mut next = *id;
         for _ in items {
@@ -807,6 +796,18 @@ impl Writer<'_> {
         *id = next;
     }
 
+    /// `[name,…]`: an array of member names, each written as a string.
+    fn names<'n, 'a: 'n>(&mut self, names: impl Iterator<Item = &'n Str<'a>>) {
+        self.out.push('[');
+        for (i, name) in names.enumerate() {
+            if i > 0 {
+                self.out.push(',');
+            }
+            name.write_unescaped(&mut self.out);
+        }
+        self.out.push(']');
+    }
+
     /// `,"_constant":{…}`: the constant members of `table`, from the row at `row`.
     fn write_constant(
         &mut self,
@@ -826,7 +827,7 @@ impl Writer<'_> {
                 self.out.push(',');
             }
             first = false;
-            self.scalar(&Value::String(name.clone()));
+            name.write_unescaped(&mut self.out);
             self.out.push(':');
             self.nested |= !value.is_scalar();
             self.value(value, &mut ids[m].unwrap_or(0));
