@@ -82,8 +82,8 @@
 //! | `text` | `["log"]` | the candidates for text that is not file contents |
 //! | `file` | `[]` | the candidates for file contents (run at `minimal`) |
 //! | `lossy_json` | `false` | run the JSON candidates at the call's level rather than `minimal` |
-//! | `sample_bytes` | `65536` | payloads of this many bytes or more are routed on a sample |
-//! | `sample_rows` | `32` | the rows of that sample |
+//! | `sample_bytes` | `65536` | payloads of this many bytes or more are routed on a sample of at most a quarter of it |
+//! | `sample_rows` | `32` | the most rows of that sample |
 //! | *a candidate's name* | its defaults | a table: that candidate's own params |
 //!
 //! A list may be empty (that shape then passes through). A candidate that names no registered
@@ -112,7 +112,8 @@
 //! A payload of `sample_bytes` or more is not compressed by every candidate in full:
 //!
 //! - `rows`: the candidates run on a sample, the first `sample_rows` rows re-wrapped in the
-//!   same shape (the other members of a wrapping object kept), and the sample's winner alone
+//!   same shape (the other members of a wrapping object kept), fewer when those rows hold more
+//!   than a quarter of `sample_bytes` (the rows that fit, at least two), and the sample's winner alone
 //!   runs on the whole payload (if it leaves it unchanged, the next best does);
 //! - `object`, `text` and `file`: the candidates run in full; their outputs' tokens are the gauge's
 //!   (exact up to 32 KB, above that estimated from evenly spaced windows, `crate::gauge`).
@@ -397,9 +398,10 @@ impl Auto {
             )
         }))
         .chain([format!(
-            "fewest tokens wins; from {} bytes on, rows are chosen on a sample of {} rows",
+            "fewest tokens wins; from {} bytes on, rows are chosen on a sample of {} rows, {} bytes at most",
             thousands(self.sample_bytes),
-            self.sample_rows
+            self.sample_rows,
+            thousands(self.sample_bytes / 4)
         )])
         .collect()
     }
@@ -577,6 +579,7 @@ impl Auto {
             return None;
         }
         let large = text.len() >= self.sample_bytes;
+        let rows = rows.map(|rows| self.bounded(rows));
         let sample = match (&rows, large) {
             (Some(rows), true) if rows.more => Some(sample_of(&text, rows)),
             _ => None,
@@ -629,6 +632,28 @@ impl Auto {
         let r = ran.swap_remove(best);
         let (output, lossy) = r.result.ok()?;
         Some(self.won(r.candidate, (output, lossy, r.counts), kind, text))
+    }
+
+    /// `rows` with its sample cut to at most a quarter of `sample_bytes` (but at least two
+    /// rows): a sample of 32 rows of 3 KB each would cost the candidates and the tokenizer
+    /// more than the winner's run on the whole.
+    fn bounded(&self, mut rows: RowsAt) -> RowsAt {
+        let budget = self.sample_bytes / 4;
+        let mut bytes = 0;
+        let keep = rows
+            .first
+            .iter()
+            .take_while(|span| {
+                bytes += span.len() + 1;
+                bytes <= budget
+            })
+            .count()
+            .max(2);
+        if keep < rows.first.len() {
+            rows.first.truncate(keep);
+            rows.more = true;
+        }
+        rows
     }
 
     /// Weighs each changed output against the input `on`, as the no-gain rule does; the

@@ -76,7 +76,7 @@ fn plugins_lists_each_codec_with_origin_and_interface_version() {
          \x20   file:   none (passes through) (file contents: numbered reads, source, \
          configuration, structured text; at minimal, lossless)\n\
          \x20   mcp:    each text block routed as above; isError results pass through\n\
-         \x20   fewest tokens wins; from 65,536 bytes on, rows are chosen on a sample of 32 rows\n",
+         \x20   fewest tokens wins; from 65,536 bytes on, rows are chosen on a sample of 32 rows, 16,384 bytes at most\n",
         library.display(),
         pkg.join("compressors.toml").display()
     );
