@@ -68,6 +68,8 @@ impl Refs {
             tape,
             min_bytes,
             first: HashMap::default(),
+            alike: Vec::new(),
+            pointers: HashMap::default(),
             found: HashMap::default(),
         };
         finder.children(0);
@@ -77,35 +79,58 @@ impl Refs {
     }
 }
 
-/// A first occurrence: its place on the tape and, once a later one referred to it, its
-/// pointer.
-type First = (usize, Option<String>);
+/// No earlier first occurrence of the same digest ([`Alike::earlier`]).
+const NONE: u32 = u32::MAX;
+
+/// A first occurrence of a value: its node, and the first occurrence of another value with
+/// the same digest found before it.
+#[derive(Clone, Copy)]
+struct Alike {
+    node: u32,
+    earlier: u32,
+}
 
 struct Finder<'t, 'a> {
     tape: &'t Tape<'a>,
     min_bytes: usize,
-    /// The first occurrences of each value of at least `min_bytes`, by hash and size (at most
-    /// [`MAX_ALIKE`] of one digest).
-    first: HashMap<(u64, u32), Vec<First>>,
+    /// For each digest (hash and size) of a value of at least `min_bytes`: the last first
+    /// occurrence of that digest (in [`Finder::alike`]) and how many there are (at most
+    /// [`MAX_ALIKE`]).
+    first: HashMap<u64, (u32, u32)>,
+    /// The first occurrences, each linked to the one of the same digest before it: one list
+    /// for the document, not one per digest.
+    alike: Vec<Alike>,
+    /// The pointers of the first occurrences referred to, by node.
+    pointers: HashMap<usize, String>,
     found: HashMap<usize, String>,
 }
 
 impl Finder<'_, '_> {
+    /// The first occurrence of the value at `at`, when an earlier value is equal to it.
+    fn earlier(&self, at: usize, key: u64) -> Option<usize> {
+        let &(mut link, _) = self.first.get(&key)?;
+        while let Some(seen) = self.alike.get(link as usize) {
+            if self.tape.same(seen.node as usize, at) {
+                return Some(seen.node as usize);
+            }
+            link = seen.earlier;
+        }
+        None
+    }
+
     fn visit(&mut self, at: usize) {
         let node = self.tape.nodes[at];
         if (node.size as usize) < self.min_bytes {
             // Nothing inside is big enough either.
             return;
         }
-        let key = (node.hash, node.size);
+        let key = u64::from(node.hash) << 32 | u64::from(node.size);
         let tape = self.tape;
-        let earlier = self.first.get_mut(&key).and_then(|seen| {
-            let (first, pointer) = seen.iter_mut().find(|(seen, _)| tape.same(*seen, at))?;
-            Some(
-                pointer
-                    .get_or_insert_with(|| pointer_of(tape, *first))
-                    .clone(),
-            )
+        let earlier = self.earlier(at, key).map(|first| {
+            self.pointers
+                .entry(first)
+                .or_insert_with(|| pointer_of(tape, first))
+                .clone()
         });
         match earlier {
             // `{"$ref":"…"}` is 11 bytes and the pointer; a pointer's digits, dots and slashes
@@ -116,9 +141,14 @@ impl Finder<'_, '_> {
             }
             Some(_) => self.children(at),
             None => {
-                let alike = self.first.entry(key).or_default();
-                if alike.len() < MAX_ALIKE {
-                    alike.push((at, None));
+                let next = self.alike.len() as u32;
+                let head = self.first.entry(key).or_insert((NONE, 0));
+                if (head.1 as usize) < MAX_ALIKE {
+                    self.alike.push(Alike {
+                        node: at as u32,
+                        earlier: head.0,
+                    });
+                    *head = (next, head.1 + 1);
                 }
                 self.children(at);
             }

@@ -1,7 +1,7 @@
 //! The document as `json_nested` reads it: one flat list of nodes in document order (a tape),
 //! each with its digest, instead of a tree of allocations.
 //!
-//! A node is a value; a member's node also holds its name. A container's subtree is the nodes
+//! A node is a value (28 bytes); a member's node also holds its name. A container's subtree is the nodes
 //! that follow it, [`Node::skip`] of them with itself, so its children are found by skipping
 //! and two subtrees are compared node by node. Null members are not on the tape: the output
 //! leaves them out (CONTRACT §2.1), so neither digests nor tables count them. Null elements of
@@ -33,34 +33,46 @@ pub(super) enum Kind {
 /// not read: [`Tape::read`] leaves it).
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Node {
-    /// A hash of the value's compact text, null members left out: scalars by their text as
+    /// A hash of the value's compact text, null members left out (folded to 32 bits: the
+    /// size goes with it, and equality is always confirmed): scalars by their text as
     /// written, containers by their entries in order.
-    pub(super) hash: u64,
+    pub(super) hash: u32,
     /// Where a scalar's text starts (a string's at its opening quote); for a string that holds
     /// an escape, its place in [`Tape::escaped`] instead.
     pub(super) start: u32,
     /// The length of a scalar's text (a string's with its quotes).
     pub(super) len: u32,
     /// Where the member name starts (at its opening quote), or its place in [`Tape::escaped`]
-    /// when it holds an escape; for an element, 0.
+    /// when it is kept there ([`NAME_ASIDE`]); for an element, 0.
     pub(super) name: u32,
-    /// The member name's length with its quotes; 0 for an element (a name has two quotes).
-    pub(super) name_len: u32,
     /// The nodes of the value's subtree, itself included: 1 for a scalar.
     pub(super) skip: u32,
     /// The bytes of the value's compact text as written (a string with its escapes), null
     /// members left out: what a reference, a table or a constant would save.
     pub(super) size: u32,
+    /// The member name's length with its quotes (a name kept aside: 0).
+    pub(super) name_len: u16,
     pub(super) kind: Kind,
-    /// The string value holds an escape.
-    pub(super) escaped: bool,
-    /// The member name holds an escape.
-    pub(super) name_escaped: bool,
+    /// [`ESCAPED`], [`NAME_ASIDE`], [`MEMBER`].
+    pub(super) flags: u8,
 }
+
+/// [`Node::flags`]: the string value holds an escape, and is kept in [`Tape::escaped`].
+const ESCAPED: u8 = 1;
+/// [`Node::flags`]: the member name is kept in [`Tape::escaped`] (it holds an escape, or is too
+/// long for [`Node::name_len`]).
+const NAME_ASIDE: u8 = 2;
+/// [`Node::flags`]: the value is a member of an object (it has a name).
+const MEMBER: u8 = 4;
 
 impl Node {
     pub(super) fn is_container(&self) -> bool {
         matches!(self.kind, Kind::Array | Kind::Object)
+    }
+
+    /// Whether the value is a member of an object.
+    pub(super) fn is_member(&self) -> bool {
+        self.flags & MEMBER != 0
     }
 }
 
@@ -182,17 +194,21 @@ impl<'a> Tape<'a> {
     /// The string value of node `at`.
     pub(super) fn string(&self, at: usize) -> Text<'a> {
         let node = &self.nodes[at];
-        self.text_at(node.start, node.len, node.escaped)
+        self.text_at(node.start, node.len, node.flags & ESCAPED != 0)
     }
 
     /// The member name of node `at` (empty for an element).
     pub(super) fn name(&self, at: usize) -> Text<'a> {
         let node = &self.nodes[at];
-        self.text_at(node.name, node.name_len, node.name_escaped)
+        self.text_at(
+            node.name,
+            u32::from(node.name_len),
+            node.flags & NAME_ASIDE != 0,
+        )
     }
 
-    fn text_at(&self, start: u32, len: u32, escaped: bool) -> Text<'a> {
-        if escaped && let Some(&raw) = self.escaped.get(start as usize) {
+    fn text_at(&self, start: u32, len: u32, aside: bool) -> Text<'a> {
+        if aside && let Some(&raw) = self.escaped.get(start as usize) {
             return Text::Escaped(raw);
         }
         let (start, len) = (start as usize, len as usize);
@@ -224,7 +240,7 @@ impl<'a> Tape<'a> {
             let (x, y) = (&self.nodes[a + k], &self.nodes[b + k]);
             x.kind == y.kind
                 && x.skip == y.skip
-                && (k == 0 || x.name_len == 0 || self.name(a + k).same_value(self.name(b + k)))
+                && (k == 0 || !x.is_member() || self.name(a + k).same_value(self.name(b + k)))
                 && match x.kind {
                     Kind::Number => self.scalar_text(a + k) == self.scalar_text(b + k),
                     Kind::String => self.string(a + k).same_value(self.string(b + k)),
@@ -260,6 +276,32 @@ fn is_reserved(name: &RawStr<'_>) -> bool {
 }
 
 impl<'a> Read<'a> {
+    /// Where node's member name is found (`name`: where it starts in the text, and the name):
+    /// its place, its length and its flags. A name that holds an escape or is too long for
+    /// [`Node::name_len`] is kept in [`Tape::escaped`].
+    fn place_name(&mut self, name: Option<(u32, RawStr<'a>)>) -> (u32, u16, u8) {
+        let Some((start, name)) = name else {
+            return (0, 0, 0);
+        };
+        match u16::try_from(name.raw().len()) {
+            Ok(len) if !name.is_escaped() => (start, len, MEMBER),
+            _ => {
+                let at = self.tape.escaped.len() as u32;
+                self.tape.escaped.push(name);
+                (at, 0, MEMBER | NAME_ASIDE)
+            }
+        }
+    }
+
+    /// Makes room for more nodes a quarter at a time past the first guess, not by doubling: the
+    /// list is most of the codec's memory.
+    fn grow(&mut self) {
+        let nodes = &mut self.tape.nodes;
+        if nodes.len() == nodes.capacity() {
+            nodes.reserve_exact(nodes.capacity() / 4 + 16);
+        }
+    }
+
     /// Reads the value at the cursor onto the tape (`depth`: the nesting of its container;
     /// `name`: its member name and where that starts).
     fn value(&mut self, depth: usize, name: Option<(u32, RawStr<'a>)>) -> Result<(), Stop> {
@@ -302,19 +344,19 @@ impl<'a> Read<'a> {
                 )
             }
         };
-        let (name_at, name) = name.unzip();
+        let (name, name_len, name_flags) = self.place_name(name);
+        self.grow();
         self.tape.nodes.push(Node {
-            hash,
+            hash: fold(hash),
             start,
             len: len as u32,
-            name: name_at.unwrap_or(0),
-            name_len: name.map_or(0, |name| name.raw().len() as u32),
+            name,
             skip: 1,
             // A string's size is its text as written, quotes included: its length.
             size: len as u32,
+            name_len,
             kind,
-            escaped,
-            name_escaped: name.is_some_and(|name| name.is_escaped()),
+            flags: name_flags | if escaped { ESCAPED } else { 0 },
         });
         Ok(())
     }
@@ -325,18 +367,18 @@ impl<'a> Read<'a> {
         self.reader.bump();
         self.tape.depth = self.tape.depth.max(depth + 1);
         let at = self.tape.nodes.len();
-        let (name_at, name) = name.unzip();
+        let (name, name_len, flags) = self.place_name(name);
+        self.grow();
         self.tape.nodes.push(Node {
             hash: 0,
             start: 0,
             len: 0,
-            name: name_at.unwrap_or(0),
-            name_len: name.map_or(0, |name| name.raw().len() as u32),
+            name,
             skip: 0,
             size: 0,
+            name_len,
             kind: if array { Kind::Array } else { Kind::Object },
-            escaped: false,
-            name_escaped: name.is_some_and(|name| name.is_escaped()),
+            flags,
         });
         let (hash, size) = if array {
             self.elements(depth)?
@@ -345,7 +387,7 @@ impl<'a> Read<'a> {
         };
         let skip = (self.tape.nodes.len() - at) as u32;
         let node = &mut self.tape.nodes[at];
-        node.hash = hash;
+        node.hash = fold(hash);
         node.size = size as u32;
         node.skip = skip;
         Ok(())
@@ -363,7 +405,7 @@ impl<'a> Read<'a> {
             let at = self.tape.nodes.len();
             self.value(depth + 1, None)?;
             let node = &self.tape.nodes[at];
-            hash = mix(hash, node.hash);
+            hash = mix(hash, u64::from(node.hash));
             size += node.size as usize + 1;
             if !self.reader.next_or_close(b']')? {
                 break;
@@ -382,14 +424,10 @@ impl<'a> Read<'a> {
         }
         let base = self.names.len();
         loop {
-            let mut start = self.reader.pos() as u32;
+            let start = self.reader.pos() as u32;
             let name = self.reader.string()?;
             if is_reserved(&name) {
                 return Err(Stop::Reserved);
-            }
-            if name.is_escaped() {
-                start = self.tape.escaped.len() as u32;
-                self.tape.escaped.push(name);
             }
             self.names.push(name);
             self.reader.expect(b':')?;
@@ -404,7 +442,7 @@ impl<'a> Read<'a> {
                 // One step per member: the name's hash and the value's, told apart by a turn.
                 hash = mix(
                     hash,
-                    hash_bytes(5, name.content().as_bytes()) ^ node.hash.rotate_left(23),
+                    hash_bytes(5, name.content().as_bytes()) ^ u64::from(node.hash).rotate_left(23),
                 );
                 size += name.content().len() + 3 + node.size as usize + 1;
                 entries += 1;
@@ -423,3 +461,11 @@ impl<'a> Read<'a> {
         Ok((hash, if entries > 0 { size - 1 } else { size }))
     }
 }
+
+/// A hash of 64 bits folded to the 32 a node keeps.
+fn fold(hash: u64) -> u32 {
+    (hash ^ (hash >> 32)) as u32
+}
+
+// The list is most of the codec's memory: a node stays at 28 bytes.
+const _: () = assert!(std::mem::size_of::<Node>() == 28);

@@ -253,3 +253,17 @@ fn expand_stops_a_document_that_references_would_blow_up() {
     let err = codec("{}").expand(&text).unwrap_err();
     assert!(err.message().contains("would exceed"), "{}", err.message());
 }
+
+#[test]
+fn a_member_name_too_long_to_place_is_kept_aside_and_written_exactly() {
+    // Names of 65,535 bytes and more do not fit a node's length field.
+    let long = "n".repeat(70_000);
+    let row = |id: usize| format!(r#"{{"{long}":{{"id":{id},"tags":["a","b"]}},"x":{id}}}"#);
+    let input = format!("{{\"items\":[{},{},{}]}}", row(1), row(2), row(3));
+    let out = nested("{}", &input).expect("a table of nested cells");
+    assert!(
+        out.contains(&format!(r#""_columns":["{long}","x"]"#)),
+        "{}",
+        &out[..200]
+    );
+}
