@@ -447,18 +447,27 @@ pub fn write_unescaped<O: Output + ?Sized>(string: RawStr<'_>, out: &mut O) {
 
 fn write_unescaped_escapes<O: Output + ?Sized>(content: &str, out: &mut O) {
     out.push_ascii(b'"');
-    let mut rest = content;
-    while let Some(at) = rest.find('\\') {
-        out.push_str(rest.get(..at).unwrap_or_default());
-        let escape = rest.get(at..).unwrap_or_default();
-        let len = match escape.as_bytes().get(1) {
+    let bytes = content.as_bytes();
+    // The run of bytes not yet written starts at `from`; `at` looks for the next escape. A
+    // string's text holds no quote and no control character, so the scan stops at escapes
+    // only; every escape is ASCII, so each stop is a character boundary.
+    let mut from = 0;
+    let mut at = string_stop(bytes, 0);
+    while at < bytes.len() {
+        if bytes[at] != b'\\' {
+            // Not in a string the reader read, but a text may have been given by hand: a quote
+            // or a control character is kept as it is.
+            at = string_stop(bytes, at + 1);
+            continue;
+        }
+        out.push_str(content.get(from..at).unwrap_or_default());
+        let escape = bytes.get(at..).unwrap_or_default();
+        let len = match escape.get(1) {
             Some(b'u') => {
-                let mut chars = escape.get(2..).unwrap_or_default().chars();
-                let code = hex4(&mut chars);
+                let code = hex4_bytes(escape.get(2..6));
                 let (code, len) = if (0xD800..0xDC00).contains(&code) {
                     // The reader only lets a high surrogate through with its low half after it.
-                    let mut low = escape.get(8..).unwrap_or_default().chars();
-                    let low = hex4(&mut low);
+                    let low = hex4_bytes(escape.get(8..12));
                     (
                         0x10000 + ((code - 0xD800) << 10) + (low.wrapping_sub(0xDC00) & 0x3FF),
                         12,
@@ -471,7 +480,7 @@ fn write_unescaped_escapes<O: Output + ?Sized>(content: &str, out: &mut O) {
                     Some('\\') => out.push_str("\\\\"),
                     Some(c) if c >= ' ' => out.push_str(c.encode_utf8(&mut [0; 4])),
                     // A control character keeps its escape.
-                    _ => out.push_str(escape.get(..len).unwrap_or_default()),
+                    _ => out.push_str(content.get(at..at + len).unwrap_or_default()),
                 }
                 len
             }
@@ -481,14 +490,24 @@ fn write_unescaped_escapes<O: Output + ?Sized>(content: &str, out: &mut O) {
             }
             // \" \\ \b \f \n \r \t: required, and already short.
             _ => {
-                out.push_str(escape.get(..2).unwrap_or_default());
+                out.push_str(content.get(at..at + 2).unwrap_or_default());
                 2
             }
         };
-        rest = escape.get(len..).unwrap_or_default();
+        from = at + len;
+        at = string_stop(bytes, from);
     }
-    out.push_str(rest);
+    out.push_str(content.get(from..).unwrap_or_default());
     out.push_ascii(b'"');
+}
+
+/// The number four hex digits write (a digit that is none counts as 0: the reader checked
+/// them).
+#[inline]
+fn hex4_bytes(digits: Option<&[u8]>) -> u32 {
+    digits.unwrap_or_default().iter().fold(0, |acc, &digit| {
+        acc * 16 + char::from(digit).to_digit(16).unwrap_or(0)
+    })
 }
 
 #[cfg(test)]
@@ -607,6 +626,85 @@ mod tests {
             let mut out = String::new();
             write_unescaped(Reader::new(raw).string().unwrap(), &mut out);
             assert_eq!(out, expected, "{raw}");
+        }
+    }
+
+    /// The writer that copies runs between escapes writes what the one that went escape by
+    /// escape through `str::find` and `chars` wrote, on generated strings the reader accepts.
+    #[test]
+    fn unescaped_writing_by_runs_matches_writing_escape_by_escape() {
+        fn by_escapes(content: &str) -> String {
+            let mut out = String::from("\"");
+            let mut rest = content;
+            while let Some(at) = rest.find('\\') {
+                out.push_str(&rest[..at]);
+                let escape = &rest[at..];
+                let len = match escape.as_bytes().get(1) {
+                    Some(b'u') => {
+                        let code = u32::from_str_radix(&escape[2..6], 16).unwrap();
+                        let (code, len) = if (0xD800..0xDC00).contains(&code) {
+                            let low = u32::from_str_radix(&escape[8..12], 16).unwrap();
+                            (0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00), 12)
+                        } else {
+                            (code, 6)
+                        };
+                        match char::from_u32(code) {
+                            Some('"') => out.push_str("\\\""),
+                            Some('\\') => out.push_str("\\\\"),
+                            Some(c) if c >= ' ' => out.push(c),
+                            _ => out.push_str(&escape[..len]),
+                        }
+                        len
+                    }
+                    Some(b'/') => {
+                        out.push('/');
+                        2
+                    }
+                    _ => {
+                        out.push_str(&escape[..2]);
+                        2
+                    }
+                };
+                rest = &escape[len..];
+            }
+            out.push_str(rest);
+            out.push('"');
+            out
+        }
+        const PIECES: [&str; 18] = [
+            "a",
+            "plain run of text ",
+            "é",
+            "😀",
+            "\\\"",
+            "\\\\",
+            "\\/",
+            "\\b",
+            "\\n",
+            "\\t",
+            "\\u0000",
+            "\\u001f",
+            "\\u0022",
+            "\\u005c",
+            "\\u00e9",
+            "\\u0623",
+            "\\ud83d\\ude00",
+            "\\uD83D\\uDE00",
+        ];
+        let mut state = 11u64;
+        for _ in 0..20_000 {
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1);
+            let raw: String = std::iter::once("\"")
+                .chain(
+                    (0..(state >> 60) as usize)
+                        .map(|i| PIECES[(state >> (i * 4 % 56)) as usize % PIECES.len()]),
+                )
+                .chain(std::iter::once("\""))
+                .collect();
+            let string = Reader::new(&raw).string().unwrap();
+            let mut out = String::new();
+            write_unescaped(string, &mut out);
+            assert_eq!(out, by_escapes(string.content()), "{raw}");
         }
     }
 }
