@@ -26,13 +26,63 @@ pub(super) struct Writer<'t, 'a> {
 
 /// How one array of objects (or object of records) is written as a table.
 struct Table<'a> {
-    /// The column names, in the order first seen: the node each was first seen on.
-    columns: Vec<usize>,
+    columns: Columns<'a>,
     /// The constant columns' values (by column): the node of the first row that is not a
     /// reference.
     constant: Vec<Option<usize>>,
-    /// Each column's place in `columns`, by decoded name.
-    index: StdHashMap<Cow<'a, str>, usize>,
+}
+
+/// The columns of a table, in the order first seen: the node each name was first seen on.
+/// Found by decoded name: by comparing names while there are few, through a map past
+/// [`FEW_COLUMNS`].
+struct Columns<'a> {
+    first: Vec<usize>,
+    by_name: Option<StdHashMap<Cow<'a, str>, usize>>,
+}
+
+/// The most columns looked up one by one.
+const FEW_COLUMNS: usize = 16;
+
+impl<'a> Columns<'a> {
+    fn new() -> Columns<'a> {
+        Columns {
+            first: Vec::new(),
+            by_name: None,
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.first.len()
+    }
+
+    /// The column of the member at `member`, by its decoded name.
+    fn find(&self, tape: &Tape<'a>, member: usize) -> Option<usize> {
+        let name = tape.name(member);
+        match &self.by_name {
+            Some(map) => map.get(&name.decoded()).copied(),
+            None => self
+                .first
+                .iter()
+                .position(|&column| tape.name(column).same_value(name)),
+        }
+    }
+
+    /// Adds the name of the member at `member` as the last column; its index.
+    fn add(&mut self, tape: &Tape<'a>, member: usize) -> usize {
+        self.first.push(member);
+        let column = self.first.len() - 1;
+        match &mut self.by_name {
+            Some(map) => {
+                map.insert(tape.name(member).decoded(), column);
+            }
+            None if self.first.len() > FEW_COLUMNS => {
+                let names = self.first.iter().enumerate();
+                self.by_name = Some(names.map(|(c, &m)| (tape.name(m).decoded(), c)).collect());
+            }
+            None => {}
+        }
+        column
+    }
 }
 
 impl<'t, 'a> Writer<'t, 'a> {
@@ -151,8 +201,7 @@ impl<'t, 'a> Writer<'t, 'a> {
     /// fewer bytes.
     fn table(&self, at: usize) -> Option<Table<'a>> {
         let tape = self.tape;
-        let mut columns: Vec<usize> = Vec::new();
-        let mut index: StdHashMap<Cow<'a, str>, usize> = StdHashMap::new();
+        let mut columns = Columns::new();
         // Per column: the rows that have it, the value all of them share so far (a node) and
         // that value's size.
         let mut present: Vec<usize> = Vec::new();
@@ -173,16 +222,14 @@ impl<'t, 'a> Writer<'t, 'a> {
                 let name = tape.name(member);
                 names_bytes += name.content().len() + 3;
                 let size = tape.nodes[member].size as usize;
-                let column = match guessed(tape, &columns, &guess, m, member) {
-                    Some(column) => column,
-                    None => *index.entry(name.decoded()).or_insert_with(|| {
-                        columns.push(member);
-                        present.push(0);
-                        shared.push(Some(member));
-                        shared_size.push(size);
-                        columns.len() - 1
-                    }),
-                };
+                let found = guessed(tape, &columns.first, &guess, m, member)
+                    .or_else(|| columns.find(tape, member));
+                let column = found.unwrap_or_else(|| {
+                    present.push(0);
+                    shared.push(Some(member));
+                    shared_size.push(size);
+                    columns.add(tape, member)
+                });
                 remember(&mut guess, m, column);
                 present[column] += 1;
                 if shared[column]
@@ -199,6 +246,7 @@ impl<'t, 'a> Writer<'t, 'a> {
         // less the names said once, a `null` for each cell of a row without that member, and
         // the table's own names (`{"_columns":[],"_rows":[]}`, `,"_constant":{}`).
         let header: usize = columns
+            .first
             .iter()
             .map(|&name| tape.name(name).content().len() + 3)
             .sum();
@@ -216,11 +264,7 @@ impl<'t, 'a> Writer<'t, 'a> {
             25
         };
         let saved = (names_bytes + hoisted).checked_sub(header + missing + own)?;
-        (saved > 0 && rows > 0).then_some(Table {
-            columns,
-            constant,
-            index,
-        })
+        (saved > 0 && rows > 0).then_some(Table { columns, constant })
     }
 
     /// Writes the children of `at` as `table`, their names first when `keyed`.
@@ -236,7 +280,7 @@ impl<'t, 'a> Writer<'t, 'a> {
             self.out.push(',');
         }
         self.out.push_str("\"_columns\":");
-        self.names(varying.iter().map(|&c| table.columns[c]));
+        self.names(varying.iter().map(|&c| table.columns.first[c]));
         if table.constant.iter().any(Option::is_some) {
             // The constants are written from the first row that is no reference.
             if let Some(row) = tape.children(at).find(|&row| !self.refs.contains(row)) {
@@ -278,7 +322,7 @@ impl<'t, 'a> Writer<'t, 'a> {
         let mut first = true;
         for member in tape.children(row) {
             let name = tape.name(member);
-            let column = table.index.get(&name.decoded()).copied();
+            let column = table.columns.find(tape, member);
             if column.is_none_or(|c| table.constant[c].is_none()) {
                 continue;
             }
@@ -307,8 +351,8 @@ impl<'t, 'a> Writer<'t, 'a> {
         cells.clear();
         cells.resize(table.columns.len(), None);
         for (m, member) in tape.children(row).enumerate() {
-            let column = guessed(tape, &table.columns, guess, m, member)
-                .or_else(|| table.index.get(&tape.name(member).decoded()).copied());
+            let column = guessed(tape, &table.columns.first, guess, m, member)
+                .or_else(|| table.columns.find(tape, member));
             if let Some(c) = column {
                 cells[c] = Some(member);
                 remember(guess, m, c);
