@@ -7,16 +7,16 @@
 //! - Wherever the reference writes a table, constant columns may be hoisted out of it
 //!   ([`super::hoist`]); the hoisted form is written only when it is strictly shorter.
 //!
-//! Strings and keys are quoted and escaped by `toon-format`'s own rules: its key check and its
-//! escaping, and for strings [`needs_quoting`], its check redone in one pass over the bytes
-//! (the unit tests hold the two to the same answers).
+//! Strings and keys are quoted and escaped by `toon-format`'s own rules: its key check, and
+//! its string check ([`needs_quoting`]) and its escaping ([`push_quoted`]) each redone in one
+//! pass over the bytes (the unit tests hold each to the same answers as the original).
 //!
 //! This writer takes a tree of the whole input; tables of flat rows are written by
 //! [`super::stream`] instead, without one, to the same bytes.
 
 use std::borrow::Cow;
 
-use toon_format::{escape_string, is_valid_unquoted_key};
+use toon_format::is_valid_unquoted_key;
 
 use parrot_json::{MAX_DEPTH, Value};
 
@@ -439,13 +439,35 @@ fn quote(text: &str) -> String {
     quoted
 }
 
-/// `"text"`, escaped as `toon_format::escape_string` escapes it.
-fn push_quoted(text: &str, out: &mut String) {
+/// Appends `"text"`, escaped as `toon_format::escape_string` escapes it (TOON §7.1): `\\`,
+/// `\"`, `\n`, `\r`, `\t`, and every other C0 control as `\u00xx` in lower-case hex. Those are
+/// the bytes [`parrot_json::string_stop`] stops at, all ASCII, so the runs between them are
+/// copied whole rather than character by character (the unit tests hold the two to the same
+/// answers).
+pub(crate) fn push_quoted(text: &str, out: &mut String) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
     out.push('"');
-    if parrot_json::string_stop(text.as_bytes(), 0) < text.len() {
-        out.push_str(&escape_string(text));
-    } else {
-        out.push_str(text);
+    let bytes = text.as_bytes();
+    let mut from = 0;
+    loop {
+        let at = parrot_json::string_stop(bytes, from);
+        out.push_str(text.get(from..at).unwrap_or_default());
+        let Some(&byte) = bytes.get(at) else {
+            break;
+        };
+        match byte {
+            b'\\' => out.push_str("\\\\"),
+            b'"' => out.push_str("\\\""),
+            b'\n' => out.push_str("\\n"),
+            b'\r' => out.push_str("\\r"),
+            b'\t' => out.push_str("\\t"),
+            control => {
+                out.push_str("\\u00");
+                out.push(char::from(HEX[usize::from(control >> 4)]));
+                out.push(char::from(HEX[usize::from(control & 0xf)]));
+            }
+        }
+        from = at + 1;
     }
     out.push('"');
 }

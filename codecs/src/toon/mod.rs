@@ -812,6 +812,31 @@ mod tests {
     }
 
     #[test]
+    fn the_escaping_agrees_with_toon_formats() {
+        // Every ASCII character (the C0 controls, `"`, `\\`, DEL among them), non-ASCII of
+        // each UTF-8 length, and runs long enough for the eight-byte steps of the scan.
+        let mut pieces: Vec<String> = (0..0x80u8).map(|b| char::from(b).to_string()).collect();
+        pieces.extend(
+            ["é", "😀", "日本", "\u{2028}", "\u{feff}", "plain text run"].map(String::from),
+        );
+        let mut generator = Generator(9);
+        for i in 0..100_000 {
+            let text: String = if i < pieces.len() {
+                pieces[i].clone()
+            } else {
+                let len = generator.next(12);
+                (0..len)
+                    .map(|_| pieces[generator.next(pieces.len() as u64) as usize].as_str())
+                    .collect()
+            };
+            let mut written = String::new();
+            encode::push_quoted(&text, &mut written);
+            let reference = format!("\"{}\"", toon_format::escape_string(&text));
+            assert_eq!(written, reference, "for {text:?}");
+        }
+    }
+
+    #[test]
     fn the_streaming_encoder_writes_what_the_tree_writes() {
         let mut generator = Generator(21);
         let mut hoisted = 0;

@@ -34,75 +34,210 @@ use crate::counted;
 /// most `max` code points; `log` is the `log` codec and the text it compressed, when the
 /// payload is its output for the whole input.
 pub(super) fn cut(payload: &str, log: Option<(&Log, &str)>, pointer: &str, max: usize) -> String {
-    let room = max.saturating_sub(wrap("", pointer).chars().count());
-    let text = log
-        .and_then(|(codec, original)| codec.cut(original, payload, room, &escaped))
-        .map(|cut| format!("{}{}", &payload[..cut.kept], cut.marker))
-        .unwrap_or_else(|| cut_text(payload, room));
-    wrap(&text, pointer)
+    let room = max.saturating_sub(wrap("", "", pointer).chars().count());
+    let cut = log.and_then(|(codec, original)| codec.cut(original, payload, room, &escaped));
+    match cut {
+        Some(cut) => wrap(&payload[..cut.kept], &cut.marker, pointer),
+        None => {
+            let (kept, marker) = cut_text(payload, room);
+            wrap(kept, &marker, pointer)
+        }
+    }
 }
 
-/// `text` as the `result` of a wrapper with `pointer` as its `_tee`.
-fn wrap(text: &str, pointer: &str) -> String {
-    format!(
-        "{{\"result\":{},\"_tee\":{pointer}}}",
-        serde_json::to_string(text).unwrap_or_default()
-    )
+/// `kept` and then `marker`, as one JSON string, the `result` of a wrapper with `pointer` as
+/// its `_tee`. The string is written as `serde_json` writes it ([`parrot_json::write_string`]
+/// writes the same text), without first joining the two.
+fn wrap(kept: &str, marker: &str, pointer: &str) -> String {
+    let mut out = String::with_capacity(kept.len() + marker.len() + pointer.len() + 32);
+    out.push_str("{\"result\":");
+    parrot_json::write_string(kept, &mut out);
+    // One string: the kept text's closing quote and the marker's opening one go.
+    out.pop();
+    let from = out.len();
+    parrot_json::write_string(marker, &mut out);
+    out.remove(from);
+    out.push_str(",\"_tee\":");
+    out.push_str(pointer);
+    out.push('}');
+    out
 }
 
-/// How many code points `text` takes inside a JSON string, as `serde_json` writes it.
+/// How many code points `text` takes inside a JSON string, as `serde_json` writes it: one per
+/// character, two for `"`, `\` and the controls with a short escape (`\b`, `\f`, `\n`, `\r`,
+/// `\t`), six for the other controls (`\u00XX`).
 fn escaped(text: &str) -> usize {
-    text.chars().map(escaped_char).sum()
+    let (blocks, rest) = text.as_bytes().as_chunks::<BLOCK>();
+    let whole: usize = blocks.iter().map(|block| measure(block).cost).sum();
+    whole + rest.iter().map(|&b| byte_cost(b)).sum::<usize>()
 }
 
-/// How many code points `c` takes inside a JSON string, as `serde_json` writes it.
-fn escaped_char(c: char) -> usize {
-    match c {
-        '"' | '\\' | '\n' | '\r' | '\t' | '\u{8}' | '\u{c}' => 2,
-        c if c < ' ' => 6,
+/// What [`escaped`] counts for one byte: a character's first byte counts the character, the
+/// bytes that continue it count nothing.
+fn byte_cost(byte: u8) -> usize {
+    match byte {
+        b'"' | b'\\' | b'\n' | b'\r' | b'\t' | 0x08 | 0x0c => 2,
+        0..0x20 => 6,
+        0x80..0xc0 => 0,
         _ => 1,
     }
 }
 
+/// The bytes [`measure`] takes at once: at most 6 code points each, 192 in all, so its sums
+/// fit the `u8` lanes the compiler turns its loop into (a smaller block or wider sums were
+/// measured slower).
+const BLOCK: usize = 32;
+
+/// What a run of bytes costs inside a JSON string and what it holds.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+struct Measure {
+    /// Its escaped code points ([`escaped`]).
+    cost: usize,
+    /// Its code points.
+    chars: usize,
+    /// Its line breaks.
+    breaks: usize,
+}
+
+impl Measure {
+    fn add(&mut self, other: Measure) {
+        self.cost += other.cost;
+        self.chars += other.chars;
+        self.breaks += other.breaks;
+    }
+}
+
+/// [`byte_cost`] summed over `block`, its code points and its line breaks, with arithmetic and
+/// no branch so that the compiler measures many bytes in one instruction (the unit tests hold
+/// it to [`byte_cost`] for every byte).
+fn measure(block: &[u8; BLOCK]) -> Measure {
+    let (mut cost, mut chars, mut breaks) = (0u8, 0u8, 0u8);
+    for &byte in block {
+        let starts_char = u8::from(byte & 0xc0 != 0x80);
+        let quote = u8::from(byte == b'"' || byte == b'\\');
+        let control = u8::from(byte < 0x20);
+        // \b \t \n \f \r: 0x08 to 0x0d but for 0x0b.
+        let short = u8::from(byte.wrapping_sub(0x08) < 6 && byte != 0x0b);
+        cost += starts_char + quote + control * 5 - short * 4;
+        chars += starts_char;
+        breaks += u8::from(byte == b'\n');
+    }
+    Measure {
+        cost: usize::from(cost),
+        chars: usize::from(chars),
+        breaks: usize::from(breaks),
+    }
+}
+
+/// The code points and line breaks of `bytes`, 128 bytes at a time (at most 128 of each, so
+/// `u8` sums again): the compiler turns this block into vector instructions, where a block of
+/// 32 was measured many times slower.
+fn count(bytes: &[u8]) -> (usize, usize) {
+    let (blocks, rest) = bytes.as_chunks::<128>();
+    let (mut chars, mut breaks) = (0, 0);
+    for block in blocks {
+        let (mut block_chars, mut block_breaks) = (0u8, 0u8);
+        for &byte in block {
+            block_chars += u8::from(byte & 0xc0 != 0x80);
+            block_breaks += u8::from(byte == b'\n');
+        }
+        chars += usize::from(block_chars);
+        breaks += usize::from(block_breaks);
+    }
+    for &byte in rest {
+        chars += usize::from(byte & 0xc0 != 0x80);
+        breaks += usize::from(byte == b'\n');
+    }
+    (chars, breaks)
+}
+
+/// The longest start of a payload whose escaped code points fit a budget, as [`keep`] finds
+/// it.
+#[derive(Debug, Default)]
+struct Kept {
+    /// Its length in bytes.
+    end: usize,
+    /// What it costs and holds.
+    measure: Measure,
+    /// Where its last line break is.
+    last_break: Option<usize>,
+}
+
+/// The longest start of `payload` that costs at most `budget` escaped code points ([`escaped`]),
+/// in one pass: [`BLOCK`] bytes at a time while they fit, then byte by byte. A byte that
+/// continues a character costs nothing, so the start found always ends between characters.
+fn keep(payload: &str, budget: usize) -> Kept {
+    let bytes = payload.as_bytes();
+    let mut kept = Kept::default();
+    // The last whole block kept with a line break in it.
+    let mut block_with_break = None;
+    for block in bytes.as_chunks::<BLOCK>().0 {
+        let block_measure = measure(block);
+        if kept.measure.cost + block_measure.cost > budget {
+            break;
+        }
+        if block_measure.breaks > 0 {
+            block_with_break = Some(kept.end);
+        }
+        kept.end += BLOCK;
+        kept.measure.add(block_measure);
+    }
+    kept.last_break = block_with_break.and_then(|start| {
+        let block = bytes.get(start..start + BLOCK)?;
+        block.iter().rposition(|&b| b == b'\n').map(|at| start + at)
+    });
+    for &byte in bytes.get(kept.end..).unwrap_or_default() {
+        let cost = byte_cost(byte);
+        if kept.measure.cost + cost > budget {
+            break;
+        }
+        kept.measure.add(Measure {
+            cost,
+            chars: usize::from(cost > 0),
+            breaks: usize::from(byte == b'\n'),
+        });
+        if byte == b'\n' {
+            kept.last_break = Some(kept.end);
+        }
+        kept.end += 1;
+    }
+    kept
+}
+
 /// A payload that is not a `log` output, cut to cost at most `room` with its marker (see the
-/// module docs): at a line break or at a character, never inside one.
-fn cut_text(payload: &str, room: usize) -> String {
-    let chars = payload.chars().count();
-    let lines = payload.split_inclusive('\n').count();
+/// module docs): at a line break or at a character, never inside one. Returns the text kept
+/// and the text that follows it (a line break, unless the cut is at one, and the marker).
+fn cut_text(payload: &str, room: usize) -> (&str, String) {
+    let (chars, breaks) = count(payload.as_bytes());
+    // A last line without a line break after it is a line too.
+    let lines = breaks + usize::from(!payload.is_empty() && !payload.ends_with('\n'));
     // Counts of at least 2 take the plural, the longer form, with as many digits as 1.
     let (most_lines, most_chars) = (lines.max(2), chars.max(2));
     let reserve = escaped("\n")
         + escaped(&line_marker(most_lines, most_lines, most_chars))
             .max(escaped(&inside_marker(most_lines, most_chars)));
-    // At least one character goes: what goes out is always a cut.
-    let budget = room
-        .saturating_sub(reserve)
-        .min(escaped(payload).saturating_sub(1));
-    let mut end = 0;
-    let mut spent = 0;
-    let mut last_break = None;
-    for (at, c) in payload.char_indices() {
-        spent += escaped_char(c);
-        if spent > budget {
-            break;
-        }
-        end = at + c.len_utf8();
-        if c == '\n' {
-            last_break = Some(at);
-        }
+    let mut kept = keep(payload, room.saturating_sub(reserve));
+    if kept.end == payload.len() {
+        // At least one character goes: what goes out is always a cut.
+        kept = keep(payload, kept.measure.cost.saturating_sub(1));
     }
-    let (kept, rest) = payload.split_at(end);
-    match last_break.filter(|&at| 2 * (at + 1) >= end) {
+    let Measure {
+        chars: kept_chars,
+        breaks: kept_breaks,
+        ..
+    } = kept.measure;
+    match kept.last_break.filter(|&at| 2 * (at + 1) >= kept.end) {
+        // The text shown ends at the last line break kept: it holds every line break kept.
         Some(at) => {
-            let (shown, rest) = payload.split_at(at + 1);
-            let from = shown.matches('\n').count() + 1;
-            let marker = line_marker(lines - (from - 1), from, rest.chars().count());
-            format!("{shown}{marker}")
+            let after_break = payload.get(at + 1..kept.end).unwrap_or_default();
+            let shown_chars = kept_chars - after_break.chars().count();
+            let from = kept_breaks + 1;
+            let marker = line_marker(lines - kept_breaks, from, chars - shown_chars);
+            (&payload[..=at], marker)
         }
         None => {
-            let line = kept.matches('\n').count() + 1;
-            let marker = inside_marker(line, rest.chars().count());
-            format!("{kept}\n{marker}")
+            let marker = inside_marker(kept_breaks + 1, chars - kept_chars);
+            (&payload[..kept.end], format!("\n{marker}"))
         }
     }
 }
@@ -260,6 +395,158 @@ mod tests {
                 out.chars().count()
             );
         }
+    }
+
+    /// Payloads of every kind of byte: escaped ones, line breaks, characters of each UTF-8
+    /// length, and runs long enough to fill whole blocks.
+    fn generated(cases: usize, seed: u64) -> Vec<String> {
+        let mut pieces: Vec<String> = (0..0x80u8).map(|b| char::from(b).to_string()).collect();
+        let more = [
+            "é",
+            "日本",
+            "😀",
+            "\u{2028}",
+            "line of text\n",
+            "\"quoted\"",
+            "plain text ",
+        ];
+        pieces.extend(more.map(String::from));
+        let mut state = seed;
+        let mut next = |below: usize| {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (state >> 33) as usize % below
+        };
+        (0..cases)
+            .map(|_| {
+                let len = next(120);
+                // Mostly one piece repeated, so that blocks of plain text and of dense escapes
+                // both occur.
+                let common = next(pieces.len());
+                (0..len)
+                    .map(|_| {
+                        let piece = if next(3) == 0 {
+                            next(pieces.len())
+                        } else {
+                            common
+                        };
+                        pieces[piece].as_str()
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn blocks_are_measured_as_their_bytes() {
+        for byte in 0..=255u8 {
+            let cost = byte_cost(byte);
+            let expected = Measure {
+                cost: BLOCK * cost,
+                chars: BLOCK * usize::from(cost > 0),
+                breaks: BLOCK * usize::from(byte == b'\n'),
+            };
+            assert_eq!(measure(&[byte; BLOCK]), expected, "byte {byte:#04x}");
+            let counted = (
+                300 * usize::from(cost > 0),
+                300 * usize::from(byte == b'\n'),
+            );
+            assert_eq!(count(&[byte; 300]), counted, "byte {byte:#04x}");
+        }
+        for text in generated(2000, 3) {
+            let bytes = text.as_bytes();
+            for block in bytes.as_chunks::<BLOCK>().0 {
+                let mut expected = Measure::default();
+                for &byte in block {
+                    expected.add(Measure {
+                        cost: byte_cost(byte),
+                        chars: usize::from(byte_cost(byte) > 0),
+                        breaks: usize::from(byte == b'\n'),
+                    });
+                }
+                assert_eq!(measure(block), expected, "{block:?}");
+            }
+            assert_eq!(
+                count(bytes),
+                (text.chars().count(), text.matches('\n').count())
+            );
+        }
+    }
+
+    #[test]
+    fn escaped_sizes_and_wrappers_are_what_serde_json_writes() {
+        for text in generated(3000, 5) {
+            let written = serde_json::to_string(&text).unwrap();
+            assert_eq!(escaped(&text), written.chars().count() - 2, "{text:?}");
+            let (kept, marker) = text.split_at(text.floor_char_boundary(text.len() / 2));
+            assert_eq!(
+                wrap(kept, marker, POINTER),
+                format!("{{\"result\":{written},\"_tee\":{POINTER}}}"),
+                "{text:?}"
+            );
+        }
+    }
+
+    /// The cut as it was first written, character by character: the reference the cut by
+    /// blocks is held to.
+    fn cut_by_chars(payload: &str, room: usize) -> String {
+        let escaped_char = |c: char| match c {
+            '"' | '\\' | '\n' | '\r' | '\t' | '\u{8}' | '\u{c}' => 2,
+            c if c < ' ' => 6,
+            _ => 1,
+        };
+        let escaped = |text: &str| text.chars().map(escaped_char).sum::<usize>();
+        let chars = payload.chars().count();
+        let lines = payload.split_inclusive('\n').count();
+        let (most_lines, most_chars) = (lines.max(2), chars.max(2));
+        let reserve = escaped("\n")
+            + escaped(&line_marker(most_lines, most_lines, most_chars))
+                .max(escaped(&inside_marker(most_lines, most_chars)));
+        let budget = room
+            .saturating_sub(reserve)
+            .min(escaped(payload).saturating_sub(1));
+        let (mut end, mut spent, mut last_break) = (0, 0, None);
+        for (at, c) in payload.char_indices() {
+            spent += escaped_char(c);
+            if spent > budget {
+                break;
+            }
+            end = at + c.len_utf8();
+            if c == '\n' {
+                last_break = Some(at);
+            }
+        }
+        let (kept, rest) = payload.split_at(end);
+        match last_break.filter(|&at| 2 * (at + 1) >= end) {
+            Some(at) => {
+                let (shown, rest) = payload.split_at(at + 1);
+                let from = shown.matches('\n').count() + 1;
+                let marker = line_marker(lines - (from - 1), from, rest.chars().count());
+                format!("{shown}{marker}")
+            }
+            None => {
+                let line = kept.matches('\n').count() + 1;
+                let marker = inside_marker(line, rest.chars().count());
+                format!("{kept}\n{marker}")
+            }
+        }
+    }
+
+    #[test]
+    fn cuts_by_blocks_are_the_cuts_by_characters() {
+        let mut at_breaks = 0;
+        for (i, payload) in generated(3000, 7).into_iter().enumerate() {
+            let most = escaped(&payload) + 300;
+            let rooms = [0, 150, 250, 280, 300, 320, 350, 400, 500, 700];
+            for room in rooms.into_iter().chain([most - i % 300, most]) {
+                let (kept, marker) = cut_text(&payload, room);
+                let expected = cut_by_chars(&payload, room);
+                assert_eq!(format!("{kept}{marker}"), expected, "{payload:?} in {room}");
+                at_breaks += usize::from(!marker.starts_with('\n'));
+            }
+        }
+        assert!(at_breaks > 1000, "{at_breaks} cuts at a line break");
     }
 
     /// "1 lines" was printed for a count of one.
