@@ -115,13 +115,8 @@
 //!   same shape (the other members of a wrapping object kept), fewer when those rows hold more
 //!   than a quarter of `sample_bytes` (the rows that fit, at least two), and the sample's winner alone
 //!   runs on the whole payload (if it leaves it unchanged, the next best does);
-//! - `object` whose largest member is an object of records (its first `sample_rows` members
-//!   all objects: a package's `versions` by version, a lockfile's packages by path): the same,
-//!   on the first records of that member, within the same bounds (`object (sample of 5
-//!   records): …`);
-//! - any other `object`, `text` and `file`: the candidates run in full; their outputs' tokens
-//!   are the gauge's (exact up to 32 KB, above that estimated from evenly spaced windows,
-//!   `crate::gauge`).
+//! - `object`, `text` and `file`: the candidates run in full; their outputs' tokens are the gauge's
+//!   (exact up to 32 KB, above that estimated from evenly spaced windows, `crate::gauge`).
 //!
 //! # What it says
 //!
@@ -312,9 +307,7 @@ struct RowsAt {
 #[derive(Debug, PartialEq, Eq)]
 enum Json {
     Rows(RowsAt),
-    /// An object; when its largest member is an object of records (each member an object: a
-    /// package's versions), where those records lie, for a sample.
-    Object(Option<RowsAt>),
+    Object,
     /// A JSON string: its literal's span.
     String,
     /// A number, `true`, `false` or `null`.
@@ -532,8 +525,8 @@ impl Auto {
                 let rows = Some(rows);
                 self.choose(Shape::Rows, text, kind, level, rows, route, refused)
             }
-            Some(Json::Object(records)) => {
-                self.choose(Shape::Object, text, kind, level, records, route, refused)
+            Some(Json::Object) => {
+                self.choose(Shape::Object, text, kind, level, None, route, refused)
             }
             Some(Json::String) => {
                 let decoded = parrot_json::decode_string(text.trim()).ok()?.into_owned();
@@ -760,7 +753,7 @@ impl Auto {
             None if text.as_bytes().get(start) == Some(&b'{') => {
                 match parrot_json::members(text, start) {
                     Ok(members) => members,
-                    Err(_) => return Ok(Json::Object(None)),
+                    Err(_) => return Ok(Json::Object),
                 }
             }
             None => return Ok(recognise(text, self.sample_rows)),
@@ -881,12 +874,7 @@ fn write_route(
 ) {
     route.push_str(shape.as_str());
     if let Some(rows) = sampled {
-        let unit = if shape == Shape::Object {
-            "records"
-        } else {
-            "rows"
-        };
-        let _ = write!(route, " (sample of {rows} {unit})");
+        let _ = write!(route, " (sample of {rows} rows)");
     }
     route.push_str(": ");
     let tokens = |tokens: Tokens| {
@@ -956,21 +944,20 @@ fn thousands(n: usize) -> String {
     out
 }
 
-/// The first rows (or records) of `text`, re-wrapped in the same shape (valid JSON).
+/// The first rows of `text`, re-wrapped in the same shape (valid JSON).
 fn sample_of(text: &str, rows: &RowsAt) -> String {
     let mut out = String::with_capacity(
         rows.first.iter().map(|s| s.len() + 1).sum::<usize>() + text.len() - rows.array.len(),
     );
     out.push_str(&text[..rows.array.start]);
-    let records = text.as_bytes()[rows.array.start] == b'{';
-    out.push(if records { '{' } else { '[' });
+    out.push('[');
     for (i, span) in rows.first.iter().enumerate() {
         if i > 0 {
             out.push(',');
         }
         out.push_str(&text[span.clone()]);
     }
-    out.push(if records { '}' } else { ']' });
+    out.push(']');
     out.push_str(&text[rows.array.end..]);
     out
 }
@@ -981,7 +968,7 @@ fn recognise(text: &str, sample_rows: usize) -> Json {
     match text.as_bytes().get(start) {
         Some(b'[') => match rows_at(text, start..text.trim_end().len(), sample_rows) {
             Some(rows) => Json::Rows(rows),
-            None => Json::Object(None),
+            None => Json::Object,
         },
         Some(b'{') => object(text, start, sample_rows),
         Some(b'"') => Json::String,
@@ -993,7 +980,7 @@ fn recognise(text: &str, sample_rows: usize) -> Json {
 fn object(text: &str, start: usize, sample_rows: usize) -> Json {
     match parrot_json::members(text, start) {
         Ok(members) => object_of(text, &members, sample_rows),
-        Err(_) => Json::Object(None),
+        Err(_) => Json::Object,
     }
 }
 
@@ -1004,13 +991,10 @@ fn object_of(text: &str, members: &[Member<'_>], sample_rows: usize) -> Json {
         Some(m) if text.as_bytes()[m.value.start] == b'[' => {
             match rows_at(text, m.value.clone(), sample_rows) {
                 Some(rows) => Json::Rows(rows),
-                None => Json::Object(None),
+                None => Json::Object,
             }
         }
-        Some(m) if text.as_bytes()[m.value.start] == b'{' => {
-            Json::Object(records_at(text, m.value.clone(), sample_rows))
-        }
-        _ => Json::Object(None),
+        _ => Json::Object,
     }
 }
 
@@ -1033,37 +1017,6 @@ fn rows_at(text: &str, array: Span, sample_rows: usize) -> Option<RowsAt> {
         let more = reader.next_or_close(b']').ok()?;
         if !more || first.len() == sample_rows {
             return Some(RowsAt { array, first, more });
-        }
-    }
-}
-
-/// The object `text[object]` as records: its first `sample_rows` members must be objects (a
-/// package's versions, by version; an empty object is not records). Only those members are
-/// read; each record's span runs from its name to the end of its value.
-fn records_at(text: &str, object: Span, sample_rows: usize) -> Option<RowsAt> {
-    let mut reader = Reader::at(text, object.start);
-    reader.expect(b'{').ok()?;
-    if reader.empty_container(b'}') {
-        return None;
-    }
-    let mut first = Vec::new();
-    loop {
-        let at = reader.pos();
-        reader.string().ok()?;
-        reader.expect(b':').ok()?;
-        reader.skip_ws();
-        if reader.peek() != Some(b'{') {
-            return None;
-        }
-        reader.skip_value(1).ok()?;
-        first.push(at..reader.pos());
-        let more = reader.next_or_close(b'}').ok()?;
-        if !more || first.len() == sample_rows {
-            return Some(RowsAt {
-                array: object,
-                first,
-                more,
-            });
         }
     }
 }
@@ -1258,13 +1211,7 @@ mod tests {
                 if rows.more { "+" } else { "" },
                 &text[rows.array]
             ),
-            Json::Object(None) => "object".to_owned(),
-            Json::Object(Some(records)) => format!(
-                "object, records {}{} in {}",
-                records.first.len(),
-                if records.more { "+" } else { "" },
-                &text[records.array]
-            ),
+            Json::Object => "object".to_owned(),
             Json::String => "string".to_owned(),
             Json::Scalar => "scalar".to_owned(),
         }
@@ -1306,17 +1253,6 @@ mod tests {
             ("[]", "object"),
             ("[1,2,3]", "object"),
             (r#"{"a":{"b":[1]}}"#, "object"),
-            // Records: the largest member's members are objects (only the first 3 are read).
-            (
-                r#"{"name":"p","versions":{"1.0":{"v":1},"1.1":{"v":2},"2.0":{"v":3},"x":4}}"#,
-                r#"object, records 3+ in {"1.0":{"v":1},"1.1":{"v":2},"2.0":{"v":3},"x":4}"#,
-            ),
-            (
-                r#"{"versions": { "1.0" : {"v":1} }}"#,
-                r#"object, records 1 in { "1.0" : {"v":1} }"#,
-            ),
-            (r#"{"versions":{"1.0":{"v":1},"1.1":2}}"#, "object"),
-            (r#"{"empty":{}}"#, "object"),
             ("{}", "object"),
             (r#""a string""#, "string"),
             ("12.5", "scalar"),
@@ -1353,14 +1289,6 @@ mod tests {
             panic!("rows");
         };
         assert_eq!(sample_of(text, &rows), r#" [{"a":1}] "#);
-        let text = r#"{"name":"p","versions":{"1.0":{"v":1}, "1.1" : {"v":2},"2.0":{"v":3}}}"#;
-        let Json::Object(Some(records)) = recognise(text, 2) else {
-            panic!("records");
-        };
-        assert_eq!(
-            sample_of(text, &records),
-            r#"{"name":"p","versions":{"1.0":{"v":1},"1.1" : {"v":2}}}"#
-        );
     }
 
     fn counter() -> Arc<dyn TokenCounter> {
@@ -1753,47 +1681,6 @@ mod tests {
                     Map::new()
                 },
             )
-            .unwrap();
-        assert_eq!(
-            winner
-                .compress(Payload::json(&input), Level::Minimal)
-                .unwrap(),
-            Outcome::lossless(routed.payload)
-        );
-    }
-
-    #[test]
-    fn a_large_object_of_records_is_chosen_on_a_sample_and_the_winner_runs_on_the_whole() {
-        // Records of about 200 bytes: 4 fit in the sample (a quarter of sample_bytes).
-        let auto = auto(r#"{"text": [], "sample_bytes": 4000, "sample_rows": 4}"#).unwrap();
-        let author = r#"{"name": "A. Maintainer", "email": "maintainer@example.com", "url": "https://example.com"}"#;
-        let versions: Vec<String> = (0..100)
-            .map(|i| {
-                format!(
-                    r#""1.{i}.0": {{"version": "1.{i}.0", "author": {author}, "deps": [{{"name": "x", "range": "^1"}}, {{"name": "y", "range": "^2"}}]}}"#
-                )
-            })
-            .collect();
-        let input = format!(
-            r#"{{"name": "pkg", "versions": {{{}}}}}"#,
-            versions.join(", ")
-        );
-        let decision = auto.route(&input, PayloadKind::Json, Level::Normal);
-        let routed = decision.routed.expect("routed");
-        assert!(
-            decision
-                .route
-                .starts_with("object (sample of 4 records): json_nested "),
-            "{}",
-            decision.route
-        );
-        assert!(
-            decision.route.ends_with("; json_nested ran on the whole"),
-            "{}",
-            decision.route
-        );
-        let winner = Registry::with_builtins()
-            .instantiate("json_nested", Map::new())
             .unwrap();
         assert_eq!(
             winner
