@@ -37,7 +37,8 @@
 //! of flat rows (no object or array in a cell) at the payload or one of its members, is left
 //! unchanged: that is a table `columnar`, `toon` and `json_compact` write as well, in less
 //! time (this codec reads the whole payload before it writes, to find what repeats). An array
-//! of flat rows with nothing repeated is known as such before anything is written.
+//! of flat rows with nothing repeated is known as such from one pass that builds nothing
+//! (`flat.rs`).
 //!
 //! # How it reads
 //!
@@ -84,6 +85,7 @@ use parrot_codec_api::{Codec, CodecError, Inverse, Level, Outcome, Params, Paylo
 use crate::Transformed;
 
 mod expand;
+mod flat;
 mod refs;
 mod tape;
 #[cfg(test)]
@@ -187,6 +189,16 @@ impl JsonNested {
     /// The output for `text`, or `None` when it is not JSON, holds a reserved name, or is
     /// what the other candidates write as well (see "Only what the others cannot do").
     fn transform(&self, text: &str) -> Option<String> {
+        // Long strings get places in document order too, when references are on: a readme
+        // repeated in every version of a package is referred to like an object.
+        let long = if self.refs {
+            self.min_ref_bytes
+        } else {
+            usize::MAX
+        };
+        if flat::unrepeated_flat_rows(text, long) {
+            return None;
+        }
         let tape = Tape::read(text)?;
         let refs = if self.refs {
             Refs::find(&tape, self.min_ref_bytes)
@@ -200,13 +212,6 @@ impl JsonNested {
         if root_array && tape.depth <= 2 && refs.is_empty() {
             return None;
         }
-        // Long strings get places in document order too, when references are on: a readme
-        // repeated in every version of a package is referred to like an object.
-        let long = if self.refs {
-            self.min_ref_bytes
-        } else {
-            usize::MAX
-        };
         let mut writer = Writer::new(
             &tape,
             &refs,

@@ -309,7 +309,7 @@ impl<'a> Read<'a> {
         let (kind, hash, len, escaped) = match self.reader.peek() {
             Some(b'"') => {
                 let string = self.reader.string()?;
-                let hash = hash_bytes(2, string.content().as_bytes());
+                let hash = string_hash(string.content());
                 if string.is_escaped() {
                     start = self.tape.escaped.len() as u32;
                     self.tape.escaped.push(string);
@@ -318,15 +318,15 @@ impl<'a> Read<'a> {
             }
             Some(b'n') => {
                 self.reader.literal()?;
-                (Kind::Null, 12, 4, false)
+                (Kind::Null, NULL_HASH, 4, false)
             }
             Some(b't') => {
                 self.reader.literal()?;
-                (Kind::True, 11, 4, false)
+                (Kind::True, TRUE_HASH, 4, false)
             }
             Some(b'f') => {
                 self.reader.literal()?;
-                (Kind::False, 10, 5, false)
+                (Kind::False, FALSE_HASH, 5, false)
             }
             Some(b'[' | b'{') => {
                 if depth >= MAX_DEPTH {
@@ -336,18 +336,13 @@ impl<'a> Read<'a> {
             }
             _ => {
                 let number = self.reader.number()?;
-                (
-                    Kind::Number,
-                    hash_bytes(1, number.as_bytes()),
-                    number.len(),
-                    false,
-                )
+                (Kind::Number, number_hash(number), number.len(), false)
             }
         };
         let (name, name_len, name_flags) = self.place_name(name);
         self.grow();
         self.tape.nodes.push(Node {
-            hash: fold(hash),
+            hash,
             start,
             len: len as u32,
             name,
@@ -387,40 +382,35 @@ impl<'a> Read<'a> {
         };
         let skip = (self.tape.nodes.len() - at) as u32;
         let node = &mut self.tape.nodes[at];
-        node.hash = fold(hash);
+        node.hash = hash;
         node.size = size as u32;
         node.skip = skip;
         Ok(())
     }
 
     /// Reads the elements of the array whose `[` the cursor is past; its hash and size.
-    fn elements(&mut self, depth: usize) -> Result<(u64, usize), Stop> {
-        let mut hash = mix(0x9e37_79b9_7f4a_7c15, 3);
-        // The brackets, and a comma between entries.
-        let mut size = 2;
+    fn elements(&mut self, depth: usize) -> Result<(u32, usize), Stop> {
+        let mut digest = Digest::array();
         if self.reader.empty_container(b']') {
-            return Ok((hash, size));
+            return Ok(digest.finish());
         }
         loop {
             let at = self.tape.nodes.len();
             self.value(depth + 1, None)?;
             let node = &self.tape.nodes[at];
-            hash = mix(hash, u64::from(node.hash));
-            size += node.size as usize + 1;
+            digest.element(node.hash, node.size as usize);
             if !self.reader.next_or_close(b']')? {
                 break;
             }
         }
-        Ok((hash, size - 1))
+        Ok(digest.finish())
     }
 
     /// Reads the members of the object whose `{` the cursor is past; its hash and size.
-    fn members(&mut self, depth: usize) -> Result<(u64, usize), Stop> {
-        let mut hash = mix(0x9e37_79b9_7f4a_7c15, 4);
-        let mut size = 2;
-        let mut entries = 0;
+    fn members(&mut self, depth: usize) -> Result<(u32, usize), Stop> {
+        let mut digest = Digest::object();
         if self.reader.empty_container(b'}') {
-            return Ok((hash, size));
+            return Ok(digest.finish());
         }
         let base = self.names.len();
         loop {
@@ -439,13 +429,7 @@ impl<'a> Read<'a> {
                 let at = self.tape.nodes.len();
                 self.value(depth + 1, Some((start, name)))?;
                 let node = &self.tape.nodes[at];
-                // One step per member: the name's hash and the value's, told apart by a turn.
-                hash = mix(
-                    hash,
-                    hash_bytes(5, name.content().as_bytes()) ^ u64::from(node.hash).rotate_left(23),
-                );
-                size += name.content().len() + 3 + node.size as usize + 1;
-                entries += 1;
+                digest.member(name.content(), node.hash, node.size as usize);
             }
             if !self.reader.next_or_close(b'}')? {
                 break;
@@ -458,13 +442,83 @@ impl<'a> Read<'a> {
             return Err(Stop::Invalid);
         }
         self.names.truncate(base);
-        Ok((hash, if entries > 0 { size - 1 } else { size }))
+        Ok(digest.finish())
     }
 }
 
 /// A hash of 64 bits folded to the 32 a node keeps.
 fn fold(hash: u64) -> u32 {
     (hash ^ (hash >> 32)) as u32
+}
+
+/// The hashes of the literals.
+pub(super) const NULL_HASH: u32 = 12;
+pub(super) const TRUE_HASH: u32 = 11;
+pub(super) const FALSE_HASH: u32 = 10;
+
+/// The hash of a string, by its text between the quotes as written.
+pub(super) fn string_hash(content: &str) -> u32 {
+    fold(hash_bytes(2, content.as_bytes()))
+}
+
+/// The hash of a number, by its text.
+pub(super) fn number_hash(text: &str) -> u32 {
+    fold(hash_bytes(1, text.as_bytes()))
+}
+
+/// The digest (hash and size) of an array or an object, built entry by entry as it is read.
+pub(super) struct Digest {
+    hash: u64,
+    /// The brackets, and a comma after every entry (one too many, taken off at the end).
+    size: usize,
+    entries: usize,
+}
+
+impl Digest {
+    pub(super) fn array() -> Digest {
+        Digest {
+            hash: mix(0x9e37_79b9_7f4a_7c15, 3),
+            size: 2,
+            entries: 0,
+        }
+    }
+
+    pub(super) fn object() -> Digest {
+        Digest {
+            hash: mix(0x9e37_79b9_7f4a_7c15, 4),
+            size: 2,
+            entries: 0,
+        }
+    }
+
+    /// An element of the hash and size given.
+    pub(super) fn element(&mut self, hash: u32, size: usize) {
+        self.hash = mix(self.hash, u64::from(hash));
+        self.size += size + 1;
+        self.entries += 1;
+    }
+
+    /// A member (not `null`) named `name` (its text between the quotes as written), whose
+    /// value has the hash and size given.
+    pub(super) fn member(&mut self, name: &str, hash: u32, size: usize) {
+        // One step per member: the name's hash and the value's, told apart by a turn.
+        self.hash = mix(
+            self.hash,
+            hash_bytes(5, name.as_bytes()) ^ u64::from(hash).rotate_left(23),
+        );
+        self.size += name.len() + 3 + size + 1;
+        self.entries += 1;
+    }
+
+    /// The container's hash (folded) and size.
+    pub(super) fn finish(self) -> (u32, usize) {
+        let size = if self.entries > 0 {
+            self.size - 1
+        } else {
+            self.size
+        };
+        (fold(self.hash), size)
+    }
 }
 
 // The list is most of the codec's memory: a node stays at 28 bytes.

@@ -267,3 +267,44 @@ fn a_member_name_too_long_to_place_is_kept_aside_and_written_exactly() {
         &out[..200]
     );
 }
+
+#[test]
+fn flat_rows_with_nothing_repeated_are_known_without_the_tape() {
+    let row = |i: usize| {
+        format!(
+            r#"{{"id": {i}, "name": "user-{i:05}", "email": "user{i}@example.com", "city": "Springfield", "note": null}}"#
+        )
+    };
+    let rows: Vec<String> = (0..50).map(row).collect();
+    let flat = format!("[{}]", rows.join(", "));
+    assert!(flat::unrepeated_flat_rows(&flat, 64));
+    assert_eq!(nested("{}", &flat), None);
+    // A row repeated (nulls aside, as the output counts it): the whole reading refers to it.
+    let again = format!(
+        "[{}, {}]",
+        rows.join(", "),
+        row(7).replace(r#", "note": null"#, "")
+    );
+    assert!(!flat::unrepeated_flat_rows(&again, 64));
+    assert!(
+        nested("{}", &again)
+            .unwrap()
+            .contains(r##"{"$ref":"#/7"}"##)
+    );
+    // A long string repeated in two of three rows (in all of them it would be a constant).
+    let text = "a sentence long enough to be referred to, repeated in two of the rows";
+    let long = format!(
+        r#"[{{"a": 1, "t": "{text}"}}, {{"a": 2, "t": "{text}"}}, {{"a": 3, "t": "other"}}]"#
+    );
+    assert!(!flat::unrepeated_flat_rows(&long, 64));
+    assert!(
+        nested("{}", &long)
+            .unwrap()
+            .contains(r##"{"$ref":"#/0/t"}"##)
+    );
+    // Without references, repeats do not matter; a nested value always does.
+    assert!(flat::unrepeated_flat_rows(&again, usize::MAX));
+    assert!(!flat::unrepeated_flat_rows(r#"[{"a": {"b": 1}}]"#, 64));
+    assert!(!flat::unrepeated_flat_rows(r#"{"rows": [{"a": 1}]}"#, 64));
+    assert!(flat::unrepeated_flat_rows("[1, 2, 3]", 64));
+}
