@@ -595,6 +595,24 @@ mod tests {
     use super::*;
     use crate::{Reader, decode_string};
 
+    /// `count` texts of up to `most` pieces each, drawn from `pieces` by a seeded stream (the
+    /// same texts on every run).
+    fn pieced<'p>(
+        pieces: &'p [&'p str],
+        seed: u64,
+        count: usize,
+        most: usize,
+    ) -> impl Iterator<Item = String> + 'p {
+        let mut state = seed;
+        (0..count).map(move |_| {
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1);
+            let len = (state >> 40) as usize % (most + 1);
+            (0..len)
+                .map(|i| pieces[(state >> (i * 3 % 40)) as usize % pieces.len()])
+                .collect()
+        })
+    }
+
     #[test]
     fn strings_decode_escapes_and_surrogate_pairs() {
         let cases = [
@@ -662,14 +680,8 @@ mod tests {
             "\\u00é",
             "\\",
         ];
-        let mut state = 11u64;
         let mut accepted = 0;
-        for _ in 0..50_000 {
-            state = state.wrapping_mul(6364136223846793005).wrapping_add(1);
-            let len = (state >> 60) as usize;
-            let content: String = (0..len)
-                .map(|i| PIECES[(state >> (i * 4 % 56)) as usize % PIECES.len()])
-                .collect();
+        for content in pieced(&PIECES, 11, 50_000, 15) {
             let text = Text {
                 content: &content,
                 escaped: true,
@@ -701,13 +713,7 @@ mod tests {
             "\u{7f}",
             "long plain run",
         ];
-        let mut state = 13u64;
-        for _ in 0..20_000 {
-            state = state.wrapping_mul(6364136223846793005).wrapping_add(1);
-            let len = (state >> 59) as usize;
-            let text: String = (0..len)
-                .map(|i| pieces[(state >> (i % 20 * 3)) as usize % pieces.len()])
-                .collect();
+        for text in pieced(&pieces, 13, 20_000, 31) {
             assert_eq!(next_backslash(&text), text.find('\\'), "for {text:?}");
         }
     }
@@ -866,16 +872,8 @@ mod tests {
             "\\ud83d\\ude00",
             "\\uD83D\\uDE00",
         ];
-        let mut state = 11u64;
-        for _ in 0..20_000 {
-            state = state.wrapping_mul(6364136223846793005).wrapping_add(1);
-            let raw: String = std::iter::once("\"")
-                .chain(
-                    (0..(state >> 60) as usize)
-                        .map(|i| PIECES[(state >> (i * 4 % 56)) as usize % PIECES.len()]),
-                )
-                .chain(std::iter::once("\""))
-                .collect();
+        for content in pieced(&PIECES, 17, 20_000, 15) {
+            let raw = format!("\"{content}\"");
             let string = Reader::new(&raw).string().unwrap();
             let mut out = String::new();
             write_unescaped(string, &mut out);

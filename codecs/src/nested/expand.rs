@@ -7,7 +7,7 @@ use std::borrow::Cow;
 use parrot_codec_api::CodecError;
 use parrot_json::{MAX_DEPTH, Str, Value};
 
-use super::{MAX_EXPANDED_BYTES, MAX_EXPANSION};
+use super::{MAX_EXPANDED_BYTES, MAX_EXPANSION, Step, pointer};
 
 /// The expansion of `payload` (see [`super::JsonNested::expand`]).
 pub(super) fn expand(payload: &str) -> Result<String, CodecError> {
@@ -27,26 +27,6 @@ pub(super) fn expand(payload: &str) -> Result<String, CodecError> {
 
 fn invalid(message: String) -> CodecError {
     CodecError::invalid_input(format!("json_nested cannot expand: {message}"))
-}
-
-/// One step of a JSON Pointer.
-#[derive(Debug, Clone)]
-enum Step<'v> {
-    Name(Cow<'v, str>),
-    Index(usize),
-}
-
-/// The JSON Pointer of `path`, as a reference's fragment: `#/a/0/b~1c`.
-fn pointer(path: &[Step<'_>]) -> String {
-    let mut out = String::from("#");
-    for step in path {
-        out.push('/');
-        match step {
-            Step::Name(name) => out.push_str(&name.replace('~', "~0").replace('/', "~1")),
-            Step::Index(index) => out.push_str(&index.to_string()),
-        }
-    }
-    out
 }
 
 /// The bytes a scalar takes in the output.

@@ -77,6 +77,7 @@
 //! assert!(parrot_json::equivalent(&input, &expanded, true));
 //! ```
 
+use std::borrow::Cow;
 use std::collections::HashMap as StdHashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
@@ -235,6 +236,26 @@ impl JsonNested {
     pub fn expand(&self, payload: &str) -> Result<String, CodecError> {
         expand::expand(payload)
     }
+}
+
+/// One step of a JSON Pointer: a reference's path, where it is written and where it is read.
+#[derive(Debug, Clone)]
+pub(super) enum Step<'v> {
+    Name(Cow<'v, str>),
+    Index(usize),
+}
+
+/// The JSON Pointer of `path`, as a reference's fragment: `#/a/0/b~1c`.
+pub(super) fn pointer(path: &[Step<'_>]) -> String {
+    let mut out = String::from("#");
+    for step in path {
+        out.push('/');
+        match step {
+            Step::Name(name) => out.push_str(&name.replace('~', "~0").replace('/', "~1")),
+            Step::Index(index) => out.push_str(&index.to_string()),
+        }
+    }
+    out
 }
 
 /// One step of an FNV-1a-like hash over 64-bit words.

@@ -1,26 +1,7 @@
 //! Which values of a document repeat an earlier one, and the pointer each is referred to by.
 
 use super::tape::{Kind, Tape};
-use super::{HashMap, MAX_ALIKE};
-
-/// One step of a JSON Pointer.
-enum Step<'a> {
-    Name(std::borrow::Cow<'a, str>),
-    Index(usize),
-}
-
-/// The JSON Pointer of `path`, as a reference's fragment: `#/a/0/b~1c`.
-fn pointer(path: &[Step<'_>]) -> String {
-    let mut out = String::from("#");
-    for step in path {
-        out.push('/');
-        match step {
-            Step::Name(name) => out.push_str(&name.replace('~', "~0").replace('/', "~1")),
-            Step::Index(index) => out.push_str(&index.to_string()),
-        }
-    }
-    out
-}
+use super::{HashMap, MAX_ALIKE, Step, pointer};
 
 /// Whether node `at` has a place for references: a container, or a string of at least `long`
 /// bytes as written.
