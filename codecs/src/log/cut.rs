@@ -163,6 +163,8 @@ fn walk(
     let mut next = 1;
     // The fold lines of the region being read: how many, and what they cost.
     let mut folds: Option<(usize, usize)> = None;
+    // Whether the last unit is a verbatim line.
+    let mut after_verbatim = false;
     let mut end = 0;
     for piece in output.split_inclusive('\n') {
         end += piece.len();
@@ -173,6 +175,7 @@ fn walk(
                 return None;
             }
             let (count, spent) = folds.take().unwrap_or_default();
+            after_verbatim = false;
             units.push(Unit {
                 end,
                 cost: spent + line_cost,
@@ -181,8 +184,18 @@ fn walk(
                 from,
             });
             next = to + 1;
+        } else if is_warnings_marker(line) {
+            // The count of a warning's repeats goes with the warning's first line above it.
+            let unit = units
+                .last_mut()
+                .filter(|_| after_verbatim && folds.is_none())?;
+            after_verbatim = false;
+            unit.end = end;
+            unit.cost += line_cost;
+            unit.lines += 1;
         } else if line.starts_with("[\u{d7}") && looks_like_own_line(line) {
             let (count, spent) = folds.get_or_insert_default();
+            after_verbatim = false;
             *count += 1;
             *spent += line_cost;
         } else {
@@ -196,10 +209,20 @@ fn walk(
                 failures: usize::from(class[next - 1] == Class::Failure),
                 from: next,
             });
+            after_verbatim = true;
             next += 1;
         }
     }
     (folds.is_none() && next == n + 1 && !units.is_empty()).then_some(units)
+}
+
+/// Whether `line` is the count of a warning's repeats this codec writes after the warning's
+/// first line: `[×N warnings like this, lines A-B; …]`.
+fn is_warnings_marker(line: &str) -> bool {
+    line.strip_prefix("[\u{d7}").is_some_and(|rest| {
+        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+        digits > 0 && rest[digits..].starts_with(" warnings like this, lines ")
+    })
 }
 
 /// The region `A-B` that a marker of this codec closes, `[… O lines omitted, lines A-B: …`.

@@ -37,16 +37,29 @@ mod tier {
     pub(super) const NOISE_FOLDS: u8 = 2;
     /// The first and the last line.
     pub(super) const EDGE: u8 = 3;
-    /// The first occurrence of each distinct warning (with its block).
-    pub(super) const WARNING: u8 = 4;
-    /// Fold lines of warning templates.
-    pub(super) const WARNING_FOLDS: u8 = 5;
+    /// Fold lines of warning templates: the repeats of each warning.
+    pub(super) const WARNING_FOLDS: u8 = 4;
+    /// The block of each distinct warning's first occurrence (rustc's `-->`, `|`, `= note`).
+    pub(super) const WARNING_BLOCK: u8 = 5;
+    /// The first line of each distinct warning, with the marker of its count after it: kept
+    /// as a summary is, never dropped.
+    pub(super) const WARNING: u8 = 6;
+}
+
+/// What the budget could not drop to fit: said in every marker.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Over {
+    /// The failure lines alone are over the budget.
+    Failures,
+    /// The failure lines fit, and the first line of each distinct warning with its count does
+    /// not.
+    Warnings,
 }
 
 /// What the budget can drop, one unit at a time.
 #[derive(Clone, Copy, Debug)]
 enum Unit {
-    /// Verbatim lines `start..end` (one line, or a warning with its block).
+    /// Verbatim lines `start..end` (one line, or the block of a warning's first occurrence).
     Lines(u32, u32),
     /// Every fold line of one template.
     Template(u32),
@@ -83,12 +96,13 @@ impl Log {
         if n < self.min_lines || n == 0 {
             return None;
         }
-        let class = self.classify(&lines)?;
+        let (class, heads) = self.classify_heads(&lines)?;
         let context = self.context(&class);
 
         let (templates, keys, tmpl) = self.templates(&lines, &class);
-        let tiers = self.tiers(&lines, &class, &context, &tmpl, templates.len());
-        let units = units(&lines, &tiers, &context, &templates, &keys);
+        let notes = warning_notes(&heads, &tmpl, templates.len());
+        let tiers = self.tiers(&lines, &class, &context, &tmpl, &heads, &notes);
+        let units = units(&tiers, &context, &templates, &keys);
 
         let mut keep: Vec<bool> = (0..n)
             .map(|i| class[i] == Class::Failure || tiers[i].is_some())
@@ -98,6 +112,11 @@ impl Log {
         for i in 0..n {
             if keep[i] {
                 line_tokens[i] = estimate_tokens(lines.get(i)) as u32 + 1;
+            }
+        }
+        for note in &notes {
+            if let Some(marker) = note.marker() {
+                line_tokens[note.first as usize] += estimate_tokens(&marker) as u32 + 1;
             }
         }
 
@@ -111,7 +130,20 @@ impl Log {
             &templates,
             &line_tokens,
         );
-        let over_budget = cost > budget;
+        // What keeps the output over the budget, if anything: the failure lines, or (they fit)
+        // the first lines of the distinct warnings.
+        let warnings: usize = (0..n)
+            .filter(|&i| tiers[i] == Some(tier::WARNING))
+            .map(|i| line_tokens[i] as usize)
+            .sum();
+        let failures = class.contains(&Class::Failure);
+        let over_budget = if cost <= budget {
+            None
+        } else if warnings > 0 && (!failures || cost - warnings <= budget) {
+            Some(Over::Warnings)
+        } else {
+            Some(Over::Failures)
+        };
         let slack = budget.saturating_sub(cost);
         let shape = Shape {
             tmpl: &tmpl,
@@ -124,6 +156,7 @@ impl Log {
             &keep,
             &shape,
             &keys,
+            &notes,
             over_budget,
             input.ends_with('\n'),
         ))
@@ -185,15 +218,17 @@ impl Log {
         class: &[Class],
         context: &[u32],
         tmpl: &[u32],
-        templates: usize,
+        heads: &[bool],
+        notes: &[Note],
     ) -> Vec<Option<u8>> {
         let n = lines.len();
         let mut tiers: Vec<Option<u8>> = vec![None; n];
-        let mut seen_warning = vec![false; templates];
-        let mut warning_block = false;
+        let mut notes = notes.iter().peekable();
+        // Whether the line is in the block of a warning's first occurrence.
+        let mut first_block = false;
         for i in 0..n {
             if class[i] == Class::Failure {
-                warning_block = false;
+                first_block = false;
                 continue;
             }
             let mut best: Option<u8> = None;
@@ -212,28 +247,16 @@ impl Log {
                     raise(tier::CONTEXT);
                 }
             }
-            // The first occurrence of each warning template, with its block's lines.
-            if class[i] == Class::Warning && tmpl[i] != NONE {
-                let t = tmpl[i] as usize;
-                if is_diagnostic_line(lines.get(i)) {
-                    if warning_block {
-                        raise(tier::WARNING);
-                    }
-                } else if !seen_warning[t]
-                    && i + 1 < n
-                    && class[i + 1] == Class::Warning
-                    && is_diagnostic_line(lines.get(i + 1))
-                {
-                    // A warning with a block (rustc's `-->`, `|` lines) is kept whole once; a
-                    // one-line warning's fold line says it all.
-                    seen_warning[t] = true;
-                    warning_block = true;
+            // The first occurrence of each distinct warning, and its block's lines.
+            if heads[i] {
+                first_block = notes.next_if(|note| note.first as usize == i).is_some();
+                if first_block {
                     raise(tier::WARNING);
-                } else {
-                    warning_block = false;
                 }
+            } else if first_block && class[i] == Class::Warning && tmpl[i] != NONE {
+                raise(tier::WARNING_BLOCK);
             } else {
-                warning_block = false;
+                first_block = false;
             }
             tiers[i] = best;
         }
@@ -250,7 +273,14 @@ impl Log {
     /// this codec writes (a fold line or a marker) or one that looks like it
     /// ([`looks_like_own_line`]): it is compressed already, or would read as if it were.
     pub(super) fn classify(&self, lines: &Lines<'_>) -> Option<Vec<Class>> {
+        self.classify_heads(lines).map(|(class, _)| class)
+    }
+
+    /// [`Log::classify`], and which lines are the first line of a warning: a warning row
+    /// matched on the line itself (not a line of a warning's block, not a diagnostic line).
+    fn classify_heads(&self, lines: &Lines<'_>) -> Option<(Vec<Class>, Vec<bool>)> {
         let hits = self.matcher.scan(lines);
+        let mut heads = vec![false; lines.len()];
         let mut class = Vec::with_capacity(lines.len());
         let mut block: Option<(Block, Class)> = None;
         let mut redrawn = lines.redrawn().iter().peekable();
@@ -271,7 +301,11 @@ impl Log {
             let mut head = hit.map(|hit| hit.block).filter(|b| *b != Block::None);
             if let Some((kind, inherited)) = block {
                 let next = (i + 1 < lines.len()).then(|| lines.get(i + 1));
-                let Step { belongs, ends } = kind.step(line, next);
+                let Step {
+                    belongs,
+                    ends,
+                    becomes,
+                } = kind.step(line, next);
                 if belongs {
                     own = own.max(inherited);
                 }
@@ -280,15 +314,21 @@ impl Log {
                 } else if belongs {
                     // Inside a block that goes on, a nested head does not replace it.
                     head = None;
+                    if let Some(kind) = becomes {
+                        block = Some((kind, inherited));
+                    }
                 }
             }
             if let Some(kind) = head {
                 block = Some((kind, own));
             }
+            heads[i] = own == Class::Warning
+                && hit.is_some_and(|hit| hit.class == Class::Warning)
+                && !is_diagnostic_line(line);
             class.push(own);
         }
         preambles(|i| lines.get(i), &mut class);
-        Some(class)
+        Some((class, heads))
     }
 
     /// For each line, its distance to the nearest failure line when it is context of one
@@ -346,17 +386,15 @@ impl Log {
     }
 }
 
-/// The estimated token cost of the output the decisions so far would give.
-/// What the budget can drop, in the order it drops them: verbatim lines (a warning with its
-/// block as one unit) and each template's fold lines, lowest tier first.
+/// What the budget can drop, in the order it drops them: verbatim lines (the block of a
+/// warning's first occurrence as one unit) and each template's fold lines, lowest tier first.
 fn units(
-    lines: &Lines<'_>,
     tiers: &[Option<u8>],
     context: &[u32],
     templates: &[Template],
     keys: &[u8],
 ) -> Vec<(u8, u64, Unit)> {
-    let n = lines.len();
+    let n = tiers.len();
     let mut units: Vec<(u8, u64, Unit)> = Vec::new();
     let mut i = 0;
     while i < n {
@@ -365,9 +403,8 @@ fn units(
             continue;
         };
         let mut end = i + 1;
-        if t == tier::WARNING {
-            while end < n && tiers[end] == Some(tier::WARNING) && is_diagnostic_line(lines.get(end))
-            {
+        if t == tier::WARNING_BLOCK {
+            while end < n && tiers[end] == Some(tier::WARNING_BLOCK) {
                 end += 1;
             }
         }
@@ -378,10 +415,13 @@ fn units(
             }
             tier::CONTEXT => u64::MAX - u64::from(context[i]),
             // Later warnings go first.
-            tier::WARNING => u64::MAX - i as u64,
+            tier::WARNING | tier::WARNING_BLOCK => u64::MAX - i as u64,
             _ => i as u64,
         };
-        units.push((t, order, Unit::Lines(i as u32, end as u32)));
+        // A distinct warning's first line is kept as a summary is: never dropped.
+        if t != tier::WARNING {
+            units.push((t, order, Unit::Lines(i as u32, end as u32)));
+        }
         i = end;
     }
     for (id, template) in templates.iter().enumerate() {
@@ -396,8 +436,8 @@ fn units(
     units
 }
 
-/// Drops `units` in order, as many at a time as the cost over `budget` needs, until the layout
-/// fits or nothing is left to drop; returns the layout's cost.
+/// Drops `units` in order, as many at a time as the cost over `budget` needs (within one tier),
+/// until the layout fits or nothing is left to drop; returns the layout's cost.
 fn drop_to(
     budget: usize,
     units: &[(u8, u64, Unit)],
@@ -413,7 +453,11 @@ fn drop_to(
     while cost > budget && next < units.len() {
         let need = cost - budget;
         let mut saved = 0;
-        while next < units.len() && saved < need {
+        // A batch stays within one tier: a template's fold lines in several regions save more
+        // than its estimate, and a batch that ran on past its tier would drop what a higher
+        // tier keeps (a distinct warning's first line) for room it already has.
+        let batch_tier = units[next].0;
+        while next < units.len() && saved < need && units[next].0 == batch_tier {
             match units[next].2 {
                 Unit::Lines(start, end) => {
                     for j in start as usize..end as usize {
@@ -562,6 +606,59 @@ fn verbatim_within(
     true
 }
 
+/// A distinct warning with repeats: its template's first line, how many lines have it, and the
+/// last of them (0-based). Written after the first line when that line is kept:
+/// `[×N warnings like this, lines A-B; wm_get_result {"lines":"A-B"}]`.
+pub(super) struct Note {
+    pub(super) first: u32,
+    count: u32,
+    last: u32,
+}
+
+impl Note {
+    /// The line written after the warning's first occurrence; `None` for a warning that does
+    /// not repeat.
+    pub(super) fn marker(&self) -> Option<String> {
+        let (a, b) = (self.first + 1, self.last + 1);
+        (self.count > 1).then(|| {
+            format!(
+                "[\u{d7}{} warnings like this, lines {a}-{b}; {RECOVERY_TOOL} {{\"lines\":\"{a}-{b}\"}}]",
+                self.count
+            )
+        })
+    }
+}
+
+/// The distinct warnings that repeat, in the order of their first line: for each template of
+/// a warning's first line (`heads`), the lines that have it.
+fn warning_notes(heads: &[bool], tmpl: &[u32], templates: usize) -> Vec<Note> {
+    // Per template: the index of its note, or NONE.
+    let mut slot = vec![NONE; templates];
+    let mut notes: Vec<Note> = Vec::new();
+    for (i, &head) in heads.iter().enumerate() {
+        let t = tmpl[i];
+        if !head || t == NONE {
+            continue;
+        }
+        match slot[t as usize] {
+            NONE => {
+                slot[t as usize] = notes.len() as u32;
+                notes.push(Note {
+                    first: i as u32,
+                    count: 1,
+                    last: i as u32,
+                });
+            }
+            at => {
+                let note = &mut notes[at as usize];
+                note.count += 1;
+                note.last = i as u32;
+            }
+        }
+    }
+    notes
+}
+
 /// One template's lines in one region.
 struct Group {
     template: u32,
@@ -622,9 +719,11 @@ fn render(
     keep: &[bool],
     shape: &Shape<'_>,
     keys: &[u8],
-    over_budget: bool,
+    notes: &[Note],
+    over_budget: Option<Over>,
     final_newline: bool,
 ) -> String {
+    let mut notes = notes.iter().peekable();
     let templates = shape.templates;
     let n = lines.len();
     let mut out = String::with_capacity(4096);
@@ -637,9 +736,17 @@ fn render(
         if keep[i] {
             out.push_str(lines.get(i));
             out.push('\n');
+            if let Some(note) = notes.next_if(|note| note.first as usize <= i)
+                && note.first as usize == i
+                && let Some(marker) = note.marker()
+            {
+                out.push_str(&marker);
+                out.push('\n');
+            }
             i += 1;
             continue;
         }
+        while notes.next_if(|note| (note.first as usize) < i).is_some() {}
         region += 1;
         let start = i;
         let (end, omitted) =
@@ -670,30 +777,44 @@ fn render(
             }
             out.push('\n');
         }
-        let folded = i - start - omitted;
-        let _ = write!(
-            out,
-            "[\u{2026} {} omitted, lines {}-{}: {folded} folded above; 0 failure lines omitted",
-            counted(omitted, "line", "lines"),
-            start + 1,
-            i
-        );
-        if over_budget {
-            out.push_str("; over budget to keep every failure line");
-        }
-        // The selector that returns exactly this region of the original (`recover --lines`,
-        // the recovery tool's `lines`).
-        let _ = writeln!(
-            out,
-            "; {RECOVERY_TOOL} {{\"lines\":\"{}-{}\"}}]",
-            start + 1,
-            i
-        );
+        write_marker(&mut out, start..i, omitted, over_budget);
     }
     if !final_newline {
         out.pop();
     }
     out
+}
+
+/// Writes the marker closing the region `region` (0-based lines) of which `omitted` lines
+/// appear nowhere, the others in the fold lines above it.
+fn write_marker(
+    out: &mut String,
+    region: std::ops::Range<usize>,
+    omitted: usize,
+    over_budget: Option<Over>,
+) {
+    let (start, i) = (region.start, region.end);
+    let folded = i - start - omitted;
+    let _ = write!(
+        out,
+        "[\u{2026} {} omitted, lines {}-{}: {folded} folded above; 0 failure lines omitted",
+        counted(omitted, "line", "lines"),
+        start + 1,
+        i
+    );
+    match over_budget {
+        Some(Over::Failures) => out.push_str("; over budget to keep every failure line"),
+        Some(Over::Warnings) => out.push_str("; over budget to keep each distinct warning once"),
+        None => {}
+    }
+    // The selector that returns exactly this region of the original (`recover --lines`,
+    // the recovery tool's `lines`).
+    let _ = writeln!(
+        out,
+        "; {RECOVERY_TOOL} {{\"lines\":\"{}-{}\"}}]",
+        start + 1,
+        i
+    );
 }
 
 /// Whether `line` is a fold line or a marker of this codec, `[×N lines A-B] …` or
@@ -741,7 +862,20 @@ pub(super) fn looks_like_own_line(line: &str) -> bool {
         return false;
     }
     while seen.next_if(|c| c == 'x' || c == '.').is_some() {}
-    if !(seen.number() && seen.lines()) {
+    if !seen.number() {
+        return false;
+    }
+    if seen.word("warning") {
+        // The count of a warning's repeats: `[×164 warnings like this, lines 3-900; …`.
+        seen.next_if(|c| c == 's');
+        let mut like = seen.clone();
+        if like.word("likethis") {
+            seen = like;
+        }
+        while seen.next_if(|c| matches!(c, ',' | ':' | ';')).is_some() {}
+        return seen.lines() && seen.number() && seen.next() == Some('-') && seen.number();
+    }
+    if !seen.lines() {
         return false;
     }
     if seen.word("omitted") {
@@ -754,6 +888,7 @@ pub(super) fn looks_like_own_line(line: &str) -> bool {
 }
 
 /// The characters a reader sees in a line, one family at a time: see [`looks_like_own_line`].
+#[derive(Clone)]
 struct Seen<'a> {
     chars: std::str::Chars<'a>,
     peeked: Option<Option<char>>,

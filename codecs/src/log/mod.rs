@@ -26,22 +26,38 @@
 //!    case, and the families of brackets (`[`, `［`, `【` …), signs (`×`, `x`, `*`, Cyrillic
 //!    `х` …), ellipses (`…`, `...`, `⋯` …), dashes, digits and Latin-looking Cyrillic letters
 //!    each read as one; a line that then starts with a bracket, signs or ellipses, a number,
-//!    `lines` (optionally `omitted`, punctuation, `lines` again) and a range `A-B` is one
-//!    (the full rule: `fold.rs`, `looks_like_own_line`). An overwritten failure state kept by
+//!    `lines` (optionally `omitted`, punctuation, `lines` again) and a range `A-B` is one,
+//!    and so is one with `warnings` (optionally `like this` and punctuation) between the
+//!    number and `lines` (the full rule: `fold.rs`, `looks_like_own_line`). An overwritten failure state kept by
 //!    cleaning is held to the same rule. Payloads of 4 GiB or more: unchanged.
 //! 3. **Classes.** Every line is a *failure*, a *warning* or *noise*, from a pattern table
 //!    searched in one pass (see `patterns.rs`: cargo/rustc, pytest and Python tracebacks, go
 //!    test/build, jest/npm/node, javac/maven/gradle, make/gcc/clang, kubectl/docker, generic
 //!    `ERROR`/`FATAL`/`panic`/`Exception`/`FAIL`/`failed` and non-zero exit summaries; test
-//!    runner summaries such as `test result:` count as failures, so they are always kept).
-//!    A matching line may head a block whose lines take its class: a compiler diagnostic's
-//!    `-->`/`|`/`^`/`= note` lines (and clang's and gcc's source line above its `^~~~`
-//!    marker, their `file:1:2: note:` lines, `1 error generated.`), a traceback's or stack
-//!    trace's indented lines and its closing exception line, a failing test's section (from
+//!    runner summaries such as `test result:` count as failures, so they are always kept, and
+//!    so do warning summaries: cargo's `warning: `x` (lib) generated 12 warnings`, rustc's
+//!    `warning: 3 warnings emitted`, a count alone, `13 warnings`).
+//!    A matching line may head a block whose lines take its class. A block ends at the first
+//!    line that is not a line of the construct it describes; indentation alone never extends
+//!    one (a node build's `Error:` and its `at` frames end before the indented
+//!    `  compiled src/a.js -> dist/a.js` lines after them):
+//!    a compiler diagnostic's `-->`/`|`/`N |`/`^`/`= note`/`help:`/`note:` lines (and clang's
+//!    and gcc's source line above its `^~~~` marker, their `file:1:2: note:` lines,
+//!    `1 error generated.`); a stack trace's frames after an `Error:`/`Exception` line
+//!    (node's and the JVM's `at …`, the JVM's `Caused by:`, `Suppressed:`, `... 12 more`,
+//!    node's `Require stack:` list, and the properties node prints after a frame ending in
+//!    `{`, through their `}`); a Python traceback's `File "…", line N` lines, each with its
+//!    indented source line and `^~~` markers, through the exception line that closes it; a
+//!    Rust panic's message, `left:`/`right:`, `note:` and `stack backtrace:` lines and frames;
+//!    cargo's `failures:` list of names; a failing Go test's `file_test.go:12: message` lines
+//!    (a message's further lines indented under them) and its subtests' `--- FAIL:` lines; a
+//!    failing test's section (from
 //!    its header to the next section header or summary banner: cargo's `---- t stdout ----`
 //!    through its closing `note:` line, pytest's `____ test_x ____` through its
 //!    `file.py:12: AssertionError` line, jest's `● Suite › test` through its `at …` lines;
-//!    pytest's `FAILURES` section), gradle's `* What went wrong:` paragraph, a goroutine dump.
+//!    pytest's `FAILURES` section), gradle's `* What went wrong:` paragraph, a goroutine dump
+//!    (`goroutine N [running]:`, frames `pkg.f(…)`, their tab-indented `/path/file.go:12 +0x1d`
+//!    lines, `created by …`).
 //!    A line printed just before a failure to say where it is takes its class: gcc's
 //!    `file.c: In function 'f':`, go build's `# example.com/pkg`, node's uncaught-exception
 //!    preamble (`file.js:12`, the source line, its `^`). A run that collected nothing or
@@ -57,8 +73,14 @@
 //!    budget). Each run of failure lines pulls in `context_before` lines before it and
 //!    `context_after` after it.
 //! 5. **The frame**: the first `head_lines` and the last `tail_lines` lines are kept.
-//! 6. **Warnings**: a warning with a diagnostic block is kept whole at its first occurrence
-//!    (per template); every other warning line is folded, by template, with its count.
+//! 6. **Warnings, once each, with their count.** A warning's first line is a line a warning
+//!    row matches itself (not a line of its block). Of each distinct warning (each template of
+//!    such lines) the first occurrence is kept verbatim, with its block (rustc's `-->`, `|`,
+//!    `= note` lines); when the template has repeats, the line after it is the count
+//!    `[×N warnings like this, lines A-B; wm_get_result {"lines":"A-B"}]`: `N` lines of the
+//!    original have this template (this one among them), the first being line `A` (this
+//!    one) and the last line `B`. The repeats, and the blocks of the repeats, are folded by
+//!    template in their regions like every other line.
 //! 7. **Folding.** Every line not kept verbatim lies in a *region* (a maximal run of such
 //!    lines). Within a region, lines with the same template (variable fields replaced, see
 //!    *Placeholders*) fold into one fold line, wherever they are in the region, in the order
@@ -68,8 +90,12 @@
 //! 8. **Budget.** The output is estimated in tokens (see *Budget*). While it is over the
 //!    budget, the least informative kept items go first, in this order: head and tail lines
 //!    (the innermost first), context lines (the farthest first), fold lines of noise templates
-//!    (the smallest counts first, all regions at once), the first and the last line, warnings
-//!    kept whole (the last first), fold lines of warning templates. A dropped verbatim line
+//!    (the smallest counts first, all regions at once), the first and the last line; then the
+//!    warnings' repeats (fold lines of warning templates, the smallest counts first), the
+//!    blocks of the warnings' first occurrences (the last first). The first line of each
+//!    distinct warning, with its count, is kept as a summary is: never dropped (so never while
+//!    an ordinary line is still kept); when it alone keeps the output over the budget, every
+//!    marker ends with `; over budget to keep each distinct warning once`. A dropped verbatim line
 //!    joins its region; a dropped template's lines count as omitted. Failure lines never go:
 //!    when they alone exceed the budget, every marker says so. Then what costs more folded
 //!    than written out is written out: a region whose lines cost no more than its marker and
@@ -81,6 +107,9 @@
 //! The output is lines joined by `\n` (ending with `\n` when the input did), each one of:
 //!
 //! - a **verbatim line**: an original line, exactly;
+//! - a **warning count**, right after the verbatim first line of a warning with repeats:
+//!   `[×N warnings like this, lines A-B; wm_get_result {"lines":"A-B"}]` (see rule 6); it
+//!   stands for no line of its own: the repeats are in their regions;
 //! - a **fold line**: `[×N lines A-B] TEMPLATE (FIRST … LAST)`: `N` lines of the region, the
 //!   first being line `A` and the last line `B` (1-based, inclusive; `A-B` may hold lines of
 //!   other templates too), share `TEMPLATE`; `FIRST` and `LAST` are the first and the last
@@ -92,9 +121,11 @@
 //!   where `A-B` is the whole region, `F` is how many of its lines the fold lines just above
 //!   it stand for, and `O` how many of its lines appear nowhere (dropped templates, over-long
 //!   lines): `F + O = B - A + 1`. When the failure lines alone exceed the budget,
-//!   `; over budget to keep every failure line` comes before `; wm_get_result …`.
+//!   `; over budget to keep every failure line` comes before `; wm_get_result …`; when they
+//!   fit and the distinct warnings' first lines do not, `; over budget to keep each distinct
+//!   warning once`.
 //!
-//! So, walking the output: verbatim lines and regions follow each other in the original's
+//! So, walking the output (warning counts aside): verbatim lines and regions follow each other in the original's
 //! order and account for every original line exactly once; each region is zero or more fold
 //! lines followed by its marker, and every fold line's range lies inside its marker's range.
 //! Numbers are plain decimal digits, without thousands separators. A marker ends with the

@@ -65,6 +65,9 @@ pub(crate) enum Then {
     /// A title, then the line ends with the run of `_` it started with: pytest's section
     /// header `____ test_x ____`, not the `_ _ _ _` line between traceback entries.
     Title,
+    /// A count alone before the match (after the indentation) and nothing after it but `.`
+    /// or ` generated.`: a summary `13 warnings`, not `3 warnings in module x`.
+    CountOf,
 }
 
 /// Which lines after a matching line belong to its block (and take its class).
@@ -78,13 +81,34 @@ pub(crate) enum Block {
     /// closing `1 error generated.`. Any other line ends it, so an indented status line
     /// (`   Compiling x`) after an error is not part of it.
     Diagnostic,
-    /// The continuation lines that follow (see [`is_continuation`]): indented lines, stack
-    /// frames, and the diagnostic lines. A blank line or any other line ends it.
-    Continuation,
-    /// As [`Block::Continuation`], and the first other non-blank line belongs to the block too
-    /// and ends it: the exception line closing a Python traceback, the message on the line
-    /// after Rust's `panicked at …:`.
-    ContinuationThenOne,
+    /// A stack trace's frames (see [`is_frame`]): node's and the JVM's `at …` lines, the JVM's
+    /// `... 12 more`, `Caused by:` and `Suppressed:`, node's `Require stack:` list; a frame
+    /// that opens an object (node's `at … {`) is followed by its properties through the
+    /// closing `}` ([`Block::Props`]). Any other line ends it: indentation alone does not.
+    Frames,
+    /// node's error properties after the last frame (`  code: 'ERR_X',`), through the line
+    /// that closes them (`}`); a blank line ends them too.
+    Props,
+    /// A Python traceback: `  File "…", line N, in f` lines, each with the indented source line
+    /// under it ([`Block::TracebackSource`]) and its `^~~~` markers, then the exception line
+    /// that closes it (the first other non-blank line).
+    Traceback,
+    /// A Python traceback just after a `File "…"` line: one indented line is its source line.
+    TracebackSource,
+    /// A Rust panic's `panicked at …:` line: the message on the next line belongs to it, then
+    /// its tail ([`Block::PanicTail`]).
+    Panic,
+    /// A Rust panic after its message: `  left:`/` right:` lines, `note:` lines, `stack
+    /// backtrace:` and its frames (`   3: name`, `at path:12:5`).
+    PanicTail,
+    /// cargo test's `failures:` list: the failing tests' names, one per line, indented.
+    FailureList,
+    /// A failing Go test: its `    file_test.go:12: message` lines (with the lines of a
+    /// message indented under them, [`Block::GoMessage`]) and its subtests' `--- FAIL:` lines.
+    GoTest,
+    /// A Go test's message after its `file_test.go:12:` line, indented by this many bytes: the
+    /// message's further lines are indented deeper.
+    GoMessage(u8),
     /// Every line up to (not including) the next line that starts with one of these texts.
     Until(&'static [&'static str]),
     /// A failing test's section, from its header to the next section header or summary
@@ -111,11 +135,13 @@ pub(crate) enum Section {
     Jest,
 }
 
-/// Whether a line belongs to the block being read, and whether the block ends with it.
+/// Whether a line belongs to the block being read, whether the block ends with it, and the
+/// kind the block goes on as after it (a traceback after a `File` line expects its source).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Step {
     pub(crate) belongs: bool,
     pub(crate) ends: bool,
+    pub(crate) becomes: Option<Block>,
 }
 
 impl Block {
@@ -133,17 +159,15 @@ impl Block {
                     || (!blank && located(line).is_none() && next.is_some_and(is_marker));
                 (more, !more)
             }
-            Block::Continuation => {
-                let more = is_continuation(line);
-                (more, !more)
-            }
-            Block::ContinuationThenOne => {
-                if is_continuation(line) {
-                    (true, false)
-                } else {
-                    (!blank, true)
-                }
-            }
+            Block::Frames
+            | Block::Props
+            | Block::Traceback
+            | Block::TracebackSource
+            | Block::Panic
+            | Block::PanicTail
+            | Block::FailureList
+            | Block::GoTest
+            | Block::GoMessage(_) => return self.step_trace(line, blank),
             Block::Until(stops) => {
                 let stop = stops.iter().any(|stop| line.starts_with(stop));
                 (!stop, stop)
@@ -170,13 +194,101 @@ impl Block {
             Block::UntilBlank => (!blank, blank),
             Block::Goroutines => {
                 let more = !blank
-                    && (line.starts_with('\t')
+                    && ((line.starts_with('\t') && line.contains(".go:"))
                         || line.starts_with("created by ")
                         || is_go_frame(line));
                 (more, !more)
             }
         };
-        Step { belongs, ends }
+        Step {
+            belongs,
+            ends,
+            becomes: None,
+        }
+    }
+
+    /// [`Block::step`] for the blocks of a stack trace, a traceback, a panic or a failing
+    /// test's messages: each line of its construct belongs, and the first other line ends it.
+    fn step_trace(self, line: &str, blank: bool) -> Step {
+        let (belongs, ends) = match self {
+            // A frame that opens an object (node's `at … {`): its properties follow.
+            Block::Frames if is_frame(line) && line.ends_with('{') => {
+                return Step::to(Block::Props);
+            }
+            Block::Frames => {
+                let more = is_frame(line);
+                (more, !more)
+            }
+            Block::Props => (!blank, blank || line.trim() == "}"),
+            Block::Traceback | Block::TracebackSource => {
+                let body = line.trim_start_matches([' ', '\t']);
+                if body.starts_with("File \"") {
+                    return Step::to(Block::TracebackSource);
+                }
+                let indented = body.len() < line.len();
+                if is_marker(line)
+                    || body.starts_with("[Previous line repeated ")
+                    || (self == Block::TracebackSource && indented && !blank)
+                {
+                    return Step::to(Block::Traceback);
+                }
+                (!blank, true)
+            }
+            Block::Panic => {
+                if blank {
+                    (false, true)
+                } else {
+                    return Step::to(Block::PanicTail);
+                }
+            }
+            Block::PanicTail => {
+                let more = is_panic_tail(line);
+                (more, !more)
+            }
+            Block::FailureList => {
+                let name = line.strip_prefix("    ").unwrap_or("");
+                let more = !name.is_empty() && !name.contains([' ', '\t']);
+                (more, !more)
+            }
+            Block::GoTest | Block::GoMessage(_) => {
+                let body = line.trim_start_matches(' ');
+                let indent = line.len() - body.len();
+                if let Block::GoMessage(under) = self
+                    && indent > usize::from(under)
+                    && !blank
+                {
+                    return Step::to(self);
+                }
+                if is_go_location(body) {
+                    return Step::to(Block::GoMessage(indent.min(255) as u8));
+                }
+                let more = indent > 0
+                    && ["--- FAIL:", "--- PASS:", "--- SKIP:"]
+                        .iter()
+                        .any(|start| body.starts_with(start));
+                if more {
+                    return Step::to(Block::GoTest);
+                }
+                (false, true)
+            }
+            _ => (false, true),
+        };
+        Step {
+            belongs,
+            ends,
+            becomes: None,
+        }
+    }
+}
+
+impl Step {
+    /// The line belongs, and the block goes on as `kind`.
+    fn to(kind: Block) -> Step {
+        Step {
+            belongs: true,
+            ends: false,
+            becomes: Some(kind),
+        }
     }
 }
 
@@ -255,15 +367,12 @@ pub(crate) const TABLE: &[Pattern] = &[
         At::LineStart,
         Then::Any,
         Class::Failure,
-        Block::Continuation,
+        Block::FailureList,
     ),
-    fail_block("panicked at", Block::ContinuationThenOne),
+    fail_block("panicked at", Block::Panic),
     summary("test result:"),
     // pytest and Python tracebacks.
-    fail_start(
-        "Traceback (most recent call last):",
-        Block::ContinuationThenOne,
-    ),
+    fail_start("Traceback (most recent call last):", Block::Traceback),
     fail_block("= FAILURES =", Block::Until(&["==="])),
     fail_block("= ERRORS =", Block::Until(&["==="])),
     fail_block("short test summary", Block::Until(&["==="])),
@@ -297,7 +406,7 @@ pub(crate) const TABLE: &[Pattern] = &[
     fail(" passed in "),
     fail(" passed, "),
     // go test and go build.
-    fail_start("--- FAIL:", Block::Continuation),
+    fail_start("--- FAIL:", Block::GoTest),
     row(
         "goroutine ",
         At::LineStart,
@@ -336,8 +445,8 @@ pub(crate) const TABLE: &[Pattern] = &[
         Block::None,
     ),
     // javac, maven, gradle.
-    fail_block("Exception in thread", Block::Continuation),
-    fail_start("Caused by:", Block::Continuation),
+    fail_block("Exception in thread", Block::Frames),
+    fail_start("Caused by:", Block::Frames),
     row(
         "* What went wrong:",
         At::LineStart,
@@ -410,8 +519,8 @@ pub(crate) const TABLE: &[Pattern] = &[
     fail(" lines omitted"),
     fail(" chars clipped"),
     // Generic levels and words; `Error:` also ends `TypeError:`, `ValueError:`.
-    fail_block("Error:", Block::Continuation),
-    fail_block("Exception", Block::Continuation),
+    fail_block("Error:", Block::Frames),
+    fail_block("Exception", Block::Frames),
     fail("ERROR"),
     fail("FATAL"),
     fail("Fatal"),
@@ -422,6 +531,25 @@ pub(crate) const TABLE: &[Pattern] = &[
     fail("FAIL"),
     fail("failed"),
     fail("Failed"),
+    // Warning summaries, kept as a test run's summary is: cargo's `warning: `x` (lib)
+    // generated 12 warnings`, rustc's `warning: 3 warnings emitted`, a count alone
+    // (`13 warnings`).
+    row(
+        ") generated ",
+        At::Anywhere,
+        Then::Digit,
+        Class::Failure,
+        Block::None,
+    ),
+    fail("warnings emitted"),
+    fail("warning emitted"),
+    row(
+        "warnings",
+        At::Anywhere,
+        Then::CountOf,
+        Class::Failure,
+        Block::None,
+    ),
     // Warnings.
     warn("warning:"),
     warn("Warning:"),
@@ -819,6 +947,16 @@ fn counts(
         Then::LineEndsWith(tail) => found_end <= end && text[found_end..end].ends_with(tail),
         Then::Holds(part) => found_end <= end && text[found_end..end].contains(part),
         Then::Title => found_end <= end && is_pytest_header(&text[start..end]),
+        Then::CountOf => {
+            let count = text[start..at].trim_start_matches([' ', '\t']);
+            let digits = count.bytes().take_while(u8::is_ascii_digit).count();
+            let rest = if found_end <= end {
+                &text[found_end..end]
+            } else {
+                ""
+            };
+            digits > 0 && &count[digits..] == " " && matches!(rest, "" | "." | " generated.")
+        }
     };
     placed && followed
 }
@@ -842,17 +980,43 @@ fn merge(hit: &mut Option<Hit>, row: &Pattern) {
     }
 }
 
-/// Whether `line` continues the block above it: indented, a stack frame, or a line of a
-/// compiler diagnostic ([`is_diagnostic_line`]).
-pub(crate) fn is_continuation(line: &str) -> bool {
-    let bytes = line.as_bytes();
-    let Some(&first) = bytes.first() else {
+/// Whether `line` is a frame of a stack trace, after its indentation: node's and the JVM's
+/// `at …`, the JVM's `... 12 more`, `Caused by: …` and `Suppressed: …`, node's `Require
+/// stack:` and the `- /path/file.js` lines under it.
+pub(crate) fn is_frame(line: &str) -> bool {
+    let body = line.trim_start_matches([' ', '\t']);
+    if body.starts_with("at ") && body.len() > 3 {
+        return true;
+    }
+    if let Some(rest) = body.strip_prefix("... ") {
+        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+        return digits > 0 && rest[digits..].starts_with(" more");
+    }
+    const STARTS: [&str; 4] = ["Caused by:", "Suppressed:", "Require stack:", "- /"];
+    STARTS.iter().any(|start| body.starts_with(start))
+}
+
+/// Whether `line` is part of a Rust panic's report after its message: `  left: 1` and
+/// ` right: 2` (`assert_eq!`), `note: …`, `stack backtrace:`, a backtrace frame (`  12: name`)
+/// or its location (`at /path/file.rs:12:5`).
+fn is_panic_tail(line: &str) -> bool {
+    let body = line.trim_start_matches(' ');
+    const STARTS: [&str; 5] = ["left:", "right:", "note: ", "stack backtrace:", "at "];
+    if STARTS.iter().any(|start| body.starts_with(start)) {
+        return true;
+    }
+    let digits = body.bytes().take_while(u8::is_ascii_digit).count();
+    digits > 0 && body.len() < line.len() && body[digits..].starts_with(": ")
+}
+
+/// Whether `body` (a line after its indentation) is a Go test's location and message,
+/// `file_test.go:12: message`.
+fn is_go_location(body: &str) -> bool {
+    let Some((file, rest)) = body.split_once(".go:") else {
         return false;
     };
-    if first == b' ' || first == b'\t' {
-        return bytes.iter().any(|b| !b.is_ascii_whitespace());
-    }
-    is_diagnostic_line(line) || line.starts_with("at ") || line.starts_with("Caused by:")
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    !file.is_empty() && !file.contains([' ', '\t']) && digits > 0 && rest[digits..].starts_with(':')
 }
 
 /// Whether `line` is part of a compiler diagnostic: after its indentation, `-->`, `|`, `^`,

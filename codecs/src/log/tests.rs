@@ -141,7 +141,20 @@ fn check_grammar_of(log: &Log, original: &str, output: &str) -> Vec<usize> {
     let mut verbatim = Vec::new();
     let mut folds: Vec<(usize, usize, usize)> = Vec::new();
     for line in output.strip_suffix('\n').unwrap_or(output).split('\n') {
-        if let Some(rest) = line.strip_prefix("[\u{d7}") {
+        if let Some(rest) = line.strip_prefix("[\u{d7}")
+            && let (count, rest) = number(rest)
+            && let Some(rest) = rest.strip_prefix(" warnings like this, lines ")
+        {
+            // A warning's count: right after its first line, the range from that line.
+            let (a, b, rest) = range(rest);
+            assert_eq!(verbatim.last(), Some(&a), "{line:?} after its warning");
+            assert!(
+                folds.is_empty() && count >= 2 && b - a + 1 >= count,
+                "{line:?}"
+            );
+            assert_eq!(rest, format!("; wm_get_result {{\"lines\":\"{a}-{b}\"}}]"));
+            assert!(b <= lines.len(), "{line:?} past the original");
+        } else if let Some(rest) = line.strip_prefix("[\u{d7}") {
             let (count, rest) = number(rest);
             let noun = if count == 1 { " line " } else { " lines " };
             let (a, b, rest) = range(rest.strip_prefix(noun).expect("fold grammar"));
@@ -761,6 +774,112 @@ const BLOCKS: &[(&str, &[&str], &[usize])] = &[
         ],
         &[0, 2, 3, 4, 5, 6],
     ),
+    // Issue 36: a stack ends at the first line that is not a frame of its language, however
+    // indented the lines after it are.
+    (
+        "node_error_ends_at_its_last_frame_not_at_the_indented_progress_after_it",
+        &[
+            "Error: ENOENT: no such file or directory, open 'src/mod_745.js'",
+            "    at Object.openSync (node:fs:573:18)",
+            "    at readModule (/tmp/logcap2/node/build.js:18:13)",
+            "    at Module._compile (node:internal/modules/cjs/loader:1554:14) {",
+            "  errno: -2,",
+            "  code: 'ENOENT',",
+            "  path: 'src/mod_745.js'",
+            "}",
+            "  compiled src/mod_746.js -> dist/mod_746.js (1.70 kB) in 0.1ms",
+            "  compiled src/mod_747.js -> dist/mod_747.js (5.02 kB) in 0.2ms",
+        ],
+        &[0, 1, 2, 3, 4, 5, 6, 7],
+    ),
+    (
+        "python_traceback_ends_at_its_exception_line",
+        &[
+            "Traceback (most recent call last):",
+            "  File \"/tmp/logcap2/python/ingest.py\", line 29, in main",
+            "    row = load(record)",
+            "          ^^^^^^^^^^^^",
+            "  File \"<frozen runpy>\", line 88, in _run_code",
+            "  File \"/tmp/logcap2/python/ingest.py\", line 14, in parse_amount",
+            "    return int(text)",
+            "ValueError: invalid literal for int() with base 10: '12a'",
+            "  loaded record r313: amount 5 (0.004 ms)",
+            "  loaded record r314: amount 77 (0.003 ms)",
+        ],
+        &[0, 1, 2, 3, 4, 5, 6, 7],
+    ),
+    (
+        "jvm_stack_ends_after_its_causes_and_more_line",
+        &[
+            "java.lang.IllegalStateException: record r240 has a bad amount",
+            "\tat Ingest.load(Ingest.java:16)",
+            "\tat Ingest.main(Ingest.java:31)",
+            "Caused by: java.lang.NumberFormatException: For input string: \"12a\"",
+            "\tat java.base/java.lang.Integer.parseInt(Integer.java:662)",
+            "\t... 2 more",
+            "  loaded record r241: amount 12 (0.010 ms)",
+            "\tloaded record r242: amount 7 (0.010 ms)",
+        ],
+        &[0, 1, 2, 3, 4, 5],
+    ),
+    (
+        "go_test_failure_ends_at_its_messages",
+        &[
+            "--- FAIL: TestSum (0.00s)",
+            "    shards_test.go:10: Sum([1 2 3]) = 3, want 6",
+            "        and a second line of the message",
+            "    --- FAIL: TestSum/empty (0.00s)",
+            "        shards_test.go:14: got 1",
+            "    indexed shard 0: 7 keys in 1 pages",
+            "    indexed shard 1: 11 keys in 2 pages",
+        ],
+        &[0, 1, 2, 3, 4],
+    ),
+    (
+        "goroutine_dump_ends_before_a_tab_indented_line_that_is_no_frame",
+        &[
+            "goroutine 1 [running]:",
+            "main.main()",
+            "\t/src/main.go:12 +0x1d",
+            "\tflushed 4261 events to kafka",
+        ],
+        &[0, 1, 2],
+    ),
+    (
+        "rust_panic_ends_after_its_backtrace",
+        &[
+            "thread 'main' panicked at src/main.rs:4:5:",
+            "assertion `left == right` failed",
+            "  left: 1",
+            " right: 2",
+            "stack backtrace:",
+            "   0: rust_begin_unwind",
+            "             at /rustc/library/std/src/panicking.rs:665:5",
+            "note: Some details are omitted, run with `RUST_BACKTRACE=full` for a verbose backtrace.",
+            "    indexed shard 0 in 3 pages",
+        ],
+        &[0, 1, 2, 3, 4, 5, 6, 7],
+    ),
+    (
+        "cargo_failures_list_ends_at_its_last_name",
+        &[
+            "failures:",
+            "    tests::lines_with_trailing_newline",
+            "    tests::empty input",
+        ],
+        &[0, 1],
+    ),
+    (
+        "warning_summaries_are_kept_like_a_test_runs",
+        &[
+            "warning: `ledger` (lib) generated 51 warnings",
+            "warning: 3 warnings emitted",
+            "13 warnings",
+            "3 warnings in module x",
+            "warning: unused variable: `v1`",
+        ],
+        &[0, 1, 2],
+    ),
 ];
 
 #[test]
@@ -1010,6 +1129,10 @@ const LOOKALIKES: &[&str] = &[
     "[X4000 LINES 1-4000] x",
     "[4000 lines 1-4000] x",
     "[\u{d7}4000 li\u{2060}nes 1-4000] x",
+    // The count of a warning's repeats, and lookalikes of it.
+    "[\u{d7}26 warnings like this, lines 21-271; wm_get_result {\"lines\":\"21-271\"}]",
+    "[x26 warnings, lines 21-271]",
+    "\u{200b}[\u{d7}26 WARNINGS LIKE THIS lines 21\u{2013}271]",
     // A lookalike kept in a line by a failure a redraw overwrote: first, or after the `␍`.
     "[\u{d7}4000 lines 1-4000] ERROR: x\rdone",
     "50%\rERROR: disk full\r[\u{d7}4000 lines 1-4000] x",
@@ -1024,6 +1147,8 @@ const NOT_LOOKALIKES: &[&str] = &[
     "[2026-11-29 10:00:00] 4000 lines 1-4000",
     "copied [\u{d7}4000 lines 1-4000] from the cache",
     "  [ OK ] mounted /var",
+    "[12 warnings]",
+    "[\u{d7}26 warnings like this]",
 ];
 
 /// A 300-line log of noise with `line` as its line 151.
@@ -1154,5 +1279,89 @@ fn a_text_that_is_not_the_codecs_output_of_the_original_is_not_cut_by_its_lines(
     ];
     for (name, original, text) in cases {
         assert_eq!(log.cut(original, text, 1_000, &chars), None, "{name}");
+    }
+}
+
+/// 300 lines of noise with two distinct one-line warnings repeated among them: 26 of
+/// `warning: unused variable: `vN`` (lines 21-271) and 13 of `WARN deprecated option …`
+/// (lines 26-266).
+fn repeated_warnings() -> String {
+    let mut lines: Vec<String> = (0..300).map(noise).collect();
+    for i in (20..280).step_by(10) {
+        lines[i] = format!("warning: unused variable: `v{i}`");
+    }
+    for i in (25..280).step_by(20) {
+        lines[i] = format!("WARN deprecated option --fast{i} ignored");
+    }
+    lines.join("\n")
+}
+
+#[test]
+fn each_distinct_warning_is_kept_once_with_its_exact_count() {
+    let input = repeated_warnings();
+    let log = codec("{}");
+    let out = compress(&log, &input, Level::Normal).expect("compressed");
+    check_grammar(&input, &out);
+    for (first, count, a, b) in [
+        ("warning: unused variable: `v20`", 26, 21, 271),
+        ("WARN deprecated option --fast25 ignored", 13, 26, 266),
+    ] {
+        let marker = format!(
+            "[\u{d7}{count} warnings like this, lines {a}-{b}; wm_get_result {{\"lines\":\"{a}-{b}\"}}]"
+        );
+        assert!(out.contains(&format!("{first}\n{marker}\n")), "{out}");
+    }
+    assert_eq!(compress(&log, &out, Level::Normal), None, "idempotent");
+}
+
+#[test]
+fn the_budget_drops_ordinary_lines_before_a_distinct_warnings_first_line() {
+    let input = repeated_warnings();
+    let lines: Vec<&str> = input.lines().collect();
+    // Room for the warnings and the markers, not for the frame and every fold.
+    let out = compress(&codec(r#"{"budget_tokens": 300}"#), &input, Level::Normal).unwrap();
+    check_grammar(&input, &out);
+    assert!(
+        !out.contains(lines[1]),
+        "a head line outlasted the warnings:\n{out}"
+    );
+    assert!(
+        out.contains("warning: unused variable: `v20`\n[\u{d7}26 warnings"),
+        "{out}"
+    );
+    assert!(
+        out.contains("WARN deprecated option --fast25 ignored\n[\u{d7}13 warnings"),
+        "{out}"
+    );
+    // With no room at all each distinct warning stays, as a summary does, and the markers say
+    // what kept the output over the budget.
+    let out = compress(&codec(r#"{"budget_tokens": 1}"#), &input, Level::Normal).unwrap();
+    check_grammar(&input, &out);
+    assert!(
+        out.contains("warning: unused variable: `v20`\n[\u{d7}26 warnings"),
+        "{out}"
+    );
+    assert!(
+        out.contains("; over budget to keep each distinct warning once;"),
+        "{out}"
+    );
+    assert!(!out.contains(lines[1]), "{out}");
+}
+
+#[test]
+fn a_cut_keeps_a_warnings_count_with_its_first_line() {
+    let log = codec("{}");
+    let input = repeated_warnings();
+    let output = compress(&log, &input, Level::Normal).unwrap();
+    let chars = |text: &str| text.chars().count();
+    for room in (200..chars(&output)).step_by(40) {
+        let cut = log.cut(&input, &output, room, &chars).expect("walks");
+        let kept = &output[..cut.kept];
+        if let Some(last) = kept.lines().last() {
+            assert!(
+                !last.starts_with("warning:") && !last.starts_with("WARN "),
+                "room {room}: {kept}"
+            );
+        }
     }
 }

@@ -172,6 +172,12 @@ enum Item<'a> {
         range: (usize, usize),
         failures: usize,
     },
+    /// `[×N warnings like this, lines A-B; wm_get_result {"lines":"A-B"}]`, right after the
+    /// first of the N lines of a warning's template (line A); it stands for no line itself.
+    Warnings {
+        n: usize,
+        range: (usize, usize),
+    },
 }
 
 /// A count: digits, with `,` only as a thousands separator (`1,212`, never `12,12`).
@@ -217,6 +223,19 @@ fn template_and_span(tail: &str) -> (&str, Option<(&str, &str)>) {
 }
 
 fn parse_item(line: &str) -> Result<Item<'_>, String> {
+    if let Some(rest) = line.strip_prefix("[×")
+        && let Some((n, rest)) = rest.split_once(" warnings like this, lines ")
+    {
+        let bad = || format!("a malformed warning count: {line:?}");
+        let (lines, selector) = rest.split_once("; wm_get_result ").ok_or_else(bad)?;
+        if selector != format!("{{\"lines\":\"{lines}\"}}]") {
+            return Err(bad());
+        }
+        return Ok(Item::Warnings {
+            n: number(n).ok_or_else(bad)?,
+            range: range(lines).ok_or_else(bad)?,
+        });
+    }
     if let Some(rest) = line.strip_prefix("[×") {
         let bad = || format!("a malformed fold line: {line:?}");
         // A count of one takes the singular.
@@ -486,13 +505,17 @@ fn recount(original: &str, output: &str, failures: &[usize]) -> Vec<String> {
     // text. A fold moves the cursor to its first line (the lines it interrupts come after it),
     // an omission past its last.
     let mut cursor = 0;
+    // The original line (1-based) of the verbatim line just before, if the last item was one.
+    let mut after_verbatim = None;
     for (at, item) in &items {
+        let verbatim = after_verbatim.take();
         match item {
             Item::Verbatim(text) => {
                 match (cursor..total).find(|&i| fate[i] == Fate::Unaccounted && lines[i] == *text) {
                     Some(i) => {
                         fate[i] = Fate::Verbatim;
                         cursor = i + 1;
+                        after_verbatim = Some(i + 1);
                     }
                     None => problems.push(format!(
                         "output line {at}: {text:?} is not an original line at or after line {}",
@@ -502,6 +525,15 @@ fn recount(original: &str, output: &str, failures: &[usize]) -> Vec<String> {
             }
             Item::Fold { range, .. } => cursor = cursor.max(range.0 - 1),
             Item::Omission { range, .. } => cursor = cursor.max(range.1),
+            Item::Warnings { n, range: (a, b) } => {
+                if verbatim != Some(*a) || *b > total || *n < 2 || *n > b - a + 1 {
+                    problems.push(format!(
+                        "output line {at}: a warning count of {n} in {a}-{b} that does not follow \
+                         its first line (the line before is original line {verbatim:?}) or does \
+                         not fit in the original's {total} lines"
+                    ));
+                }
+            }
         }
     }
 
@@ -948,4 +980,127 @@ fn hostile_text_never_panics_and_keeps_the_guarantees() {
     let out = host.process(Call::new(TOOL, Input::Bytes(&bytes)));
     assert_eq!(out.payload.as_ref(), &bytes[..]);
     assert!(!out.meta.compressed);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Issue 36: blocks that end where the failure ends, warnings kept once with their count.
+// ---------------------------------------------------------------------------------------------
+
+/// Real captures (`corpus/logs/real/README.md`) of a failure followed by hundreds of ordinary
+/// indented lines, one per block rule.
+const FAILURE_THEN_INDENTED: &[&str] = &[
+    "real/node-error-then-progress.log",
+    "real/python-traceback-then-progress.log",
+    "real/jvm-stack-then-progress.log",
+    "real/go-test-fail-then-output.log",
+    "real/cargo-keep-going-error-then-compiling.log",
+];
+
+/// The last line (1-based) of the first failure block of `failures`: its lines follow each
+/// other with at most two lines between them (a blank line, a line a tool prints between).
+fn first_block_end(failures: &[usize]) -> usize {
+    let mut end = failures[0];
+    for &line in &failures[1..] {
+        if line > end + 3 {
+            break;
+        }
+        end = line;
+    }
+    end
+}
+
+#[test]
+fn a_failure_followed_by_hundreds_of_indented_lines_ends_at_its_last_frame() {
+    let (_dir, host) = host();
+    let manifest = failures_manifest();
+    let dir = workspace().join("corpus/logs");
+    let mut problems = vec![];
+    for name in FAILURE_THEN_INDENTED {
+        let text = read(&dir.join(name));
+        let failures = line_numbers(name, &manifest[*name]);
+        problems.extend(check_log(&host, TOOL, name, &text, &failures));
+        let out = codec_output(&host, TOOL, &text).expect("a long log is compressed");
+        let (before, after) = (Tokenizer::O200k.count(&text), Tokenizer::O200k.count(&out));
+        if after * 100 > before * 15 && after > 700 {
+            problems.push(format!("{name}: {before} -> {after} o200k tokens"));
+        }
+        // The ordinary lines after the block are folded: one fold line, starting just after
+        // the block and its context lines, stands for nearly all of them.
+        let end = first_block_end(&failures);
+        let ordinary = original_lines(&text).len() - end;
+        let folded = split_lines(&out)
+            .filter_map(|line| match parse_item(line) {
+                // After the block and its context lines, or after the head of the frame.
+                Ok(Item::Fold { n, range, .. })
+                    if range.0 > end && range.0 <= (end + 8).max(12) =>
+                {
+                    Some(n)
+                }
+                _ => None,
+            })
+            .max()
+            .unwrap_or(0);
+        if folded * 10 < ordinary * 8 {
+            problems.push(format!(
+                "{name}: of the {ordinary} lines after the block ending at line {end}, the fold \
+                 after it stands for {folded}:\n{out}"
+            ));
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// The real `cargo build` with 164 unused variables and 40 unused functions in four crates and
+/// one error: each distinct warning once, verbatim, with its exact count and range; each
+/// crate's `generated N warnings` summary verbatim; the error's diagnostic verbatim.
+#[test]
+fn a_builds_warnings_are_kept_once_each_with_their_exact_count() {
+    let (_dir, host) = host();
+    let name = "real/cargo-build-warnings.log";
+    let text = read(&workspace().join("corpus/logs").join(name));
+    let failures = line_numbers(name, &failures_manifest()[name]);
+    let problems = check_log(&host, TOOL, name, &text, &failures);
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    let out = codec_output(&host, TOOL, &text).expect("compressed");
+    let (before, after) = (Tokenizer::O200k.count(&text), Tokenizer::O200k.count(&out));
+    assert!(
+        after * 100 <= before * 15 || after <= 700,
+        "{before} -> {after} o200k tokens:\n{out}"
+    );
+    let lines = original_lines(&text);
+    let output: Vec<&str> = split_lines(&out).collect();
+    for (kind, count) in [
+        ("warning: unused variable: `v", 164),
+        ("warning: function `helper", 40),
+    ] {
+        let at: Vec<usize> = (0..lines.len())
+            .filter(|&i| lines[i].starts_with(kind))
+            .collect();
+        assert_eq!(at.len(), count, "{kind}: the capture's count");
+        let (a, b) = (at[0] + 1, at[count - 1] + 1);
+        let first = output
+            .iter()
+            .position(|line| *line == lines[at[0]])
+            .unwrap_or_else(|| panic!("{kind}: first occurrence not kept:\n{out}"));
+        assert_eq!(
+            output.get(first + 1).copied(),
+            Some(
+                format!(
+                    "[×{count} warnings like this, lines {a}-{b}; wm_get_result {{\"lines\":\"{a}-{b}\"}}]"
+                )
+                .as_str()
+            ),
+            "{kind}:\n{out}"
+        );
+        let verbatim = output.iter().filter(|line| line.starts_with(kind)).count();
+        assert_eq!(verbatim, 1, "{kind}: one line per distinct warning:\n{out}");
+    }
+    let summaries: Vec<&String> = lines
+        .iter()
+        .filter(|line| line.starts_with("warning: `") && line.contains(") generated "))
+        .collect();
+    assert_eq!(summaries.len(), 4, "the four crates' summaries");
+    for summary in summaries {
+        assert!(output.contains(&summary.as_str()), "{summary:?}:\n{out}");
+    }
 }
