@@ -593,10 +593,40 @@ fn log_line(line: &str) -> Option<LogLine> {
     if diagnostic(body) {
         return Some(LogLine::Diagnostic);
     }
-    if runner(body) {
+    if runner(body) || timed(body) {
         return Some(LogLine::Runner);
     }
     None
+}
+
+/// Units of the measures a step reports at the end of its line.
+const MEASURES: &[&str] = &[
+    "ns", "µs", "us", "ms", "s", "sec", "secs", "min", "B", "kB", "KB", "KiB", "MB", "MiB", "GB",
+    "GiB", "%",
+];
+
+/// A step that reports what it took at the end of its line: `loaded r1: amount 7 (0.036
+/// ms)`, `compiled a.js -> dist/a.js (5.02 kB) in 10.7ms`, `done (12%)`. Source code does
+/// not end a line with a measured number in brackets or after ` in `.
+fn timed(body: &str) -> bool {
+    let body = body.trim_end();
+    let measure = |text: &str| {
+        let text = text.trim();
+        let digits = text
+            .bytes()
+            .take_while(|b| b.is_ascii_digit() || *b == b'.')
+            .count();
+        digits > 0
+            && text.as_bytes()[0].is_ascii_digit()
+            && MEASURES.contains(&text[digits..].trim_start())
+    };
+    if let Some(inner) = body.strip_suffix(')')
+        && let Some(open) = inner.rfind('(')
+    {
+        return measure(&inner[open + 1..]);
+    }
+    body.rfind(" in ")
+        .is_some_and(|at| measure(&body[at + 4..]))
 }
 
 fn runner(body: &str) -> bool {

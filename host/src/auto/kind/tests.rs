@@ -144,8 +144,24 @@ fn this_repositorys_logs_are_logs() {
         .filter(|path| path.extension().is_some_and(|ext| ext == "log"))
         .collect();
     paths.sort();
+    // A real `go test` run whose sampled lines are almost all the test's own output (450
+    // lines of `indexed shard N: …` between one `--- FAIL` and the closing `FAIL` lines): no
+    // sample can call it a log, and it need not be one. Text without a signal goes to the
+    // text candidates (`log`) all the same, which the last assertion checks.
+    const UNSIGNALLED: [&str; 1] = ["go-test-fail-then-output.log"];
+    let mut unsignalled = Vec::new();
     for path in &paths {
-        logs.push(std::fs::read_to_string(path).unwrap());
+        let text = std::fs::read_to_string(path).unwrap();
+        let name = path.file_name().unwrap().to_str().unwrap();
+        if UNSIGNALLED.contains(&name) {
+            unsignalled.push(text);
+        } else {
+            logs.push(text);
+        }
+    }
+    assert_eq!(unsignalled.len(), UNSIGNALLED.len(), "{UNSIGNALLED:?}");
+    for text in &unsignalled {
+        assert_eq!(classify(text), Kind::Text(None), "{:?}…", &text[..80]);
     }
     let session = repo("samples/session.jsonl");
     for line in session.lines() {
@@ -335,5 +351,26 @@ fn signals_are_written_for_the_route() {
             Kind::Text(None) => String::new(),
         };
         assert_eq!(written, text);
+    }
+}
+
+#[test]
+fn a_step_that_reports_what_it_took_is_a_log_line_not_code() {
+    for line in [
+        "  loaded record r0: amount 2177 (0.036 ms)",
+        "  compiled src/a.js -> dist/a.js (5.02 kB) in 10.7ms",
+        "packing layer 3 (12%)",
+        "fetched index in 2.5 s",
+    ] {
+        assert_eq!(log_line(line), Some(LogLine::Runner), "{line}");
+    }
+    for line in [
+        "    let x = f(a, b);",
+        "fn main() {",
+        "    return total(items)",
+        "print(format(12, \"ms\"))",
+        "See the figures (in the appendix)",
+    ] {
+        assert!(!timed(line.trim_start()), "{line}");
     }
 }
