@@ -41,19 +41,40 @@ mod tier {
     pub(super) const WARNING_FOLDS: u8 = 4;
     /// The block of each distinct warning's first occurrence (rustc's `-->`, `|`, `= note`).
     pub(super) const WARNING_BLOCK: u8 = 5;
-    /// The first line of each distinct warning, with the marker of its count after it: kept
-    /// as a summary is, never dropped.
+    /// The first line of each distinct warning, with the line of its count after it: the last
+    /// to go, once nothing ordinary is left.
     pub(super) const WARNING: u8 = 6;
 }
 
 /// What the budget could not drop to fit: said in every marker.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Over {
-    /// The failure lines alone are over the budget.
+    /// The failure lines alone (with the markers of the regions between them) are over the
+    /// budget.
     Failures,
-    /// The failure lines fit, and the first line of each distinct warning with its count does
-    /// not.
+    /// The failure lines fit, and the first line of each distinct warning that the budget
+    /// keeps with its count does not.
     Warnings,
+}
+
+/// A payload's templates, made class by class: each line's (`NONE` for none), the templates
+/// and the buffer of their text.
+struct Table {
+    templates: Vec<Template>,
+    keys: Vec<u8>,
+    ids: HashTable<u32>,
+    tmpl: Vec<u32>,
+}
+
+impl Table {
+    fn new(lines: usize) -> Table {
+        Table {
+            templates: Vec::new(),
+            keys: Vec::with_capacity(4096),
+            ids: HashTable::new(),
+            tmpl: vec![NONE; lines],
+        }
+    }
 }
 
 /// What the budget can drop, one unit at a time.
@@ -88,6 +109,18 @@ impl Log {
     /// The compressed text, or `None` when the payload is left as it is (too short, already
     /// compressed by this codec).
     pub(super) fn fold(&self, input: &str, aggressive: bool) -> Option<String> {
+        self.fold_with(input, aggressive, true)
+    }
+
+    /// [`Log::fold`]; with `shortcut`, the noise lines of a log whose kept lines alone are over
+    /// the budget are not templated: the budget would drop every fold line of theirs all the
+    /// same (see [`folds_all_dropped`]). The tests compare both ways.
+    pub(super) fn fold_with(
+        &self,
+        input: &str,
+        aggressive: bool,
+        shortcut: bool,
+    ) -> Option<String> {
         if input.len() >= u32::MAX as usize {
             return None;
         }
@@ -98,16 +131,17 @@ impl Log {
         }
         let (class, heads) = self.classify_heads(&lines)?;
         let context = self.context(&class);
+        let budget = self.budget(&lines, aggressive);
 
-        let (templates, keys, tmpl) = self.templates(&lines, &class);
-        let notes = warning_notes(&heads, &tmpl, templates.len());
-        let tiers = self.tiers(&lines, &class, &context, &tmpl, &heads, &notes);
-        let units = units(&tiers, &context, &templates, &keys);
-
+        // The warnings' templates first: the tiers need them, and the noise's are made only
+        // when a fold line of theirs can be kept.
+        let mut table = Table::new(n);
+        self.template_lines(&lines, &class, Class::Warning, &mut table);
+        let notes = warning_notes(&heads, &table.tmpl, table.templates.len());
+        let tiers = self.tiers(&lines, &class, &context, &table.tmpl, &heads, &notes);
         let mut keep: Vec<bool> = (0..n)
             .map(|i| class[i] == Class::Failure || tiers[i].is_some())
             .collect();
-        let mut dropped = vec![false; templates.len()];
         let mut line_tokens: Vec<u32> = vec![0; n];
         for i in 0..n {
             if keep[i] {
@@ -119,8 +153,19 @@ impl Log {
                 line_tokens[note.first as usize] += estimate_tokens(&marker) as u32 + 1;
             }
         }
+        let lasting = |i: usize| class[i] == Class::Failure || tiers[i] > Some(tier::NOISE_FOLDS);
+        if !(shortcut && folds_all_dropped(&lines, lasting, &line_tokens, budget)) {
+            self.template_lines(&lines, &class, Class::Noise, &mut table);
+        }
+        let Table {
+            templates,
+            keys,
+            tmpl,
+            ..
+        } = table;
+        let units = units(&tiers, &context, &templates, &keys);
 
-        let budget = self.budget(&lines, aggressive);
+        let mut dropped = vec![false; templates.len()];
         let cost = drop_to(
             budget,
             &units,
@@ -133,16 +178,19 @@ impl Log {
         // What keeps the output over the budget, if anything: the failure lines, or (they fit)
         // the first lines of the distinct warnings.
         let warnings: usize = (0..n)
-            .filter(|&i| tiers[i] == Some(tier::WARNING))
+            .filter(|&i| keep[i] && tiers[i] == Some(tier::WARNING))
             .map(|i| line_tokens[i] as usize)
             .sum();
         let failures = class.contains(&Class::Failure);
         let over_budget = if cost <= budget {
             None
-        } else if warnings > 0 && (!failures || cost - warnings <= budget) {
+        } else if failures && cost - warnings > budget {
+            Some(Over::Failures)
+        } else if warnings > 0 {
             Some(Over::Warnings)
         } else {
-            Some(Over::Failures)
+            // The markers alone: there is nothing left to drop, and nothing kept to account for.
+            None
         };
         let slack = budget.saturating_sub(cost);
         let shape = Shape {
@@ -162,26 +210,59 @@ impl Log {
         ))
     }
 
-    /// Every line's template (`NONE` for failures and lines too long), the templates and the
-    /// buffer of their text.
-    fn templates(&self, lines: &Lines<'_>, class: &[Class]) -> (Vec<Template>, Vec<u8>, Vec<u32>) {
-        let n = lines.len();
-        // Templates of every line that is not a failure and not too long. Each template is
-        // written straight into `keys` (one buffer for all of them) and taken back when it is
-        // one seen before, so a line costs no allocation of its own.
-        let mut templates: Vec<Template> = Vec::new();
-        let mut keys: Vec<u8> = Vec::with_capacity(4096);
-        let mut ids: HashTable<u32> = HashTable::new();
+    /// Whether [`Log::fold`] leaves the noise lines of `input` untemplated. For the tests.
+    #[cfg(test)]
+    pub(super) fn takes_shortcut(&self, input: &str, aggressive: bool) -> bool {
+        let lines = Lines::new(input, |state| self.matcher.is_failure(state));
+        if lines.len() < self.min_lines {
+            return false;
+        }
+        let Some((class, heads)) = self.classify_heads(&lines) else {
+            return false;
+        };
+        let context = self.context(&class);
+        let mut table = Table::new(lines.len());
+        self.template_lines(&lines, &class, Class::Warning, &mut table);
+        let notes = warning_notes(&heads, &table.tmpl, table.templates.len());
+        let tiers = self.tiers(&lines, &class, &context, &table.tmpl, &heads, &notes);
+        let mut line_tokens: Vec<u32> = (0..lines.len())
+            .map(|i| estimate_tokens(lines.get(i)) as u32 + 1)
+            .collect();
+        for note in &notes {
+            if let Some(marker) = note.marker() {
+                line_tokens[note.first as usize] += estimate_tokens(&marker) as u32 + 1;
+            }
+        }
+        let lasting = |i: usize| class[i] == Class::Failure || tiers[i] > Some(tier::NOISE_FOLDS);
+        folds_all_dropped(
+            &lines,
+            lasting,
+            &line_tokens,
+            self.budget(&lines, aggressive),
+        )
+    }
+
+    /// Templates the lines of class `of` that are not too long, into `table`. Each template is
+    /// written straight into its buffer of every template's text and taken back when it is one
+    /// seen before, so a line costs no allocation of its own. Templating the warnings, then
+    /// the noise, gives each line the template one pass over both would, and each class's
+    /// templates the same order.
+    fn template_lines(&self, lines: &Lines<'_>, class: &[Class], of: Class, table: &mut Table) {
+        let Table {
+            templates,
+            keys,
+            ids,
+            tmpl,
+        } = table;
         let hasher = foldhash::fast::FixedState::default();
-        let mut tmpl: Vec<u32> = vec![NONE; n];
-        for i in 0..n {
+        for i in 0..lines.len() {
             let line = lines.get(i);
-            if class[i] == Class::Failure || line.len() > self.max_line_bytes {
+            if class[i] != of || line.len() > self.max_line_bytes {
                 continue;
             }
             let at = keys.len();
-            keys.push(class[i] as u8);
-            let first = template(line, &mut keys);
+            keys.push(of as u8);
+            let first = template(line, keys);
             let (seen, key) = keys.split_at(at);
             let hash = hasher.hash_one(key);
             let found = ids.find(hash, |&id| templates[id as usize].key(seen) == key);
@@ -207,8 +288,6 @@ impl Log {
             templates[id as usize].count += 1;
             tmpl[i] = id;
         }
-        drop(ids);
-        (templates, keys, tmpl)
     }
 
     /// Each line's drop tier (`None`: not verbatim; failures kept outside the tiers).
@@ -386,6 +465,47 @@ impl Log {
     }
 }
 
+/// Whether the budget drops every fold line of the noise, whatever the noise's templates: the
+/// lines it keeps until it has dropped them (`lasting`: the failure lines, and those of the
+/// tiers after the noise folds) are already over `budget` on their own.
+///
+/// Every layout the budget walks through until then keeps those lines and costs at least
+/// this: their costs (`line_tokens`), and for each run of other lines between them either a
+/// marker (when a line of the run is not kept) or the run's lines themselves (when every one
+/// is), so at least the smaller of the two. When that bound is over the budget, no such layout
+/// fits, and the budget, which stops only when the cost fits, goes on past the last noise fold:
+/// so the noise's templates need not be made. Stops summing once over.
+fn folds_all_dropped(
+    lines: &Lines<'_>,
+    lasting: impl Fn(usize) -> bool,
+    line_tokens: &[u32],
+    budget: usize,
+) -> bool {
+    let n = line_tokens.len();
+    let mut bound = 0usize;
+    let mut i = 0;
+    while i < n {
+        if lasting(i) {
+            bound += line_tokens[i] as usize;
+            i += 1;
+        } else {
+            // The run's lines written out, counted only up to a marker's cost.
+            let mut run = 0;
+            while i < n && !lasting(i) {
+                if run < MARKER_TOKENS {
+                    run += estimate_tokens(lines.get(i)) + 1;
+                }
+                i += 1;
+            }
+            bound += run.min(MARKER_TOKENS);
+        }
+        if bound > budget {
+            return true;
+        }
+    }
+    false
+}
+
 /// What the budget can drop, in the order it drops them: verbatim lines (the block of a
 /// warning's first occurrence as one unit) and each template's fold lines, lowest tier first.
 fn units(
@@ -418,10 +538,7 @@ fn units(
             tier::WARNING | tier::WARNING_BLOCK => u64::MAX - i as u64,
             _ => i as u64,
         };
-        // A distinct warning's first line is kept as a summary is: never dropped.
-        if t != tier::WARNING {
-            units.push((t, order, Unit::Lines(i as u32, end as u32)));
-        }
+        units.push((t, order, Unit::Lines(i as u32, end as u32)));
         i = end;
     }
     for (id, template) in templates.iter().enumerate() {
@@ -437,7 +554,10 @@ fn units(
 }
 
 /// Drops `units` in order, as many at a time as the cost over `budget` needs (within one tier),
-/// until the layout fits or nothing is left to drop; returns the layout's cost.
+/// until the layout fits or nothing is left to drop; returns the layout's cost. The first
+/// lines of the distinct warnings (the last tier) go only while they alone, with their counts,
+/// cost more than the budget: so those the budget keeps never take more than the budget, and
+/// the failure lines being over it never takes them all.
 fn drop_to(
     budget: usize,
     units: &[(u8, u64, Unit)],
@@ -447,23 +567,43 @@ fn drop_to(
     templates: &[Template],
     line_tokens: &[u32],
 ) -> usize {
+    let lines_cost = |start: u32, end: u32| -> usize {
+        (start..end).map(|j| line_tokens[j as usize] as usize).sum()
+    };
+    let mut warnings: usize = units
+        .iter()
+        .filter(|unit| unit.0 == tier::WARNING)
+        .map(|unit| match unit.2 {
+            Unit::Lines(start, end) => lines_cost(start, end),
+            Unit::Template(_) => 0,
+        })
+        .sum();
     let mut stamp = vec![0u32; templates.len()];
     let mut cost = layout_cost(keep, tmpl, dropped, templates, line_tokens, &mut stamp);
     let mut next = 0;
     while cost > budget && next < units.len() {
-        let need = cost - budget;
-        let mut saved = 0;
         // A batch stays within one tier: a template's fold lines in several regions save more
         // than its estimate, and a batch that ran on past its tier would drop what a higher
         // tier keeps (a distinct warning's first line) for room it already has.
         let batch_tier = units[next].0;
+        let need = if batch_tier == tier::WARNING {
+            if warnings <= budget {
+                break;
+            }
+            (cost - budget).min(warnings - budget)
+        } else {
+            cost - budget
+        };
+        let mut saved = 0;
         while next < units.len() && saved < need && units[next].0 == batch_tier {
             match units[next].2 {
                 Unit::Lines(start, end) => {
-                    for j in start as usize..end as usize {
-                        keep[j] = false;
-                        saved += line_tokens[j] as usize;
+                    keep[start as usize..end as usize].fill(false);
+                    let freed = lines_cost(start, end);
+                    if batch_tier == tier::WARNING {
+                        warnings -= freed;
                     }
+                    saved += freed;
                 }
                 Unit::Template(id) => {
                     dropped[id as usize] = true;

@@ -92,12 +92,18 @@
 //!    (the innermost first), context lines (the farthest first), fold lines of noise templates
 //!    (the smallest counts first, all regions at once), the first and the last line; then the
 //!    warnings' repeats (fold lines of warning templates, the smallest counts first), the
-//!    blocks of the warnings' first occurrences (the last first). The first line of each
-//!    distinct warning, with its count, is kept as a summary is: never dropped (so never while
-//!    an ordinary line is still kept); when it alone keeps the output over the budget, every
-//!    marker ends with `; over budget to keep each distinct warning once`. A dropped verbatim line
-//!    joins its region; a dropped template's lines count as omitted. Failure lines never go:
-//!    when they alone exceed the budget, every marker says so. Then what costs more folded
+//!    blocks of the warnings' first occurrences (the last first), and last the first line of
+//!    each distinct warning with its count (the last first), but only while those first lines
+//!    alone cost more than the budget: so never while an ordinary line, a fold line or another
+//!    line of a warning is still kept, and the warnings kept never take more than the budget
+//!    on their own (when they are what keeps the output over it, every marker ends with
+//!    `; over budget to keep each distinct warning once`). A dropped verbatim line joins its
+//!    region; a dropped template's lines count as omitted. Failure lines never go: when they
+//!    alone (with the markers of the regions between them) exceed the budget, every marker
+//!    says so. When what the budget keeps until the noise folds are gone is already over it,
+//!    no noise line is templated: the budget would drop every fold line of theirs all the same
+//!    (the output is the same byte for byte; a test compares both ways on every log of the
+//!    corpus at seven budgets and both levels). Then what costs more folded
 //!    than written out is written out: a region whose lines cost no more than its marker and
 //!    fold lines (a lone blank line), and a fold line at a region's edge standing for one
 //!    line, when the line costs no more or the budget has room for the difference.
@@ -122,8 +128,8 @@
 //!   it stand for, and `O` how many of its lines appear nowhere (dropped templates, over-long
 //!   lines): `F + O = B - A + 1`. When the failure lines alone exceed the budget,
 //!   `; over budget to keep every failure line` comes before `; wm_get_result …`; when they
-//!   fit and the distinct warnings' first lines do not, `; over budget to keep each distinct
-//!   warning once`.
+//!   fit and the distinct warnings' first lines the budget keeps do not, `; over budget to
+//!   keep each distinct warning once`.
 //!
 //! So, walking the output (warning counts aside): verbatim lines and regions follow each other in the original's
 //! order and account for every original line exactly once; each region is zero or more fold

@@ -1318,6 +1318,21 @@ fn each_distinct_warning_is_kept_once_with_its_exact_count() {
 fn the_budget_drops_ordinary_lines_before_a_distinct_warnings_first_line() {
     let input = repeated_warnings();
     let lines: Vec<&str> = input.lines().collect();
+    // Each distinct warning's first line and the line of its count, and what they cost.
+    let firsts = [
+        ("warning: unused variable: `v20`", 26, 21, 271),
+        ("WARN deprecated option --fast25 ignored", 13, 26, 266),
+    ]
+    .map(|(first, count, a, b)| {
+        format!(
+            "{first}\n[\u{d7}{count} warnings like this, lines {a}-{b}; wm_get_result {{\"lines\":\"{a}-{b}\"}}]"
+        )
+    });
+    let cost = |text: &str| {
+        text.lines()
+            .map(|line| super::template::estimate_tokens(line) + 1)
+            .sum::<usize>()
+    };
     // Room for the warnings and the markers, not for the frame and every fold.
     let out = compress(&codec(r#"{"budget_tokens": 300}"#), &input, Level::Normal).unwrap();
     check_grammar(&input, &out);
@@ -1325,27 +1340,58 @@ fn the_budget_drops_ordinary_lines_before_a_distinct_warnings_first_line() {
         !out.contains(lines[1]),
         "a head line outlasted the warnings:\n{out}"
     );
-    assert!(
-        out.contains("warning: unused variable: `v20`\n[\u{d7}26 warnings"),
-        "{out}"
+    for first in &firsts {
+        assert!(out.contains(first.as_str()), "{out}");
+    }
+    // At every budget: while a distinct warning's first line is dropped, no ordinary line, no
+    // fold line and no other line of a warning is kept; the later warning goes first, and
+    // only while the first lines alone cost more than the budget.
+    let mut seen = [false; 3];
+    for budget in 1..=300 {
+        let out = compress(
+            &codec(&format!(r#"{{"budget_tokens": {budget}}}"#)),
+            &input,
+            Level::Normal,
+        )
+        .unwrap();
+        let verbatim = check_grammar(&input, &out);
+        let kept = [0, 1].map(|k| out.contains(firsts[k].as_str()));
+        let count = kept.iter().filter(|&&k| k).count();
+        seen[count] = true;
+        if count < 2 {
+            assert!(
+                !out.contains("] "),
+                "budget {budget}: a fold line stayed:\n{out}"
+            );
+            assert_eq!(
+                verbatim.len(),
+                count,
+                "budget {budget}: a line other than the warnings' first stayed:\n{out}"
+            );
+            assert!(
+                kept[0] || !kept[1],
+                "budget {budget}: the later warning outlasted the first:\n{out}"
+            );
+            let all = cost(&firsts[0]) + cost(&firsts[1]);
+            assert!(
+                all > budget,
+                "budget {budget}: both fit ({all}) yet one went:\n{out}"
+            );
+            if kept[0] {
+                assert!(cost(&firsts[0]) <= budget, "budget {budget}:\n{out}");
+            }
+        }
+        if count > 0 && cost(&out) > budget {
+            assert!(
+                out.contains("; over budget to keep each distinct warning once;"),
+                "budget {budget}: over it without saying why:\n{out}"
+            );
+        }
+    }
+    assert_eq!(
+        seen, [true; 3],
+        "budgets that keep none, one and both warnings"
     );
-    assert!(
-        out.contains("WARN deprecated option --fast25 ignored\n[\u{d7}13 warnings"),
-        "{out}"
-    );
-    // With no room at all each distinct warning stays, as a summary does, and the markers say
-    // what kept the output over the budget.
-    let out = compress(&codec(r#"{"budget_tokens": 1}"#), &input, Level::Normal).unwrap();
-    check_grammar(&input, &out);
-    assert!(
-        out.contains("warning: unused variable: `v20`\n[\u{d7}26 warnings"),
-        "{out}"
-    );
-    assert!(
-        out.contains("; over budget to keep each distinct warning once;"),
-        "{out}"
-    );
-    assert!(!out.contains(lines[1]), "{out}");
 }
 
 #[test]
@@ -1364,4 +1410,62 @@ fn a_cut_keeps_a_warnings_count_with_its_first_line() {
             );
         }
     }
+}
+
+/// Every log of the corpus (generated and real captures), the sample session's builds, the
+/// benchmark's generated log and the logs of the tests above.
+fn every_log() -> Vec<String> {
+    let mut logs = Vec::new();
+    for dir in ["logs", "logs/real"] {
+        let path = format!("{}/../corpus/{dir}", env!("CARGO_MANIFEST_DIR"));
+        let mut names: Vec<_> = std::fs::read_dir(&path)
+            .unwrap_or_else(|err| panic!("{path}: {err}"))
+            .map(|entry| entry.unwrap().path())
+            .filter(|path| path.extension().is_some_and(|ext| ext == "log"))
+            .collect();
+        names.sort();
+        logs.extend(
+            names
+                .iter()
+                .map(|name| std::fs::read_to_string(name).unwrap()),
+        );
+    }
+    logs.push(corpus("build-log.txt"));
+    logs.extend(session_logs());
+    logs.push(parrot_bench_corpus::log_payload(300_000));
+    logs.extend(rows().into_iter().map(|(_, input, _)| input));
+    logs.push(repeated_warnings());
+    logs.push(failing_tests(400));
+    logs
+}
+
+#[test]
+fn a_log_whose_failures_alone_are_over_the_budget_is_written_as_the_full_budget_writes_it() {
+    // The shortcut skips the templates; the budget, walking through every layout, drops every
+    // template all the same. So the two outputs are the same, byte for byte, at every budget.
+    let logs = every_log();
+    let (mut shortcut, mut full) = (0, 0);
+    for budget in [1, 30, 100, 200, 400, 600, 2000] {
+        let log = codec(&format!(r#"{{"budget_tokens": {budget}, "min_lines": 5}}"#));
+        for (k, input) in logs.iter().enumerate() {
+            for aggressive in [false, true] {
+                let fast = log.fold_with(input, aggressive, true);
+                let slow = log.fold_with(input, aggressive, false);
+                assert_eq!(
+                    fast, slow,
+                    "log {k}, budget {budget}, aggressive {aggressive}: the shortcut differs"
+                );
+                if log.takes_shortcut(input, aggressive) {
+                    shortcut += 1;
+                } else {
+                    full += 1;
+                }
+            }
+        }
+    }
+    // Both ways are taken many times, so the comparison covers both.
+    assert!(
+        shortcut > 50 && full > 50,
+        "shortcut {shortcut}, full {full}"
+    );
 }
