@@ -312,10 +312,11 @@ impl Log {
             }
             let mut best: Option<u8> = None;
             let mut raise = |t: u8| best = Some(best.map_or(t, |b: u8| b.max(t)));
-            if lines.get(i).len() <= self.max_line_bytes {
-                let from_top = i;
-                let from_end = n - 1 - i;
-                if from_top < self.head_lines || from_end < self.tail_lines {
+            let (from_top, from_end) = (i, n - 1 - i);
+            let framed = from_top < self.head_lines || from_end < self.tail_lines;
+            // The length last: most lines are neither frame nor context.
+            if (framed || context[i] != 0) && lines.get(i).len() <= self.max_line_bytes {
+                if framed {
                     raise(if from_top == 0 || from_end == 0 {
                         tier::EDGE
                     } else {
@@ -689,9 +690,7 @@ fn unfold_small(
         region += 1;
         let start = i;
         let mut folds = 0;
-        let mut short = true;
         while i < n && !keep[i] {
-            short &= lines.get(i).len() <= max_line_bytes;
             if folded(i) {
                 let t = tmpl[i] as usize;
                 if seen[t].0 != region {
@@ -703,7 +702,13 @@ fn unfold_small(
             i += 1;
         }
         let (mut a, mut b) = (start, i);
-        if short && verbatim_within(a..b, cost, MARKER_TOKENS + folds) {
+        // Whether every line is short is asked only of a region that would be written out.
+        let short = |range: std::ops::Range<usize>| {
+            range
+                .into_iter()
+                .all(|j| lines.get(j).len() <= max_line_bytes)
+        };
+        if verbatim_within(a..b, cost, MARKER_TOKENS + folds) && short(a..b) {
             keep[a..b].fill(true);
             continue;
         }
