@@ -217,6 +217,33 @@ pub fn log_payload(target_bytes: usize) -> String {
     out
 }
 
+/// A passing build-and-test log of about `target_bytes`: [`log_payload`]'s lines without its
+/// failures (the `ERROR` lines and the rustc diagnostics) and without its warnings (the `WARN`
+/// lines), so that no line is kept for what it says and every other line is templated.
+pub fn passing_log_payload(target_bytes: usize) -> String {
+    let full = log_payload(target_bytes + target_bytes / 5);
+    let mut out = String::with_capacity(target_bytes + 512);
+    let mut diagnostic = false;
+    for line in full.split_inclusive('\n') {
+        if out.len() >= target_bytes {
+            break;
+        }
+        // A diagnostic is its `error[…]` line and the `-->` and `|` lines after it.
+        diagnostic = line.starts_with("error[")
+            || (diagnostic
+                && (line.starts_with("  -->")
+                    || line.trim_start().starts_with('|')
+                    || line
+                        .split_once(" |")
+                        .is_some_and(|(n, _)| n.bytes().all(|b| b.is_ascii_digit()))));
+        if diagnostic || line.contains(" ERROR [") || line.contains(" WARN  [") {
+            continue;
+        }
+        out.push_str(line);
+    }
+    out
+}
+
 /// One of the log's common lines, after `ts` and in the service `svc`, each kind as often as
 /// its share of twenty.
 fn log_line(out: &mut String, rng: &mut Seeded, ts: &str, svc: &str) -> std::fmt::Result {
@@ -478,6 +505,31 @@ mod tests {
         ]"#;
         std::fs::write(dir.path().join("index.json"), index).expect("index");
         dir
+    }
+
+    #[test]
+    fn the_passing_log_is_the_logs_lines_without_failures_and_warnings() {
+        let full = log_payload(240_000);
+        let passing = passing_log_payload(200_000);
+        assert!(passing.len() >= 200_000 && passing.ends_with('\n'));
+        let failures = |text: &str| {
+            text.lines()
+                .filter(|l| {
+                    l.contains(" ERROR [") || l.starts_with("error[") || l.contains(" WARN  [")
+                })
+                .count()
+        };
+        assert!(
+            failures(&full) > 10,
+            "the full log has failures and warnings"
+        );
+        assert_eq!(failures(&passing), 0);
+        assert!(!passing.contains("  --> src/pipeline.rs"));
+        // Every line it keeps is a line of the full log, in order.
+        let mut rest = full.lines();
+        for line in passing.lines() {
+            assert!(rest.any(|l| l == line), "{line:?} is not the full log's");
+        }
     }
 
     #[test]

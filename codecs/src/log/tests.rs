@@ -1469,3 +1469,12 @@ fn a_log_whose_failures_alone_are_over_the_budget_is_written_as_the_full_budget_
         "shortcut {shortcut}, full {full}"
     );
 }
+
+#[test]
+fn the_benchmarks_logs_take_both_ways() {
+    // The log with failures is over the budget on its failures and warnings alone; the passing
+    // one keeps noise folds, so every line of it is templated.
+    let log = codec("{}");
+    assert!(log.takes_shortcut(&parrot_bench_corpus::log_payload(1_000_000), false));
+    assert!(!log.takes_shortcut(&parrot_bench_corpus::passing_log_payload(1_000_000), false));
+}
