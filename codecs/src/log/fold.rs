@@ -57,6 +57,38 @@ enum Over {
     Warnings,
 }
 
+impl Over {
+    /// What keeps a layout of `cost` over `budget`, if anything: the failure lines (when there
+    /// are any and they are over it without the warnings' first lines, which cost `warnings`),
+    /// or those first lines. Without either, only markers are left, and there is nothing to say.
+    fn of(cost: usize, budget: usize, warnings: usize, failures: bool) -> Option<Over> {
+        if cost <= budget {
+            None
+        } else if failures && cost - warnings > budget {
+            Some(Over::Failures)
+        } else if warnings > 0 {
+            Some(Over::Warnings)
+        } else {
+            None
+        }
+    }
+}
+
+/// Each kept line's estimated cost as the budget counts it (0 for the others): its tokens and
+/// its line break, and for a warning's first line the line of its count after it.
+fn kept_costs(lines: &Lines<'_>, keep: &[bool], notes: &[Note]) -> Vec<u32> {
+    let mut costs: Vec<u32> = vec![0; keep.len()];
+    for (i, _) in keep.iter().enumerate().filter(|(_, kept)| **kept) {
+        costs[i] = estimate_tokens(lines.get(i)) as u32 + 1;
+    }
+    for note in notes {
+        if let Some(marker) = note.marker() {
+            costs[note.first as usize] += estimate_tokens(&marker) as u32 + 1;
+        }
+    }
+    costs
+}
+
 /// A payload's templates, made class by class: each line's (`NONE` for none), the templates
 /// and the buffer of their text.
 struct Table {
@@ -142,17 +174,7 @@ impl Log {
         let mut keep: Vec<bool> = (0..n)
             .map(|i| class[i] == Class::Failure || tiers[i].is_some())
             .collect();
-        let mut line_tokens: Vec<u32> = vec![0; n];
-        for i in 0..n {
-            if keep[i] {
-                line_tokens[i] = estimate_tokens(lines.get(i)) as u32 + 1;
-            }
-        }
-        for note in &notes {
-            if let Some(marker) = note.marker() {
-                line_tokens[note.first as usize] += estimate_tokens(&marker) as u32 + 1;
-            }
-        }
+        let line_tokens = kept_costs(&lines, &keep, &notes);
         let lasting = |i: usize| class[i] == Class::Failure || tiers[i] > Some(tier::NOISE_FOLDS);
         if !(shortcut && folds_all_dropped(&lines, lasting, &line_tokens, budget)) {
             self.template_lines(&lines, &class, Class::Noise, &mut table);
@@ -175,23 +197,11 @@ impl Log {
             &templates,
             &line_tokens,
         );
-        // What keeps the output over the budget, if anything: the failure lines, or (they fit)
-        // the first lines of the distinct warnings.
         let warnings: usize = (0..n)
             .filter(|&i| keep[i] && tiers[i] == Some(tier::WARNING))
             .map(|i| line_tokens[i] as usize)
             .sum();
-        let failures = class.contains(&Class::Failure);
-        let over_budget = if cost <= budget {
-            None
-        } else if failures && cost - warnings > budget {
-            Some(Over::Failures)
-        } else if warnings > 0 {
-            Some(Over::Warnings)
-        } else {
-            // The markers alone: there is nothing left to drop, and nothing kept to account for.
-            None
-        };
+        let over_budget = Over::of(cost, budget, warnings, class.contains(&Class::Failure));
         let slack = budget.saturating_sub(cost);
         let shape = Shape {
             tmpl: &tmpl,
@@ -225,14 +235,10 @@ impl Log {
         self.template_lines(&lines, &class, Class::Warning, &mut table);
         let notes = warning_notes(&heads, &table.tmpl, table.templates.len());
         let tiers = self.tiers(&lines, &class, &context, &table.tmpl, &heads, &notes);
-        let mut line_tokens: Vec<u32> = (0..lines.len())
-            .map(|i| estimate_tokens(lines.get(i)) as u32 + 1)
+        let keep: Vec<bool> = (0..lines.len())
+            .map(|i| class[i] == Class::Failure || tiers[i].is_some())
             .collect();
-        for note in &notes {
-            if let Some(marker) = note.marker() {
-                line_tokens[note.first as usize] += estimate_tokens(&marker) as u32 + 1;
-            }
-        }
+        let line_tokens = kept_costs(&lines, &keep, &notes);
         let lasting = |i: usize| class[i] == Class::Failure || tiers[i] > Some(tier::NOISE_FOLDS);
         folds_all_dropped(
             &lines,
