@@ -61,12 +61,19 @@ pub(crate) struct Options {
 }
 
 impl Options {
-    /// The project root: `--project`, else the current folder.
-    pub(crate) fn project_dir(&self) -> PathBuf {
-        self.project
-            .clone()
-            .or_else(|| std::env::current_dir().ok())
-            .unwrap_or_else(|| PathBuf::from("."))
+    /// The host's settings these options give.
+    pub(crate) fn settings(&self) -> parrot_setup::Settings {
+        parrot_setup::Settings {
+            project: self.project.clone(),
+            plugins: self.plugins.clone(),
+            trust_project_plugins: self.trust_project_plugins,
+            tee_store: self.tee_store.clone(),
+            no_tee: self.no_tee,
+            tokenizer: match self.tokenizer {
+                TokenizerArg::O200k => parrot_host::Tokenizer::O200k,
+                TokenizerArg::Cl100k => parrot_host::Tokenizer::Cl100k,
+            },
+        }
     }
 }
 

@@ -44,6 +44,16 @@ impl Failure {
     }
 }
 
+impl From<parrot_setup::SetupError> for Failure {
+    fn from(err: parrot_setup::SetupError) -> Failure {
+        match err {
+            parrot_setup::SetupError::Config(lines) => Failure::config(lines),
+            parrot_setup::SetupError::Runtime(line) => Failure::runtime(line),
+            other => Failure::runtime(other.to_string()),
+        }
+    }
+}
+
 fn main() -> ExitCode {
     let parsed = Cli::try_parse().and_then(|cli| {
         let options = cli.options()?;
