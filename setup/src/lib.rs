@@ -158,3 +158,34 @@ pub fn build(builder: &mut HostBuilder) -> Result<Host, SetupError> {
         .build()
         .map_err(|err| SetupError::Config(err.errors.iter().map(ToString::to_string).collect()))
 }
+
+/// What a program says when `store` holds nothing under `key` (in `namespace`): the key, the
+/// namespace, and the nearest key the store does hold, when one is a few edits away (a key
+/// copied with a character lost).
+///
+/// # Examples
+///
+/// ```
+/// use parrot_host::{MemoryTeeStore, TeeStore};
+///
+/// let store = MemoryTeeStore::default();
+/// store.put("__tee__:grep:0123456789ab", b"x").unwrap();
+/// assert_eq!(
+///     parrot_setup::not_found(&store, None, "__tee__:grep:0123456789a"),
+///     "no original is stored under \"__tee__:grep:0123456789a\"; did you mean \"__tee__:grep:0123456789ab\"?"
+/// );
+/// ```
+pub fn not_found(
+    store: &dyn parrot_host::TeeStore,
+    namespace: Option<&parrot_host::Namespace>,
+    key: &str,
+) -> String {
+    let near = parrot_host::nearest_key(store, namespace, key)
+        .map_or_else(String::new, |near| format!("; did you mean \"{near}\"?"));
+    match namespace {
+        Some(namespace) => {
+            format!("no original is stored under \"{key}\" in namespace \"{namespace}\"{near}")
+        }
+        None => format!("no original is stored under \"{key}\"{near}"),
+    }
+}

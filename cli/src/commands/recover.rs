@@ -3,7 +3,7 @@
 use std::num::IntErrorKind;
 use std::sync::Arc;
 
-use parrot_host::{Host, HostBuilder, Namespace, nearest_key};
+use parrot_host::{Host, HostBuilder, Namespace};
 use parrot_recover::{Recover, RetrieveError, Selector};
 
 use super::write_stdout;
@@ -24,16 +24,7 @@ pub(crate) fn recover(
     selector: &Selector,
 ) -> Result<(), Failure> {
     let store = store_only(cli)?.shared();
-    let not_found = || {
-        let near = nearest_key(store.as_ref(), namespace, key)
-            .map_or_else(String::new, |near| format!("; did you mean \"{near}\"?"));
-        Failure::runtime(match namespace {
-            Some(namespace) => {
-                format!("no original is stored under \"{key}\" in namespace \"{namespace}\"{near}")
-            }
-            None => format!("no original is stored under \"{key}\"{near}"),
-        })
-    };
+    let not_found = || Failure::runtime(parrot_setup::not_found(store.as_ref(), namespace, key));
     if selector.is_empty() {
         let stored = match namespace {
             Some(namespace) => store.get(&namespace.scoped_key(key)),
