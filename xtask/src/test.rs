@@ -2,6 +2,9 @@
 //! (a `redis-server`, the npm packages of `tests/mcp` and `tests/claude`, the Python SDKs of
 //! `tests/llm`), so on a fresh machine it first makes each of them ready, saying on stderr what
 //! it installs and why, and then runs `cargo test --workspace` with the arguments it was given.
+//! Then the Python package's tests: the package is installed from `python/` into a venv of its
+//! own, `python/.venv` (with the pinned packages of `python/tests/requirements.txt`), and
+//! `pytest python/tests` runs there. The run fails if either fails.
 //!
 //! A component it cannot make ready (not root, no network, no Node.js) does not stop the run:
 //! it says why on stderr, the tests that need the component fail naming it, and every other test
@@ -28,7 +31,7 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
             "tests/claude",
             npm_packages(root, "tests/claude", CLAUDE_WHY),
         ),
-        ("tests/llm/.venv", venv(root)),
+        ("tests/llm/.venv", venv(root, &LLM_VENV)),
     ];
     for (component, ready) in steps {
         if let Err(err) = ready {
@@ -42,7 +45,58 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
         .args(args)
         .status()
         .context("running cargo test")?;
-    std::process::exit(status.code().unwrap_or(1));
+    let python = python_tests(root);
+    if let Err(err) = &python {
+        eprintln!("xtask test: the Python package's tests failed: {err:#}");
+    }
+    if !status.success() {
+        std::process::exit(status.code().unwrap_or(1));
+    }
+    std::process::exit(if python.is_ok() { 0 } else { 1 });
+}
+
+/// The Python package installed into `python/.venv`, then `pytest python/tests` there.
+fn python_tests(root: &Path) -> Result<()> {
+    let python = python_package(root)?;
+    eprintln!("xtask test: pytest python/tests (the Python package's tests)");
+    status_of(
+        Command::new(python)
+            .current_dir(root)
+            .args(["-m", "pytest", "python/tests", "-q", "-p", "no:cacheprovider"]),
+    )
+}
+
+/// Makes `python/.venv` ready and installs the package built from `python/` into it (a release
+/// build of the extension, as `pip install ./python` makes it; the venv already holds the
+/// build backend, so nothing is fetched); returns the venv's interpreter.
+pub fn python_package(root: &Path) -> Result<std::path::PathBuf> {
+    venv(root, &PACKAGE_VENV)?;
+    let bin = root.join(PACKAGE_VENV.dir).join(".venv/bin");
+    let python = bin.join("python");
+    eprintln!("xtask test: installing the Python package from python/ into python/.venv");
+    // The build backend runs `maturin` from PATH, as an activated venv has it.
+    let mut path = std::ffi::OsString::from(&bin);
+    if let Some(rest) = std::env::var_os("PATH") {
+        path.push(":");
+        path.push(rest);
+    }
+    status_of(
+        Command::new(&python)
+            .current_dir(root)
+            .env("PATH", path)
+            .args([
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "--disable-pip-version-check",
+                "--no-deps",
+                "--no-build-isolation",
+                "--force-reinstall",
+                "./python",
+            ]),
+    )?;
+    Ok(python)
 }
 
 const MCP_WHY: &str = "the mcp-proxy tests run the real filesystem MCP server and the official \
@@ -147,16 +201,43 @@ fn modified(path: &Path) -> std::io::Result<SystemTime> {
     std::fs::metadata(path)?.modified()
 }
 
+/// A venv of the tests: `<dir>/.venv`, from a requirements file, for a reason.
+struct Venv {
+    /// The folder that holds `.venv`.
+    dir: &'static str,
+    /// The requirements file, from the workspace root.
+    requirements: &'static str,
+    /// Installed with `--no-deps`: the file pins every package, dependencies included.
+    no_deps: bool,
+    why: &'static str,
+}
+
 /// The serve tests drive the official LLM SDKs (every package pinned in
-/// `tests/llm/requirements.txt`) from a venv of their own; it is made again when its
-/// `installed.txt` (a copy of the requirements it was installed from) differs.
-fn venv(root: &Path) -> Result<()> {
-    let llm = root.join("tests/llm");
-    let requirements = llm.join("requirements.txt");
+/// `tests/llm/requirements.txt`).
+const LLM_VENV: Venv = Venv {
+    dir: "tests/llm",
+    requirements: "tests/llm/requirements.txt",
+    no_deps: false,
+    why: "the serve tests drive the official LLM SDKs",
+};
+
+/// The Python package's tests: the build backend, pytest, and ai-parrot's columnar codec with
+/// the few packages it imports (its whole dependency set is far too heavy).
+const PACKAGE_VENV: Venv = Venv {
+    dir: "python",
+    requirements: "python/tests/requirements.txt",
+    no_deps: true,
+    why: "the Python package is built and tested there",
+};
+
+/// Makes `venv` ready; it is made again when its `installed.txt` (a copy of the requirements
+/// it was installed from) differs.
+fn venv(root: &Path, venv: &Venv) -> Result<()> {
+    let requirements = root.join(venv.requirements);
     let wanted = std::fs::read_to_string(&requirements)
         .with_context(|| format!("{}", requirements.display()))?;
-    let venv = llm.join(".venv");
-    let installed = venv.join("installed.txt");
+    let folder = root.join(venv.dir).join(".venv");
+    let installed = folder.join("installed.txt");
     let reason = match std::fs::read_to_string(&installed) {
         Ok(text) if text == wanted => return Ok(()),
         Ok(_) => "its installed.txt differs from requirements.txt",
@@ -166,21 +247,21 @@ fn venv(root: &Path) -> Result<()> {
         bail!("{reason}, and python3 is not on PATH to make it");
     }
     eprintln!(
-        "xtask test: making tests/llm/.venv and installing tests/llm/requirements.txt in it \
-         (the serve tests drive the official LLM SDKs; {reason})"
+        "xtask test: making {}/.venv and installing {} in it ({}; {reason})",
+        venv.dir, venv.requirements, venv.why
     );
-    status_of(Command::new("python3").args(["-m", "venv"]).arg(&venv))?;
-    status_of(
-        Command::new(venv.join("bin/python"))
-            .args([
-                "-m",
-                "pip",
-                "install",
-                "--quiet",
-                "--disable-pip-version-check",
-                "-r",
-            ])
-            .arg(&requirements),
-    )?;
+    status_of(Command::new("python3").args(["-m", "venv"]).arg(&folder))?;
+    let mut pip = Command::new(folder.join("bin/python"));
+    pip.args([
+        "-m",
+        "pip",
+        "install",
+        "--quiet",
+        "--disable-pip-version-check",
+    ]);
+    if venv.no_deps {
+        pip.arg("--no-deps");
+    }
+    status_of(pip.arg("-r").arg(&requirements))?;
     std::fs::write(&installed, &wanted).with_context(|| format!("{}", installed.display()))
 }
