@@ -4,11 +4,13 @@
 //!    tarball already on disk is reused when its digest matches), checked against their sha256
 //!    and extracted into `target/bench-corpus/`, with an `index.json` the benchmarks read (each
 //!    item's set, if any, and whether it is held out).
-//! 2. `cargo bench -p parrot-codecs -p parrot-host -p parrot-compress -p parrot-bpe -p
-//!    parrot-serve`, with `PARROT_BENCH_REPORT` pointing at
+//! 2. The Python package is installed from `python/` into `python/.venv` (as `cargo xtask test`
+//!    does), for the binding's benchmark.
+//! 3. `cargo bench -p parrot-codecs -p parrot-host -p parrot-compress -p parrot-bpe -p
+//!    parrot-serve -p parrot-compress-python`, with `PARROT_BENCH_REPORT` pointing at
 //!    `target/bench-report/`: the criterion benchmarks leave their estimates there
 //!    (`CRITERION_HOME`), the others write their tables and target lines as Markdown.
-//! 3. `docs/BENCHMARKS.md` is rewritten from those: machine, date, toolchain, every table, and
+//! 4. `docs/BENCHMARKS.md` is rewritten from those: machine, date, toolchain, every table, and
 //!    the targets with what was measured against each.
 //!
 //! `--quick` shortens every measurement (for checking the command itself; the numbers are
@@ -344,6 +346,14 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
         std::fs::remove_dir_all(&report)?;
     }
     std::fs::create_dir_all(&report)?;
+    // Without the package, its benchmark says it was not measured, and why.
+    let python = match crate::test::python_package(root) {
+        Ok(python) => Some(python),
+        Err(err) => {
+            eprintln!("xtask bench: the Python package is not installed: {err:#}");
+            None
+        }
+    };
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut bench = Command::new(cargo);
     bench
@@ -360,12 +370,17 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
             "parrot-bpe",
             "-p",
             "parrot-serve",
+            "-p",
+            "parrot-compress-python",
         ])
         .env("PARROT_BENCH_REPORT", &report)
         .env("PARROT_BENCH_CORPUS", &corpus)
         .env("CRITERION_HOME", report.join("criterion"));
     if quick {
         bench.env("PARROT_BENCH_QUICK", "1");
+    }
+    if let Some(python) = python {
+        bench.env("PARROT_PYTHON", python);
     }
     let status = bench.status().context("running cargo bench")?;
     if !status.success() {
@@ -565,6 +580,8 @@ fn render(report: &Path, quick: bool) -> Result<String> {
     out.push_str(&construction_table(&estimates));
     writeln!(out, "\n## Peak memory\n")?;
     out.push_str(&fragment(report, "memory.md"));
+    writeln!(out, "\n## From Python\n")?;
+    out.push_str(&fragment(report, "python.md"));
     writeln!(out, "\n## Log codec\n")?;
     out.push_str(&fragment(report, "log.md"));
     out.push('\n');
@@ -619,6 +636,7 @@ fn targets(out: &mut String, report: &Path, measured: &[&str]) -> std::fmt::Resu
         "tokens",
         "log",
         "log-memory",
+        "python",
     ] {
         out.push_str(&fragment(report, &format!("targets-{name}.md")));
     }

@@ -1,0 +1,269 @@
+//! The Python package's cost, against yardsticks measured in the same run:
+//!
+//! - `Host.compress` from Python against the same call in Rust (`Host::process` and the
+//!   metadata with its token counts, what `compress` returns), on the generated rows and log of
+//!   the other benchmarks at 10 KB and 1 MB, each host set up by `parrot_setup` from the same
+//!   settings (a project of its own, its SQLite tee store). Rounds alternate: the Rust call
+//!   timed in this process, then the Python call in the interpreter (`python/bench/host.py`);
+//!   each round's ratio is the two medians', and the figure is the median ratio. Target: at
+//!   most 1.2x at 1 MB.
+//! - `parrot_codec.columnarize` against ai-parrot's pure-Python transform on about 1 MB of rows
+//!   (`python/bench/columnarize.py`: the bytes-in, bytes-out path ai-parrot would otherwise
+//!   run: decode, transform, encode).
+//!
+//! `cargo bench -p parrot-compress-python --bench binding`. It runs `PARROT_PYTHON`, else the
+//! interpreter of `python/.venv`, where `cargo xtask bench` (and `cargo xtask test`) install the
+//! package built from `python/`; without one, the report says it was not measured, and why.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+use parrot_bench_corpus as corpus;
+use parrot_host::{Call, Input};
+use parrot_setup::Settings;
+use serde_json::Value;
+
+/// Rounds of each payload; each round times `iterations` calls on each side.
+const ROUNDS: usize = 7;
+
+struct Payload {
+    name: &'static str,
+    tool: &'static str,
+    text: String,
+    iterations: usize,
+}
+
+fn payloads(quick: bool) -> Vec<Payload> {
+    let scale = |n: usize| if quick { (n / 5).max(3) } else { n };
+    vec![
+        Payload {
+            name: "rows 10 KB",
+            tool: "dq_execute_database_query",
+            text: corpus::rows_payload(10 * 1024),
+            iterations: scale(400),
+        },
+        Payload {
+            name: "rows 1 MB",
+            tool: "dq_execute_database_query",
+            text: corpus::rows_payload(1024 * 1024),
+            iterations: scale(15),
+        },
+        Payload {
+            name: "log 10 KB",
+            tool: "shell_cargo_build",
+            text: corpus::log_payload(10 * 1024),
+            iterations: scale(400),
+        },
+        Payload {
+            name: "log 1 MB",
+            tool: "shell_cargo_build",
+            text: corpus::log_payload(1024 * 1024),
+            iterations: scale(15),
+        },
+    ]
+}
+
+fn python() -> PathBuf {
+    std::env::var_os("PARROT_PYTHON").map_or_else(
+        || corpus::workspace_root().join("python/.venv/bin/python"),
+        PathBuf::from,
+    )
+}
+
+/// Why the package cannot be measured with `python`, if it cannot.
+fn unusable(python: &Path) -> Option<String> {
+    let imported = Command::new(python)
+        .args(["-c", "import parrot_compress, parrot_codec"])
+        .output();
+    match imported {
+        Ok(out) if out.status.success() => None,
+        Ok(out) => Some(format!(
+            "{} cannot import the package: {}",
+            python.display(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        )),
+        Err(err) => Some(format!("{}: {err}", python.display())),
+    }
+}
+
+fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values[values.len() / 2]
+}
+
+/// The median time of one call in Rust, over `iterations` calls.
+fn rust_call(host: &parrot_host::Host, payload: &Payload) -> f64 {
+    let mut times = Vec::with_capacity(payload.iterations);
+    for _ in 0..payload.iterations {
+        let start = Instant::now();
+        let processed = host.process(Call::new(payload.tool, Input::Text(&payload.text)));
+        let meta = processed.meta_json();
+        std::hint::black_box((&processed.payload, &meta));
+        times.push(start.elapsed().as_nanos() as f64);
+    }
+    median(times)
+}
+
+/// The median time of one call from Python, over `iterations` calls.
+fn python_call(python: &Path, project: &Path, file: &Path, payload: &Payload) -> f64 {
+    let script = corpus::workspace_root().join("python/bench/host.py");
+    let out = Command::new(python)
+        .arg(script)
+        .arg(project)
+        .arg(file)
+        .arg(payload.tool)
+        .arg(payload.iterations.to_string())
+        .output()
+        .expect("run python/bench/host.py");
+    assert!(
+        out.status.success(),
+        "python/bench/host.py failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let line: Value = serde_json::from_slice(&out.stdout).expect("host.py's JSON line");
+    line["median_ns"].as_f64().expect("median_ns")
+}
+
+/// The binding's table, and its target line.
+fn binding(python: &Path, quick: bool) -> (String, String) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut table = String::from(
+        "| payload | bytes | codec | Rust `process` | Python `Host.compress` | ratio (median of rounds) |\n\
+         |---|---:|---|---:|---:|---:|\n",
+    );
+    let mut at_1mb = Vec::new();
+    for (n, payload) in payloads(quick).iter().enumerate() {
+        let file = dir.path().join(format!("payload-{n}"));
+        std::fs::write(&file, &payload.text).expect("payload file");
+        let (ours, theirs) = (
+            dir.path().join(format!("rust-{n}")),
+            dir.path().join(format!("py-{n}")),
+        );
+        std::fs::create_dir_all(&ours).expect("project");
+        std::fs::create_dir_all(&theirs).expect("project");
+        let settings = Settings {
+            project: Some(ours),
+            ..Settings::default()
+        };
+        let host = parrot_setup::build(
+            &mut parrot_setup::builder(&settings, true, None).expect("builder"),
+        )
+        .expect("host");
+        let codec = host
+            .process(Call::new(payload.tool, Input::Text(&payload.text)))
+            .meta
+            .codec
+            .unwrap_or_else(|| "-".to_owned());
+        let (mut rust, mut py, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
+        for _ in 0..ROUNDS {
+            let r = rust_call(&host, payload);
+            let p = python_call(python, &theirs, &file, payload);
+            rust.push(r);
+            py.push(p);
+            ratios.push(p / r);
+        }
+        let ratio = median(ratios);
+        let _ = writeln!(
+            table,
+            "| {} | {} | {codec} | {:.3} ms | {:.3} ms | **{ratio:.3}x** |",
+            payload.name,
+            corpus::thousands(payload.text.len()),
+            median(rust) / 1e6,
+            median(py) / 1e6,
+        );
+        if payload.name.ends_with("1 MB") {
+            at_1mb.push(format!("{} {ratio:.3}x", payload.name));
+        }
+    }
+    let worst = at_1mb
+        .iter()
+        .filter_map(|entry| {
+            entry
+                .rsplit(' ')
+                .next()?
+                .trim_end_matches('x')
+                .parse::<f64>()
+                .ok()
+        })
+        .fold(0.0, f64::max);
+    let target = format!(
+        "- `Host.compress` from Python at 1 MB ≤ 1.2x the same call in Rust: {} — **{}**",
+        at_1mb.join(", "),
+        if worst <= 1.2 { "met" } else { "missed" }
+    );
+    (table, target)
+}
+
+/// `python/bench/columnarize.py`'s line, as a table.
+fn columnarize(python: &Path) -> String {
+    let script = corpus::workspace_root().join("python/bench/columnarize.py");
+    let out = Command::new(python).arg(script).output();
+    let out = match out {
+        Ok(out) if out.status.success() => out,
+        Ok(out) => {
+            return format!(
+                "not measured: python/bench/columnarize.py failed: {}\n",
+                String::from_utf8_lossy(&out.stderr).trim()
+            );
+        }
+        Err(err) => return format!("not measured: {err}\n"),
+    };
+    let text = String::from_utf8_lossy(&out.stdout);
+    let Some(line) = text
+        .lines()
+        .rev()
+        .find_map(|l| serde_json::from_str::<Value>(l).ok())
+    else {
+        return format!("not measured: python/bench/columnarize.py printed no JSON line: {text}\n");
+    };
+    format!(
+        "| payload | rows | `parrot_codec.columnarize` | pure Python (decode, transform, encode) | speed-up |\n\
+         |---:|---:|---:|---:|---:|\n\
+         | {} bytes | {} | {} ms | {} ms | **{}x** |\n",
+        line["payload_bytes"], line["rows"], line["rust_ms"], line["python_ms"], line["speedup"]
+    )
+}
+
+fn main() {
+    if std::env::args().any(|arg| arg == "--list") {
+        return;
+    }
+    let quick = std::env::var_os("PARROT_BENCH_QUICK").is_some();
+    let python = python();
+    let mut text = String::from(
+        "`cargo bench -p parrot-compress-python --bench binding`, with the package installed from \
+         `python/` (a release build) in the interpreter it runs.\n\n",
+    );
+    if let Some(why) = unusable(&python) {
+        let _ = writeln!(text, "Not measured: {why}.");
+        corpus::report("python.md", &text);
+        corpus::target(
+            "python",
+            &[format!(
+                "- `Host.compress` from Python at 1 MB ≤ 1.2x the same call in Rust: not measured ({why})"
+            )],
+        );
+        return;
+    }
+    let (table, target) = binding(&python, quick);
+    text.push_str(
+        "`Host.compress` from Python against the same call in Rust (`Host::process` and the \
+         metadata with its token counts), each host set up by `parrot_setup` from the same \
+         settings (its own project and SQLite tee store), on the generated rows and log of the \
+         other benchmarks. Each round times the Rust call's median here, then the Python call's \
+         in the interpreter; the ratio is the median of the rounds' ratios. What the binding \
+         adds: the `str` encoded to UTF-8 once, the payload made a `str` again, the metadata \
+         made a dict.\n\n",
+    );
+    text.push_str(&table);
+    text.push_str(
+        "\n`parrot_codec.columnarize` against ai-parrot 1.2.4's pure-Python transform (its \
+         JSON decoder, `ColumnarCodec._columnarize`, its JSON encoder: what the codec runs on \
+         `bytes` without the extension) on the same rows, their outputs equal:\n\n",
+    );
+    text.push_str(&columnarize(&python));
+    corpus::report("python.md", &text);
+    corpus::target("python", &[target]);
+}
