@@ -26,7 +26,7 @@ use parrot_setup::Settings;
 use serde_json::Value;
 
 /// Rounds of each payload; each round times `iterations` calls on each side.
-const ROUNDS: usize = 7;
+const ROUNDS: usize = 15;
 
 struct Payload {
     name: &'static str,
@@ -48,7 +48,7 @@ fn payloads(quick: bool) -> Vec<Payload> {
             name: "rows 1 MB",
             tool: "dq_execute_database_query",
             text: corpus::rows_payload(1024 * 1024),
-            iterations: scale(15),
+            iterations: scale(20),
         },
         Payload {
             name: "log 10 KB",
@@ -60,7 +60,7 @@ fn payloads(quick: bool) -> Vec<Payload> {
             name: "log 1 MB",
             tool: "shell_cargo_build",
             text: corpus::log_payload(1024 * 1024),
-            iterations: scale(15),
+            iterations: scale(20),
         },
     ]
 }

@@ -1,6 +1,7 @@
 """Type stubs of the native module; the package ``parrot_compress`` re-exports all of it."""
 
 import os
+import pathlib
 from typing import Any, Iterator, Literal, Optional, Sequence, Tuple, Union
 
 __version__: str
@@ -67,7 +68,7 @@ class Host:
     def killed(self) -> bool:
         """Whether the kill switch was on when the host was made."""
     @property
-    def project(self) -> str:
+    def project(self) -> pathlib.Path:
         """The project folder."""
     def compress(
         self,
@@ -114,3 +115,7 @@ class Host:
 
 def recovery_tool(api: Api = "anthropic") -> dict[str, Any]:
     """The recovery tool's definition in ``api``'s format."""
+
+def columnarize(payload: Union[bytes, str], min_rows: int = 20) -> bytes:
+    """ai-parrot's columnar transform (re-exported by ``parrot_codec``): the orjson bytes of
+    ``{"columns", "rows", "constants"}`` the pure-Python transform gives for the same rows."""

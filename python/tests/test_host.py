@@ -205,6 +205,10 @@ def test_bad_settings_are_refused(project):
         Host(project=project, tee_store=True)
     with pytest.raises(ValueError, match='unknown level "loud"'):
         Host(project=project).compress("t", "x", level="loud")
+    with pytest.raises(TypeError, match="plugins: expected a list of plugin package folders"):
+        Host(project=project, plugins=str(project))
+    with pytest.raises(TypeError, match="result: a bytearray is not a tool result"):
+        Host(project=project).compress("t", bytearray(b"x"))
 
 
 def test_a_plugin_cdylib_is_loaded_and_compresses(project, line_dedup_package):

@@ -1,6 +1,7 @@
 //! Values between Python and JSON: a tool result given as a Python value serialized once, in
 //! Rust, and the host's JSON (metadata, the report, a tool definition) as Python values.
 
+use parrot_host::Namespace;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
@@ -76,6 +77,12 @@ fn write(value: &Bound<'_, PyAny>, out: &mut String, path: &mut Vec<Step>) -> Py
         write_items(list.iter(), out, path)?;
     } else if let Ok(tuple) = value.cast::<PyTuple>() {
         write_items(tuple.iter(), out, path)?;
+    } else if path.is_empty() {
+        return Err(PyTypeError::new_err(format!(
+            "result: a {} is not a tool result (give str, bytes, or a JSON value: dict, list, \
+             tuple, int, float, bool or None)",
+            value.get_type().name()?
+        )));
     } else {
         return Err(PyTypeError::new_err(format!(
             "{}: a {} is not JSON (give dict, list, tuple, str, int, float, bool or None; \
@@ -165,4 +172,12 @@ pub(crate) fn to_python<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'
             dict.into_any()
         }
     })
+}
+
+/// A namespace given by name (`None`: none).
+pub(crate) fn namespace_of(name: Option<&str>) -> PyResult<Option<Namespace>> {
+    name.map(|name| {
+        Namespace::new(name).map_err(|err| PyValueError::new_err(format!("namespace: {err}")))
+    })
+    .transpose()
 }

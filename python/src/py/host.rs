@@ -12,7 +12,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyString, PyTuple};
 
 use super::BuildError;
-use super::convert::{to_json, to_python};
+use super::convert::{namespace_of, to_json, to_python};
 
 /// The host in-process: manifests, plugin packages, the tee store and the tokenizer, set up as
 /// the `parrot-compress` command sets them up from the same settings.
@@ -71,6 +71,30 @@ fn setup_error(py: Python<'_>, err: SetupError) -> PyErr {
     }
 }
 
+/// The plugin folders: a sequence of paths (a single path is refused: it is a sequence of
+/// characters, not of folders).
+fn plugin_folders(value: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<PathBuf>> {
+    let Some(value) = value.filter(|value| !value.is_none()) else {
+        return Ok(Vec::new());
+    };
+    let refused = || {
+        PyTypeError::new_err(format!(
+            "plugins: expected a list of plugin package folders, got {}",
+            value
+                .repr()
+                .map_or_else(|_| "?".to_owned(), |r| r.to_string())
+        ))
+    };
+    if value.cast::<PyString>().is_ok() || value.cast::<PyBytes>().is_ok() {
+        return Err(refused());
+    }
+    let mut folders = Vec::new();
+    for item in value.try_iter().map_err(|_| refused())? {
+        folders.push(item?.extract::<PathBuf>().map_err(|_| refused())?);
+    }
+    Ok(folders)
+}
+
 /// The tee store setting: `None` (the project's), `False` (none), or a path or URL.
 fn store_setting(value: Option<&Bound<'_, PyAny>>, settings: &mut Settings) -> PyResult<()> {
     let Some(value) = value.filter(|value| !value.is_none()) else {
@@ -90,13 +114,6 @@ fn store_setting(value: Option<&Bound<'_, PyAny>>, settings: &mut Settings) -> P
         PyTypeError::new_err("tee_store: expected None, False, a path or a redis:// URL")
     })?);
     Ok(())
-}
-
-pub(crate) fn namespace_of(name: Option<&str>) -> PyResult<Option<Namespace>> {
-    name.map(|name| {
-        Namespace::new(name).map_err(|err| PyValueError::new_err(format!("namespace: {err}")))
-    })
-    .transpose()
 }
 
 /// A tool result as given: its bytes, and how to give the payload back.
@@ -281,7 +298,7 @@ impl PyHost {
     fn new(
         py: Python<'_>,
         project: Option<PathBuf>,
-        plugins: Option<Vec<PathBuf>>,
+        plugins: Option<&Bound<'_, PyAny>>,
         tee_store: Option<&Bound<'_, PyAny>>,
         trust_project_plugins: bool,
         tokenizer: &str,
@@ -289,7 +306,7 @@ impl PyHost {
     ) -> PyResult<PyHost> {
         let mut settings = Settings {
             project,
-            plugins: plugins.unwrap_or_default(),
+            plugins: plugin_folders(plugins)?,
             trust_project_plugins,
             tokenizer: tokenizer_named(tokenizer).map_err(|err| build_error(py, vec![err]))?,
             ..Settings::default()
@@ -489,7 +506,7 @@ impl PyHost {
         namespace: Option<&str>,
         recovery_tool: bool,
     ) -> PyResult<super::request::RequestRewrite> {
-        super::request::compress_request(self, py, body, api, namespace, recovery_tool)
+        super::request::compress_request(self.host(), py, body, api, namespace, recovery_tool)
     }
 
     /// Answers one call of the recovery tool `wm_get_result`:
@@ -505,7 +522,8 @@ impl PyHost {
         arguments: &Bound<'_, PyAny>,
         namespace: Option<&str>,
     ) -> PyResult<(String, bool)> {
-        super::request::answer_recovery(self, py, arguments, namespace)
+        let host = self.recovery_host()?;
+        super::request::answer_recovery(&host, py, arguments, namespace)
     }
 
     fn __repr__(&self) -> String {

@@ -3,6 +3,7 @@
 
 use pyo3::prelude::*;
 
+mod codec;
 mod convert;
 mod host;
 mod request;
@@ -27,5 +28,6 @@ fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<host::Compressed>()?;
     m.add_class::<request::RequestRewrite>()?;
     m.add_function(wrap_pyfunction!(request::recovery_tool, m)?)?;
+    codec::register(m)?;
     Ok(())
 }

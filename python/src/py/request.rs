@@ -10,8 +10,11 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString};
 use serde_json::{Value, json};
 
-use super::convert::to_python;
-use super::host::{PyHost, namespace_of};
+use std::sync::Arc;
+
+use parrot_host::Host;
+
+use super::convert::{namespace_of, to_python};
 
 /// The API a name given from Python names.
 fn api_named(name: &str) -> PyResult<Api> {
@@ -74,8 +77,9 @@ fn body_bytes<'py>(body: &Bound<'py, PyAny>) -> PyResult<(Bound<'py, PyBytes>, b
 /// the counts, and whether the tool was added.
 type Rewritten = (Option<Vec<u8>>, Vec<Value>, Value, bool);
 
+/// `Host.compress_request` of `host` (`None`: the kill switch is on).
 pub(crate) fn compress_request(
-    this: &PyHost,
+    host: Option<&Arc<Host>>,
     py: Python<'_>,
     body: &Bound<'_, PyAny>,
     api: &str,
@@ -85,7 +89,7 @@ pub(crate) fn compress_request(
     let api = api_named(api)?;
     let namespace = namespace_of(namespace)?;
     let (bytes, was_text) = body_bytes(body)?;
-    let (new, replaced, counts, added): Rewritten = match this.host() {
+    let (new, replaced, counts, added): Rewritten = match host {
         None => (
             None,
             Vec::new(),
@@ -161,8 +165,9 @@ fn counts_json(counts: &llm::Counts) -> Value {
     })
 }
 
+/// `Host.answer_recovery`, answered from `host`'s tee store.
 pub(crate) fn answer_recovery(
-    this: &PyHost,
+    host: &Host,
     py: Python<'_>,
     arguments: &Bound<'_, PyAny>,
     namespace: Option<&str>,
@@ -178,7 +183,6 @@ pub(crate) fn answer_recovery(
             arguments.get_type().name()?
         )));
     };
-    let host = this.recovery_host()?;
     let answer = py.detach(|| {
         let arguments = match serde_json::from_str::<Value>(&text) {
             Ok(Value::Object(map)) => Some(map),
@@ -188,7 +192,7 @@ pub(crate) fn answer_recovery(
             id: String::new(),
             arguments,
         };
-        recovery::answer(&host, namespace.as_ref(), &call)
+        recovery::answer(host, namespace.as_ref(), &call)
     });
     Ok((answer.text, answer.is_error))
 }
