@@ -59,11 +59,14 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
 fn python_tests(root: &Path) -> Result<()> {
     let python = python_package(root)?;
     eprintln!("xtask test: pytest python/tests (the Python package's tests)");
-    status_of(
-        Command::new(python)
-            .current_dir(root)
-            .args(["-m", "pytest", "python/tests", "-q", "-p", "no:cacheprovider"]),
-    )
+    status_of(Command::new(python).current_dir(root).args([
+        "-m",
+        "pytest",
+        "python/tests",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+    ]))
 }
 
 /// Makes `python/.venv` ready and installs the package built from `python/` into it (a release
