@@ -30,7 +30,7 @@ pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 pub const RESPONSE_TIMEOUT: Duration = Duration::from_secs(600);
 
 /// How many follow-up requests the proxy sends for one client request when the model keeps
-/// calling [`RECOVERY_TOOL`]; after the last, the answer goes to the client as it is.
+/// calling [`crate::RECOVERY_TOOL`]; after the last, the answer goes to the client as it is.
 pub const MAX_ROUNDS: usize = 4;
 
 /// The default for [`Config::max_connections`].
