@@ -55,33 +55,7 @@ pub(crate) fn write_string(out: &mut Vec<u8>, string: &RawStr<'_>) {
         out.extend_from_slice(string.raw().as_bytes());
         return;
     }
-    out.push(b'"');
-    let decoded = string.decoded();
-    let bytes = decoded.as_bytes();
-    let mut from = 0;
-    for (at, &byte) in bytes.iter().enumerate() {
-        if byte >= 0x20 && byte != b'"' && byte != b'\\' {
-            continue;
-        }
-        out.extend_from_slice(bytes.get(from..at).unwrap_or_default());
-        from = at + 1;
-        match byte {
-            b'"' => out.extend_from_slice(b"\\\""),
-            b'\\' => out.extend_from_slice(b"\\\\"),
-            0x08 => out.extend_from_slice(b"\\b"),
-            b'\t' => out.extend_from_slice(b"\\t"),
-            b'\n' => out.extend_from_slice(b"\\n"),
-            0x0c => out.extend_from_slice(b"\\f"),
-            b'\r' => out.extend_from_slice(b"\\r"),
-            _ => {
-                const HEX: &[u8; 16] = b"0123456789abcdef";
-                let (high, low) = (HEX[usize::from(byte >> 4)], HEX[usize::from(byte & 15)]);
-                out.extend_from_slice(&[b'\\', b'u', b'0', b'0', high, low]);
-            }
-        }
-    }
-    out.extend_from_slice(bytes.get(from..).unwrap_or_default());
-    out.push(b'"');
+    parrot_json::write_string(&string.decoded(), out);
 }
 
 /// Writes an int: its magnitude in decimal, after a `-` when negative.
