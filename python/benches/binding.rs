@@ -30,7 +30,7 @@ use serde_json::Value;
 const PAIRS: usize = 41;
 
 struct Payload {
-    name: &'static str,
+    name: String,
     tool: &'static str,
     text: String,
     iterations: usize,
@@ -38,32 +38,28 @@ struct Payload {
 
 fn payloads(quick: bool) -> Vec<Payload> {
     let scale = |n: usize| if quick { (n / 5).max(1) } else { n };
-    vec![
-        Payload {
-            name: "rows 10 KB",
-            tool: "dq_execute_database_query",
-            text: corpus::rows_payload(10 * 1024),
-            iterations: scale(40),
-        },
-        Payload {
-            name: "rows 1 MB",
-            tool: "dq_execute_database_query",
-            text: corpus::rows_payload(1024 * 1024),
-            iterations: scale(3),
-        },
-        Payload {
-            name: "log 10 KB",
-            tool: "shell_cargo_build",
-            text: corpus::log_payload(10 * 1024),
-            iterations: scale(40),
-        },
-        Payload {
-            name: "log 1 MB",
-            tool: "shell_cargo_build",
-            text: corpus::log_payload(1024 * 1024),
-            iterations: scale(3),
-        },
-    ]
+    let rows = (
+        "rows",
+        "dq_execute_database_query",
+        corpus::rows_payload as fn(usize) -> String,
+    );
+    let log = (
+        "log",
+        "shell_cargo_build",
+        corpus::log_payload as fn(usize) -> String,
+    );
+    let sizes = [("10 KB", 10 * 1024, 40), ("1 MB", 1024 * 1024, 3)];
+    [rows, log]
+        .into_iter()
+        .flat_map(|(kind, tool, make)| {
+            sizes.map(|(size, bytes, iterations)| Payload {
+                name: format!("{kind} {size}"),
+                tool,
+                text: make(bytes),
+                iterations: scale(iterations),
+            })
+        })
+        .collect()
 }
 
 fn python() -> PathBuf {

@@ -23,17 +23,13 @@ pub enum StoreAt {
 impl StoreAt {
     /// Where the persistent tee store of `settings` is.
     pub fn of(settings: &Settings) -> StoreAt {
-        store_at(settings)
-    }
-}
-
-fn store_at(settings: &Settings) -> StoreAt {
-    match &settings.tee_store {
-        Some(given) => match given.to_str() {
-            Some(url) if url.contains("://") => StoreAt::Url(url.to_owned()),
-            _ => StoreAt::File(given.clone()),
-        },
-        None => StoreAt::File(settings.project_dir().join(".parrot").join("tee.db")),
+        match &settings.tee_store {
+            Some(given) => match given.to_str() {
+                Some(url) if url.contains("://") => StoreAt::Url(url.to_owned()),
+                _ => StoreAt::File(given.clone()),
+            },
+            None => StoreAt::File(settings.project_dir().join(".parrot").join("tee.db")),
+        }
     }
 }
 
@@ -90,7 +86,7 @@ pub fn open_url(url: &str) -> Result<Persistent, SetupError> {
 ///
 /// A file that cannot be opened or is refused, [`SetupError::Runtime`]; a URL, as [`open_url`].
 pub fn open_store(settings: &Settings) -> Result<Persistent, SetupError> {
-    match store_at(settings) {
+    match StoreAt::of(settings) {
         StoreAt::File(path) => SqliteTeeStore::open(path, Retention::default())
             .map(Persistent::Sqlite)
             .map_err(|err| SetupError::Runtime(err.to_string())),
@@ -109,7 +105,7 @@ pub fn open_store(settings: &Settings) -> Result<Persistent, SetupError> {
 ///
 /// A file that is refused, [`SetupError::Runtime`]; a URL, as [`open_url`].
 pub fn persistent_or_unavailable(settings: &Settings) -> Result<Arc<dyn TeeStore>, SetupError> {
-    let path = match store_at(settings) {
+    let path = match StoreAt::of(settings) {
         StoreAt::File(path) => path,
         StoreAt::Url(url) => return open_url(&url).map(Persistent::shared),
     };

@@ -84,15 +84,10 @@ pub fn python_package(root: &Path) -> Result<std::path::PathBuf> {
         path.push(rest);
     }
     status_of(
-        Command::new(&python)
+        pip_install(&python)
             .current_dir(root)
             .env("PATH", path)
             .args([
-                "-m",
-                "pip",
-                "install",
-                "--quiet",
-                "--disable-pip-version-check",
                 "--no-deps",
                 "--no-build-isolation",
                 "--force-reinstall",
@@ -204,6 +199,19 @@ fn modified(path: &Path) -> std::io::Result<SystemTime> {
     std::fs::metadata(path)?.modified()
 }
 
+/// `python -m pip install`, quietly.
+fn pip_install(python: &Path) -> Command {
+    let mut pip = Command::new(python);
+    pip.args([
+        "-m",
+        "pip",
+        "install",
+        "--quiet",
+        "--disable-pip-version-check",
+    ]);
+    pip
+}
+
 /// A venv of the tests: `<dir>/.venv`, from a requirements file, for a reason.
 struct Venv {
     /// The folder that holds `.venv`.
@@ -254,14 +262,7 @@ fn venv(root: &Path, venv: &Venv) -> Result<()> {
         venv.dir, venv.requirements, venv.why
     );
     status_of(Command::new("python3").args(["-m", "venv"]).arg(&folder))?;
-    let mut pip = Command::new(folder.join("bin/python"));
-    pip.args([
-        "-m",
-        "pip",
-        "install",
-        "--quiet",
-        "--disable-pip-version-check",
-    ]);
+    let mut pip = pip_install(&folder.join("bin/python"));
     if venv.no_deps {
         pip.arg("--no-deps");
     }

@@ -181,3 +181,17 @@ pub(crate) fn namespace_of(name: Option<&str>) -> PyResult<Option<Namespace>> {
     })
     .transpose()
 }
+
+/// An optional argument as given: `None` when it was left out or given as `None`.
+pub(crate) fn given<'a, 'py>(
+    value: Option<&'a Bound<'py, PyAny>>,
+) -> Option<&'a Bound<'py, PyAny>> {
+    value.filter(|value| !value.is_none())
+}
+
+/// `value` as a message shows it: its `repr`.
+pub(crate) fn shown(value: &Bound<'_, PyAny>) -> String {
+    value
+        .repr()
+        .map_or_else(|_| "?".to_owned(), |repr| repr.to_string())
+}

@@ -12,7 +12,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyString, PyTuple};
 
 use super::BuildError;
-use super::convert::{namespace_of, to_json, to_python};
+use super::convert::{given, namespace_of, shown, to_json, to_python};
 
 /// The host in-process: manifests, plugin packages, the tee store and the tokenizer, set up as
 /// the `parrot-compress` command sets them up from the same settings.
@@ -74,15 +74,13 @@ fn setup_error(py: Python<'_>, err: SetupError) -> PyErr {
 /// The plugin folders: a sequence of paths (a single path is refused: it is a sequence of
 /// characters, not of folders).
 fn plugin_folders(value: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<PathBuf>> {
-    let Some(value) = value.filter(|value| !value.is_none()) else {
+    let Some(value) = given(value) else {
         return Ok(Vec::new());
     };
     let refused = || {
         PyTypeError::new_err(format!(
             "plugins: expected a list of plugin package folders, got {}",
-            value
-                .repr()
-                .map_or_else(|_| "?".to_owned(), |r| r.to_string())
+            shown(value)
         ))
     };
     if value.cast::<PyString>().is_ok() || value.cast::<PyBytes>().is_ok() {
@@ -97,7 +95,7 @@ fn plugin_folders(value: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<PathBuf>> {
 
 /// The tee store setting: `None` (the project's), `False` (none), or a path or URL.
 fn store_setting(value: Option<&Bound<'_, PyAny>>, settings: &mut Settings) -> PyResult<()> {
-    let Some(value) = value.filter(|value| !value.is_none()) else {
+    let Some(value) = given(value) else {
         return Ok(());
     };
     if let Ok(flag) = value.cast::<PyBool>() {
@@ -195,15 +193,13 @@ impl Compressed {
 /// A selector's count (`context`, `max_chars`): a non-negative int, one too large for the
 /// machine's word reading as the largest (as the command's arguments do).
 fn count(name: &str, value: Option<&Bound<'_, PyAny>>) -> PyResult<Option<usize>> {
-    let Some(value) = value.filter(|value| !value.is_none()) else {
+    let Some(value) = given(value) else {
         return Ok(None);
     };
     let bad = || {
         PyValueError::new_err(format!(
             "selector \"{name}\": expected a non-negative integer, got {}",
-            value
-                .repr()
-                .map_or_else(|_| "?".to_owned(), |r| r.to_string())
+            shown(value)
         ))
     };
     if value.cast::<PyBool>().is_ok() {
@@ -224,7 +220,7 @@ fn count(name: &str, value: Option<&Bound<'_, PyAny>>) -> PyResult<Option<usize>
 /// A selector's range (`lines`, `rows`): as the command takes it (`"40-59"`, `"-10"`), or an
 /// int for one line or row.
 fn range(name: &str, value: Option<&Bound<'_, PyAny>>) -> PyResult<Option<String>> {
-    let Some(value) = value.filter(|value| !value.is_none()) else {
+    let Some(value) = given(value) else {
         return Ok(None);
     };
     if let Ok(text) = value.extract::<String>() {
