@@ -154,12 +154,13 @@ pub(crate) const NAME: &str = crate::registry::AUTO;
 
 const DEFAULT_ROWS: &[&str] = &["toon", "columnar", "json_compact", "json_nested"];
 const DEFAULT_OBJECT: &[&str] = &["json_compact", "toon", "json_nested"];
-const DEFAULT_TEXT: &[&str] = &["log"];
+const DEFAULT_TEXT: &[&str] = &["hits", "paths", "table"];
+const DEFAULT_LOG: &[&str] = &["log"];
 const DEFAULT_FILE: &[&str] = &[];
 const DEFAULT_SAMPLE_BYTES: usize = 64 * 1024;
 const DEFAULT_SAMPLE_ROWS: usize = 32;
 /// The keys of `auto`'s own params, for messages.
-const KEYS: &str = "file, lossy_json, object, rows, sample_bytes, sample_rows, text, or a table named after a candidate";
+const KEYS: &str = "file, log, lossy_json, object, rows, sample_bytes, sample_rows, text, or a table named after a candidate";
 /// How deep a JSON string holding JSON is unwrapped: once.
 const MAX_UNWRAP: usize = 1;
 
@@ -170,8 +171,11 @@ pub(crate) enum Shape {
     Rows,
     /// Any other JSON object or array.
     Object,
-    /// Text that is not file contents: logs, command output (see [`kind`]).
+    /// Text that is neither file contents nor a log: output an agent asked to see (a
+    /// listing, search hits, a table, VCS output) or text with no signal (see [`kind`]).
     Text,
+    /// A log: build, test or program output with a log's signals.
+    Log,
     /// File contents: a numbered read, source code, configuration, structured text.
     File,
 }
@@ -181,7 +185,7 @@ impl Shape {
         match self {
             Shape::Rows => "rows",
             Shape::Object => "object",
-            Shape::Text | Shape::File => "text",
+            Shape::Text | Shape::Log | Shape::File => "text",
         }
     }
 }
@@ -197,6 +201,7 @@ pub struct Auto {
     rows: Vec<Arc<Candidate>>,
     object: Vec<Arc<Candidate>>,
     text: Vec<Arc<Candidate>>,
+    log: Vec<Arc<Candidate>>,
     file: Vec<Arc<Candidate>>,
     lossy_json: bool,
     sample_bytes: usize,
@@ -349,7 +354,8 @@ impl Auto {
             rows: build(&lists[0].1)?,
             object: build(&lists[1].1)?,
             text: build(&lists[2].1)?,
-            file: build(&lists[3].1)?,
+            log: build(&lists[3].1)?,
+            file: build(&lists[4].1)?,
             lossy_json,
             sample_bytes,
             sample_rows,
@@ -380,9 +386,11 @@ impl Auto {
             format!("rows:   {} ({json_level})", list(&self.rows)),
             format!("object: {} ({json_level})", list(&self.object)),
             format!(
-                "text:   {} (logs and other text, at the call's level)",
+                "text:   {} (listings, search hits, tables, VCS output and text with no log \
+                 signal; at minimal, lossless)",
                 list(&self.text)
             ),
+            format!("log:    {} (logs, at the call's level)", list(&self.log)),
             format!(
                 "file:   {} (file contents: numbered reads, source, configuration, structured \
                  text; at minimal, lossless)",
@@ -508,10 +516,9 @@ impl Auto {
             None => {
                 let (shape, label) = match kind::classify(&text) {
                     kind::Kind::File(signal) => (Shape::File, format!("file contents ({signal})")),
-                    kind::Kind::Text(Some(signal)) => {
-                        (Shape::Text, format!("log lines ({signal})"))
-                    }
-                    kind::Kind::Text(None) => (Shape::Text, String::new()),
+                    kind::Kind::Log(signal) => (Shape::Log, format!("log lines ({signal})")),
+                    kind::Kind::Output(Some(signal)) => (Shape::Text, format!("output ({signal})")),
+                    kind::Kind::Output(None) => (Shape::Text, String::new()),
                 };
                 let at = route.len();
                 let won = self.choose(shape, text, kind, level, None, route, refused);
@@ -571,8 +578,15 @@ impl Auto {
         let (candidates, level) = match shape {
             Shape::Rows => (&self.rows, self.json_level(level)),
             Shape::Object => (&self.object, self.json_level(level)),
-            Shape::Text => (&self.text, level),
-            Shape::File => (&self.file, self.file_level(level)),
+            Shape::Text | Shape::File => {
+                let candidates = if shape == Shape::Text {
+                    &self.text
+                } else {
+                    &self.file
+                };
+                (candidates, self.file_level(level))
+            }
+            Shape::Log => (&self.log, level),
         };
         if text.trim().is_empty() {
             route.push_str("no shape (empty text), passed through");
@@ -709,8 +723,8 @@ impl Auto {
         }
     }
 
-    /// The level the file candidates run at for a call at `level`: `minimal`, so file
-    /// contents are never compressed lossily.
+    /// The level the file and text candidates run at for a call at `level`: `minimal`, so
+    /// file contents and the output an agent asked for are never compressed lossily.
     pub(crate) fn file_level(&self, level: Level) -> Level {
         if level == Level::None {
             level
@@ -1021,12 +1035,12 @@ fn rows_at(text: &str, array: Span, sample_rows: usize) -> Option<RowsAt> {
     }
 }
 
-/// The candidate lists of `params` (`rows`, `object`, `text`, `file`, in that order), each
+/// The candidate lists of `params` (`rows`, `object`, `text`, `log`, `file`, in that order), each
 /// its default when not given; every name a registered codec other than `auto`, none twice.
 fn candidate_lists(
     registry: &Registry,
     params: &Map<String, Value>,
-) -> Result<[(&'static str, Vec<String>); 4], CodecError> {
+) -> Result<[(&'static str, Vec<String>); 5], CodecError> {
     let list = |key: &'static str, default: &[&str]| -> Result<_, CodecError> {
         let names = match params.get(key) {
             None => default.iter().map(|&name| name.to_owned()).collect(),
@@ -1058,6 +1072,7 @@ fn candidate_lists(
         list("rows", DEFAULT_ROWS)?,
         list("object", DEFAULT_OBJECT)?,
         list("text", DEFAULT_TEXT)?,
+        list("log", DEFAULT_LOG)?,
         list("file", DEFAULT_FILE)?,
     ])
 }
@@ -1077,14 +1092,21 @@ fn check_other_keys(
     for (key, value) in params {
         if matches!(
             key.as_str(),
-            "rows" | "object" | "text" | "file" | "lossy_json" | "sample_bytes" | "sample_rows"
+            "rows"
+                | "object"
+                | "text"
+                | "log"
+                | "file"
+                | "lossy_json"
+                | "sample_bytes"
+                | "sample_rows"
         ) {
             continue;
         }
         let message = match value {
             Value::Object(_) if is_candidate(key) => continue,
             Value::Object(_) if registry.get(key).is_some() => {
-                format!("codec \"{key}\" is a candidate of no shape (rows, object, text, file)")
+                format!("codec \"{key}\" is a candidate of no shape (rows, object, text, log, file)")
             }
             _ => format!("unknown key ({KEYS})"),
         };
@@ -1472,6 +1494,7 @@ mod tests {
             rows,
             object: Vec::new(),
             text: Vec::new(),
+            log: Vec::new(),
             file: Vec::new(),
             lossy_json: false,
             sample_bytes: DEFAULT_SAMPLE_BYTES,

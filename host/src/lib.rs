@@ -84,7 +84,9 @@ pub use host::Host;
 pub use loader::LoadErrorKind;
 pub use observe::{CallEvent, Observer, TokenEvent};
 pub use parrot_codec_api::{Level, Outcome, Payload, PayloadKind};
-pub use pipeline::{KILL_SWITCH_ENV, TEE_HINT, Verification, kill_switch_from_env};
+pub use pipeline::{
+    KILL_SWITCH_ENV, TEE_HINT, Verification, kill_switch_from_env, split_text_pointer, text_pointer,
+};
 pub use plural::counted;
 pub use registry::{CodecInfo, Origin, Registry};
 pub use report::{Report, ReportSnapshot, Row};

@@ -12,6 +12,12 @@
 use std::borrow::Cow;
 use std::fmt;
 
+mod output;
+
+pub(crate) use output::OutputSignal;
+#[cfg(test)]
+pub(crate) use output::Asked;
+
 /// The lines read from a payload's start.
 pub(crate) const HEAD_LINES: usize = 64;
 /// The bytes those lines lie in.
@@ -34,8 +40,11 @@ pub(crate) const TABLE_LINES: usize = 3;
 pub(crate) enum Kind {
     /// File contents: a numbered read, source code, configuration, structured text.
     File(FileSignal),
-    /// A log, or text with no signal either way (the log codec's, as before kinds).
-    Text(Option<LogSignal>),
+    /// A log: build, test or program output with a log's own signals.
+    Log(LogSignal),
+    /// Output an agent asked to see (a listing, search hits, a table, VCS output), or text
+    /// with no signal either way: never folded, only compressed losslessly.
+    Output(Option<OutputSignal>),
 }
 
 /// Why a text is file contents.
@@ -182,6 +191,52 @@ pub(crate) fn classify(text: &str) -> Kind {
     if let Some(signal) = numbered_read(&sample) {
         return Kind::File(signal);
     }
+    if let Some(signal) = output::asked(&sample) {
+        return Kind::Output(Some(signal));
+    }
+    let (sampled, log, file) = signals(&sample);
+    let logs: usize = log.iter().sum();
+    if logs >= 2 && logs * 100 >= LOG_SHARE * sampled {
+        return Kind::Log(LogSignal {
+            what: most(&LogLine::ALL, &log),
+            lines: logs,
+            sampled,
+        });
+    }
+    if let Some(signal) = table(&sample) {
+        return Kind::File(signal);
+    }
+    let files: usize = file.iter().sum();
+    let mostly_file = files > 0 && files * 100 >= FILE_SHARE * sampled;
+    // Few log lines, but a runner's result or a compiler's diagnostic among text that is not
+    // a file: a test's failure followed by hundreds of lines of its own output.
+    let results = log[LogLine::Runner as usize] + log[LogLine::Diagnostic as usize];
+    if results > 0 && !mostly_file {
+        return Kind::Log(LogSignal {
+            what: most(&LogLine::ALL, &log),
+            lines: logs,
+            sampled,
+        });
+    }
+    // An aligned table, unless most lines are code or configuration (aligned assignments).
+    let written = file[FileLine::Code as usize] + file[FileLine::Config as usize];
+    if written * 100 < FILE_SHARE * sampled
+        && let Some(signal) = output::table(&sample)
+    {
+        return Kind::Output(Some(signal));
+    }
+    if mostly_file {
+        return Kind::File(FileSignal::Lines {
+            what: most(&FileLine::ALL, &file),
+            lines: files,
+            sampled,
+        });
+    }
+    Kind::Output(None)
+}
+
+/// The sampled non-blank lines, and how many carry each log signal and each file signal.
+fn signals(sample: &Sample<'_>) -> (usize, [usize; LogLine::ALL.len()], [usize; FileLine::ALL.len()]) {
     let mut sampled = 0;
     let mut log = [0usize; LogLine::ALL.len()];
     let mut file = [0usize; FileLine::ALL.len()];
@@ -207,26 +262,7 @@ pub(crate) fn classify(text: &str) -> Kind {
             fenced ^= fence;
         }
     }
-    let logs: usize = log.iter().sum();
-    if logs >= 2 && logs * 100 >= LOG_SHARE * sampled {
-        return Kind::Text(Some(LogSignal {
-            what: most(&LogLine::ALL, &log),
-            lines: logs,
-            sampled,
-        }));
-    }
-    if let Some(signal) = table(&sample) {
-        return Kind::File(signal);
-    }
-    let files: usize = file.iter().sum();
-    if files > 0 && files * 100 >= FILE_SHARE * sampled {
-        return Kind::File(FileSignal::Lines {
-            what: most(&FileLine::ALL, &file),
-            lines: files,
-            sampled,
-        });
-    }
-    Kind::Text(None)
+    (sampled, log, file)
 }
 
 /// The item with the highest count (the first on a tie).
@@ -516,6 +552,7 @@ const RUNNER_STARTS: &[&str] = &[
     "--- PASS",
     "--- FAIL",
     "--- SKIP",
+    "FAIL\t",
     "ok  \t",
     "?   \t",
     "go: ",

@@ -33,14 +33,39 @@ use crate::counted;
 /// The codec's `payload` cut so that `{"result":"<kept>\n<marker>","_tee":<pointer>}` holds at
 /// most `max` code points; `log` is the `log` codec and the text it compressed, when the
 /// payload is its output for the whole input.
-pub(super) fn cut(payload: &str, log: Option<(&Log, &str)>, pointer: &str, max: usize) -> String {
-    let room = max.saturating_sub(wrap("", "", pointer).chars().count());
+pub(super) fn cut(
+    payload: &str,
+    log: Option<(&Log, &str)>,
+    pointer: &Pointer,
+    max: usize,
+) -> String {
+    let room = max.saturating_sub(pointer.wrap("", "").chars().count());
     let cut = log.and_then(|(codec, original)| codec.cut(original, payload, room, &escaped));
     match cut {
-        Some(cut) => wrap(&payload[..cut.kept], &cut.marker, pointer),
+        Some(cut) => pointer.wrap(&payload[..cut.kept], &cut.marker),
         None => {
             let (kept, marker) = cut_text(payload, room);
-            wrap(kept, &marker, pointer)
+            pointer.wrap(kept, &marker)
+        }
+    }
+}
+
+/// The pointer a cut payload goes out with, which decides its form.
+pub(super) enum Pointer {
+    /// A `_tee` member's value: the cut text goes out as the `result` of a JSON wrapper.
+    Json(String),
+    /// A text pointer line ([`super::pointer::text_pointer`]): the cut text goes out as text,
+    /// the pointer its last line. The cut is measured as the JSON string would be (escapes
+    /// cost more than the characters they stand for), so a text cut fits with room to spare.
+    Text(String),
+}
+
+impl Pointer {
+    /// `kept`, then `marker`, then the pointer, in this pointer's form.
+    fn wrap(&self, kept: &str, marker: &str) -> String {
+        match self {
+            Pointer::Json(pointer) => wrap(kept, marker, pointer),
+            Pointer::Text(line) => format!("{kept}{marker}\n{line}"),
         }
     }
 }
@@ -381,7 +406,12 @@ mod tests {
             ),
         ];
         for (name, payload, log, max, expected) in cases {
-            let out = cut(payload, log, POINTER, max);
+            // As text: the same cut, the pointer its last line, within the limit.
+            let line = "[pointer line]";
+            let text = cut(payload, log, &Pointer::Text(line.to_owned()), max);
+            assert_eq!(text, format!("{expected}\n{line}"), "{name}");
+            assert!(text.chars().count() <= max || !expected.contains('\n'), "{name}");
+            let out = cut(payload, log, &Pointer::Json(POINTER.to_owned()), max);
             let value: serde_json::Value = serde_json::from_str(&out).unwrap();
             assert_eq!(
                 value["_tee"],

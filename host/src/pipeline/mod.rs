@@ -62,7 +62,7 @@ use std::time::{Duration, Instant};
 
 use parrot_codec_api::Level;
 
-pub use pointer::TEE_HINT;
+pub use pointer::{TEE_HINT, split_text_pointer, text_pointer};
 
 use crate::auto::Auto;
 use crate::budget::{Breaker, BreakerConfig, Budgets, Clock, Router};

@@ -140,8 +140,36 @@ pub(super) fn tee_pointer(key: &str, reason: &str) -> String {
     json!({"key": key, "reason": reason, "hint": TEE_HINT}).to_string()
 }
 
-/// Gives a payload its `_tee` pointer: a last member of an object that has none, else a
-/// `{"result": …, "_tee": …}` wrapper (text becomes a JSON string).
+/// The pointer a text payload ends with, a line of its own: the recovery call with the key,
+/// which returns the whole original (or, with a marker's selector added, that part).
+/// `[wm_get_result {"key":"__tee__:sh:3f2a…"} returns the original of this lossy result; add a
+/// marker's selector for that part]`.
+pub fn text_pointer(key: &str, reason: &str) -> String {
+    format!(
+        "[{} {{\"key\":{}}} returns the original of this {reason} result; add a marker's \
+         selector for that part]",
+        parrot_codec_api::RECOVERY_TOOL,
+        serde_json::to_string(key).unwrap_or_default()
+    )
+}
+
+/// The key and the text before it, when `payload`'s last line is a text pointer
+/// ([`text_pointer`]): what the proxies, `expand` and the tests read back.
+pub fn split_text_pointer(payload: &str) -> Option<(&str, String)> {
+    let (body, line) = payload.rsplit_once('\n')?;
+    let rest = line.strip_prefix(concat!(
+        "[",
+        parrot_codec_api::__recovery_tool_name!(),
+        " {\"key\":"
+    ))?;
+    let end = rest.find("} returns the original of this ")?;
+    let key: String = serde_json::from_str(&rest[..end]).ok()?;
+    Some((body, key))
+}
+
+/// Gives a payload its `_tee` pointer: a last member of an object that has none, a
+/// `{"result": …, "_tee": …}` wrapper around other JSON, and a last line
+/// ([`text_pointer`]) after text, which goes out as text.
 pub(super) fn attach_pointer(
     payload: &str,
     shape: Option<TopLevel>,
@@ -163,10 +191,7 @@ pub(super) fn attach_pointer(
             }
         }
         Some(_) => format!("{{\"result\":{},\"_tee\":{pointer}}}", payload.trim()),
-        None => format!(
-            "{{\"result\":{},\"_tee\":{pointer}}}",
-            serde_json::to_string(payload).unwrap_or_default()
-        ),
+        None => format!("{payload}\n{}", text_pointer(key, reason)),
     }
 }
 
@@ -210,7 +235,7 @@ mod tests {
     }
 
     #[test]
-    fn pointers_go_last_in_objects_and_wrap_everything_else() {
+    fn pointers_go_last_in_objects_wrap_other_json_and_end_text() {
         let obj = Some(TopLevel::Object {
             has_tee: false,
             empty: false,
@@ -243,9 +268,9 @@ mod tests {
                 r#"{"result":[1,2],"_tee":{"key":"k","reason":"lossy","hint":"wm_get_result with this key returns it all; add a marker's selector for that part"}}"#,
             ),
             (
-                "plain \"text\"",
+                "plain \"text\"\n",
                 None,
-                r#"{"result":"plain \"text\"","_tee":{"key":"k","reason":"lossy","hint":"wm_get_result with this key returns it all; add a marker's selector for that part"}}"#,
+                "plain \"text\"\n\n[wm_get_result {\"key\":\"k\"} returns the original of this lossy result; add a marker's selector for that part]",
             ),
         ];
         for (payload, shape, expected) in cases {
@@ -255,6 +280,22 @@ mod tests {
                 "for {payload}"
             );
         }
+    }
+
+    #[test]
+    fn a_text_pointer_is_read_back_with_its_key_and_the_text_before_it() {
+        for body in ["", "a\nb", "a\nb\n", "[wm_get_result {\"lines\":\"1-2\"}]"] {
+            for key in ["__tee__:sh:0123456789ab", "__tee__:a \"b\":c"] {
+                let pointed = attach_pointer(body, None, key, "lossy");
+                assert_eq!(
+                    split_text_pointer(&pointed),
+                    Some((body, key.to_owned())),
+                    "{pointed}"
+                );
+            }
+        }
+        assert_eq!(split_text_pointer("a\n[wm_get_result {\"lines\":\"1-2\"}]"), None);
+        assert_eq!(split_text_pointer("no pointer"), None);
     }
 
     #[test]

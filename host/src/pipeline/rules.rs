@@ -10,7 +10,7 @@ use parrot_codec_api::{Level, Outcome, Payload, PayloadKind};
 
 use super::Run;
 use super::pointer::{
-    self, DIGEST_BESIDE_BYTES, Digest, KEY_HEX_DIGITS, attach_pointer, tee_pointer,
+    self, DIGEST_BESIDE_BYTES, Digest, KEY_HEX_DIGITS, attach_pointer, tee_pointer, text_pointer,
 };
 use crate::auto::{Decision, Part, Refused};
 use crate::budget::{Admission, Breaker, Route};
@@ -636,6 +636,8 @@ struct Pointed {
     /// The tentative key the pointer names.
     key: Option<String>,
     shape: Option<TopLevel>,
+    /// The payload is text for a JSON input (see [`Produced::text_output`]).
+    text_output: bool,
     reason: &'static str,
 }
 
@@ -676,6 +678,7 @@ fn point(
             unpointed: None,
             key: None,
             shape,
+            text_output,
             reason,
         });
     };
@@ -691,6 +694,7 @@ fn point(
         unpointed: Some(payload),
         key: Some(key),
         shape,
+        text_output,
         reason,
     })
 }
@@ -799,7 +803,14 @@ fn cut_payload(
 ) -> String {
     let max = run.stage.settings.max_result_chars;
     let payload = pointed.unpointed.as_deref().unwrap_or(&pointed.payload);
-    let pointer = tee_pointer(pointed.key.as_deref().unwrap_or_default(), "cut");
+    let key = pointed.key.as_deref().unwrap_or_default();
+    let text = pointed.shape.is_none()
+        && (pointed.text_output || parrot_json::top_level(payload).is_none());
+    let pointer = if text {
+        super::cut::Pointer::Text(text_pointer(key, "cut"))
+    } else {
+        super::cut::Pointer::Json(tee_pointer(key, "cut"))
+    };
     let cut = super::cut::cut(payload, log, &pointer, max);
     tracing::warn!(
         tool = run.call.tool,

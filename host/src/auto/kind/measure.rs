@@ -335,8 +335,8 @@ fn measure() {
             .or_default();
         match kind {
             Kind::File(_) => counts.file += 1,
-            Kind::Text(Some(_)) => counts.log += 1,
-            Kind::Text(None) => counts.text += 1,
+            Kind::Log(_) => counts.log += 1,
+            Kind::Output(_) => counts.text += 1,
         }
         let is_file = item.group.starts_with("file");
         let right = matches!(kind, Kind::File(_)) == is_file;

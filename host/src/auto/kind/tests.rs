@@ -148,7 +148,7 @@ fn this_repositorys_logs_are_logs() {
     // lines of `indexed shard N: …` between one `--- FAIL` and the closing `FAIL` lines): no
     // sample can call it a log, and it need not be one. Text without a signal goes to the
     // text candidates (`log`) all the same, which the last assertion checks.
-    const UNSIGNALLED: [&str; 1] = ["go-test-fail-then-output.log"];
+    const UNSIGNALLED: [&str; 0] = [];
     let mut unsignalled = Vec::new();
     for path in &paths {
         let text = std::fs::read_to_string(path).unwrap();
@@ -161,7 +161,7 @@ fn this_repositorys_logs_are_logs() {
     }
     assert_eq!(unsignalled.len(), UNSIGNALLED.len(), "{UNSIGNALLED:?}");
     for text in &unsignalled {
-        assert_eq!(classify(text), Kind::Text(None), "{:?}…", &text[..80]);
+        assert_eq!(classify(text), Kind::Output(None), "{:?}…", &text[..80]);
     }
     let session = repo("samples/session.jsonl");
     for line in session.lines() {
@@ -173,7 +173,7 @@ fn this_repositorys_logs_are_logs() {
     assert!(logs.len() >= 9, "{} logs", logs.len());
     for (i, log) in logs.iter().enumerate() {
         assert!(
-            matches!(classify(log), Kind::Text(Some(_))),
+            matches!(classify(log), Kind::Log(_)),
             "log {i} ({:?}…): {:?}",
             &log[..log.len().min(80)],
             classify(log)
@@ -257,8 +257,66 @@ fn kinds_of_text_by_their_lines() {
              every other byte stays as the server sent it.\n",
             "file prose",
         ),
-        // No signal either way: the log codec's, as before kinds.
-        ("Cargo.toml\nREADME.md\ncodecs\nhost\nplugins\n", "text"),
+        // Output an agent asked for, whatever words it holds.
+        ("Cargo.toml\nREADME.md\ncodecs\nhost\nplugins\n", "output Paths"),
+        (
+            "./logs/2026-12-01.log\n./logs/2026-12-02.log\n./src/error.rs\n./src/panic.rs\n\
+             ./tests/FAILED.txt\n",
+            "output Paths",
+        ),
+        (
+            " M src/error.rs\n?? logs/2026-12-01.log\nD  tests/old.rs\nR  a.rs -> b.rs\n",
+            "output Paths",
+        ),
+        (
+            "src/log.rs:12:    tracing::error!(\"ERROR: disk full\");\n\
+             src/log.rs:13-    return Err(e);\n--\n\
+             src/main.rs:40:        panic!(\"FATAL: {e}\");\n\
+             src/main.rs:41:    // ERROR handling\n",
+            "output Hits",
+        ),
+        (
+            "src/a.c:12:5: error: expected ';' before '}' token\n\
+             src/a.c:14:1: warning: control reaches end of non-void function\n\
+             src/b.c:3:10: fatal error: x.h: No such file or directory\n",
+            "log",
+        ),
+        (
+            "4f2a9c1 Fix FAIL in the parser tests\n9b8e7d6 Error: handle empty input\n\
+             1a2b3c4 Merge pull request #12 from x/y\n",
+            "output Vcs",
+        ),
+        (
+            "commit 4f2a9c1d2e3f4a5b6c7d8e9f0a1b2c3d4e5f6a7b\nAuthor: A <a@x>\n\
+             Date:   Mon Dec 7 10:00:00 2026 +0000\n\n    FAIL: fix the build\n",
+            "output Vcs",
+        ),
+        (
+            "diff --git a/src/a.rs b/src/a.rs\nindex 1..2 100644\n--- a/src/a.rs\n+++ b/src/a.rs\n\
+             @@ -1 +1 @@\n-fn a() {}\n+fn b() {}\n",
+            "output Vcs",
+        ),
+        (
+            "total 12\ndrwxr-xr-x 2 root root 4096 Dec  7 10:00 .\n\
+             drwxr-xr-x 9 root root 4096 Dec  7 10:00 ..\n\
+             -rw-r--r-- 1 root root  120 Dec  7 10:00 error.log\n",
+            "output Table",
+        ),
+        (
+            "Package            Version\n------------------ -------\nnumpy              2.1.0\n\
+             requests           2.32.3\nurllib3            2.2.3\n",
+            "output Table",
+        ),
+        (
+            "ii  adduser        3.134        all          add and remove users and groups\n\
+             ii  apt            2.6.1        amd64        commandline package manager\n\
+             ii  base-files     12.4+deb12u5 amd64        Debian base system miscellaneous files\n",
+            "output Table",
+        ),
+        (
+            "name     = \"app\"\nversion  = \"0.1.0\"\nedition  = \"2024\"\nlicense  = \"MIT\"\n",
+            "file configuration",
+        ),
         ("", "text"),
     ];
     for (text, expected) in cases {
@@ -268,8 +326,9 @@ fn kinds_of_text_by_their_lines() {
                 format!("file {}", if separator == '\t' { "TSV" } else { "CSV" })
             }
             Kind::File(FileSignal::Numbered { .. }) => "file numbered".to_owned(),
-            Kind::Text(Some(_)) => "log".to_owned(),
-            Kind::Text(None) => "text".to_owned(),
+            Kind::Log(_) => "log".to_owned(),
+            Kind::Output(Some(signal)) => format!("output {:?}", signal.what),
+            Kind::Output(None) => "text".to_owned(),
         };
         assert_eq!(&found, expected, "{text:?}");
     }
@@ -300,7 +359,7 @@ fn only_the_sample_is_read() {
     );
     let log = repo("corpus/build-log.txt");
     let text = format!("{log}{code}{log}");
-    assert!(matches!(classify(&text), Kind::Text(Some(_))));
+    assert!(matches!(classify(&text), Kind::Log(_)));
 }
 
 #[test]
@@ -336,19 +395,28 @@ fn signals_are_written_for_the_route() {
             "CSV, 5 sampled lines",
         ),
         (
-            Kind::Text(Some(LogSignal {
+            Kind::Log(LogSignal {
                 what: LogLine::Timestamp,
                 lines: 64,
                 sampled: 64,
-            })),
+            }),
             "timestamps, 64 of 64 sampled lines",
+        ),
+        (
+            Kind::Output(Some(OutputSignal {
+                what: Asked::Hits,
+                lines: 40,
+                sampled: 41,
+            })),
+            "search hits, 40 of 41 sampled lines",
         ),
     ];
     for (kind, text) in cases {
         let written = match kind {
             Kind::File(signal) => signal.to_string(),
-            Kind::Text(Some(signal)) => signal.to_string(),
-            Kind::Text(None) => String::new(),
+            Kind::Log(signal) => signal.to_string(),
+            Kind::Output(Some(signal)) => signal.to_string(),
+            Kind::Output(None) => String::new(),
         };
         assert_eq!(written, text);
     }
