@@ -208,10 +208,9 @@ pub(crate) fn classify(text: &str) -> Kind {
     }
     let files: usize = file.iter().sum();
     let mostly_file = files > 0 && files * 100 >= FILE_SHARE * sampled;
-    // Few log lines, but a runner's result or a compiler's diagnostic among text that is not
+    // Few log lines, but a build tool's or test runner's status line among text that is not
     // a file: a test's failure followed by hundreds of lines of its own output.
-    let results = log[LogLine::Runner as usize] + log[LogLine::Diagnostic as usize];
-    if results > 0 && !mostly_file {
+    if log[LogLine::Runner as usize] > 0 && !mostly_file {
         return Kind::Log(LogSignal {
             what: most(&LogLine::ALL, &log),
             lines: logs,

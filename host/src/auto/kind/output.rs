@@ -175,7 +175,7 @@ fn hit_path(line: &str) -> Option<(&str, bool)> {
         let at = from + at;
         let path = &line[..at];
         if !path_like(path) {
-            return None;
+            break;
         }
         let rest = &head[at + 1..];
         let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();

@@ -442,3 +442,36 @@ fn a_step_that_reports_what_it_took_is_a_log_line_not_code() {
         assert!(!timed(line.trim_start()), "{line}");
     }
 }
+
+/// Real captures of the commands agents run (`corpus/text/`): a listing, a search, a table, a
+/// tree or VCS output is never a log, whatever words it holds (`error.rs`, a grep for `panic`, a
+/// commit that says `FAIL`); HTML is file contents.
+#[test]
+fn real_listings_hits_tables_trees_and_vcs_output_are_never_logs() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus/text");
+    let mut paths: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "txt"))
+        .collect();
+    paths.sort();
+    assert!(paths.len() >= 30, "{} captures", paths.len());
+    let mut wrong = Vec::new();
+    for path in &paths {
+        let name = path.file_name().unwrap().to_str().unwrap();
+        let text = String::from_utf8_lossy(&std::fs::read(path).unwrap()).into_owned();
+        let kind = classify(&text);
+        let expected = match name.split('-').next().unwrap() {
+            "paths" => matches!(kind, Kind::Output(Some(s)) if s.what == Asked::Paths),
+            "hits" => matches!(kind, Kind::Output(Some(s)) if s.what == Asked::Hits),
+            "table" => matches!(kind, Kind::Output(Some(s)) if matches!(s.what, Asked::Table | Asked::Vcs)),
+            "vcs" => matches!(kind, Kind::Output(Some(s)) if s.what == Asked::Vcs),
+            "html" => matches!(kind, Kind::File(_)),
+            _ => !matches!(kind, Kind::Log(_)),
+        };
+        if !expected {
+            wrong.push(format!("{name}: {kind:?}"));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
