@@ -33,7 +33,7 @@
 //! use parrot_codec_api::{Level, Outcome, Params, Payload};
 //!
 //! let names: Vec<&str> = parrot_codecs::builtins().iter().map(|b| b.meta.name()).collect();
-//! assert_eq!(names, ["columnar", "json_compact", "json_nested", "log", "toon"]);
+//! assert_eq!(names, ["columnar", "hits", "json_compact", "json_nested", "log", "paths", "table", "toon"]);
 //!
 //! let json_compact = parrot_codecs::builtins()[1];
 //! let codec = (json_compact.build)(Params::empty()).unwrap();

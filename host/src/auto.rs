@@ -17,8 +17,9 @@
 //! - `object`: any other JSON object or array (nested API responses, arrays of scalars);
 //! - `text`: a text payload. A JSON string payload is its decoded text; when that text is
 //!   itself JSON (not another string), that JSON is routed instead. Text is routed by its kind
-//!   (see *Text kinds*): file contents to the `file` candidates, anything else (logs, command
-//!   output) to the `text` candidates;
+//!   (see *Text kinds*): file contents to the `file` candidates, logs to the `log` candidates,
+//!   anything else (a listing, search hits, a table, VCS output, text with no signal) to the
+//!   `text` candidates;
 //! - an envelope ([`crate::Envelope`]): before the shapes, each envelope the host was given
 //!   opens a JSON object if it is its own. The texts it finds are routed each on its own as
 //!   above, and the object is rebuilt with every other byte as it was; a result it finds to
@@ -32,46 +33,37 @@
 //!
 //! A file read, a source file, a configuration file or pretty JSON behind a line of text is
 //! not a log: an agent that reads a file to edit it quotes its lines, and a log codec folding
-//! it into templates leaves nothing to quote. So each text (a payload, a decoded string, an
+//! it into templates leaves nothing to quote. Nor is a listing, a search's hits, a table or a
+//! diff: they are the answer the agent asked for. So each text (a payload, a decoded string, an
 //! MCP text block) is classified first, in `auto/kind.rs`, on a bounded sample: the first 64
 //! lines within its first 16 KiB and, when those do not reach its end, the last 16 lines
-//! within its last 4 KiB. Each sampled line is looked at once, by its first and last bytes,
-//! so the cost does not grow with the payload (a few microseconds). The first rule that holds
-//! decides:
+//! within its last 4 KiB. Each sampled line is looked at a few times, mostly by its first and
+//! last bytes, so the cost does not grow with the payload (a few microseconds). The first rule
+//! that holds decides (CONTRACT §2.8 gives each rule's evidence in full):
 //!
-//! 1. **A numbered read** is file contents: the sample's lines are `N\t<text>` (`cat -n`,
-//!    Claude Code's Read) or `N→<text>`, the numbers running on by one from the first line
-//!    (at least two lines, or the payload's only line), up to the sample's end or to a blank
-//!    line that opens a trailer (a note the reading tool appends); the tail's numbered lines
-//!    run on from a later number. `grep -n` output is not one: its numbers skip, and it is a
-//!    search's result, whose `file:12:` lines the log codec folds as it folds compiler
-//!    locations;
-//! 2. **A log**: at least 20% of the sampled non-blank lines, and at least two, carry a log
-//!    signal: a date or a time of day at the start (`2026-12-03`, `Dec  3 10:00:00`,
-//!    `[  12.345678]`, `10:00:00` within 24 bytes and before any `"`), a level word within
-//!    48 bytes (`INFO`, `WARN`, `ERROR`, `DEBUG`, `PASSED`, `[info]`, `level=`), a build
-//!    tool's, test runner's or package manager's status line (`Compiling `, `test x ... ok`,
-//!    `running 3 tests`, `Collecting `, `npm `, `=== RUN`, `Setting up `, `> Task `,
-//!    `[ 40%]`, `#5 [2/7]`, `$ `), or a compiler diagnostic or stack trace (`error[`,
-//!    `warning:`, `-->`, a numbered gutter `12 |`, `file.c:1:2: error:`, `at f (a.js:1:2)`);
-//! 3. **A table** is file contents: every sampled non-blank line holds the same number of
-//!    tabs (at least one) or of commas (at least two), over at least 3 lines (TSV, CSV);
-//! 4. **File contents**: at least 50% of the sampled non-blank lines carry a file signal and
-//!    no log signal: source code (a keyword at the start, a comment, a line ending with a
-//!    bracket, `;` or `,`), configuration (`[section]`, `key = value`, `key: value` with a
-//!    lower-case key, `KEY=value`, a Dockerfile instruction), Markdown (a heading, a list
-//!    item, a fence and every line inside it, a quote, a table row, a link definition), JSON
-//!    text (`"key": value`, an array's items), or prose (three or more words, mostly letters,
-//!    almost no digits);
-//! 5. anything else (a list of paths, a table of processes) is routed as before kinds, to the
-//!    `text` candidates.
+//! 1. **A numbered read** (`N\t<text>`, `N→<text>`, numbered on by one) is file contents;
+//! 2. **output an agent asked for**, told by its whole shape and never by the words in it
+//!    (`auto/kind/output.rs`): version control output (`commit <hex>`, `diff --git` first, or
+//!    lines led by a hash, a diffstat), search hits (`path:N:text`, `path-N-text`, `--`), a
+//!    listing of paths (one a line) goes to the `text` candidates;
+//! 3. **a log**: at least 20% of the sampled non-blank lines, and at least two, carry a log
+//!    signal (a timestamp or level word near the start, a build tool's, test runner's or
+//!    package manager's status line, a compiler diagnostic or stack frame);
+//! 4. **a table** (every line the same number of tabs or commas: TSV, CSV) is file contents;
+//! 5. **a log by its results**: a status line of a build tool or test runner in text that is
+//!    mostly not a file;
+//! 6. **an aligned table** (`ls -l`, or columns starting at the same byte: `ps`, `pip list`,
+//!    `dpkg -l`) goes to the `text` candidates;
+//! 7. **file contents**: at least 50% of the sampled lines carry a file signal (source code,
+//!    configuration, Markdown, JSON text, prose);
+//! 8. anything else goes to the `text` candidates.
 //!
-//! The thresholds were set on the files of the crates `Cargo.lock` pins and on real logs, with
-//! a held-out part (CONTRACT §2.8 has the counts; the ignored test `auto::kind::measure`
-//! repeats them). File contents go to the `file` candidates, none by default: they pass
-//! through. A numbered read holding JSON is not handed to the JSON candidates: compact JSON
-//! drops the indentation that is part of every line's text, so a line could not be quoted
-//! back from what the model sees.
+//! The thresholds were set on the files of the crates `Cargo.lock` pins, on real logs and on
+//! the real captures of `corpus/text/`, with a held-out part (CONTRACT §2.8 has the counts; the
+//! ignored test `auto::kind::measure` repeats them). File contents go to the `file`
+//! candidates, none by default: they pass through. A numbered read holding JSON is not handed
+//! to the JSON candidates: compact JSON drops the indentation that is part of every line's
+//! text, so a line could not be quoted back from what the model sees.
 //!
 //! # Params
 //!
@@ -79,7 +71,8 @@
 //! |---|---|---|
 //! | `rows` | `["toon", "columnar", "json_compact", "json_nested"]` | the candidates for `rows`, in order of preference |
 //! | `object` | `["json_compact", "toon", "json_nested"]` | the candidates for `object` |
-//! | `text` | `["log"]` | the candidates for text that is not file contents |
+//! | `text` | `["hits", "paths", "table"]` | the candidates for output an agent asked for and text with no log signal (run at `minimal`) |
+//! | `log` | `["log"]` | the candidates for logs (run at the call's level) |
 //! | `file` | `[]` | the candidates for file contents (run at `minimal`) |
 //! | `lossy_json` | `false` | run the JSON candidates at the call's level rather than `minimal` |
 //! | `sample_bytes` | `65536` | payloads of this many bytes or more are routed on a sample of at most a quarter of it |
@@ -93,10 +86,10 @@
 //! # Levels
 //!
 //! The JSON candidates (`rows`, `object`) run at `minimal`, so a JSON payload is compressed
-//! losslessly at every level, unless `lossy_json = true`. The text candidates run at the
+//! losslessly at every level, unless `lossy_json = true`. The log candidates run at the
 //! call's level: a log codec is lossy and acts from `normal` (its original kept by the tee
-//! store). The file candidates run at `minimal` at every level (or `none`): file contents are
-//! never compressed lossily.
+//! store). The text and file candidates run at `minimal` at every level (or `none`): what an
+//! agent asked to see and file contents are never compressed lossily.
 //!
 //! # Choosing
 //!

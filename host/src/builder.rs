@@ -452,7 +452,7 @@ mod tests {
         let lines: Vec<String> = err.errors.iter().map(ToString::to_string).collect();
         assert_eq!(lines.len(), 3, "{lines:#?}");
         assert!(lines[0].ends_with(
-            "entry \"t\": unknown codec \"zstd\" (known: auto, columnar, json_compact, json_nested, log, toon)"
+            "entry \"t\": unknown codec \"zstd\" (known: auto, columnar, hits, json_compact, json_nested, log, paths, table, toon)"
         ));
         assert!(lines[1].starts_with("Budgets: key \"size_threshold_bytes\": 0 "));
         assert!(lines[2].starts_with("BreakerConfig: key \"window_duration\": 0ns "));
@@ -478,7 +478,7 @@ mod tests {
         assert_eq!(lines.len(), 2, "{lines:#?}");
         assert!(
             lines[0].ends_with(
-                "(known: auto, columnar, json_compact, json_nested, log, toon); did you mean \"json_compact\"?"
+                "(known: auto, columnar, hits, json_compact, json_nested, log, paths, table, toon); did you mean \"json_compact\"?"
             ),
             "{lines:#?}"
         );

@@ -273,7 +273,7 @@ mod tests {
         let names: Vec<&str> = registry.codecs().map(|c| c.meta.name()).collect();
         assert_eq!(
             names,
-            ["columnar", "json_compact", "json_nested", "log", "toon"]
+            ["columnar", "hits", "json_compact", "json_nested", "log", "paths", "table", "toon"]
         );
         assert!(registry.codecs().all(|c| c.origin == Origin::Builtin));
     }
@@ -307,7 +307,7 @@ mod tests {
         assert_eq!(err.kind(), ErrorKind::UnknownCodec);
         assert_eq!(
             err.to_string(),
-            "unknown codec \"zstd\" (known: columnar, json_compact, json_nested, log, toon)"
+            "unknown codec \"zstd\" (known: columnar, hits, json_compact, json_nested, log, paths, table, toon)"
         );
     }
 }

@@ -582,6 +582,10 @@ fn render(report: &Path, quick: bool) -> Result<String> {
     out.push_str(&fragment(report, "memory.md"));
     writeln!(out, "\n## From Python\n")?;
     out.push_str(&fragment(report, "python.md"));
+    writeln!(out, "\n## Text kinds: listings, hits, tables, VCS output\n")?;
+    out.push_str(&fragment(report, "text.md"));
+    writeln!(out, "\n## Text codec speed\n")?;
+    out.push_str(&fragment(report, "text-speed.md"));
     writeln!(out, "\n## Log codec\n")?;
     out.push_str(&fragment(report, "log.md"));
     out.push('\n');
@@ -634,6 +638,8 @@ fn targets(out: &mut String, report: &Path, measured: &[&str]) -> std::fmt::Resu
         "construction",
         "memory",
         "tokens",
+        "text",
+        "text-speed",
         "log",
         "log-memory",
         "python",

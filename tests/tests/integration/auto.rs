@@ -144,7 +144,7 @@ fn bad_params_are_one_line_errors_naming_file_entry_and_key() {
     let cases = [
         (
             "text = []\nrows = [\"tooon\"]",
-            "key \"rows\": unknown codec \"tooon\" (known: columnar, json_compact, json_nested, log, toon)",
+            "key \"rows\": unknown codec \"tooon\" (known: columnar, hits, json_compact, json_nested, log, paths, table, toon)",
         ),
         (
             "text = []\nobject = [\"auto\"]",

@@ -170,7 +170,7 @@ fn check_exits_2_on_an_invalid_project_manifest() {
     assert_eq!(
         text(&out.stderr),
         format!(
-            "error: {}:2: entry \"t\": unknown codec \"zstd\" (known: auto, columnar, json_compact, json_nested, log, toon)\n",
+            "error: {}:2: entry \"t\": unknown codec \"zstd\" (known: auto, columnar, hits, json_compact, json_nested, log, paths, table, toon)\n",
             manifest.display()
         )
     );
@@ -676,7 +676,7 @@ fn check_reports_three_independent_mistakes_and_exits_2() {
                 "error: {m}:6: entry \"b\": unknown key \"levle\"; did you mean \"level\"? (expected: codec, level, tee, params)"
             ),
             format!(
-                "error: {m}:2: entry \"a\": unknown codec \"zstd\" (known: auto, columnar, json_compact, json_nested, log, toon)"
+                "error: {m}:2: entry \"a\": unknown codec \"zstd\" (known: auto, columnar, hits, json_compact, json_nested, log, paths, table, toon)"
             ),
             format!(
                 "error: {m}:10: entry \"c\": codec \"columnar\": param \"min_rows\": expected a positive integer, got a number (-1)"

@@ -669,18 +669,15 @@ fn recount(original: &str, output: &str, failures: &[usize]) -> Vec<String> {
 // One log through the codec and the host.
 // ---------------------------------------------------------------------------------------------
 
-/// The text the model reads: the `result` of the host's `{"result": …, "_tee": …}` wrapper
-/// when the outcome was teed, the payload itself otherwise.
+/// The text the model reads, without its pointer: the text before the pointer line when the
+/// outcome was teed (CONTRACT §5), the payload itself otherwise.
 fn model_text(out: &Processed<'_>) -> String {
     let text = out.text().expect("a text payload");
     if out.meta.teed {
-        let value: Value = serde_json::from_str(text)
-            .unwrap_or_else(|err| panic!("a teed text result is a JSON wrapper: {err}: {text}"));
-        assert!(value["_tee"].is_object(), "no _tee pointer: {text}");
-        return value["result"]
-            .as_str()
-            .unwrap_or_else(|| panic!("a string result: {text}"))
-            .to_owned();
+        let pointed = crate::support::pointed(text)
+            .unwrap_or_else(|| panic!("a teed text result ends with its pointer line: {text}"));
+        assert_eq!(Some(&pointed.key), out.meta.tee_key.as_ref());
+        return pointed.text;
     }
     text.to_owned()
 }

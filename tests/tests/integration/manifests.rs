@@ -126,7 +126,7 @@ fn catalogue() -> Vec<Bad> {
             packages: vec![],
             expected: |root| {
                 format!(
-                    "{}:2: entry \"t\": unknown codec \"zstd\" (known: auto, columnar, json_compact, json_nested, log, toon)",
+                    "{}:2: entry \"t\": unknown codec \"zstd\" (known: auto, columnar, hits, json_compact, json_nested, log, paths, table, toon)",
                     project_manifest(root).display()
                 )
             },

@@ -75,17 +75,12 @@ fn colored(n: usize) -> String {
         .collect()
 }
 
-fn tee_of(payload: &str) -> Value {
-    let value: Value = serde_json::from_str(payload).expect("JSON with a pointer");
-    value["_tee"].clone()
-}
-
 /// A plugin codec that declares text output (the fixture's `csv_rows`): the host takes its CSV
 /// for a JSON payload as it is (no `codec_error` for output that is not JSON), verifies it
-/// through the inverse across the boundary, and, when a pointer is attached, wraps it as a
-/// JSON string in `{"result": …, "_tee": …}` (CONTRACT §5).
+/// through the inverse across the boundary, and, when a pointer is attached, it goes out as
+/// text still, its last line the pointer (CONTRACT §5).
 #[test]
-fn plugin_text_output_is_taken_as_is_and_wrapped_as_a_string_under_a_pointer() {
+fn plugin_text_output_is_taken_as_is_and_stays_text_under_a_pointer() {
     let input = format!(
         "[{}]",
         (0..20)
@@ -118,19 +113,13 @@ fn plugin_text_output_is_taken_as_is_and_wrapped_as_a_string_under_a_pointer() {
     });
     let out = s.host.process(Call::new("csv_rows", Input::Text(&input)));
     assert!(out.meta.compressed && out.meta.teed, "{:?}", out.meta);
-    let wrapped: Value = serde_json::from_str(out.text().unwrap()).expect("the wrapper is JSON");
-    let members: Vec<&str> = wrapped
-        .as_object()
-        .unwrap()
-        .keys()
-        .map(String::as_str)
-        .collect();
-    assert_eq!(members, ["result", "_tee"]);
-    assert_eq!(wrapped["result"].as_str(), Some(csv.as_str()));
-    assert_eq!(wrapped["_tee"]["reason"], "lossless");
-    let key = wrapped["_tee"]["key"].as_str().unwrap();
-    assert_eq!(Some(key), out.meta.tee_key.as_deref());
-    assert_eq!(s.host.recover(key).unwrap().unwrap(), input.as_bytes());
+    let text = out.text().unwrap();
+    assert!(text.starts_with(&format!("{csv}\n[wm_get_result ")), "{text}");
+    let pointed = crate::support::pointed(text).expect("a pointer line");
+    assert_eq!(pointed.text, csv);
+    assert_eq!(pointed.reason, "lossless");
+    assert_eq!(Some(&pointed.key), out.meta.tee_key.as_ref());
+    assert_eq!(s.host.recover(&pointed.key).unwrap().unwrap(), input.as_bytes());
 }
 
 #[test]
@@ -161,22 +150,15 @@ fn lossy_outcome_is_teed_and_recovers_the_exact_input() {
         .process(Call::new("terminal_test", Input::Text(&input)));
     assert!(out.meta.compressed && out.meta.teed, "{:?}", out.meta);
     assert_eq!(out.meta.level, Level::Normal);
-    let tee = tee_of(out.text().unwrap());
-    let key = tee["key"].as_str().unwrap();
+    let pointed = crate::support::pointed(out.text().unwrap()).expect("a pointer line");
+    let key = pointed.key.as_str();
     assert_eq!(Some(key), out.meta.tee_key.as_deref());
-    assert_eq!(tee["reason"], "lossy");
-    assert_eq!(tee["hint"], parrot_host::TEE_HINT);
+    assert_eq!(pointed.reason, "lossy");
     let parts: Vec<&str> = key.split(':').collect();
     assert_eq!(parts, ["__tee__", "terminal_test", parts[2]]);
     assert_eq!(parts[2].len(), 12);
     assert!(parts[2].bytes().all(|b| b.is_ascii_hexdigit()), "{key}");
-    let wrapped: Value = serde_json::from_str(out.text().unwrap()).unwrap();
-    assert!(
-        wrapped["result"]
-            .as_str()
-            .unwrap()
-            .starts_with("ok test_0\nok test_1\n")
-    );
+    assert!(pointed.text.starts_with("ok test_0\nok test_1\n"));
     assert_eq!(s.host.recover(key).unwrap().unwrap(), input.as_bytes());
 
     // The key is the content's: the same input, the same key; another input, another key.
@@ -359,8 +341,8 @@ fn over_max_result_chars_is_cut_with_the_original_stored() {
     let out = s.host.process(Call::new("shell_x", Input::Text(&log)));
     let text = out.text().unwrap();
     assert!(text.chars().count() <= 400, "{text}");
-    let value: Value = serde_json::from_str(text).unwrap();
-    let result = value["result"].as_str().unwrap();
+    let pointed = crate::support::pointed(text).expect("a pointer line");
+    let result = pointed.text.as_str();
     // line-dedup's output is not the log codec's: it is cut as text, and says so.
     assert!(
         result
@@ -370,8 +352,8 @@ fn over_max_result_chars_is_cut_with_the_original_stored() {
             .starts_with("[\u{2026} cut at max_result_chars: "),
         "{result}"
     );
-    assert_eq!(value["_tee"]["reason"], "cut");
-    let key = value["_tee"]["key"].as_str().unwrap();
+    assert_eq!(pointed.reason, "cut");
+    let key = pointed.key.as_str();
     assert_eq!(out.meta.tee_key.as_deref(), Some(key));
     assert_eq!(s.host.recover(key).unwrap().unwrap(), log.as_bytes());
 }
@@ -437,8 +419,7 @@ fn a_cut_log_is_wrapped_once_and_its_marker_counts_the_failures_it_hides() {
     // The log codec's whole output, with no limit: every failure line, and over the limit.
     let uncut = whole.host.process(call);
     assert!(uncut.text().unwrap().chars().count() > 200_000);
-    let uncut: Value = serde_json::from_str(uncut.text().unwrap()).unwrap();
-    let uncut = uncut["result"].as_str().unwrap();
+    let uncut = crate::support::pointed(uncut.text().unwrap()).unwrap().text;
     assert_eq!(
         uncut.lines().filter(|l| l.ends_with("FAILED")).count(),
         5_000
@@ -447,12 +428,14 @@ fn a_cut_log_is_wrapped_once_and_its_marker_counts_the_failures_it_hides() {
     let out = s.host.process(call);
     let text = out.text().unwrap();
     assert!(text.chars().count() <= 200_000, "{}", text.chars().count());
-    let value: Value = serde_json::from_str(text).unwrap();
-    let object = value.as_object().unwrap();
-    assert_eq!(object.len(), 2, "result and _tee only");
-    let result = value["result"].as_str().unwrap();
-    assert!(!result.starts_with('{'), "one wrapper: {}", &result[..80]);
-    assert_eq!(value["_tee"]["reason"], "cut");
+    let pointed = crate::support::pointed(text).expect("a pointer line");
+    let result = pointed.text.as_str();
+    assert!(
+        crate::support::pointed(result).is_none(),
+        "one pointer: {}",
+        &result[result.len() - 300..]
+    );
+    assert_eq!(pointed.reason, "cut");
 
     let (kept, marker) = result.rsplit_once('\n').unwrap();
     let kept = format!("{kept}\n");
@@ -489,7 +472,7 @@ fn a_cut_log_is_wrapped_once_and_its_marker_counts_the_failures_it_hides() {
     assert_eq!(from, last_line + 1);
 
     // The marker's selector returns the original lines holding every failure not shown.
-    let key = value["_tee"]["key"].as_str().unwrap();
+    let key = pointed.key.as_str();
     let selector = Selector {
         lines: Some(selector),
         max_chars: Some(0),

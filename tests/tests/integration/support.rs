@@ -295,3 +295,46 @@ pub fn require(component: &Component) {
         );
     }
 }
+
+/// A pointed payload read back, in either form (CONTRACT §5): a JSON object's `_tee` member
+/// (`{"result": …, "_tee": …}` or an object's last member), or a text's last line.
+#[derive(Debug)]
+pub struct Pointed {
+    /// What the model reads besides the pointer: the `result` string of a wrapper, the text
+    /// before the pointer line, or the JSON text of anything else.
+    pub text: String,
+    /// The key the pointer names.
+    pub key: String,
+    /// `lossy`, `lossless` or `cut`.
+    pub reason: String,
+}
+
+/// The pointer of `payload` and what it points from, or `None` when it carries none.
+pub fn pointed(payload: &str) -> Option<Pointed> {
+    if let Some((text, key)) = parrot_host::split_text_pointer(payload) {
+        let line = &payload[text.len() + 1..];
+        let reason = line
+            .split(" returns the original of this ")
+            .nth(1)?
+            .split(' ')
+            .next()?
+            .to_owned();
+        return Some(Pointed {
+            text: text.to_owned(),
+            key,
+            reason,
+        });
+    }
+    let value: serde_json::Value = serde_json::from_str(payload).ok()?;
+    let tee = value.get("_tee")?;
+    let text = match value.get("result") {
+        Some(serde_json::Value::String(text)) => text.clone(),
+        Some(other) => other.to_string(),
+        None => payload.to_owned(),
+    };
+    Some(Pointed {
+        text,
+        key: tee["key"].as_str()?.to_owned(),
+        reason: tee["reason"].as_str()?.to_owned(),
+    })
+}
