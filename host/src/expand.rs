@@ -31,10 +31,9 @@ use parrot_codec_api::{DynCodec, RECOVERY_TOOL};
 use parrot_json::{Member, Value};
 use serde_json::Map;
 
-use crate::Host;
-use crate::entries::Engine;
+use crate::entries::{Engine, ResolvedEntry};
 use crate::error::ExpandError;
-use crate::registry::AUTO;
+use crate::registry::{AUTO, Registry};
 
 /// What the stage added to a codec's output, as read from a payload.
 #[derive(Debug, PartialEq)]
@@ -47,14 +46,20 @@ enum Read<'a> {
     Lossy { key: String, reason: String },
 }
 
-/// The original `payload`, an output of codec `name`, was made from (see the module docs).
-pub(crate) fn expand(host: &Host, name: &str, payload: &str) -> Result<String, ExpandError> {
+/// The original `payload`, an output of codec `name`, was made from (see the module docs), with
+/// the codecs of `registry` and the winning `entries` of a host.
+pub(crate) fn expand(
+    registry: &Registry,
+    entries: &[ResolvedEntry],
+    name: &str,
+    payload: &str,
+) -> Result<String, ExpandError> {
     let output = match read(payload) {
         Read::Lossy { key, reason } => return Err(ExpandError::Lossy { key, reason }),
         Read::Lossless(output) => output,
         Read::Bare => Cow::Borrowed(payload),
     };
-    let codec = codec_named(host, name)?;
+    let codec = codec_named(registry, entries, name)?;
     codec.expand(&output).map_err(|source| ExpandError::Codec {
         codec: name.to_owned(),
         source: Box::new(source),
@@ -63,11 +68,14 @@ pub(crate) fn expand(host: &Host, name: &str, payload: &str) -> Result<String, E
 
 /// Codec `name` with its inverse: as the first winning entry that names it built it (with its
 /// params), else built with none.
-fn codec_named(host: &Host, name: &str) -> Result<Arc<dyn DynCodec>, ExpandError> {
+fn codec_named(
+    registry: &Registry,
+    entries: &[ResolvedEntry],
+    name: &str,
+) -> Result<Arc<dyn DynCodec>, ExpandError> {
     if name == AUTO {
         return Err(ExpandError::Router);
     }
-    let registry = host.registry();
     let Some(info) = registry.get(name) else {
         return Err(ExpandError::UnknownCodec {
             codec: name.to_owned(),
@@ -80,8 +88,7 @@ fn codec_named(host: &Host, name: &str) -> Result<Arc<dyn DynCodec>, ExpandError
             codec: name.to_owned(),
         });
     }
-    let built = host
-        .entries()
+    let built = entries
         .iter()
         .filter(|entry| entry.codec_name == name)
         .find_map(|entry| match entry.engine() {
@@ -214,7 +221,7 @@ mod tests {
     use parrot_codec_api::{Codec, CodecError, Inverse, Level, Outcome, Params, Payload};
 
     use super::*;
-    use crate::{Call, Input, MemoryTeeStore};
+    use crate::{Call, Host, Input, MemoryTeeStore};
 
     const HINT: &str =
         "wm_get_result with this key returns it all; add a marker's selector for that part";

@@ -187,7 +187,7 @@ impl Host {
     /// assert!(unknown.ends_with("; did you mean \"json_compact\"?"));
     /// ```
     pub fn expand(&self, codec: &str, payload: &str) -> Result<String, ExpandError> {
-        crate::expand::expand(self, codec, payload)
+        crate::expand::expand(&self.registry, self.table.entries(), codec, payload)
     }
 
     /// Runs one tool call through the stage: returns the payload the model will see and the
