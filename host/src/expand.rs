@@ -14,11 +14,13 @@
 //!
 //! A pointer whose reason is `lossless` is taken off and the codec's output under it expanded:
 //! the object without its `_tee` member; the wrapper's `result` (a string: its text; any other
-//! value: its JSON text); the text without the pointer line and the line break before it. Two
-//! readings of a wrapper could be an object's: `{"result": X, "_tee": …}` with no other member
-//! is read as the wrapper unless X is an object without a `_tee` member (the stage wraps no such
-//! object, it appends to it), so an object output whose only member is a `result` that is not an
-//! object is read as that member's value.
+//! value: its JSON text); the text without the pointer line and the line break before it.
+//!
+//! `{"result": X, "_tee": …}` with no other member reads two ways: the wrapper around X, or the
+//! object `{"result": X}` with the pointer appended. It is read as the wrapper unless X is an
+//! object without a `_tee` member, which the stage appends to and never wraps. So a lossless
+//! object output whose only member is a `result` holding anything else comes back as that
+//! member's value: a limit of the pointer's form, which does not say which way it was placed.
 //!
 //! A pointer of any other reason (`lossy`, `cut`) marks an output that lacks part of its
 //! original: no inverse can rebuild it, so it is refused whatever codec is named, with the
