@@ -417,8 +417,9 @@ mod tests {
             let input = std::fs::read_to_string(corpus.join(file)).unwrap();
             let out = host.process(Call::new("t", Input::Text(&input)));
             let payload = out.text().unwrap();
+            // A pointer the stage wrote, in whichever form it writes one for this output.
             assert!(
-                payload.contains(r#""reason":"lossless""#),
+                matches!(read(payload), Read::Lossless(_)),
                 "{file}: {payload:.300}"
             );
             let codec = out.meta.codec.as_deref().unwrap();
