@@ -280,6 +280,26 @@ pub(crate) enum Command {
         #[command(flatten)]
         no_tee: NoTeeOption,
     },
+    /// Print the original a codec's output was made from, through the codec's inverse: the
+    /// same JSON value for a JSON codec, the same bytes for a text codec. The payload (FILE or
+    /// stdin) is the codec's output as the codec wrote it or as the model saw it: a tee
+    /// pointer of reason lossless is taken off. Exit 2 naming what is wrong: an unknown codec,
+    /// auto (name the codec that produced the payload), a codec without an inverse, a lossy
+    /// output (its original is in the tee store: parrot-compress recover KEY), a payload the
+    /// codec did not write. Reads no tee store.
+    Expand {
+        /// The codec that produced the payload: the compression_codec of its metadata
+        /// (compress --meta).
+        #[arg(long, value_name = "NAME")]
+        codec: String,
+        /// The payload file, or - for stdin.
+        #[arg(default_value = "-")]
+        file: String,
+        #[command(flatten)]
+        project: ProjectOption,
+        #[command(flatten)]
+        plugins: PluginOptions,
+    },
     /// Run a session of tool calls (JSON lines {"tool", "status", "result"}) through one
     /// pipeline and print the savings report. Without FILE: the built-in sample session.
     Replay {
@@ -452,9 +472,11 @@ impl Command {
             | Command::McpProxy { configuration, .. } => vec![configuration],
             #[cfg(feature = "serve")]
             Command::Serve(args) => vec![&args.configuration],
-            Command::Check { project, plugins } | Command::Plugins { project, plugins } => {
-                vec![project, plugins]
-            }
+            Command::Check { project, plugins }
+            | Command::Plugins { project, plugins }
+            | Command::Expand {
+                project, plugins, ..
+            } => vec![project, plugins],
             Command::Explain {
                 project,
                 plugins,

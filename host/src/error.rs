@@ -1,6 +1,7 @@
 //! What can go wrong, by concern: a manifest ([`ManifestError`]), loading a plugin
 //! ([`LoadError`]), a builder setting ([`SettingsError`]), a tee store ([`TeeError`]), a codec
-//! called through [`crate::Host::compress`] ([`CompressError`]).
+//! called through [`crate::Host::compress`] ([`CompressError`]), a payload given to
+//! [`crate::Host::expand`] ([`ExpandError`]).
 //! [`Error`] is any of them; [`BuildError`] is every error one build found.
 //!
 //! Each message is one line naming what was wrong and where: the manifest file (and line when
@@ -32,6 +33,9 @@ pub enum Error {
     /// A codec call failed.
     #[error(transparent)]
     Compress(#[from] CompressError),
+    /// A payload could not be expanded.
+    #[error(transparent)]
+    Expand(#[from] ExpandError),
 }
 
 /// A manifest that cannot be read, or a key in it that is wrong.
@@ -361,6 +365,75 @@ pub struct CompressError {
     pub codec: String,
     /// The codec's error; [`parrot_codec_api::ErrorKind::Panicked`] for a panic.
     pub source: Box<CodecError>,
+}
+
+/// A payload that [`crate::Host::expand`] cannot give back as the original it was made from.
+/// Each message says what to do instead: the codec to name, or the command that returns the
+/// original from the tee store.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ExpandError {
+    /// The payload is a lossy output: it carries a tee pointer whose reason is not `lossless`
+    /// (`lossy`, or `cut` for a result cut to size). No codec can rebuild what was left out;
+    /// the tee store holds the original under the pointer's key.
+    #[error(
+        "the payload is a lossy output (its tee pointer's reason is \"{reason}\"): no codec can \
+         rebuild its original from it; the tee store holds the original: parrot-compress recover {key}"
+    )]
+    Lossy {
+        /// The key the pointer names.
+        key: String,
+        /// The pointer's reason (`lossy`, `cut`).
+        reason: String,
+    },
+
+    /// No source provides a codec of that name.
+    #[error("unknown codec \"{codec}\" (known: {known}){}", did_you_mean(.suggestion))]
+    UnknownCodec {
+        /// The name given.
+        codec: String,
+        /// The codecs that are registered, comma-separated.
+        known: String,
+        /// The known codec nearest the one named, when one is near.
+        suggestion: Option<&'static str>,
+    },
+
+    /// The name is the router's, `auto`: it chooses a codec for each payload and has no
+    /// inverse of its own.
+    #[error(
+        "codec \"auto\" is the router, not a codec: it chooses a codec for each payload and has \
+         no inverse; name the codec that produced the payload, the \"compression_codec\" of its \
+         metadata (compress --meta)"
+    )]
+    Router,
+
+    /// The codec declares no inverse ([`parrot_codec_api::Codec::INVERSE`]).
+    #[error(
+        "codec \"{codec}\" offers no inverse: its outputs cannot be expanded (the original of a \
+         lossy output is in the tee store: parrot-compress recover KEY, KEY from its \"_tee\" pointer)"
+    )]
+    NoInverse {
+        /// The codec.
+        codec: String,
+    },
+
+    /// The codec could not be built (a plugin codec that needs params no entry gives it).
+    #[error("codec \"{codec}\": cannot be built: {source}")]
+    Build {
+        /// The codec.
+        codec: String,
+        /// Its constructor's error (it names the param).
+        source: Box<CodecError>,
+    },
+
+    /// The codec's inverse refused the payload: it is not that codec's output.
+    #[error("codec \"{codec}\" cannot expand this payload: {source}")]
+    Codec {
+        /// The codec.
+        codec: String,
+        /// The inverse's error; [`parrot_codec_api::ErrorKind::Panicked`] for a plugin's panic.
+        source: Box<CodecError>,
+    },
 }
 
 /// All the errors found while building a [`crate::Host`]: building does not stop at the first,

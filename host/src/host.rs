@@ -1,7 +1,7 @@
 //! The built host: its sources, registry and entries, and the calls it serves —
-//! [`Host::process`] (through the pipeline), [`Host::compress`], [`Host::recover`],
-//! [`Host::resolve`] and [`Host::explain`]. Retrieval of the part of an original a selector
-//! chooses is the `parrot-recover` crate's, over the accessors here.
+//! [`Host::process`] (through the pipeline), [`Host::compress`], [`Host::expand`],
+//! [`Host::recover`], [`Host::resolve`] and [`Host::explain`]. Retrieval of the part of an
+//! original a selector chooses is the `parrot-recover` crate's, over the accessors here.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -16,7 +16,7 @@ use crate::call::{Call, Processed, Skip, Status};
 use crate::call::{OwnedCall, OwnedInput};
 use crate::discovery::SourceInfo;
 use crate::entries::{Engine, EntryTable, Resolution, ResolvedEntry};
-use crate::error::{CompressError, TeeError};
+use crate::error::{CompressError, ExpandError, TeeError};
 use crate::explain::Explanation;
 use crate::pipeline::{self, Run, Stage};
 use crate::registry::Registry;
@@ -140,6 +140,54 @@ impl Host {
                     })
             }
         }
+    }
+
+    /// The original that `payload`, an output of codec `codec`, was made from: the codec's
+    /// inverse run on it. `codec` is any codec of the registry, built in or a plugin's, as the
+    /// first winning entry that names it built it (with its params), else built with none.
+    ///
+    /// The payload may be the codec's output as it came out of the codec, or as the stage gave
+    /// it to the model: a tee pointer of reason `lossless` is taken off first (the object's
+    /// `_tee` member, the `{"result": …, "_tee": …}` wrapper, or the pointer line that ends a
+    /// text). For a JSON codec the original comes back as the codec's JSON text: the same JSON
+    /// value as the original (CONTRACT §2.1), not its bytes; for a text codec, byte for byte.
+    /// What is read as a pointer, and how it is taken off, is CONTRACT §8.1's.
+    ///
+    /// # Errors
+    ///
+    /// Checked in this order:
+    ///
+    /// - [`ExpandError::Lossy`] when the payload carries a pointer of another reason (`lossy`,
+    ///   `cut`), whatever the codec: the message gives the `parrot-compress recover KEY`
+    ///   command that returns the original from the tee store;
+    /// - [`ExpandError::Router`] for `auto`, which is not a codec;
+    /// - [`ExpandError::UnknownCodec`] for a name no source provides, with the known names and
+    ///   the nearest one when it is near;
+    /// - [`ExpandError::NoInverse`] for a codec that declares no inverse;
+    /// - [`ExpandError::Build`] for a codec no entry built that cannot be built without params;
+    /// - [`ExpandError::Codec`] when the inverse refuses the payload (its message says why).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use parrot_host::{ExpandError, Host};
+    ///
+    /// let dir = std::env::temp_dir().join("parrot-doc-expand");
+    /// std::fs::create_dir_all(&dir).unwrap();
+    /// let host = Host::builder().project(&dir).plugin_path(None).build().unwrap();
+    /// // `json_compact`'s output for {"id": 7, "tags": null, "items": [{"x": 1}, {"x": 1}, {"x": 1}]}
+    /// let output = r#"{"id":7,"items":[{"_repeat":3,"_value":{"x":1}}]}"#;
+    /// assert_eq!(
+    ///     host.expand("json_compact", output).unwrap(),
+    ///     r#"{"id":7,"items":[{"x":1},{"x":1},{"x":1}]}"#
+    /// );
+    /// assert!(matches!(host.expand("auto", output), Err(ExpandError::Router)));
+    /// let unknown = host.expand("jsn_compact", output).unwrap_err().to_string();
+    /// assert!(unknown.starts_with("unknown codec \"jsn_compact\" (known: columnar, json_compact, "));
+    /// assert!(unknown.ends_with("; did you mean \"json_compact\"?"));
+    /// ```
+    pub fn expand(&self, codec: &str, payload: &str) -> Result<String, ExpandError> {
+        crate::expand::expand(&self.registry, self.table.entries(), codec, payload)
     }
 
     /// Runs one tool call through the stage: returns the payload the model will see and the

@@ -47,6 +47,7 @@ mod discovery;
 mod entries;
 mod envelope;
 mod error;
+mod expand;
 mod explain;
 mod facts;
 mod gauge;
@@ -76,8 +77,8 @@ pub use discovery::{MAX_MANIFEST_BYTES, PLUGIN_PATH_ENV, SourceInfo, TRUST_PROJE
 pub use entries::{MatchKind, Resolution, ResolvedEntry};
 pub use envelope::{Envelope, Member, Opened};
 pub use error::{
-    BuildError, CompressError, Error, LoadError, ManifestError, NamespaceError, SettingsError,
-    TeeError,
+    BuildError, CompressError, Error, ExpandError, LoadError, ManifestError, NamespaceError,
+    SettingsError, TeeError,
 };
 pub use explain::Explanation;
 pub use host::Host;

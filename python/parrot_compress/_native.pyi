@@ -93,6 +93,12 @@ class Host:
     ) -> Union[bytes, str]:
         """The exact original (``bytes``) without a selector; the selected part (``str``)
         with one. ``KeyError`` for an unknown key, ``ValueError`` for a bad selector."""
+    def expand(self, codec: str, payload: Union[str, bytes]) -> str:
+        """The original codec ``codec``'s output ``payload`` was made from, through its inverse
+        (a ``"lossless"`` tee pointer taken off): the same JSON value for a JSON codec, the same
+        text for a text codec. ``ValueError`` with the command's message for an unknown codec,
+        ``"auto"``, a codec without an inverse, a lossy output (the message gives its key for
+        :meth:`recover`) or a payload the codec did not write."""
     def report(self) -> dict[str, Any]:
         """The savings report so far, as a dict."""
     def report_table(self) -> str:

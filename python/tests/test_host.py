@@ -298,3 +298,64 @@ def test_the_kill_switch_passes_everything_through_and_touches_nothing(project, 
     assert host.recover(key) == BUILD_LOG.read_bytes()
     rewrite = host.compress_request(b'{"messages": []}')
     assert rewrite.counts["seen"] == 0 and not rewrite.recovery_tool
+
+
+OBJECT = {"id": 7, "tags": None, "items": [{"x": 1}, {"x": 1}, {"x": 1}]}
+# json_compact leaves out null members, which the contract counts as absent.
+OBJECT_WITHOUT_NULLS = {"id": 7, "items": [{"x": 1}, {"x": 1}, {"x": 1}]}
+
+
+def test_expand_gives_back_the_value_of_what_compress_made(project):
+    host = Host(project=project)
+    payload, meta = host.compress("t", OBJECT)
+    assert meta["compression_codec"] == "json_compact"
+    expanded = host.expand("json_compact", payload)
+    assert isinstance(expanded, str)
+    assert json.loads(expanded) == OBJECT_WITHOUT_NULLS
+    assert host.expand("json_compact", payload.encode()) == expanded
+    # As the model saw it, with a lossless pointer: the pointer is taken off.
+    teed = Host(project=project, tee_lossless=True)
+    text = (CORPUS / "github-repos.json").read_text()
+    payload, meta = teed.compress("github_list_repos", text)
+    assert json.loads(payload)["_tee"]["reason"] == "lossless"
+    assert json.loads(teed.expand(meta["compression_codec"], payload)) == json.loads(text)
+
+
+def test_expand_of_a_lossy_output_raises_the_commands_message_with_its_key(project, command):
+    host = Host(project=project)
+    payload, meta = host.compress("shell_cargo_build", BUILD_LOG.read_text())
+    key = meta["compression_tee_key"]
+    with pytest.raises(ValueError) as caught:
+        host.expand("log", payload)
+    assert str(caught.value).endswith(f"the tee store holds the original: parrot-compress recover {key}")
+    done = subprocess.run(
+        [str(command), "--project", str(project), "expand", "--codec", "log"],
+        input=payload.encode(), capture_output=True,
+    )
+    assert done.returncode == 2
+    assert done.stderr.decode() == f"error: {caught.value}\n"
+    assert host.recover(key) == BUILD_LOG.read_bytes()
+
+
+@pytest.mark.parametrize(
+    "codec, payload, error, message",
+    [
+        ("jsn_compact", "[1]", ValueError, 'unknown codec "jsn_compact" .*; did you mean "json_compact"\\?$'),
+        ("auto", "[1]", ValueError, '^codec "auto" is the router, not a codec: .*"compression_codec"'),
+        ("log", "folded", ValueError, '^codec "log" offers no inverse'),
+        ("json_compact", "garbage {", ValueError, '^codec "json_compact" cannot expand this payload: '),
+        ("toon", b"[\xff]", ValueError, "^payload: not UTF-8 at byte 1"),
+        ("toon", 1, TypeError, "^payload: expected str or bytes, got 1$"),
+    ],
+)
+def test_expand_errors_name_what_is_wrong(project, codec, payload, error, message):
+    with pytest.raises(error, match=message):
+        Host(project=project).expand(codec, payload)
+
+
+def test_the_kill_switch_does_not_stop_expand(project, monkeypatch):
+    payload = Host(project=project).compress("t", OBJECT).payload
+    monkeypatch.setenv("PARROT_COMPRESSION_DISABLED", "1")
+    host = Host(project=project)
+    assert host.killed
+    assert json.loads(host.expand("json_compact", payload)) == OBJECT_WITHOUT_NULLS

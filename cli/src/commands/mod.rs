@@ -13,6 +13,7 @@ use crate::serve;
 
 mod check;
 mod compress;
+mod expand;
 mod mcp_proxy;
 mod namespace;
 mod package;
@@ -23,6 +24,7 @@ mod store;
 
 use check::check;
 use compress::compress;
+use expand::expand;
 use mcp_proxy::mcp_proxy;
 use namespace::namespace;
 use plugins::plugins;
@@ -44,6 +46,7 @@ pub(crate) fn run(command: &Command, cli: &Options) -> Result<(), Failure> {
             check(&host(cli, false, None)?);
             Ok(())
         }
+        Command::Expand { codec, file, .. } => expand(cli, codec, file),
         Command::Explain { tool, .. } => {
             print!("{}", host(cli, false, None)?.explain(tool));
             Ok(())

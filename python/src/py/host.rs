@@ -43,6 +43,9 @@ pub(crate) struct PyHost {
     /// With the kill switch on, the host that answers recoveries: the store alone, with the
     /// core configuration (the switch stops compression, not recovery; see `recovery_host`).
     recovery: OnceLock<Result<Arc<Host>, String>>,
+    /// With the kill switch on, the host that expands: the settings' manifests and plugins,
+    /// without a store (the switch stops compression, not expansion; see `expansion_host`).
+    expansion: OnceLock<Result<Arc<Host>, Vec<String>>>,
 }
 
 fn tokenizer_named(name: &str) -> Result<Tokenizer, String> {
@@ -262,6 +265,44 @@ impl PyHost {
     pub(crate) fn host(&self) -> Option<&Arc<Host>> {
         self.host.as_ref()
     }
+
+    /// The host that expands: the host itself, or with the kill switch on, one built from the
+    /// settings on first use, as the command's `expand` builds one (no store opened).
+    fn expansion_host(&self) -> Result<Arc<Host>, Vec<String>> {
+        if let Some(host) = &self.host {
+            return Ok(host.clone());
+        }
+        let made = self.expansion.get_or_init(|| {
+            parrot_setup::builder(&self.settings, false, None)
+                .and_then(|mut builder| parrot_setup::build(&mut builder))
+                .map(Arc::new)
+                .map_err(|err| match err {
+                    SetupError::Config(lines) => lines,
+                    other => vec![other.to_string()],
+                })
+        });
+        made.clone()
+    }
+}
+
+/// The text of a payload given as `str` or `bytes` (UTF-8: a codec's output is text).
+fn payload_text<'a>(payload: &'a Bound<'_, PyAny>) -> PyResult<Cow<'a, str>> {
+    if let Ok(text) = payload.cast::<PyString>() {
+        return text.to_cow();
+    }
+    if let Ok(bytes) = payload.cast::<PyBytes>() {
+        return match std::str::from_utf8(bytes.as_bytes()) {
+            Ok(text) => Ok(Cow::Borrowed(text)),
+            Err(err) => Err(PyValueError::new_err(format!(
+                "payload: not UTF-8 at byte {}: a codec's output is text, so no codec wrote this",
+                err.valid_up_to()
+            ))),
+        };
+    }
+    Err(PyTypeError::new_err(format!(
+        "payload: expected str or bytes, got {}",
+        shown(payload)
+    )))
 }
 
 fn retrieve_error(
@@ -313,6 +354,7 @@ impl PyHost {
                 host: None,
                 settings,
                 recovery: OnceLock::new(),
+                expansion: OnceLock::new(),
             });
         }
         let host = py.detach(|| {
@@ -324,6 +366,7 @@ impl PyHost {
             host: Some(Arc::new(host.map_err(|err| setup_error(py, err))?)),
             settings,
             recovery: OnceLock::new(),
+            expansion: OnceLock::new(),
         })
     }
 
@@ -455,6 +498,25 @@ impl PyHost {
             .detach(|| host.recover_selected_in(namespace.as_ref(), key, &selector))
             .map_err(|err| retrieve_error(err, &host, namespace.as_ref(), key))?;
         Ok(PyString::new(py, &retrieval.text()).into_any())
+    }
+
+    /// The original a codec's output was made from, through the codec's inverse (the
+    /// command's `expand --codec CODEC`): `expand(codec, payload) -> str`.
+    ///
+    /// `payload` (`str` or `bytes`) is codec `codec`'s output as the codec wrote it or as
+    /// `compress` returned it: a tee pointer of reason `"lossless"` is taken off. The original
+    /// comes back as a `str`: the same JSON value for a JSON codec, the same text for a text
+    /// codec. Raises `ValueError` with the command's message for an unknown codec, `"auto"`
+    /// (name the payload's `compression_codec`), a codec without an inverse, a lossy output
+    /// (the message gives the key, which `recover` takes) and a payload the codec did not
+    /// write; `BuildError` when, with the kill switch on, the settings do not build.
+    fn expand(&self, py: Python<'_>, codec: &str, payload: &Bound<'_, PyAny>) -> PyResult<String> {
+        let text = payload_text(payload)?;
+        let host = py
+            .detach(|| self.expansion_host())
+            .map_err(|lines| build_error(py, lines))?;
+        py.detach(|| host.expand(codec, &text))
+            .map_err(|err| PyValueError::new_err(err.to_string()))
     }
 
     /// The savings report so far, as a dict (the command's `replay --json`): one row per tool,

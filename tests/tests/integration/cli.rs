@@ -279,12 +279,13 @@ fn each_commands_help_lists_only_the_options_it_takes() {
         "--no-tee",
         "--tokenizer",
     ];
-    let takes: [(&str, &[&str]); 9] = [
+    let takes: [(&str, &[&str]); 10] = [
         ("compress", &all),
         ("replay", &all),
         ("mcp-proxy", &all),
         ("check", &all[..3]),
         ("plugins", &all[..3]),
+        ("expand", &all[..3]),
         (
             "explain",
             &[
@@ -942,5 +943,149 @@ fn package_builds_a_plugin_crate_with_cargo_and_packages_its_cdylib() {
         text(&checked.stdout).contains("ansi_strip"),
         "{}",
         text(&checked.stdout)
+    );
+}
+
+/// `compress` then `expand`: the original's JSON value back, from stdin and from a file.
+#[test]
+fn expand_gives_back_the_value_compress_made_its_output_from() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = r#"{"id": 7, "tags": null, "items": [{"x": 1}, {"x": 1}, {"x": 1}]}"#;
+    let out = run_with_input(
+        dir.path(),
+        &["compress", "--tool", "x", "--meta"],
+        input.as_bytes(),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let meta: serde_json::Value = serde_json::from_slice(&out.stderr).unwrap();
+    assert_eq!(meta["compression_codec"], "json_compact", "{meta}");
+    let payload = out.stdout;
+    assert_ne!(payload, input.as_bytes());
+
+    let expanded = run_with_input(dir.path(), &["expand", "--codec", "json_compact"], &payload);
+    assert_eq!(
+        expanded.status.code(),
+        Some(0),
+        "{}",
+        text(&expanded.stderr)
+    );
+    assert_eq!(text(&expanded.stderr), "");
+    // json_compact leaves out null members, which the contract counts as absent.
+    assert!(
+        parrot_json::equivalent(input, &text(&expanded.stdout), true),
+        "{}",
+        text(&expanded.stdout)
+    );
+    let file = write_file(dir.path(), "payload.json", &payload);
+    let from_file = run_with_input(
+        dir.path(),
+        &["expand", "--codec", "json_compact", file.to_str().unwrap()],
+        b"",
+    );
+    assert_eq!(
+        from_file.status.code(),
+        Some(0),
+        "{}",
+        text(&from_file.stderr)
+    );
+    assert_eq!(from_file.stdout, expanded.stdout);
+}
+
+#[test]
+fn expand_with_an_unknown_codec_exits_2_naming_the_nearest() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = run_with_input(dir.path(), &["expand", "--codec", "jsn_compact"], b"[1]");
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(text(&out.stdout), "");
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.starts_with("error: unknown codec \"jsn_compact\" (known: columnar, json_compact, "),
+        "{stderr}"
+    );
+    assert!(
+        stderr.ends_with("; did you mean \"json_compact\"?\n"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+}
+
+/// A lossy output cannot be expanded: the message gives the command that returns its
+/// original, and that command does.
+#[test]
+fn expand_of_a_lossy_log_gives_the_recover_command_with_its_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("tee.db");
+    let store = store.to_str().unwrap();
+    let log = Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus/build-log.txt");
+    let out = run_with_input(
+        dir.path(),
+        &[
+            "compress",
+            "--tool",
+            "shell_cargo_build",
+            "--meta",
+            "--tee-store",
+            store,
+            log.to_str().unwrap(),
+        ],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let meta: serde_json::Value = serde_json::from_slice(&out.stderr).unwrap();
+    assert_eq!(meta["compression_codec"], "log", "{meta}");
+    let key = meta["compression_tee_key"].as_str().unwrap();
+
+    let expanded = run_with_input(dir.path(), &["expand", "--codec", "log"], &out.stdout);
+    assert_eq!(expanded.status.code(), Some(2));
+    assert_eq!(text(&expanded.stdout), "");
+    assert_eq!(
+        text(&expanded.stderr),
+        format!(
+            "error: the payload is a lossy output (its tee pointer's reason is \"lossy\"): no \
+             codec can rebuild its original from it; the tee store holds the original: \
+             parrot-compress recover {key}\n"
+        )
+    );
+    let recovered = run_with_input(dir.path(), &["recover", key, "--tee-store", store], b"");
+    assert_eq!(
+        recovered.status.code(),
+        Some(0),
+        "{}",
+        text(&recovered.stderr)
+    );
+    assert_eq!(recovered.stdout, std::fs::read(&log).unwrap());
+}
+
+/// A payload the codec did not write is its inverse's error; bytes that are not UTF-8 were
+/// written by no codec.
+#[test]
+fn expand_of_garbage_exits_2_with_the_codecs_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = run_with_input(
+        dir.path(),
+        &["expand", "--codec", "json_compact"],
+        b"garbage {",
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(text(&out.stdout), "");
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.starts_with(
+            "error: codec \"json_compact\" cannot expand this payload: json_compact cannot expand: "
+        ),
+        "{stderr}"
+    );
+    let out = run_with_input(dir.path(), &["expand", "--codec", "toon"], b"[\xff]");
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        text(&out.stderr),
+        "error: stdin: not UTF-8 at byte 1: a codec's output is text, so no codec wrote this\n"
+    );
+    let out = run_with_input(dir.path(), &["expand", "--codec", "auto"], b"[1]");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("\"compression_codec\""),
+        "{}",
+        text(&out.stderr)
     );
 }
