@@ -3,7 +3,7 @@
 
 use parrot_codec_api::CodecError;
 
-use super::encode::Lines;
+use super::encode::{Lines, is_separator};
 
 /// An error naming the 1-based line of the codec's output it is about.
 fn at_line(line: usize, message: &str) -> CodecError {
@@ -68,7 +68,7 @@ fn write(body: &str, numbered: bool) -> Result<String, Stop> {
                         hit_blocks += 1;
                     }
                     match separator(line, numbered, written, n)? {
-                        None => push_line(&mut out, &["--"]),
+                        None => push_line(&mut out, &[line]),
                         Some(sep) => push_line(&mut out, &[path, sep, line]),
                     }
                     heading = Some((path, true));
@@ -110,14 +110,15 @@ fn push_line(out: &mut String, parts: &[&str]) {
 }
 
 /// What goes between a block's path and a hit `line` (line `n` of the output): `:` for a
-/// match or a plain hit, `-` for a context line, `None` for a `--` line, which stands alone.
+/// match or a plain hit, `-` for a context line, `None` for a `--` line (`--\r` in CRLF
+/// text), which stands alone.
 fn separator(
     line: &str,
     numbered: bool,
     after_hit: bool,
     n: usize,
 ) -> Result<Option<&'static str>, Stop> {
-    if line == "--" {
+    if is_separator(line) {
         return match (numbered, after_hit) {
             (false, _) => Err(at_line(n, "a `--` separator in hits without line numbers").into()),
             (true, false) => Err(at_line(n, "a `--` separator before the file's first hit").into()),

@@ -60,6 +60,11 @@ impl<'a> Iterator for Lines<'a> {
     }
 }
 
+/// Whether `line` is a `--` between groups of context (with the `\r` of a CRLF line).
+pub(super) fn is_separator(line: &str) -> bool {
+    matches!(line, "--" | "--\r")
+}
+
 /// Whether `line[at..]` is one or more ASCII digits followed by `sep`.
 pub(super) fn digits_then(line: &[u8], at: usize, sep: u8) -> bool {
     let rest = line.get(at..).unwrap_or_default();
@@ -163,7 +168,7 @@ impl<'a> Ahead<'a> {
         let mut found = (body.len(), None);
         let mut at = from;
         for (seen, (line, next)) in Lines::new(body, from.min(body.len())).enumerate() {
-            if line == "--" || line.is_empty() || seen == AHEAD_LINES {
+            if is_separator(line) || line.is_empty() || seen == AHEAD_LINES {
                 found = (at, None);
                 break;
             }
@@ -202,7 +207,7 @@ fn numbered_line<'a>(
     body: &'a str,
     next: usize,
 ) -> Line<'a> {
-    if line == "--" {
+    if is_separator(line) {
         return if block.is_some() {
             Line::Separator
         } else {
@@ -234,10 +239,11 @@ fn numbered_line<'a>(
     }
 }
 
-/// Classifies a line of plain hits, `path:text`; `None` for a `--`, which plain hits do not
+/// Classifies a line of plain hits, `path:text` (a text that is a `--` is kept verbatim, as
+/// the inverse reads a `--` as a separator); `None` for a `--` line, which plain hits do not
 /// hold (context without line numbers cannot be told from matches).
 fn plain_line<'a>(line: &'a str, block: Option<&'a str>) -> Option<Line<'a>> {
-    if line == "--" {
+    if is_separator(line) {
         return None;
     }
     let bytes = line.as_bytes();
@@ -252,7 +258,7 @@ fn plain_line<'a>(line: &'a str, block: Option<&'a str>) -> Option<Line<'a>> {
         _ => (memchr(b':', bytes), false),
     };
     Some(match colon {
-        Some(at) if at > 0 && at + 1 < line.len() && &line[at + 1..] != "--" => Line::Hit {
+        Some(at) if at > 0 && at + 1 < line.len() && !is_separator(&line[at + 1..]) => Line::Hit {
             path: &line[..at],
             body: &line[at + 1..],
             same,
@@ -261,11 +267,11 @@ fn plain_line<'a>(line: &'a str, block: Option<&'a str>) -> Option<Line<'a>> {
     })
 }
 
-/// Whether a hit's body reads as numbered: digits then `:` or `-`, or `--`. The inverse takes
+/// Whether a hit's body reads as numbered: digits then `:` or `-`, or a `--`. The inverse takes
 /// an output as numbered when every body in it does.
 pub(super) fn looks_numbered(body: &str) -> bool {
     let bytes = body.as_bytes();
-    body == "--" || digits_then(bytes, 0, b':') || digits_then(bytes, 0, b'-')
+    is_separator(body) || digits_then(bytes, 0, b':') || digits_then(bytes, 0, b'-')
 }
 
 /// The output being written, and what the pass has seen so far.

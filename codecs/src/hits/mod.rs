@@ -41,7 +41,8 @@
 //! of the input as it was; a block of more is a path and its hits. The hits of an output are
 //! numbered when every hit line in it is digits followed by `:` or `-`, or `--`; else they
 //! are plain (`path:text`). Each hit line `L` under the path `P` is the input line `P:L`,
-//! except, when numbered, `P-L` when `L`'s digits are followed by `-`, and `--` for `--`.
+//! except, when numbered, `P-L` when `L`'s digits are followed by `-`, and a `--` line
+//! stands for itself. (Everywhere here, a `--` line is `--`, or `--\r` in CRLF text.)
 //!
 //! # Reading the input
 //!

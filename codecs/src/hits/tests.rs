@@ -128,6 +128,11 @@ const CASES: &[(&str, &str, Option<&str>)] = &[
         Some("src/a.rs\n1:x\r\n2:y\n3:z\r"),
     ),
     (
+        "CRLF everywhere, the -- lines too",
+        "src/a.rs:1:x\r\nsrc/a.rs-2-y\r\n--\r\nsrc/a.rs:9:z\r\n",
+        Some("src/a.rs\n1:x\r\n2-y\r\n--\r\n9:z\r\n"),
+    ),
+    (
         "CRLF lines keep their \\r at the end of the hit",
         "src/a.rs:1:x\r\nsrc/a.rs:2:y\r\nsrc/a.rs:3:z\r\n",
         Some("src/a.rs\n1:x\r\n2:y\r\n3:z\r\n"),
@@ -240,6 +245,10 @@ const BAD: &[(&str, &str)] = &[
     ),
     (
         "src/a.rs\nfn a()\n--\nfn b()",
+        "hits line 3: a `--` separator in hits without line numbers",
+    ),
+    (
+        "src/a.rs\nfn a()\n--\r\nfn b()",
         "hits line 3: a `--` separator in hits without line numbers",
     ),
 ];
@@ -459,9 +468,11 @@ const CLEAN_PATHS: &[&str] = &[
     "HEAD:src/lib.rs",
 ];
 
-/// Search results from known paths, and the output that groups them under those paths.
+/// Search results from known paths (LF or CRLF lines), and the output that groups them under
+/// those paths.
 fn clean_results(rng: &mut Rng) -> (String, String) {
     let shape = rng.below(3);
+    let eol = if rng.one_in(4) { "\r\n" } else { "\n" };
     let (mut input, mut output) = (String::new(), String::new());
     let mut block: Option<&str> = None;
     for group in 0..1 + rng.below(10) {
@@ -470,8 +481,8 @@ fn clean_results(rng: &mut Rng) -> (String, String) {
             path = rng.pick(CLEAN_PATHS);
         }
         if shape == 1 && group > 0 {
-            input.push_str("--\n");
-            output.push_str("--\n");
+            input.push_str(&format!("--{eol}"));
+            output.push_str(&format!("--{eol}"));
         }
         let start = 1 + rng.below(900);
         let lines = 1 + rng.below(5);
@@ -483,10 +494,14 @@ fn clean_results(rng: &mut Rng) -> (String, String) {
                 0 => (":", format!("{n}:{text}")),
                 1 if n == matched || rng.one_in(3) => (":", format!("{n}:{text}")),
                 1 => ("-", format!("{n}-{text}")),
-                _ if text.is_empty() || text == "--" => (":", "plain".to_owned()),
+                // A plain text holding `:N:` may read as a numbered hit (of another path,
+                // exactly all the same): plain texts here hold no `:`.
+                _ if text.is_empty() || text == "--" || text.contains(':') => {
+                    (":", "plain".to_owned())
+                }
                 _ => (":", text.to_owned()),
             };
-            input.push_str(&format!("{path}{sep}{hit}\n"));
+            input.push_str(&format!("{path}{sep}{hit}{eol}"));
             if block != Some(path) {
                 if block.is_some() {
                     output.push('\n');
@@ -496,7 +511,7 @@ fn clean_results(rng: &mut Rng) -> (String, String) {
                 block = Some(path);
             }
             output.push_str(&hit);
-            output.push('\n');
+            output.push_str(eol);
         }
     }
     (input, output)
