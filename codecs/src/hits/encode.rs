@@ -309,8 +309,9 @@ impl<'a> Writer<'a> {
         self.out.push_str(first);
     }
 
-    /// Writes `line`, which is `whole` without its `\n`. Each part is copied with the `\n`
-    /// after it in the input, so that the output ends with one when the input did.
+    /// Writes an input line read as `line`; `whole` is its text with the `\n` after it in the
+    /// input (none for a last line without one). Each part is copied with that `\n`, in one
+    /// copy, so that the output ends with one when the input did.
     fn write(&mut self, line: Line<'a>, whole: &'a str, plain: bool) {
         self.lines += 1;
         match line {
@@ -362,6 +363,7 @@ pub(super) fn encode(text: &str) -> Option<String> {
         if line.is_empty() {
             return None;
         }
+        // The last line takes the input's final `\n`, which `body` left out.
         let end = if next == body.len() { text.len() } else { next };
         let classified = match numbering {
             Numbering::Numbered => numbered_line(line, writer.block, &mut ahead, body, next),
