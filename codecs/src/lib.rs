@@ -50,6 +50,7 @@ use parrot_codec_api::{Codec, CodecError, CodecMeta, DynCodec, Outcome, Params};
 mod clip;
 pub mod columnar;
 mod counted;
+pub mod hits;
 pub mod json_compact;
 pub mod log;
 pub mod nested;
@@ -58,6 +59,7 @@ pub mod toon;
 mod validating;
 
 pub use columnar::Columnar;
+pub use hits::Hits;
 pub use json_compact::JsonCompact;
 pub use log::Log;
 pub use nested::JsonNested;
