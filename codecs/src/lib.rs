@@ -12,6 +12,11 @@
 //! - [`Log`] (`log`): build, test and command output (text); noise folded into templates with
 //!   counts, every failure line kept verbatim, every cut marked with exact counts (lossy, at
 //!   `normal` and above).
+//! - The lossless text codecs, for the output an agent asked to see, each with its inverse and
+//!   acting from `minimal` up: [`Hits`] (`hits`: grep and ripgrep hits under each file named
+//!   once, as ripgrep's `--heading` writes them), [`Paths`] (`paths`: a listing of paths as a
+//!   tree, each directory named once), [`Table`] (`table`: whitespace-aligned tables with their
+//!   padding collapsed and their constant columns said once).
 //!
 //! The JSON codecs read JSON with `parrot_json`'s validating reader, without building a value
 //! tree: numbers and strings are copied exactly as written (so `1`, `1.0` and a 30-digit
@@ -35,7 +40,7 @@
 //! let names: Vec<&str> = parrot_codecs::builtins().iter().map(|b| b.meta.name()).collect();
 //! assert_eq!(names, ["columnar", "hits", "json_compact", "json_nested", "log", "paths", "table", "toon"]);
 //!
-//! let json_compact = parrot_codecs::builtins()[1];
+//! let json_compact = parrot_codecs::builtins()[2];
 //! let codec = (json_compact.build)(Params::empty()).unwrap();
 //! let input = r#"{"a": 1, "b": null, "c": [{"x": 1}, {"x": 1}], "d": {"e": null}}"#;
 //! let out = codec.compress(Payload::json(input), Level::Minimal).unwrap();

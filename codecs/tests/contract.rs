@@ -4,7 +4,7 @@
 use parrot_codec_api::{DynCodec, Params};
 
 /// One row per codec and params (a JSON object, as the host hands params to a codec).
-const CODECS: [(&str, &str); 10] = [
+const CODECS: [(&str, &str); 13] = [
     ("json_compact", "{}"),
     (
         "json_compact",
@@ -21,6 +21,9 @@ const CODECS: [(&str, &str); 10] = [
     ("log", "{}"),
     ("json_nested", "{}"),
     ("json_nested", r#"{"min_rows": 1, "min_ref_bytes": 1}"#),
+    ("hits", "{}"),
+    ("paths", "{}"),
+    ("table", "{}"),
 ];
 
 /// Inputs on which each codec acts: a long string inside JSON, an MCP tool result, rows with
@@ -65,6 +68,9 @@ fn every_builtin_keeps_the_contract_on_the_corpus_and_made_inputs() {
     let corpus = concat!(env!("CARGO_MANIFEST_DIR"), "/../corpus");
     let mut inputs = parrot_codec_test::inputs(corpus).unwrap_or_else(|err| panic!("{err}"));
     assert!(inputs.len() >= 8, "the corpus is in {corpus}");
+    // The real captures of listings, hits, tables and VCS output, on which the text codecs act.
+    let text = concat!(env!("CARGO_MANIFEST_DIR"), "/../corpus/text");
+    inputs.extend(parrot_codec_test::inputs(text).unwrap_or_else(|err| panic!("{err}")));
     inputs.extend(made_inputs());
     let mut found = Vec::new();
     for (name, params) in CODECS {
