@@ -59,6 +59,8 @@ pub mod hits;
 pub mod json_compact;
 pub mod log;
 pub mod nested;
+pub mod paths;
+pub mod table;
 pub mod toon;
 #[cfg(test)]
 mod validating;
@@ -68,6 +70,8 @@ pub use hits::Hits;
 pub use json_compact::JsonCompact;
 pub use log::Log;
 pub use nested::JsonNested;
+pub use paths::Paths;
+pub use table::Table;
 pub use toon::Toon;
 
 /// The text of what a codec wrote: always UTF-8, since every byte came from `&str` slices
