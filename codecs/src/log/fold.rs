@@ -17,7 +17,7 @@ use crate::counted::counted;
 const NONE: u32 = u32::MAX;
 
 /// The estimated cost of one omission marker, in tokens.
-const MARKER_TOKENS: usize = 46;
+pub(super) const MARKER_TOKENS: usize = 46;
 
 /// The estimated cost of a fold line's `[×N lines A-B] ` and ` ( … )`, beyond its template
 /// and values, in tokens.
@@ -50,27 +50,79 @@ mod tier {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Over {
     /// The failure lines alone (with the markers of the regions between them) are over the
-    /// budget.
+    /// budget, and the budget dropped lines for them.
     Failures,
     /// The failure lines fit, and the first line of each distinct warning that the budget
-    /// keeps with its count does not.
+    /// keeps with its count does not fit with them.
     Warnings,
 }
 
 impl Over {
-    /// What keeps a layout of `cost` over `budget`, if anything: the failure lines (when there
-    /// are any and they are over it without the warnings' first lines, which cost `warnings`),
-    /// or those first lines. Without either, only markers are left, and there is nothing to say.
-    fn of(cost: usize, budget: usize, warnings: usize, failures: bool) -> Option<Over> {
-        if cost <= budget {
-            None
-        } else if failures && cost - warnings > budget {
-            Some(Over::Failures)
-        } else if warnings > 0 {
-            Some(Over::Warnings)
-        } else {
-            None
+    /// What the markers say, after `; `.
+    fn phrase(self) -> &'static str {
+        match self {
+            Over::Failures => "over budget to keep every failure line",
+            Over::Warnings => "over budget to keep each distinct warning once",
         }
+    }
+}
+
+/// A payload's lines after the budget: their classes and tiers, which are kept, and the
+/// budget's templates; `untemplated` when the noise lines were not templated (the shortcut:
+/// the budget would have dropped every fold line of theirs).
+struct Layout<'a> {
+    class: &'a [Class],
+    tiers: &'a [Option<u8>],
+    keep: &'a [bool],
+    shape: &'a Shape<'a>,
+    untemplated: bool,
+}
+
+impl Log {
+    /// What keeps a layout that is over `budget` over it, if anything the markers can say:
+    ///
+    /// - the failure lines, when there are some and every layout that keeps them all is over
+    ///   the budget (their
+    ///   costs, `line_tokens`, and between them, for each run of other lines, the cheaper of
+    ///   a marker and the lines written out: [`floor_cost`]) and the budget dropped a line or
+    ///   a fold line for them (a log whose other lines are all too long to keep has nothing
+    ///   the budget dropped, and nothing to explain);
+    /// - else the first lines of the distinct warnings it keeps, with their counts (the
+    ///   budget drops them only while they alone are over it, so with the failure lines and
+    ///   the markers between them they can be over it);
+    /// - else nothing: what is left over is markers, and the phrase would say something false.
+    fn over(
+        &self,
+        lines: &Lines<'_>,
+        layout: &Layout<'_>,
+        line_tokens: &[u32],
+        budget: usize,
+    ) -> Option<Over> {
+        let Layout {
+            class,
+            tiers,
+            keep,
+            shape,
+            untemplated,
+        } = *layout;
+        let failure = |i: usize| class[i] == Class::Failure;
+        if class.contains(&Class::Failure)
+            && floor_cost(lines, failure, line_tokens, budget) > budget
+        {
+            let dropped = (0..keep.len()).any(|i| {
+                let t = shape.tmpl[i];
+                !keep[i]
+                    && (tiers[i].is_some()
+                        || (t != NONE && shape.dropped[t as usize])
+                        || (untemplated
+                            && class[i] == Class::Noise
+                            && lines.get(i).len() <= self.max_line_bytes))
+            });
+            return dropped.then_some(Over::Failures);
+        }
+        (0..keep.len())
+            .any(|i| keep[i] && tiers[i] == Some(tier::WARNING))
+            .then_some(Over::Warnings)
     }
 }
 
@@ -176,7 +228,8 @@ impl Log {
             .collect();
         let line_tokens = kept_costs(&lines, &keep, &notes);
         let lasting = |i: usize| class[i] == Class::Failure || tiers[i] > Some(tier::NOISE_FOLDS);
-        if !(shortcut && folds_all_dropped(&lines, lasting, &line_tokens, budget)) {
+        let templated = !(shortcut && folds_all_dropped(&lines, lasting, &line_tokens, budget));
+        if templated {
             self.template_lines(&lines, &class, Class::Noise, &mut table);
         }
         let Table {
@@ -197,18 +250,31 @@ impl Log {
             &templates,
             &line_tokens,
         );
-        let warnings: usize = (0..n)
-            .filter(|&i| keep[i] && tiers[i] == Some(tier::WARNING))
-            .map(|i| line_tokens[i] as usize)
-            .sum();
-        let over_budget = Over::of(cost, budget, warnings, class.contains(&Class::Failure));
-        let slack = budget.saturating_sub(cost);
         let shape = Shape {
             tmpl: &tmpl,
             dropped: &dropped,
             templates: &templates,
         };
-        unfold_small(&lines, &mut keep, &shape, slack, self.max_line_bytes);
+        let slack = budget.saturating_sub(cost);
+        let cost = unfold_small(
+            &lines,
+            &mut keep,
+            &shape,
+            (cost, slack),
+            self.max_line_bytes,
+        );
+        let over_budget = (cost > budget)
+            .then(|| {
+                let layout = Layout {
+                    class: &class,
+                    tiers: &tiers,
+                    keep: &keep,
+                    shape: &shape,
+                    untemplated: !templated,
+                };
+                self.over(&lines, &layout, &line_tokens, budget)
+            })
+            .flatten();
         Some(render(
             &lines,
             &keep,
@@ -454,7 +520,7 @@ impl Log {
     /// run, so the sum is the whole text's estimate) and stops once the ratio alone reaches
     /// `budget_tokens`: a partial sum never exceeds the whole, so the rest cannot change the
     /// result, and a large log is not estimated in full.
-    fn budget(&self, lines: &Lines<'_>, aggressive: bool) -> usize {
+    pub(super) fn budget(&self, lines: &Lines<'_>, aggressive: bool) -> usize {
         let breaks = lines.text().len() - lines.bounds().1[lines.len() - 1] as usize;
         let mut estimate = 0usize;
         for i in 0..lines.len() {
@@ -477,28 +543,39 @@ impl Log {
 /// tiers after the noise folds) are already over `budget` on their own.
 ///
 /// Every layout the budget walks through until then keeps those lines and costs at least
-/// this: their costs (`line_tokens`), and for each run of other lines between them either a
-/// marker (when a line of the run is not kept) or the run's lines themselves (when every one
-/// is), so at least the smaller of the two. When that bound is over the budget, no such layout
-/// fits, and the budget, which stops only when the cost fits, goes on past the last noise fold:
-/// so the noise's templates need not be made. Stops summing once over.
+/// [`floor_cost`] of them. When that bound is over the budget, no such layout fits, and the
+/// budget, which stops only when the cost fits, goes on past the last noise fold: so the
+/// noise's templates need not be made.
 fn folds_all_dropped(
     lines: &Lines<'_>,
     lasting: impl Fn(usize) -> bool,
     line_tokens: &[u32],
     budget: usize,
 ) -> bool {
+    floor_cost(lines, lasting, line_tokens, budget) > budget
+}
+
+/// The least any layout that keeps the lines `kept` costs: their costs (`line_tokens`), and for
+/// each run of other lines between them either a marker (when a line of the run is not kept)
+/// or the run's lines themselves (when every one is), so at least the smaller of the two.
+/// Stops summing once over `limit`.
+fn floor_cost(
+    lines: &Lines<'_>,
+    kept: impl Fn(usize) -> bool,
+    line_tokens: &[u32],
+    limit: usize,
+) -> usize {
     let n = line_tokens.len();
     let mut bound = 0usize;
     let mut i = 0;
     while i < n {
-        if lasting(i) {
+        if kept(i) {
             bound += line_tokens[i] as usize;
             i += 1;
         } else {
             // The run's lines written out, counted only up to a marker's cost.
             let mut run = 0;
-            while i < n && !lasting(i) {
+            while i < n && !kept(i) {
                 if run < MARKER_TOKENS {
                     run += estimate_tokens(lines.get(i)) + 1;
                 }
@@ -506,11 +583,11 @@ fn folds_all_dropped(
             }
             bound += run.min(MARKER_TOKENS);
         }
-        if bound > budget {
-            return true;
+        if bound > limit {
+            break;
         }
     }
-    false
+    bound
 }
 
 /// What the budget can drop, in the order it drops them: verbatim lines (the block of a
@@ -668,14 +745,15 @@ struct Shape<'a> {
 /// and a line at a region's edge that would be its fold line's only line (`[×1 lines 710-710]
 /// Node.js v20.4.3`) when the line costs no more than the fold line, or the budget has room
 /// for the difference. A single-line fold inside a region stays: written verbatim, it would
-/// split the region and cost a marker more.
+/// split the region and cost a marker more. `cost` is what the layout costs before, and what
+/// it costs after is returned.
 fn unfold_small(
     lines: &Lines<'_>,
     keep: &mut [bool],
     shape: &Shape<'_>,
-    mut slack: usize,
+    (mut cost, mut slack): (usize, usize),
     max_line_bytes: usize,
-) {
+) -> usize {
     let Shape {
         tmpl,
         dropped,
@@ -683,7 +761,7 @@ fn unfold_small(
     } = *shape;
     let n = keep.len();
     let folded = |i: usize| tmpl[i] != NONE && !dropped[tmpl[i] as usize];
-    let cost = |i: usize| estimate_tokens(lines.get(i)) + 1;
+    let line_cost = |i: usize| estimate_tokens(lines.get(i)) + 1;
     // Per template: the region it was last counted in, and its count there.
     let mut seen: Vec<(u32, u32)> = vec![(0, 0); templates.len()];
     let mut region = 0u32;
@@ -714,8 +792,11 @@ fn unfold_small(
                 .into_iter()
                 .all(|j| lines.get(j).len() <= max_line_bytes)
         };
-        if verbatim_within(a..b, cost, MARKER_TOKENS + folds) && short(a..b) {
+        if let Some(written) = verbatim_within(a..b, line_cost, MARKER_TOKENS + folds)
+            && short(a..b)
+        {
             keep[a..b].fill(true);
+            cost = cost + written - (MARKER_TOKENS + folds);
             continue;
         }
         let mut unfold = |j: usize| {
@@ -723,11 +804,12 @@ fn unfold_small(
                 return false;
             }
             let fold = templates[tmpl[j] as usize].tokens;
-            let line = cost(j);
+            let line = line_cost(j);
             if line > fold + slack {
                 return false;
             }
             slack = slack + fold - line;
+            cost = cost + line - fold;
             keep[j] = true;
             true
         };
@@ -737,24 +819,29 @@ fn unfold_small(
         while b > a && unfold(b - 1) {
             b -= 1;
         }
+        if a == b {
+            // Every line of the region is written out: its marker goes too.
+            cost -= MARKER_TOKENS;
+        }
     }
+    cost
 }
 
-/// Whether the lines `range` cost at most `limit` written verbatim; stops counting past it, so
-/// a long region costs a few lines' estimates, not all of them.
+/// What the lines `range` cost written verbatim, when that is at most `limit`; stops counting
+/// past it, so a long region costs a few lines' estimates, not all of them.
 fn verbatim_within(
     range: std::ops::Range<usize>,
     cost: impl Fn(usize) -> usize,
     limit: usize,
-) -> bool {
+) -> Option<usize> {
     let mut sum = 0;
     for j in range {
         sum += cost(j);
         if sum > limit {
-            return false;
+            return None;
         }
     }
-    true
+    Some(sum)
 }
 
 /// A distinct warning with repeats: its template's first line, how many lines have it, and the
@@ -953,10 +1040,9 @@ fn write_marker(
         start + 1,
         i
     );
-    match over_budget {
-        Some(Over::Failures) => out.push_str("; over budget to keep every failure line"),
-        Some(Over::Warnings) => out.push_str("; over budget to keep each distinct warning once"),
-        None => {}
+    if let Some(over) = over_budget {
+        out.push_str("; ");
+        out.push_str(over.phrase());
     }
     // The selector that returns exactly this region of the original (`recover --lines`,
     // the recovery tool's `lines`).

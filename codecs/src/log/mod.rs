@@ -96,17 +96,25 @@
 //!    each distinct warning with its count (the last first), but only while those first lines
 //!    alone cost more than the budget: so never while an ordinary line, a fold line or another
 //!    line of a warning is still kept, and the warnings kept never take more than the budget
-//!    on their own (when they are what keeps the output over it, every marker ends with
-//!    `; over budget to keep each distinct warning once`). A dropped verbatim line joins its
-//!    region; a dropped template's lines count as omitted. Failure lines never go: when they
-//!    alone (with the markers of the regions between them) exceed the budget, every marker
-//!    says so. When what the budget keeps until the noise folds are gone is already over it,
-//!    no noise line is templated: the budget would drop every fold line of theirs all the same
-//!    (the output is the same byte for byte; a test compares both ways on every log of the
-//!    corpus at seven budgets and both levels). Then what costs more folded
-//!    than written out is written out: a region whose lines cost no more than its marker and
-//!    fold lines (a lone blank line), and a fold line at a region's edge standing for one
-//!    line, when the line costs no more or the budget has room for the difference.
+//!    on their own. A dropped verbatim line joins its region; a dropped template's lines
+//!    count as omitted. Failure lines never go. When what the budget keeps until the noise
+//!    folds are gone is already over it, no noise line is templated: the budget would drop
+//!    every fold line of theirs all the same (the output is the same byte for byte; a test
+//!    compares both ways on every log of the corpus at seven budgets and both levels). Then
+//!    what costs more folded than written out is written out: a region whose lines cost no
+//!    more than its marker and fold lines (a lone blank line), and a fold line at a region's
+//!    edge standing for one line, when the line costs no more or the budget has room for the
+//!    difference.
+//! 9. **Saying why the output is over the budget.** Only the output as written, after rule 8
+//!    (its markers at their estimate, the regions written out at their lines'), is held to
+//!    the budget, and when it is over, every marker says what kept it there, if it is one of:
+//!    the failure lines, when there are some, no layout that keeps them all fits (their lines,
+//!    and between them, for each run of other lines, the cheaper of a marker and the run
+//!    written out, are over the budget) and the budget dropped a line or a fold line for
+//!    them: `; over budget to keep every failure line`; else the distinct warnings' first
+//!    lines it keeps: `; over budget to keep each distinct warning once`. Otherwise (what is
+//!    over is the markers themselves, or the only lines omitted are too long to keep) the
+//!    markers say nothing of the budget: a marker never claims a cut the budget did not make.
 //!
 //! # Output grammar
 //!
@@ -126,10 +134,9 @@
 //!   `[… O lines omitted, lines A-B: F folded above; 0 failure lines omitted; wm_get_result {"lines":"A-B"}]`
 //!   where `A-B` is the whole region, `F` is how many of its lines the fold lines just above
 //!   it stand for, and `O` how many of its lines appear nowhere (dropped templates, over-long
-//!   lines): `F + O = B - A + 1`. When the failure lines alone exceed the budget,
-//!   `; over budget to keep every failure line` comes before `; wm_get_result …`; when they
-//!   fit and the distinct warnings' first lines the budget keeps do not, `; over budget to
-//!   keep each distinct warning once`.
+//!   lines): `F + O = B - A + 1`. When the output is over the budget, what kept it there
+//!   comes before `; wm_get_result …` (rule 9): `; over budget to keep every failure line`
+//!   or `; over budget to keep each distinct warning once`.
 //!
 //! So, walking the output (warning counts aside): verbatim lines and regions follow each other in the original's
 //! order and account for every original line exactly once; each region is zero or more fold

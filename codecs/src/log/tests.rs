@@ -1,6 +1,7 @@
 use parrot_codec_api::{Codec, Level, Outcome, Params, Payload};
 
 use super::Log;
+use super::patterns::Class;
 use crate::counted::counted;
 
 fn codec(params: &str) -> Log {
@@ -367,6 +368,120 @@ fn failure_lines_over_the_budget_are_all_kept_and_the_marker_says_so() {
     }
     assert!(
         out.contains("over budget to keep every failure line"),
+        "{out}"
+    );
+}
+
+/// The least the failure lines of `input` cost kept alone, as the budget counts (each line's
+/// estimate and its line break; for each run of other lines between them, the cheaper of a
+/// marker and the run written out; 0 without failure lines), and how many of the other lines
+/// are too long to keep (omitted whatever the budget).
+fn failures_alone(log: &Log, input: &str) -> (usize, usize) {
+    let class = log.classes(input).expect("not compressed already");
+    let cleaned = super::template::clean(input, |state| log.matcher.is_failure(state));
+    let lines: Vec<&str> = cleaned
+        .strip_suffix('\n')
+        .unwrap_or(&cleaned)
+        .split('\n')
+        .collect();
+    let marker = super::fold::MARKER_TOKENS;
+    let (mut total, mut run, mut long) = (0, 0, 0);
+    for (line, class) in lines.iter().zip(&class) {
+        let cost = super::template::estimate_tokens(line) + 1;
+        if *class == Class::Failure {
+            total += run.min(marker) + cost;
+            run = 0;
+        } else {
+            run += cost;
+            long += usize::from(line.len() > 1000);
+        }
+    }
+    if !class.contains(&Class::Failure) {
+        total = 0;
+        run = 0;
+    }
+    (total + run.min(marker), long)
+}
+
+/// The lines the markers of `output` say are omitted (neither verbatim nor folded).
+fn omitted(output: &str) -> usize {
+    output
+        .lines()
+        .filter_map(|line| line.strip_prefix("[\u{2026} "))
+        .map(|rest| number(rest).0)
+        .sum()
+}
+
+/// gradle-01.log at `aggressive` (a budget of 300) came out at 272 estimated tokens, its
+/// markers saying `over budget to keep every failure line`: the phrase was chosen on the
+/// layout's cost before the lone blank lines between its failure lines were written out, each
+/// still counted as a marker, and every marker said it.
+#[test]
+fn a_build_log_within_its_budget_is_not_said_to_be_over_it_to_keep_its_failure_lines() {
+    let log = codec("{}");
+    let input = corpus("logs/gradle-01.log");
+    let out = compress(&log, &input, Level::Aggressive).expect("compressed");
+    check_grammar(&input, &out);
+    let (failures, _) = failures_alone(&log, &input);
+    assert!(failures <= 300, "{failures}");
+    assert!(!out.contains("over budget"), "{out}");
+}
+
+/// cargo-build-warnings.log: the markers said `over budget to keep every failure line` while
+/// its failure lines fit the budget: the markers between the warnings' first lines were
+/// charged to the failure lines.
+#[test]
+fn the_markers_of_other_kept_lines_are_not_charged_to_the_failure_lines() {
+    let log = codec("{}");
+    let input = corpus("logs/real/cargo-build-warnings.log");
+    let out = compress(&log, &input, Level::Normal).expect("compressed");
+    let (failures, _) = failures_alone(&log, &input);
+    assert!(failures <= 600, "{failures}");
+    assert!(!out.contains("every failure line"), "{out}");
+    assert!(
+        out.contains("; over budget to keep each distinct warning once;"),
+        "{out}"
+    );
+}
+
+/// Failure lines over the budget, and every other line too long to keep: the budget drops
+/// nothing (the long lines are omitted whatever it is), so no marker says it is over the
+/// budget. One short line more, which the budget does drop, and every marker says it.
+#[test]
+fn over_budget_is_said_only_when_the_budget_dropped_a_line_for_the_failure_lines() {
+    let log = codec(r#"{"budget_tokens": 100}"#);
+    let long = |i: usize| {
+        format!(
+            "   Running `rustc --crate-name crate_{i} {}`",
+            "--cfg x ".repeat(150)
+        )
+    };
+    let mut lines: Vec<String> = (0..30)
+        .map(|i| match i % 3 {
+            0 => format!("error[E0308]: mismatched types in crate_{i}"),
+            _ => long(i),
+        })
+        .collect();
+    let input = lines.join("\n");
+    let (failures, long_lines) = failures_alone(&log, &input);
+    assert!(failures > 100, "{failures}");
+    let out = compress(&log, &input, Level::Normal).expect("compressed");
+    check_grammar(&input, &out);
+    assert_eq!(omitted(&out), long_lines, "{out}");
+    assert!(!out.contains("over budget"), "{out}");
+
+    lines[1] = "   Compiling crate_1 v0.1.1".to_owned();
+    let input = lines.join("\n");
+    let out = compress(&log, &input, Level::Normal).expect("compressed");
+    check_grammar(&input, &out);
+    let markers = out
+        .lines()
+        .filter(|line| line.starts_with("[\u{2026} "))
+        .count();
+    assert_eq!(
+        out.matches("; over budget to keep every failure line;")
+            .count(),
+        markers,
         "{out}"
     );
 }
@@ -1437,6 +1552,39 @@ fn every_log() -> Vec<String> {
     logs.push(repeated_warnings());
     logs.push(failing_tests(400));
     logs
+}
+
+#[test]
+fn over_budget_to_keep_every_failure_line_is_said_only_when_they_alone_are_over_it() {
+    // On every log at seven budgets and both levels: the markers say it exactly when the
+    // failure lines alone are over the budget and the budget dropped a line for them (a line
+    // omitted that is not too long to keep).
+    let logs = every_log();
+    let mut said = 0;
+    for budget in [1, 30, 100, 200, 400, 600, 2000] {
+        let log = codec(&format!(r#"{{"budget_tokens": {budget}, "min_lines": 5}}"#));
+        for (k, input) in logs.iter().enumerate() {
+            for level in [Level::Normal, Level::Aggressive] {
+                let Some(out) = compress(&log, input, level) else {
+                    continue;
+                };
+                let lines = super::lines::Lines::new(input, |state| log.matcher.is_failure(state));
+                let effective = log.budget(&lines, level == Level::Aggressive);
+                let (failures, long) = failures_alone(&log, input);
+                let expected = failures > effective && omitted(&out) > long;
+                let says = out.contains("over budget to keep every failure line");
+                assert_eq!(
+                    says,
+                    expected,
+                    "log {k}, budget {budget} ({effective}), {level:?}: failure lines alone \
+                     {failures}, {} omitted, {long} too long:\n{out}",
+                    omitted(&out)
+                );
+                said += usize::from(says);
+            }
+        }
+    }
+    assert!(said > 50, "the phrase is said {said} times");
 }
 
 #[test]
