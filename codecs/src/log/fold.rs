@@ -41,9 +41,13 @@ mod tier {
     pub(super) const WARNING_FOLDS: u8 = 4;
     /// The block of each distinct warning's first occurrence (rustc's `-->`, `|`, `= note`).
     pub(super) const WARNING_BLOCK: u8 = 5;
+    /// Status lines (warning summaries, passing packages): the last ordinary lines to go. A
+    /// summary counts a unit's warnings, which the warnings' own counts do not, so it outlasts
+    /// their repeats and blocks; a distinct warning says what is wrong, so it outlasts them.
+    pub(super) const STATUS: u8 = 6;
     /// The first line of each distinct warning, with the line of its count after it: the last
     /// to go, once nothing ordinary is left.
-    pub(super) const WARNING: u8 = 6;
+    pub(super) const WARNING: u8 = 7;
 }
 
 /// What the budget could not drop to fit: said in every marker.
@@ -52,9 +56,10 @@ enum Over {
     /// The failure lines alone (with the markers of the regions between them) are over the
     /// budget, and the budget dropped lines for them.
     Failures,
-    /// The failure lines fit, and the first line of each distinct warning that the budget
-    /// keeps with its count does not fit with them.
-    Warnings,
+    /// The failure lines fit, and the lines the budget keeps while they alone fit do not fit
+    /// with them: the first line of each distinct warning (with its count), the status lines
+    /// (warning summaries, passing packages), or both.
+    Kept { warnings: bool, summaries: bool },
 }
 
 impl Over {
@@ -62,7 +67,15 @@ impl Over {
     fn phrase(self) -> &'static str {
         match self {
             Over::Failures => "over budget to keep every failure line",
-            Over::Warnings => "over budget to keep each distinct warning once",
+            Over::Kept {
+                warnings: true,
+                summaries: false,
+            } => "over budget to keep each distinct warning once",
+            Over::Kept {
+                warnings: false,
+                summaries: true,
+            } => "over budget to keep each summary line",
+            Over::Kept { .. } => "over budget to keep each distinct warning and summary line once",
         }
     }
 }
@@ -87,9 +100,8 @@ impl Log {
     ///   a marker and the lines written out: [`floor_cost`]) and the budget dropped a line or
     ///   a fold line for them (a log whose other lines are all too long to keep has nothing
     ///   the budget dropped, and nothing to explain);
-    /// - else the first lines of the distinct warnings it keeps, with their counts (the
-    ///   budget drops them only while they alone are over it, so with the failure lines and
-    ///   the markers between them they can be over it);
+    /// - else the lines the budget drops only while they alone are over it, which it keeps:
+    ///   the distinct warnings' first lines with their counts, the status lines;
     /// - else nothing: what is left over is markers, and the phrase would say something false.
     fn over(
         &self,
@@ -120,9 +132,12 @@ impl Log {
             });
             return dropped.then_some(Over::Failures);
         }
-        (0..keep.len())
-            .any(|i| keep[i] && tiers[i] == Some(tier::WARNING))
-            .then_some(Over::Warnings)
+        let kept = |t: u8| (0..keep.len()).any(|i| keep[i] && tiers[i] == Some(t));
+        let (warnings, summaries) = (kept(tier::WARNING), kept(tier::STATUS));
+        (warnings || summaries).then_some(Over::Kept {
+            warnings,
+            summaries,
+        })
     }
 }
 
@@ -241,14 +256,18 @@ impl Log {
         let units = units(&tiers, &context, &templates, &keys);
 
         let mut dropped = vec![false; templates.len()];
+        let weights = Weights {
+            lines: &lines,
+            line_tokens: &line_tokens,
+            tiers: &tiers,
+        };
         let cost = drop_to(
             budget,
             &units,
             &mut keep,
             &mut dropped,
-            &tmpl,
-            &templates,
-            &line_tokens,
+            (&tmpl, &templates),
+            &weights,
         );
         let shape = Shape {
             tmpl: &tmpl,
@@ -400,7 +419,12 @@ impl Log {
                 }
             }
             // The first occurrence of each distinct warning, and its block's lines.
-            if heads[i] {
+            if class[i] == Class::Status {
+                first_block = false;
+                if lines.get(i).len() <= self.max_line_bytes {
+                    raise(tier::STATUS);
+                }
+            } else if heads[i] {
                 first_block = notes.next_if(|note| note.first as usize == i).is_some();
                 if first_block {
                     raise(tier::WARNING);
@@ -618,8 +642,8 @@ fn units(
                 u64::MAX - dist
             }
             tier::CONTEXT => u64::MAX - u64::from(context[i]),
-            // Later warnings go first.
-            tier::WARNING | tier::WARNING_BLOCK => u64::MAX - i as u64,
+            // Later warnings and status lines go first.
+            tier::WARNING | tier::WARNING_BLOCK | tier::STATUS => u64::MAX - i as u64,
             _ => i as u64,
         };
         units.push((t, order, Unit::Lines(i as u32, end as u32)));
@@ -637,31 +661,41 @@ fn units(
     units
 }
 
+/// What the budget weighs a layout by: the lines, each kept line's cost (`line_tokens`, see
+/// [`kept_costs`]) and each line's tier.
+struct Weights<'a> {
+    lines: &'a Lines<'a>,
+    line_tokens: &'a [u32],
+    tiers: &'a [Option<u8>],
+}
+
+impl Weights<'_> {
+    /// The least a layout that keeps only the protected lines of `keep` (the status lines and
+    /// the distinct warnings' first lines) costs: see [`floor_cost`].
+    fn protected_floor(&self, keep: &[bool], limit: usize) -> usize {
+        let protected = |i: usize| keep[i] && self.tiers[i] >= Some(tier::STATUS);
+        floor_cost(self.lines, protected, self.line_tokens, limit)
+    }
+}
+
 /// Drops `units` in order, as many at a time as the cost over `budget` needs (within one tier),
-/// until the layout fits or nothing is left to drop; returns the layout's cost. The first
-/// lines of the distinct warnings (the last tier) go only while they alone, with their counts,
-/// cost more than the budget: so those the budget keeps never take more than the budget, and
-/// the failure lines being over it never takes them all.
+/// until the layout fits or nothing is left to drop; returns the layout's cost. The status
+/// lines and then the first lines of the distinct warnings (the last two tiers) go only while
+/// they alone, with their counts and the markers between them, cost more than the budget: so
+/// those the budget keeps never take more than the budget, and the failure lines being over
+/// it never takes them all.
 fn drop_to(
     budget: usize,
     units: &[(u8, u64, Unit)],
     keep: &mut [bool],
     dropped: &mut [bool],
-    tmpl: &[u32],
-    templates: &[Template],
-    line_tokens: &[u32],
+    (tmpl, templates): (&[u32], &[Template]),
+    weights: &Weights<'_>,
 ) -> usize {
+    let line_tokens = weights.line_tokens;
     let lines_cost = |start: u32, end: u32| -> usize {
         (start..end).map(|j| line_tokens[j as usize] as usize).sum()
     };
-    let mut warnings: usize = units
-        .iter()
-        .filter(|unit| unit.0 == tier::WARNING)
-        .map(|unit| match unit.2 {
-            Unit::Lines(start, end) => lines_cost(start, end),
-            Unit::Template(_) => 0,
-        })
-        .sum();
     let mut stamp = vec![0u32; templates.len()];
     let mut cost = layout_cost(keep, tmpl, dropped, templates, line_tokens, &mut stamp);
     let mut next = 0;
@@ -670,11 +704,13 @@ fn drop_to(
         // than its estimate, and a batch that ran on past its tier would drop what a higher
         // tier keeps (a distinct warning's first line) for room it already has.
         let batch_tier = units[next].0;
-        let need = if batch_tier == tier::WARNING {
-            if warnings <= budget {
+        let protected = batch_tier >= tier::STATUS;
+        let need = if protected {
+            let floor = weights.protected_floor(keep, budget);
+            if floor <= budget {
                 break;
             }
-            (cost - budget).min(warnings - budget)
+            (cost - budget).min(floor - budget)
         } else {
             cost - budget
         };
@@ -683,11 +719,13 @@ fn drop_to(
             match units[next].2 {
                 Unit::Lines(start, end) => {
                     keep[start as usize..end as usize].fill(false);
-                    let freed = lines_cost(start, end);
-                    if batch_tier == tier::WARNING {
-                        warnings -= freed;
+                    saved += lines_cost(start, end);
+                    // A protected line dropped between two regions joins them: at most a
+                    // marker more is saved. Counting it keeps a batch from dropping more
+                    // protected lines than the room needs; the next batch drops the rest.
+                    if protected {
+                        saved += MARKER_TOKENS;
                     }
-                    saved += freed;
                 }
                 Unit::Template(id) => {
                     dropped[id as usize] = true;
