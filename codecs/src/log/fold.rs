@@ -17,7 +17,7 @@ use crate::counted::counted;
 const NONE: u32 = u32::MAX;
 
 /// The estimated cost of one omission marker, in tokens.
-const MARKER_TOKENS: usize = 46;
+pub(super) const MARKER_TOKENS: usize = 46;
 
 /// The estimated cost of a fold line's `[×N lines A-B] ` and ` ( … )`, beyond its template
 /// and values, in tokens.
@@ -41,36 +41,103 @@ mod tier {
     pub(super) const WARNING_FOLDS: u8 = 4;
     /// The block of each distinct warning's first occurrence (rustc's `-->`, `|`, `= note`).
     pub(super) const WARNING_BLOCK: u8 = 5;
+    /// Status lines (warning summaries, passing packages): the last ordinary lines to go. A
+    /// summary counts a unit's warnings, which the warnings' own counts do not, so it outlasts
+    /// their repeats and blocks; a distinct warning says what is wrong, so it outlasts them.
+    pub(super) const STATUS: u8 = 6;
     /// The first line of each distinct warning, with the line of its count after it: the last
     /// to go, once nothing ordinary is left.
-    pub(super) const WARNING: u8 = 6;
+    pub(super) const WARNING: u8 = 7;
 }
 
 /// What the budget could not drop to fit: said in every marker.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Over {
     /// The failure lines alone (with the markers of the regions between them) are over the
-    /// budget.
+    /// budget, and the budget dropped lines for them.
     Failures,
-    /// The failure lines fit, and the first line of each distinct warning that the budget
-    /// keeps with its count does not.
-    Warnings,
+    /// The failure lines fit, and the lines the budget keeps while they alone fit do not fit
+    /// with them: the first line of each distinct warning (with its count), the status lines
+    /// (warning summaries, passing packages), or both.
+    Kept { warnings: bool, summaries: bool },
 }
 
 impl Over {
-    /// What keeps a layout of `cost` over `budget`, if anything: the failure lines (when there
-    /// are any and they are over it without the warnings' first lines, which cost `warnings`),
-    /// or those first lines. Without either, only markers are left, and there is nothing to say.
-    fn of(cost: usize, budget: usize, warnings: usize, failures: bool) -> Option<Over> {
-        if cost <= budget {
-            None
-        } else if failures && cost - warnings > budget {
-            Some(Over::Failures)
-        } else if warnings > 0 {
-            Some(Over::Warnings)
-        } else {
-            None
+    /// What the markers say, after `; `.
+    fn phrase(self) -> &'static str {
+        match self {
+            Over::Failures => "over budget to keep every failure line",
+            Over::Kept {
+                warnings: true,
+                summaries: false,
+            } => "over budget to keep each distinct warning once",
+            Over::Kept {
+                warnings: false,
+                summaries: true,
+            } => "over budget to keep each summary line",
+            Over::Kept { .. } => "over budget to keep each distinct warning and summary line once",
         }
+    }
+}
+
+/// A payload's lines after the budget: their classes and tiers, which are kept, and the
+/// budget's templates; `untemplated` when the noise lines were not templated (the shortcut:
+/// the budget would have dropped every fold line of theirs).
+struct Layout<'a> {
+    class: &'a [Class],
+    tiers: &'a [Option<u8>],
+    keep: &'a [bool],
+    shape: &'a Shape<'a>,
+    untemplated: bool,
+}
+
+impl Log {
+    /// What keeps a layout that is over `budget` over it, if anything the markers can say:
+    ///
+    /// - the failure lines, when there are some and every layout that keeps them all is over
+    ///   the budget (their
+    ///   costs, `line_tokens`, and between them, for each run of other lines, the cheaper of
+    ///   a marker and the lines written out: [`floor_cost`]) and the budget dropped a line or
+    ///   a fold line for them (a log whose other lines are all too long to keep has nothing
+    ///   the budget dropped, and nothing to explain);
+    /// - else the lines the budget drops only while they alone are over it, which it keeps:
+    ///   the distinct warnings' first lines with their counts, the status lines;
+    /// - else nothing: what is left over is markers, and the phrase would say something false.
+    fn over(
+        &self,
+        lines: &Lines<'_>,
+        layout: &Layout<'_>,
+        line_tokens: &[u32],
+        budget: usize,
+    ) -> Option<Over> {
+        let Layout {
+            class,
+            tiers,
+            keep,
+            shape,
+            untemplated,
+        } = *layout;
+        let failure = |i: usize| class[i] == Class::Failure;
+        if class.contains(&Class::Failure)
+            && floor_cost(lines, failure, line_tokens, budget) > budget
+        {
+            let dropped = (0..keep.len()).any(|i| {
+                let t = shape.tmpl[i];
+                !keep[i]
+                    && (tiers[i].is_some()
+                        || (t != NONE && shape.dropped[t as usize])
+                        || (untemplated
+                            && class[i] == Class::Noise
+                            && lines.get(i).len() <= self.max_line_bytes))
+            });
+            return dropped.then_some(Over::Failures);
+        }
+        let kept = |t: u8| (0..keep.len()).any(|i| keep[i] && tiers[i] == Some(t));
+        let (warnings, summaries) = (kept(tier::WARNING), kept(tier::STATUS));
+        (warnings || summaries).then_some(Over::Kept {
+            warnings,
+            summaries,
+        })
     }
 }
 
@@ -176,7 +243,8 @@ impl Log {
             .collect();
         let line_tokens = kept_costs(&lines, &keep, &notes);
         let lasting = |i: usize| class[i] == Class::Failure || tiers[i] > Some(tier::NOISE_FOLDS);
-        if !(shortcut && folds_all_dropped(&lines, lasting, &line_tokens, budget)) {
+        let templated = !(shortcut && folds_all_dropped(&lines, lasting, &line_tokens, budget));
+        if templated {
             self.template_lines(&lines, &class, Class::Noise, &mut table);
         }
         let Table {
@@ -188,27 +256,44 @@ impl Log {
         let units = units(&tiers, &context, &templates, &keys);
 
         let mut dropped = vec![false; templates.len()];
+        let weights = Weights {
+            lines: &lines,
+            line_tokens: &line_tokens,
+            tiers: &tiers,
+        };
         let cost = drop_to(
             budget,
             &units,
             &mut keep,
             &mut dropped,
-            &tmpl,
-            &templates,
-            &line_tokens,
+            (&tmpl, &templates),
+            &weights,
         );
-        let warnings: usize = (0..n)
-            .filter(|&i| keep[i] && tiers[i] == Some(tier::WARNING))
-            .map(|i| line_tokens[i] as usize)
-            .sum();
-        let over_budget = Over::of(cost, budget, warnings, class.contains(&Class::Failure));
-        let slack = budget.saturating_sub(cost);
         let shape = Shape {
             tmpl: &tmpl,
             dropped: &dropped,
             templates: &templates,
         };
-        unfold_small(&lines, &mut keep, &shape, slack, self.max_line_bytes);
+        let slack = budget.saturating_sub(cost);
+        let cost = unfold_small(
+            &lines,
+            &mut keep,
+            &shape,
+            (cost, slack),
+            self.max_line_bytes,
+        );
+        let over_budget = (cost > budget)
+            .then(|| {
+                let layout = Layout {
+                    class: &class,
+                    tiers: &tiers,
+                    keep: &keep,
+                    shape: &shape,
+                    untemplated: !templated,
+                };
+                self.over(&lines, &layout, &line_tokens, budget)
+            })
+            .flatten();
         Some(render(
             &lines,
             &keep,
@@ -334,7 +419,12 @@ impl Log {
                 }
             }
             // The first occurrence of each distinct warning, and its block's lines.
-            if heads[i] {
+            if class[i] == Class::Status {
+                first_block = false;
+                if lines.get(i).len() <= self.max_line_bytes {
+                    raise(tier::STATUS);
+                }
+            } else if heads[i] {
                 first_block = notes.next_if(|note| note.first as usize == i).is_some();
                 if first_block {
                     raise(tier::WARNING);
@@ -454,7 +544,7 @@ impl Log {
     /// run, so the sum is the whole text's estimate) and stops once the ratio alone reaches
     /// `budget_tokens`: a partial sum never exceeds the whole, so the rest cannot change the
     /// result, and a large log is not estimated in full.
-    fn budget(&self, lines: &Lines<'_>, aggressive: bool) -> usize {
+    pub(super) fn budget(&self, lines: &Lines<'_>, aggressive: bool) -> usize {
         let breaks = lines.text().len() - lines.bounds().1[lines.len() - 1] as usize;
         let mut estimate = 0usize;
         for i in 0..lines.len() {
@@ -477,28 +567,39 @@ impl Log {
 /// tiers after the noise folds) are already over `budget` on their own.
 ///
 /// Every layout the budget walks through until then keeps those lines and costs at least
-/// this: their costs (`line_tokens`), and for each run of other lines between them either a
-/// marker (when a line of the run is not kept) or the run's lines themselves (when every one
-/// is), so at least the smaller of the two. When that bound is over the budget, no such layout
-/// fits, and the budget, which stops only when the cost fits, goes on past the last noise fold:
-/// so the noise's templates need not be made. Stops summing once over.
+/// [`floor_cost`] of them. When that bound is over the budget, no such layout fits, and the
+/// budget, which stops only when the cost fits, goes on past the last noise fold: so the
+/// noise's templates need not be made.
 fn folds_all_dropped(
     lines: &Lines<'_>,
     lasting: impl Fn(usize) -> bool,
     line_tokens: &[u32],
     budget: usize,
 ) -> bool {
+    floor_cost(lines, lasting, line_tokens, budget) > budget
+}
+
+/// The least any layout that keeps the lines `kept` costs: their costs (`line_tokens`), and for
+/// each run of other lines between them either a marker (when a line of the run is not kept)
+/// or the run's lines themselves (when every one is), so at least the smaller of the two.
+/// Stops summing once over `limit`.
+fn floor_cost(
+    lines: &Lines<'_>,
+    kept: impl Fn(usize) -> bool,
+    line_tokens: &[u32],
+    limit: usize,
+) -> usize {
     let n = line_tokens.len();
     let mut bound = 0usize;
     let mut i = 0;
     while i < n {
-        if lasting(i) {
+        if kept(i) {
             bound += line_tokens[i] as usize;
             i += 1;
         } else {
             // The run's lines written out, counted only up to a marker's cost.
             let mut run = 0;
-            while i < n && !lasting(i) {
+            while i < n && !kept(i) {
                 if run < MARKER_TOKENS {
                     run += estimate_tokens(lines.get(i)) + 1;
                 }
@@ -506,11 +607,11 @@ fn folds_all_dropped(
             }
             bound += run.min(MARKER_TOKENS);
         }
-        if bound > budget {
-            return true;
+        if bound > limit {
+            break;
         }
     }
-    false
+    bound
 }
 
 /// What the budget can drop, in the order it drops them: verbatim lines (the block of a
@@ -541,8 +642,8 @@ fn units(
                 u64::MAX - dist
             }
             tier::CONTEXT => u64::MAX - u64::from(context[i]),
-            // Later warnings go first.
-            tier::WARNING | tier::WARNING_BLOCK => u64::MAX - i as u64,
+            // Later warnings and status lines go first.
+            tier::WARNING | tier::WARNING_BLOCK | tier::STATUS => u64::MAX - i as u64,
             _ => i as u64,
         };
         units.push((t, order, Unit::Lines(i as u32, end as u32)));
@@ -560,31 +661,41 @@ fn units(
     units
 }
 
+/// What the budget weighs a layout by: the lines, each kept line's cost (`line_tokens`, see
+/// [`kept_costs`]) and each line's tier.
+struct Weights<'a> {
+    lines: &'a Lines<'a>,
+    line_tokens: &'a [u32],
+    tiers: &'a [Option<u8>],
+}
+
+impl Weights<'_> {
+    /// The least a layout that keeps only the protected lines of `keep` (the status lines and
+    /// the distinct warnings' first lines) costs: see [`floor_cost`].
+    fn protected_floor(&self, keep: &[bool], limit: usize) -> usize {
+        let protected = |i: usize| keep[i] && self.tiers[i] >= Some(tier::STATUS);
+        floor_cost(self.lines, protected, self.line_tokens, limit)
+    }
+}
+
 /// Drops `units` in order, as many at a time as the cost over `budget` needs (within one tier),
-/// until the layout fits or nothing is left to drop; returns the layout's cost. The first
-/// lines of the distinct warnings (the last tier) go only while they alone, with their counts,
-/// cost more than the budget: so those the budget keeps never take more than the budget, and
-/// the failure lines being over it never takes them all.
+/// until the layout fits or nothing is left to drop; returns the layout's cost. The status
+/// lines and then the first lines of the distinct warnings (the last two tiers) go only while
+/// they alone, with their counts and the markers between them, cost more than the budget: so
+/// those the budget keeps never take more than the budget, and the failure lines being over
+/// it never takes them all.
 fn drop_to(
     budget: usize,
     units: &[(u8, u64, Unit)],
     keep: &mut [bool],
     dropped: &mut [bool],
-    tmpl: &[u32],
-    templates: &[Template],
-    line_tokens: &[u32],
+    (tmpl, templates): (&[u32], &[Template]),
+    weights: &Weights<'_>,
 ) -> usize {
+    let line_tokens = weights.line_tokens;
     let lines_cost = |start: u32, end: u32| -> usize {
         (start..end).map(|j| line_tokens[j as usize] as usize).sum()
     };
-    let mut warnings: usize = units
-        .iter()
-        .filter(|unit| unit.0 == tier::WARNING)
-        .map(|unit| match unit.2 {
-            Unit::Lines(start, end) => lines_cost(start, end),
-            Unit::Template(_) => 0,
-        })
-        .sum();
     let mut stamp = vec![0u32; templates.len()];
     let mut cost = layout_cost(keep, tmpl, dropped, templates, line_tokens, &mut stamp);
     let mut next = 0;
@@ -593,11 +704,13 @@ fn drop_to(
         // than its estimate, and a batch that ran on past its tier would drop what a higher
         // tier keeps (a distinct warning's first line) for room it already has.
         let batch_tier = units[next].0;
-        let need = if batch_tier == tier::WARNING {
-            if warnings <= budget {
+        let protected = batch_tier >= tier::STATUS;
+        let need = if protected {
+            let floor = weights.protected_floor(keep, budget);
+            if floor <= budget {
                 break;
             }
-            (cost - budget).min(warnings - budget)
+            (cost - budget).min(floor - budget)
         } else {
             cost - budget
         };
@@ -606,11 +719,13 @@ fn drop_to(
             match units[next].2 {
                 Unit::Lines(start, end) => {
                     keep[start as usize..end as usize].fill(false);
-                    let freed = lines_cost(start, end);
-                    if batch_tier == tier::WARNING {
-                        warnings -= freed;
+                    saved += lines_cost(start, end);
+                    // A protected line dropped between two regions joins them: at most a
+                    // marker more is saved. Counting it keeps a batch from dropping more
+                    // protected lines than the room needs; the next batch drops the rest.
+                    if protected {
+                        saved += MARKER_TOKENS;
                     }
-                    saved += freed;
                 }
                 Unit::Template(id) => {
                     dropped[id as usize] = true;
@@ -668,14 +783,15 @@ struct Shape<'a> {
 /// and a line at a region's edge that would be its fold line's only line (`[×1 lines 710-710]
 /// Node.js v20.4.3`) when the line costs no more than the fold line, or the budget has room
 /// for the difference. A single-line fold inside a region stays: written verbatim, it would
-/// split the region and cost a marker more.
+/// split the region and cost a marker more. `cost` is what the layout costs before, and what
+/// it costs after is returned.
 fn unfold_small(
     lines: &Lines<'_>,
     keep: &mut [bool],
     shape: &Shape<'_>,
-    mut slack: usize,
+    (mut cost, mut slack): (usize, usize),
     max_line_bytes: usize,
-) {
+) -> usize {
     let Shape {
         tmpl,
         dropped,
@@ -683,7 +799,7 @@ fn unfold_small(
     } = *shape;
     let n = keep.len();
     let folded = |i: usize| tmpl[i] != NONE && !dropped[tmpl[i] as usize];
-    let cost = |i: usize| estimate_tokens(lines.get(i)) + 1;
+    let line_cost = |i: usize| estimate_tokens(lines.get(i)) + 1;
     // Per template: the region it was last counted in, and its count there.
     let mut seen: Vec<(u32, u32)> = vec![(0, 0); templates.len()];
     let mut region = 0u32;
@@ -714,8 +830,11 @@ fn unfold_small(
                 .into_iter()
                 .all(|j| lines.get(j).len() <= max_line_bytes)
         };
-        if verbatim_within(a..b, cost, MARKER_TOKENS + folds) && short(a..b) {
+        if let Some(written) = verbatim_within(a..b, line_cost, MARKER_TOKENS + folds)
+            && short(a..b)
+        {
             keep[a..b].fill(true);
+            cost = cost + written - (MARKER_TOKENS + folds);
             continue;
         }
         let mut unfold = |j: usize| {
@@ -723,11 +842,12 @@ fn unfold_small(
                 return false;
             }
             let fold = templates[tmpl[j] as usize].tokens;
-            let line = cost(j);
+            let line = line_cost(j);
             if line > fold + slack {
                 return false;
             }
             slack = slack + fold - line;
+            cost = cost + line - fold;
             keep[j] = true;
             true
         };
@@ -737,24 +857,29 @@ fn unfold_small(
         while b > a && unfold(b - 1) {
             b -= 1;
         }
+        if a == b {
+            // Every line of the region is written out: its marker goes too.
+            cost -= MARKER_TOKENS;
+        }
     }
+    cost
 }
 
-/// Whether the lines `range` cost at most `limit` written verbatim; stops counting past it, so
-/// a long region costs a few lines' estimates, not all of them.
+/// What the lines `range` cost written verbatim, when that is at most `limit`; stops counting
+/// past it, so a long region costs a few lines' estimates, not all of them.
 fn verbatim_within(
     range: std::ops::Range<usize>,
     cost: impl Fn(usize) -> usize,
     limit: usize,
-) -> bool {
+) -> Option<usize> {
     let mut sum = 0;
     for j in range {
         sum += cost(j);
         if sum > limit {
-            return false;
+            return None;
         }
     }
-    true
+    Some(sum)
 }
 
 /// A distinct warning with repeats: its template's first line, how many lines have it, and the
@@ -953,10 +1078,9 @@ fn write_marker(
         start + 1,
         i
     );
-    match over_budget {
-        Some(Over::Failures) => out.push_str("; over budget to keep every failure line"),
-        Some(Over::Warnings) => out.push_str("; over budget to keep each distinct warning once"),
-        None => {}
+    if let Some(over) = over_budget {
+        out.push_str("; ");
+        out.push_str(over.phrase());
     }
     // The selector that returns exactly this region of the original (`recover --lines`,
     // the recovery tool's `lines`).
