@@ -379,7 +379,7 @@ impl Auto {
             format!("rows:   {} ({json_level})", list(&self.rows)),
             format!("object: {} ({json_level})", list(&self.object)),
             format!(
-                "text:   {} (listings, search hits, tables, VCS output and text with no log \
+                "text:   {} (listings, search hits, tables, VCS output, text with no log \
                  signal; at minimal, lossless)",
                 list(&self.text)
             ),
@@ -1360,7 +1360,7 @@ mod tests {
             ),
             (
                 r#"{"rows": ["toon"], "text": [], "columnar": {"min_rows": 2}}"#,
-                "columnar: codec \"columnar\" is a candidate of no shape (rows, object, text, file)"
+                "columnar: codec \"columnar\" is a candidate of no shape (rows, object, text, log, file)"
                     .to_owned(),
             ),
             (

@@ -46,11 +46,15 @@ out.list_directory = { text: textOf(listing), isError: listing.isError ?? false 
 const tree = await client.callTool({ name: "directory_tree", arguments: { path: dir } });
 out.directory_tree = { text: textOf(tree), isError: tree.isError ?? false };
 
+// The pointer: a JSON result's "_tee" member, or the last line of a text result
+// ([wm_get_result {"key":"..."} returns the original of this <reason> result; ...]).
 let pointer = null;
 try {
   pointer = JSON.parse(out.read.text[0])._tee ?? null;
 } catch {
-  pointer = null;
+  const last = (out.read.text[0] ?? "").split("\n").pop();
+  const found = /^\[wm_get_result \{"key":("(?:[^"\\]|\\.)*")\} returns the original of this (\w+) result/.exec(last);
+  pointer = found ? { key: JSON.parse(found[1]), reason: found[2] } : null;
 }
 out.pointer = pointer;
 if (pointer && out.tools.includes("wm_get_result")) {

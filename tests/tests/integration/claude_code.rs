@@ -259,18 +259,14 @@ fn result_text(block: &Value) -> String {
     }
 }
 
-/// The `_tee` key of a compressed result (the proxy's `{"result": …, "_tee": {"key": …}}`).
+/// The tee key of a compressed result: its pointer line's, or its `_tee` member's.
 fn tee_key(text: &str) -> Option<String> {
-    let value: Value = serde_json::from_str(text).ok()?;
-    value["_tee"]["key"].as_str().map(str::to_owned)
+    crate::support::pointed(text).map(|pointed| pointed.key)
 }
 
-/// What the model reads of a result: the `result` member of the proxy's wrapper, else the text.
+/// What the model reads of a result: the text before its pointer, else the text.
 fn visible(text: &str) -> String {
-    serde_json::from_str::<Value>(text)
-        .ok()
-        .and_then(|value| value["result"].as_str().map(str::to_owned))
-        .unwrap_or_else(|| text.to_owned())
+    crate::support::pointed(text).map_or_else(|| text.to_owned(), |pointed| pointed.text)
 }
 
 /// Whether a Messages request (not a token count): its path is `/v1/messages`, with Claude

@@ -44,7 +44,7 @@ fn check_passes_and_summarises_loaded_plugins() {
     );
     assert!(stdout.contains("  3. <core> (core)"), "{stdout}");
     assert!(
-        stdout.ends_with("ok: 3 sources, 7 codecs, 4 entries (0 shadowed)\n"),
+        stdout.ends_with("ok: 3 sources, 10 codecs, 4 entries (0 shadowed)\n"),
         "{stdout}"
     );
 }
@@ -63,16 +63,21 @@ fn plugins_lists_each_codec_with_origin_and_interface_version() {
     let expected = format!(
         "codec         interface  origin\n\
          columnar      {version:<9}  built-in\n\
+         hits          {version:<9}  built-in\n\
          json_compact  {version:<9}  built-in\n\
          json_nested   {version:<9}  built-in\n\
          line_dedup    {version:<9}  {} (package {})\n\
          log           {version:<9}  built-in\n\
+         paths         {version:<9}  built-in\n\
+         table         {version:<9}  built-in\n\
          toon          {version:<9}  built-in\n\
          router: auto (built-in), routes each payload by its shape:\n\
          \x20 \"*\" from <core>:\n\
          \x20   rows:   toon, columnar, json_compact, json_nested (at minimal, lossless)\n\
          \x20   object: json_compact, toon, json_nested (at minimal, lossless)\n\
-         \x20   text:   log (logs and other text, at the call's level)\n\
+         \x20   text:   hits, paths, table (listings, search hits, tables, VCS output, text with \
+         no log signal; at minimal, lossless)\n\
+         \x20   log:    log (logs, at the call's level)\n\
          \x20   file:   none (passes through) (file contents: numbered reads, source, \
          configuration, structured text; at minimal, lossless)\n\
          \x20   mcp:    each text block routed as above; isError results pass through\n\
@@ -209,7 +214,7 @@ fn plugins_dir_with_no_package_is_not_accepted_in_silence() {
     // One source and one entry are counted in the singular ("1 sources" was printed).
     let stdout = text(&run(dir.path(), &["check"]).stdout);
     assert!(
-        stdout.ends_with("ok: 1 source, 5 codecs, 1 entry (0 shadowed)\n"),
+        stdout.ends_with("ok: 1 source, 8 codecs, 1 entry (0 shadowed)\n"),
         "{stdout}"
     );
     // A folder of packages says nothing.
@@ -247,7 +252,7 @@ fn check_and_plugins_show_the_router_with_what_each_entry_routes_to() {
         );
         assert!(routes.contains(&expected), "{command}: {routes}");
         assert!(
-            routes.contains("    text:   none (passes through) (logs"),
+            routes.contains("    text:   none (passes through) (listings"),
             "{command}: {routes}"
         );
         assert!(
@@ -463,8 +468,8 @@ fn lossy_compress_then_recover_gives_back_the_exact_bytes() {
         input.as_bytes(),
     );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    let value: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let key = value["_tee"]["key"].as_str().unwrap();
+    let pointed = crate::support::pointed(&text(&out.stdout)).expect("a pointer line");
+    let key = pointed.key.as_str();
     assert!(
         dir.path().join(".parrot/tee.db").is_file(),
         "default store path"
@@ -999,7 +1004,7 @@ fn expand_with_an_unknown_codec_exits_2_naming_the_nearest() {
     assert_eq!(text(&out.stdout), "");
     let stderr = text(&out.stderr);
     assert!(
-        stderr.starts_with("error: unknown codec \"jsn_compact\" (known: columnar, json_compact, "),
+        stderr.starts_with("error: unknown codec \"jsn_compact\" (known: columnar, hits, json_compact, "),
         "{stderr}"
     );
     assert!(

@@ -17,12 +17,15 @@ use crate::support::shipped_package;
 /// One row per codec, with default params: the codec's name, and whether its metadata
 /// declares that `null` members count as absent (as the host reads it, for the plugins from
 /// across the boundary).
-const CODECS: [(&str, bool); 8] = [
+const CODECS: [(&str, bool); 11] = [
     ("json_compact", true),
     ("json_nested", true),
     ("columnar", false),
     ("toon", false),
     ("log", false),
+    ("hits", false),
+    ("paths", false),
+    ("table", false),
     ("line_dedup", false),
     ("ansi_strip", false),
     ("tool_result_prune", false),
@@ -81,6 +84,11 @@ fn corpus() -> Vec<(String, String)> {
         .collect();
     files.sort();
     assert!(files.len() >= 8, "the corpus is in {}", dir.display());
+    // The real captures of listings, hits, tables and VCS output, on which the text codecs act.
+    let text = dir.join("text");
+    files.extend(
+        parrot_codec_test::inputs(&text).unwrap_or_else(|err| panic!("{}: {err}", text.display())),
+    );
     files
 }
 

@@ -342,10 +342,9 @@ fn with_a_redis_store_another_process_recovers_what_the_proxy_stored() {
 /// The key of the `_tee` pointer of a `rows` call through `proxy` (request `id`).
 fn rows_key(proxy: &mut Peer, id: u64) -> String {
     let response = proxy.call(json!(id), "rows", json!({}));
-    json_of(first_text(&response))["_tee"]["key"]
-        .as_str()
-        .expect("a _tee pointer")
-        .to_owned()
+    crate::support::pointed(first_text(&response))
+        .expect("a pointer")
+        .key
 }
 
 /// The namespace an `mcp-proxy` logged at its start.
@@ -444,13 +443,8 @@ fn list_compress_and_recover(mut proxy: Peer) -> String {
         text.len(),
         original.len()
     );
-    let payload = json_of(text);
-    let key = payload["_tee"]["key"]
-        .as_str()
-        .expect("a _tee pointer")
-        .to_owned();
+    let key = crate::support::pointed(text).expect("a pointer").key;
     assert!(key.starts_with("__tee__:rows:"), "{key}");
-    assert_eq!(payload["_tee"]["hint"], parrot_host::TEE_HINT);
 
     let recovered = proxy.call(json!(3), "wm_get_result", json!({"key": key}));
     assert_eq!(
@@ -593,7 +587,7 @@ fn a_long_recovery_call_holds_up_neither_the_other_calls_nor_short_recoveries() 
             .unwrap()
     };
     let rows = by_id("rows");
-    assert!(json_of(first_text(&rows))["_tee"].is_object(), "{rows}");
+    assert!(crate::support::pointed(first_text(&rows)).is_some(), "{rows}");
     assert_eq!(by_id("ping")["result"]["echo"], "ping");
     assert_eq!(by_id("ping-in-batch")["result"]["echo"], "ping");
     for id in ["small", "small-in-batch"] {
@@ -656,7 +650,7 @@ fn a_big_result_being_compressed_holds_up_none_of_the_servers_later_messages() {
     let text = first_text(&result);
     let original = log.repeat(times);
     assert!(text.len() < original.len() / 10, "{} bytes", text.len());
-    let key = json_of(text)["_tee"]["key"].as_str().unwrap().to_owned();
+    let key = crate::support::pointed(text).expect("a pointer").key;
     let recovered = proxy.call(
         json!(3),
         "wm_get_result",
@@ -775,7 +769,7 @@ fn progress_notifications_reach_the_client_before_the_result() {
             )
         );
     }
-    assert!(json_of(first_text(&json_of(&lines[2])))["_tee"].is_object());
+    assert!(crate::support::pointed(first_text(&json_of(&lines[2]))).is_some());
 }
 
 #[test]
@@ -849,8 +843,8 @@ fn out_of_order_responses_are_each_compressed_for_their_own_call() {
     let hold = json_of(&proxy.recv());
     assert_eq!((&release["id"], &hold["id"]), (&json!(11), &json!("first")));
     for (response, tool, rows) in [(&release, "release", 30), (&hold, "hold", 50)] {
-        let payload = json_of(first_text(response));
-        let key = payload["_tee"]["key"].as_str().expect("a _tee pointer");
+        let pointed = crate::support::pointed(first_text(response)).expect("a pointer");
+        let key = pointed.key.as_str();
         assert!(key.starts_with(&format!("__tee__:{tool}:")), "{key}");
         let recovered = proxy.call(
             json!(format!("r-{tool}")),
@@ -875,7 +869,7 @@ fn a_batch_response_is_compressed_inside_its_array() {
     assert_eq!(items.len(), 2);
     assert_eq!(items[0]["params"]["data"], "batch follows");
     assert_eq!(items[1]["id"], 12);
-    assert!(json_of(first_text(&items[1]))["_tee"].is_object());
+    assert!(crate::support::pointed(first_text(&items[1])).is_some());
 }
 
 #[test]
@@ -898,7 +892,7 @@ fn a_compressed_result_keeps_every_byte_of_the_servers_line_outside_its_text() {
         .split_once(&serde_json::to_string(&rows_text(40)).unwrap())
         .expect("the server's line holds the rows as one JSON string");
     let compressed = first_text(&json_of(&relayed)).to_owned();
-    assert!(json_of(&compressed)["_tee"].is_object(), "{compressed}");
+    assert!(crate::support::pointed(&compressed).is_some(), "{compressed}");
     assert_eq!(
         relayed,
         format!(
@@ -917,7 +911,7 @@ fn a_malformed_server_line_is_relayed_and_reported() {
     assert_eq!(proxy.recv(), "this is not JSON {\n");
     let response = json_of(&proxy.recv());
     assert_eq!(response["id"], 13);
-    assert!(json_of(first_text(&response))["_tee"].is_object());
+    assert!(crate::support::pointed(first_text(&response)).is_some());
     let (status, stderr) = proxy.finish(Duration::from_secs(5));
     assert!(status.success(), "{status}: {stderr}");
     assert!(
@@ -937,7 +931,7 @@ fn a_malformed_client_line_is_forwarded_and_reported() {
     assert_eq!(error["error"]["data"], "{\"jsonrpc\": \"2.0\", oops");
     // The session goes on.
     let response = proxy.call(json!(14), "rows", json!({}));
-    assert!(json_of(first_text(&response))["_tee"].is_object());
+    assert!(crate::support::pointed(first_text(&response)).is_some());
     let (status, stderr) = proxy.finish(Duration::from_secs(5));
     assert!(status.success(), "{status}: {stderr}");
     assert!(

@@ -95,10 +95,13 @@ fn two_plugins_load_side_by_side_and_each_returns_its_own_results() {
         [
             ("ansi_strip".to_owned(), true),
             ("columnar".to_owned(), false),
+            ("hits".to_owned(), false),
             ("json_compact".to_owned(), false),
             ("json_nested".to_owned(), false),
             ("line_dedup".to_owned(), true),
             ("log".to_owned(), false),
+            ("paths".to_owned(), false),
+            ("table".to_owned(), false),
             ("toon".to_owned(), false),
         ]
     );

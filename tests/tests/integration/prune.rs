@@ -40,13 +40,11 @@ fn pointer(out: &Processed<'_>) -> String {
     )
 }
 
-/// The text of a pruned plain-text result, from the host's `{"result": …, "_tee": …}` wrapper.
+/// The text of a pruned plain-text result, before its pointer line.
 fn wrapped_text(out: &Processed<'_>) -> String {
-    let value: Value = serde_json::from_str(out.text().unwrap()).expect("a JSON wrapper");
-    value["result"]
-        .as_str()
-        .expect("a string result")
-        .to_owned()
+    crate::support::pointed(out.text().unwrap())
+        .expect("a pointer line")
+        .text
 }
 
 fn assert_teed_and_recoverable(host: &Host, out: &Processed<'_>, input: &str) {
@@ -396,9 +394,10 @@ fn build_log_through_the_command_recovers_byte_exact() {
         "ci_build_log",
         log_file.to_str().unwrap(),
     ]);
-    let value: Value = serde_json::from_slice(&compressed).expect("a JSON wrapper");
-    assert!(value["result"].as_str().unwrap().contains(MARKER));
-    let key = value["_tee"]["key"].as_str().expect("a tee key");
+    let pointed = crate::support::pointed(std::str::from_utf8(&compressed).unwrap())
+        .expect("a pointer line");
+    assert!(pointed.text.contains(MARKER));
+    let key = pointed.key.as_str();
     assert!(key.starts_with("__tee__:ci_build_log:"), "{key}");
     let recovered = run(&["recover", key]);
     assert_eq!(recovered, std::fs::read(&log_file).unwrap());

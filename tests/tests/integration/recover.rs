@@ -47,8 +47,9 @@ fn project() -> (tempfile::TempDir, String, String) {
             &["compress", "--tool", tool, path.to_str().unwrap()],
             None,
         );
-        let value: Value = serde_json::from_str(&stdout(&out)).unwrap();
-        value["_tee"]["key"].as_str().unwrap().to_owned()
+        crate::support::pointed(&stdout(&out))
+            .expect("a pointer")
+            .key
     };
     let log = key("shell_cargo_build", "build-log.txt");
     let query = key("sql_query", "query-500x12.json");
