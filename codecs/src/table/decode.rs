@@ -3,22 +3,31 @@
 use parrot_codec_api::CodecError;
 
 use super::note::{self, Layout};
-use super::scan::{is_row, is_separator, pad, width};
+use super::scan::{is_separator, pad, read_row, width};
 
 /// What a line below the note is.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Kind {
     /// Kept as it was.
     Verbatim,
-    /// The first row, which keeps the constant columns of a table whose note says
-    /// "below the header".
-    Header,
-    Row,
+    /// A row whose free text starts at this byte; `header` when it is the first row and
+    /// keeps the constant columns.
+    Row { free: usize, header: bool },
+}
+
+/// A word of a row: where it lies in its line, and its width in characters.
+#[derive(Clone, Copy)]
+struct Word {
+    start: u32,
+    end: u32,
+    width: u32,
 }
 
 /// The inverse's state across sections.
 struct Restorer<'l> {
     layout: &'l Layout,
+    /// The width of each constant column's value.
+    constant_widths: Vec<usize>,
     /// The longest text the payload may expand to, in bytes.
     limit: usize,
     /// The payload's line number of the first line of the section being written.
@@ -27,6 +36,8 @@ struct Restorer<'l> {
     past_header: bool,
     rows: usize,
     kinds: Vec<Kind>,
+    /// The words of the section's rows, in order.
+    words: Vec<Word>,
     widths: Vec<usize>,
     starts: Vec<usize>,
 }
@@ -36,8 +47,15 @@ struct Restorer<'l> {
 /// # Errors
 ///
 /// `InvalidInput` naming the line: a first line that is not a note this codec writes, no line
-/// after it, or no row below it.
+/// after it, no row below it, a line the note lists that is not there, rows that would expand
+/// to more than [`super::MAX_EXPANSION`] times the payload's size.
 pub(super) fn expand(payload: &str) -> Result<String, CodecError> {
+    // Words are located with 32-bit offsets, as the codec writes no payload this large.
+    if payload.len() >= u32::MAX as usize {
+        return Err(CodecError::invalid_input(
+            "the payload is 4 GiB or more: this codec writes none so large",
+        ));
+    }
     let Some((note, body)) = payload.split_once('\n') else {
         note::parse(payload)?;
         return Err(CodecError::invalid_input(
@@ -47,11 +65,15 @@ pub(super) fn expand(payload: &str) -> Result<String, CodecError> {
     let layout = note::parse(note)?;
     let mut restorer = Restorer {
         layout: &layout,
+        constant_widths: (layout.constant.iter())
+            .map(|value| value.as_deref().map_or(0, width))
+            .collect(),
         limit: payload.len().saturating_mul(super::MAX_EXPANSION),
         line: 2,
-        past_header: !layout.below_header,
+        past_header: !layout.after_first,
         rows: 0,
         kinds: Vec::new(),
+        words: Vec::new(),
         widths: Vec::new(),
         starts: Vec::new(),
     };
@@ -60,17 +82,6 @@ pub(super) fn expand(payload: &str) -> Result<String, CodecError> {
     for (i, line) in body.split('\n').enumerate() {
         if is_separator(line.as_bytes()) {
             restorer.section(&section, &mut out)?;
-    let lines = body.split('\n').count();
-    if let Some(&(_, last)) = layout.not_rows.last().filter(|run| run.1 > lines) {
-        return Err(CodecError::invalid_input(format!(
-            "line 1: the note lists line {last} below it as not a row, but {} below it",
-            if lines == 1 {
-                "there is one line".to_owned()
-            } else {
-                format!("there are {lines} lines")
-            }
-        )));
-    }
             section.clear();
             if i > 0 {
                 out.push('\n');
@@ -120,34 +131,18 @@ impl Restorer<'_> {
         if lines.is_empty() {
             return Ok(());
         }
+        self.read(lines);
         let layout = self.layout;
-        let (fixed, has_free) = (layout.fixed(), layout.has_free());
-        self.kinds.clear();
-        self.widths.clear();
-        self.widths.extend_from_slice(&layout.min);
-        for (i, line) in lines.iter().enumerate() {
-            let header = !self.past_header;
-            let words = if header { fixed } else { layout.row_words() };
-            if self.listed(self.line - 1 + i) || !is_row(line.as_bytes(), words, has_free) {
-                self.kinds.push(Kind::Verbatim);
-                continue;
-            }
-            self.past_header = true;
-            self.rows += 1;
-            self.kinds.push(if header { Kind::Header } else { Kind::Row });
-            for (column, cell) in Cells::new(line, layout, header).enumerate() {
-                self.widths[column] = self.widths[column].max(width(cell));
-            }
-        }
         let free_at = layout.starts(&self.widths, &mut self.starts);
+        let mut words = self.words.iter();
         for (i, (line, kind)) in lines.iter().zip(&self.kinds).enumerate() {
             if i > 0 {
                 out.push('\n');
             }
-            if *kind == Kind::Verbatim {
+            let Kind::Row { free, header } = *kind else {
                 out.push_str(line);
                 continue;
-            }
+            };
             if out.len() + free_at + line.len() > self.limit {
                 return Err(CodecError::invalid_input(format!(
                     "line {}: the table would expand to more than {} times its size",
@@ -155,10 +150,19 @@ impl Restorer<'_> {
                     super::MAX_EXPANSION
                 )));
             }
-            let mut cells = Cells::new(line, layout, *kind == Kind::Header);
             let mut at = 0;
-            for (column, cell) in cells.by_ref().enumerate() {
-                let (start, len) = (self.starts[column], width(cell));
+            for (column, constant) in layout.constant.iter().enumerate() {
+                let (cell, len) = match constant {
+                    Some(value) if !header => (value.as_str(), self.constant_widths[column]),
+                    _ => match words.next() {
+                        Some(word) => (
+                            &line[word.start as usize..word.end as usize],
+                            word.width as usize,
+                        ),
+                        None => break,
+                    },
+                };
+                let start = self.starts[column];
                 let target = if layout.right[column] {
                     (start + self.widths[column]).saturating_sub(len)
                 } else {
@@ -168,70 +172,60 @@ impl Restorer<'_> {
                 out.push_str(cell);
                 at = target + len;
             }
-            if let Some(free) = cells.free() {
+            if layout.has_free() {
                 pad(out, free_at.saturating_sub(at));
-                out.push_str(free);
+                out.push_str(&line[free..]);
             }
         }
         Ok(())
     }
-}
 
-impl Restorer<'_> {
+    /// Reads a section: which lines are rows, their words, and each column's width.
+    fn read(&mut self, lines: &[&str]) {
+        let layout = self.layout;
+        let (fixed, has_free) = (layout.fixed(), layout.has_free());
+        self.kinds.clear();
+        self.words.clear();
+        self.widths.clear();
+        self.widths.extend_from_slice(&layout.min);
+        for (i, line) in lines.iter().enumerate() {
+            let header = !self.past_header;
+            let count = if header { fixed } else { layout.row_words() };
+            let mark = self.words.len();
+            let listed = self.listed(self.line - 1 + i);
+            let words = &mut self.words;
+            let free = (!listed)
+                .then(|| {
+                    read_row(line.as_bytes(), count, has_free, |start, end| {
+                        let width = width(&line[start..end]) as u32;
+                        let (start, end) = (start as u32, end as u32);
+                        words.push(Word { start, end, width });
+                    })
+                })
+                .flatten();
+            let Some(free) = free else {
+                self.words.truncate(mark);
+                self.kinds.push(Kind::Verbatim);
+                continue;
+            };
+            self.past_header = true;
+            self.rows += 1;
+            self.kinds.push(Kind::Row { free, header });
+            let mut words = self.words[mark..].iter();
+            for (column, constant) in layout.constant.iter().enumerate() {
+                let len = match constant {
+                    Some(_) if !header => self.constant_widths[column],
+                    _ => words.next().map_or(0, |word| word.width as usize),
+                };
+                self.widths[column] = self.widths[column].max(len);
+            }
+        }
+    }
+
     /// Whether the note lists line `number` below it as not a row.
     fn listed(&self, number: usize) -> bool {
         let runs = &self.layout.not_rows;
         let at = runs.partition_point(|&(_, last)| last < number);
         runs.get(at).is_some_and(|&(first, _)| first <= number)
-    }
-}
-
-/// The cells of a row, one for each fixed column: its words, with the constant columns'
-/// values where it leaves them out; then its free text.
-struct Cells<'a> {
-    parts: std::str::SplitN<'a, char>,
-    layout: &'a Layout,
-    header: bool,
-    column: usize,
-}
-
-impl<'a> Cells<'a> {
-    fn new(line: &'a str, layout: &'a Layout, header: bool) -> Cells<'a> {
-        let words = if header {
-            layout.fixed()
-        } else {
-            layout.row_words()
-        };
-        Cells {
-            parts: line.splitn(words + 1, ' '),
-            layout,
-            header,
-            column: 0,
-        }
-    }
-
-    /// The free text, once every cell has been read.
-    fn free(mut self) -> Option<&'a str> {
-        if self.layout.has_free() {
-            self.parts.next()
-        } else {
-            None
-        }
-    }
-}
-
-impl<'a> Iterator for Cells<'a> {
-    type Item = &'a str;
-
-    fn next(&mut self) -> Option<&'a str> {
-        let column = self.column;
-        if column == self.layout.fixed() {
-            return None;
-        }
-        self.column += 1;
-        match &self.layout.constant[column] {
-            Some(value) if !self.header => Some(value),
-            _ => self.parts.next(),
-        }
     }
 }

@@ -104,7 +104,10 @@ pub(super) fn detect(text: &str, lines: &[(u32, u32)], tally: &mut Tally) -> Opt
     for &(start, end) in sample_lines {
         let line = &text.as_bytes()[start as usize..end as usize];
         let found = words(line, start, MAX_COLUMNS, &mut sample.fields);
-        sample.fields.resize(sample.found.len() * MAX_COLUMNS + MAX_COLUMNS, Field::default());
+        sample.fields.resize(
+            sample.found.len() * MAX_COLUMNS + MAX_COLUMNS,
+            Field::default(),
+        );
         sample.found.push(found);
         sample.alive.push(found > 0);
     }
@@ -159,7 +162,7 @@ impl Columns {
             gap,
             min,
             constant: vec![None; self.fixed.len()],
-            below_header: false,
+            after_first: false,
             not_rows: Vec::new(),
         })
     }
@@ -175,12 +178,20 @@ fn vote(sample: &mut Sample, column: usize, tally: &mut Tally) -> Option<Column>
     if have < 2 || have * 2 < alive {
         return None;
     }
-    let starts = sample.with(column).map(|k| sample.field(k, column).char_start);
+    let starts = sample
+        .with(column)
+        .map(|k| sample.field(k, column).char_start);
     let (start, by_start) = tally.mode(starts);
-    let ends = sample.with(column).map(|k| sample.field(k, column).char_end);
+    let ends = sample
+        .with(column)
+        .map(|k| sample.field(k, column).char_end);
     let (end, by_end) = tally.mode(ends);
     let right = by_end > by_start;
-    let (anchor, agree) = if right { (end, by_end) } else { (start, by_start) };
+    let (anchor, agree) = if right {
+        (end, by_end)
+    } else {
+        (start, by_start)
+    };
     // The words of a column align in all its rows but a few (a row that overflows a fixed
     // width); the second words of free text align in a few rows only.
     if agree < 2 || (agree as usize) * 4 < have * 3 {
@@ -188,7 +199,11 @@ fn vote(sample: &mut Sample, column: usize, tally: &mut Tally) -> Option<Column>
     }
     for k in 0..sample.found.len() {
         let field = sample.field(k, column);
-        let at = if right { field.char_end } else { field.char_start };
+        let at = if right {
+            field.char_end
+        } else {
+            field.char_start
+        };
         sample.alive[k] = sample.alive[k] && sample.found[k] > column && at == anchor;
     }
     Some(Column {

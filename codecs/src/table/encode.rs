@@ -1,6 +1,8 @@
 //! The compressing direction: the rows of each section found under one layout, then written
 //! one space apart under the note.
 
+use std::ops::Range;
+
 use super::detect::{Column, Columns, Tally, detect};
 use super::note::{Layout, MAX_WIDTH, quotable};
 use super::scan::{Field, is_row, is_separator, line_bounds, words};
@@ -11,11 +13,56 @@ const NOT_ROW: u32 = u32::MAX;
 /// Fewer rows than this: not worth a note.
 const MIN_ROWS: usize = 3;
 
+/// Lines of a section whose words set its columns' anchors.
+const VOTE_SAMPLE: usize = 256;
+
 /// The most runs of lines the note lists as not rows.
 const MAX_NOT_ROWS: usize = 8;
 
 /// Lines at the top looked at before anything else.
 const FIRST_LINES: usize = 16;
+
+/// The payload cut into lines, and the words each line has in the table's columns.
+struct Lines<'t> {
+    text: &'t str,
+    /// Where each line starts and ends, in bytes.
+    bounds: Vec<(u32, u32)>,
+    /// The first `fixed` words of each line, `fixed` slots a line.
+    fields: Vec<Field>,
+    /// Whether each line has `fixed` words.
+    full: Vec<bool>,
+    fixed: usize,
+}
+
+impl<'t> Lines<'t> {
+    /// Reads the first `fixed` words of every line, once for every use.
+    fn read_words(&mut self, fixed: usize) {
+        self.fixed = fixed;
+        self.fields = Vec::with_capacity(self.bounds.len() * fixed);
+        self.full = Vec::with_capacity(self.bounds.len());
+        for &(start, end) in &self.bounds {
+            let line = &self.text.as_bytes()[start as usize..end as usize];
+            let found = words(line, start, fixed, &mut self.fields);
+            self.fields
+                .resize(self.full.len() * fixed + fixed, Field::default());
+            self.full.push(found == fixed);
+        }
+    }
+
+    /// The words of line `k`, `fixed` of them (those it lacks are empty).
+    fn cells(&self, k: usize) -> &[Field] {
+        &self.fields[k * self.fixed..][..self.fixed]
+    }
+
+    fn bytes(&self, k: usize) -> &'t [u8] {
+        let (start, end) = self.bounds[k];
+        &self.text.as_bytes()[start as usize..end as usize]
+    }
+
+    fn value(&self, range: (u32, u32)) -> &'t str {
+        &self.text[range.0 as usize..range.1 as usize]
+    }
+}
 
 /// The rows found: which lines they are, and what the constant columns could be.
 struct Found {
@@ -36,8 +83,9 @@ struct Found {
 
 /// Buffers reused from one section to the next.
 struct Scratch {
-    fields: Vec<Field>,
+    /// Whether each line is taken for a row.
     alive: Vec<bool>,
+    sample: Vec<usize>,
     widths: Vec<usize>,
     starts: Vec<usize>,
     anchors: Vec<usize>,
@@ -50,63 +98,50 @@ pub(super) fn compress(text: &str) -> Option<String> {
     if text.len() >= u32::MAX as usize || !looks_tabular(text) {
         return None;
     }
-    let lines = line_bounds(text);
-    let sections = sections(text, &lines);
-    let largest = sections
-        .iter()
-        .fold(0..0, |best, s| if s.len() > best.len() { s.clone() } else { best });
-    let mut scratch = Scratch {
+    let mut lines = Lines {
+        text,
+        bounds: line_bounds(text),
         fields: Vec::new(),
+        full: Vec::new(),
+        fixed: 0,
+    };
+    let sections = sections(&lines);
+    let largest = (sections.iter().cloned()).reduce(|best, section| {
+        if section.len() > best.len() {
+            section
+        } else {
+            best
+        }
+    })?;
+    let mut scratch = Scratch {
         alive: Vec::new(),
+        sample: Vec::new(),
         widths: Vec::new(),
         starts: Vec::new(),
         anchors: Vec::new(),
         tally: Tally::new(),
     };
-    let columns = detect(text, &lines[largest], &mut scratch.tally)?;
-    let right = alignment(text, &lines, &sections, &columns, &mut scratch);
+    let columns = detect(text, &lines.bounds[largest], &mut scratch.tally)?;
+    lines.read_words(columns.fixed.len());
+    let right = alignment(&lines, &sections, &columns, &mut scratch.tally);
     let mut layout = columns.layout(&right)?;
+    scratch.alive = vec![false; lines.bounds.len()];
+    for section in &sections {
+        vote(&lines, section.clone(), &layout, &mut scratch);
+    }
     if sections.len() > 1 {
-        pool_min_widths(text, &lines, &sections, &mut layout, &mut scratch);
+        pool_min_widths(&lines, &sections, &mut layout, &mut scratch);
     }
-    if std::env::var_os("TABLE_DEBUG").is_some() {
-        eprintln!("{layout:?}");
-    }
-    let fixed = layout.fixed();
-    let mut found = Found {
-        free: vec![NOT_ROW; lines.len()],
-        rows: 0,
-        collapsed: 0,
-        first: Vec::with_capacity(fixed),
-        second: Vec::with_capacity(fixed),
-        same_all: vec![true; fixed],
-        same_below: vec![true; fixed],
-    };
-    for section in sections {
-        find_rows(text, &lines, section, &layout, &mut scratch, &mut found);
-    }
+    let found = find_all_rows(&lines, &sections, &layout, &mut scratch);
     if found.rows < MIN_ROWS {
         return None;
     }
-    let mut saved_by_constants = choose_constants(text, &found, &mut layout);
-    if list_not_rows(text, &lines, &mut layout, &found).is_none() {
-        // Constant columns leave rows fewer words, so more other lines read as rows.
-        if saved_by_constants == 0 {
-            return None;
-        }
-        layout.constant.iter_mut().for_each(|value| *value = None);
-        layout.below_header = false;
-        saved_by_constants = 0;
-        list_not_rows(text, &lines, &mut layout, &found)?;
-    }
-    let out = write(text, &lines, &layout, &found, &mut scratch);
-    // The note costs about a token per 3 of its bytes; each collapsed run saves one, and a
-    // constant column one per 4 bytes of its value and the space before it.
+    let saved_by_constants = constants_and_not_rows(&lines, &found, &mut layout)?;
+    let out = write(&lines, &layout, &found);
+    // The note costs about a token for each 3 of its bytes; each collapsed run saves one, and
+    // a constant column one for each 4 bytes of its value and the space before it.
     let note = out.find('\n').unwrap_or(out.len());
     let saved = found.collapsed + saved_by_constants / 4;
-    if std::env::var_os("TABLE_DEBUG").is_some() {
-        eprintln!("rows {} collapsed {} constants {saved_by_constants} note {note} out {} in {}", found.rows, found.collapsed, out.len(), text.len());
-    }
     let expands = text.len() <= super::MAX_EXPANSION * out.len();
     (saved > note / 3 && out.len() < text.len() && expands).then_some(out)
 }
@@ -129,22 +164,21 @@ fn looks_tabular(text: &str) -> bool {
 }
 
 /// The runs of lines between separator lines, as ranges of line indices.
-fn sections(text: &str, lines: &[(u32, u32)]) -> Vec<std::ops::Range<usize>> {
+fn sections(lines: &Lines<'_>) -> Vec<Range<usize>> {
     let mut sections = Vec::new();
     let mut start = None;
-    for (i, &(from, to)) in lines.iter().enumerate() {
-        let separator = is_separator(&text.as_bytes()[from as usize..to as usize]);
-        match (separator, start) {
+    for k in 0..lines.bounds.len() {
+        match (is_separator(lines.bytes(k)), start) {
             (true, Some(s)) => {
-                sections.push(s..i);
+                sections.push(s..k);
                 start = None;
             }
-            (false, None) => start = Some(i),
+            (false, None) => start = Some(k),
             _ => {}
         }
     }
     if let Some(s) = start {
-        sections.push(s..lines.len());
+        sections.push(s..lines.bounds.len());
     }
     sections
 }
@@ -153,104 +187,82 @@ fn sections(text: &str, lines: &[(u32, u32)]) -> Vec<std::ops::Range<usize>> {
 /// as the words of every section lean (more of them sharing an end than a start), since the
 /// largest section of `ls -lR` may have one link count or one size width throughout.
 fn alignment(
-    text: &str,
-    lines: &[(u32, u32)],
-    sections: &[std::ops::Range<usize>],
+    lines: &Lines<'_>,
+    sections: &[Range<usize>],
     columns: &Columns,
-    scratch: &mut Scratch,
+    tally: &mut Tally,
 ) -> Vec<bool> {
-    let fixed = columns.fixed.len();
     let mut right: Vec<bool> = columns.fixed.iter().map(Column::right).collect();
-    let ambiguous: Vec<usize> = (0..fixed)
-        .filter(|&i| columns.fixed[i].ambiguous())
-        .collect();
-    if ambiguous.is_empty() || sections.len() < 2 {
+    if sections.len() < 2 {
         return right;
     }
-    let mut lean = vec![0i64; fixed];
+    let mut lean: Vec<Option<i64>> = (columns.fixed.iter())
+        .map(|column| column.ambiguous().then_some(0))
+        .collect();
+    // Section by section, so that a section's words are read while in cache; sections lean
+    // the same way, so a few dozen lines that do are enough.
     for section in sections {
-        scratch.fields.clear();
-        for &(start, end) in &lines[section.clone()] {
-            let before = scratch.fields.len();
-            let line = &text.as_bytes()[start as usize..end as usize];
-            if words(line, start, fixed, &mut scratch.fields) < fixed {
-                scratch.fields.truncate(before);
-            }
+        let mut undecided = false;
+        for (i, lean) in lean.iter_mut().enumerate() {
+            let Some(lean) = lean.as_mut().filter(|lean| lean.abs() < 64) else {
+                continue;
+            };
+            undecided = true;
+            let cells = section
+                .clone()
+                .filter(|&k| lines.full[k])
+                .map(|k| &lines.cells(k)[i]);
+            let (_, by_start) = tally.mode(cells.clone().map(|f| f.char_start));
+            let (_, by_end) = tally.mode(cells.map(|f| f.char_end));
+            *lean += i64::from(by_end) - i64::from(by_start);
         }
-        let rows = scratch.fields.len() / fixed;
-        for &i in &ambiguous {
-            let cells = (0..rows).map(|k| &scratch.fields[k * fixed + i]);
-            let (_, by_start) = scratch.tally.mode(cells.clone().map(|f| f.char_start));
-            let (_, by_end) = scratch.tally.mode(cells.map(|f| f.char_end));
-            lean[i] += i64::from(by_end) - i64::from(by_start);
+        if !undecided {
+            break;
         }
     }
-    for i in ambiguous {
-        right[i] = lean[i] > 0;
+    for (right, lean) in right.iter_mut().zip(lean) {
+        if let Some(lean) = lean {
+            *right = lean > 0;
+        }
     }
     right
 }
 
-/// Finds the rows of one section: the lines whose words sit where `layout` puts them, once
-/// each column is as wide as its widest cell among those rows (or its min width).
-fn find_rows(
-    text: &str,
-    lines: &[(u32, u32)],
-    section: std::ops::Range<usize>,
-    layout: &Layout,
-    scratch: &mut Scratch,
-    found: &mut Found,
-) {
-    let fixed = layout.fixed();
-    let section_lines = &lines[section.clone()];
-    vote(text, section_lines, layout, scratch);
-    let Some(free_at) = fit(text, section_lines, layout, scratch) else {
-        return;
-    };
-    for (k, &(_, end)) in section.clone().zip(section_lines) {
-        if scratch.alive[k - section.start] {
-            let cells = &scratch.fields[(k - section.start) * fixed..][..fixed];
-            let last = cells[fixed - 1];
-            let free = if layout.has_free() {
-                last.end + (free_at - last.char_end as usize) as u32
+/// Keeps taken for rows (`scratch.alive`) the lines of `section` that share each column's
+/// most common anchor, which `scratch.anchors` gets, `fixed` a section: a line of another
+/// kind among the rows (a title, `total 48`) must not set a width.
+fn vote(lines: &Lines<'_>, section: Range<usize>, layout: &Layout, scratch: &mut Scratch) {
+    let first = scratch.anchors.len();
+    // The anchors are the most common among the first lines that agree on the columns
+    // before; then each line is kept if it agrees on all of them, in one pass.
+    scratch.sample.clear();
+    let sample = section.clone().filter(|&k| lines.full[k]).take(VOTE_SAMPLE);
+    scratch.sample.extend(sample);
+    for (column, &right) in layout.right[..lines.fixed].iter().enumerate() {
+        let at = |k: usize| {
+            let field = &lines.cells(k)[column];
+            if right {
+                field.char_end
             } else {
-                end
-            };
-            // Without free text, nothing follows the last column to lose its padding.
-            let free_at = if layout.has_free() { free_at } else { 0 };
-            found.add(text, k, cells, free, free_at);
-        }
-    }
-}
-
-/// Reads the words of a section's lines into `scratch.fields` (`layout.fixed()` slots a
-/// line), and keeps taken for rows (`scratch.alive`) the lines that share each column's most
-/// common anchor, which `scratch.anchors` gets: a line of another kind among the rows (a
-/// title, `total 48`) must not set a width.
-fn vote(text: &str, lines: &[(u32, u32)], layout: &Layout, scratch: &mut Scratch) {
-    let fixed = layout.fixed();
-    scratch.fields.clear();
-    scratch.alive.clear();
-    scratch.anchors.clear();
-    for &(start, end) in lines {
-        let line = &text.as_bytes()[start as usize..end as usize];
-        let count = words(line, start, fixed, &mut scratch.fields);
-        scratch.fields.resize(scratch.alive.len() * fixed + fixed, Field::default());
-        scratch.alive.push(count == fixed);
-    }
-    for column in 0..fixed {
-        let right = layout.right[column];
-        let at = |field: &Field| if right { field.char_end } else { field.char_start };
-        let fields = &scratch.fields;
-        let alive = &scratch.alive;
-        let anchors = (0..alive.len())
-            .filter(|&k| alive[k])
-            .map(|k| at(&fields[k * fixed + column]));
-        let (anchor, _) = scratch.tally.mode(anchors);
-        for k in 0..scratch.alive.len() {
-            scratch.alive[k] &= at(&scratch.fields[k * fixed + column]) == anchor;
-        }
+                field.char_start
+            }
+        };
+        let (anchor, _) = scratch.tally.mode(scratch.sample.iter().map(|&k| at(k)));
+        scratch.sample.retain(|&k| at(k) == anchor);
         scratch.anchors.push(anchor as usize);
+    }
+    let anchors = &scratch.anchors[first..];
+    for k in section {
+        let cells = lines.cells(k).iter().zip(&layout.right);
+        scratch.alive[k] = lines.full[k]
+            && cells.zip(anchors).all(|((cell, &right), &anchor)| {
+                let at = if right {
+                    cell.char_end
+                } else {
+                    cell.char_start
+                };
+                at as usize == anchor
+            });
     }
 }
 
@@ -258,20 +270,19 @@ fn vote(text: &str, lines: &[(u32, u32)], layout: &Layout, scratch: &mut Scratch
 /// words sit wider apart than its widest cell in some section (`ls -l`'s time column, five
 /// wide even where every file shows a year) is padded to that width everywhere.
 fn pool_min_widths(
-    text: &str,
-    lines: &[(u32, u32)],
-    sections: &[std::ops::Range<usize>],
+    lines: &Lines<'_>,
+    sections: &[Range<usize>],
     layout: &mut Layout,
     scratch: &mut Scratch,
 ) {
-    let fixed = layout.fixed();
-    for section in sections {
-        vote(text, &lines[section.clone()], layout, scratch);
-        widest(scratch, fixed, &[]);
+    let fixed = lines.fixed;
+    for (n, section) in sections.iter().enumerate() {
+        widest(lines, section.clone(), scratch, &[]);
+        let anchors = &scratch.anchors[n * fixed..][..fixed];
         let mut at = 0;
         for i in 0..fixed {
-            let (anchor, widest) = (scratch.anchors[i], scratch.widths[i]);
-            let next_left = (i + 1 < fixed && !layout.right[i + 1]).then(|| scratch.anchors[i + 1]);
+            let (anchor, widest) = (anchors[i], scratch.widths[i]);
+            let next_left = (i + 1 < fixed && !layout.right[i + 1]).then(|| anchors[i + 1]);
             let width = match (layout.right[i], next_left) {
                 (true, _) => anchor.checked_sub(at),
                 (false, _) if anchor != at => None,
@@ -289,33 +300,77 @@ fn pool_min_widths(
     }
 }
 
-/// Sets `scratch.widths` to the widest cell of each column among the lines taken for rows,
-/// or `min` where that is wider.
-fn widest(scratch: &mut Scratch, fixed: usize, min: &[usize]) {
+/// Sets `scratch.widths` to the widest cell of each column among the lines of `section`
+/// taken for rows, or `min` where that is wider.
+fn widest(lines: &Lines<'_>, section: Range<usize>, scratch: &mut Scratch, min: &[usize]) {
     scratch.widths.clear();
-    scratch.widths.resize(fixed, 0);
+    scratch.widths.resize(lines.fixed, 0);
     for (width, &min) in scratch.widths.iter_mut().zip(min) {
         *width = min;
     }
-    for k in (0..scratch.alive.len()).filter(|&k| scratch.alive[k]) {
-        for (width, field) in scratch.widths.iter_mut().zip(&scratch.fields[k * fixed..]) {
+    for k in section.filter(|&k| scratch.alive[k]) {
+        for (width, field) in scratch.widths.iter_mut().zip(lines.cells(k)) {
             *width = (*width).max(field.chars() as usize);
         }
     }
 }
 
+/// Finds the rows of every section: the lines whose words sit where `layout` puts them,
+/// once each column is as wide as its widest cell among the section's rows (or its min
+/// width).
+fn find_all_rows(
+    lines: &Lines<'_>,
+    sections: &[Range<usize>],
+    layout: &Layout,
+    scratch: &mut Scratch,
+) -> Found {
+    let fixed = lines.fixed;
+    let mut found = Found {
+        free: vec![NOT_ROW; lines.bounds.len()],
+        rows: 0,
+        collapsed: 0,
+        first: Vec::with_capacity(fixed),
+        second: Vec::with_capacity(fixed),
+        same_all: vec![true; fixed],
+        same_below: vec![true; fixed],
+    };
+    for section in sections {
+        let Some(free_at) = fit(lines, section.clone(), layout, scratch) else {
+            continue;
+        };
+        for k in section.clone().filter(|&k| scratch.alive[k]) {
+            let cells = lines.cells(k);
+            let last = cells[fixed - 1];
+            let (free, free_at) = if layout.has_free() {
+                (
+                    last.end + (free_at - last.char_end as usize) as u32,
+                    free_at,
+                )
+            } else {
+                // Without free text, nothing follows the last column to lose its padding.
+                (lines.bounds[k].1, 0)
+            };
+            found.add(lines, k, free, free_at);
+        }
+    }
+    found
+}
+
 /// Drops the lines that do not fit the widths their fellow rows give, until the rows left
 /// all fit theirs; returns where the free text starts (in characters), or `None` when they
 /// never settle.
-fn fit(text: &str, lines: &[(u32, u32)], layout: &Layout, scratch: &mut Scratch) -> Option<usize> {
-    let fixed = layout.fixed();
+fn fit(
+    lines: &Lines<'_>,
+    section: Range<usize>,
+    layout: &Layout,
+    scratch: &mut Scratch,
+) -> Option<usize> {
     for _ in 0..4 {
-        widest(scratch, fixed, &layout.min);
+        widest(lines, section.clone(), scratch, &layout.min);
         let free_at = layout.starts(&scratch.widths, &mut scratch.starts);
         let mut settled = true;
-        for (k, &(_, end)) in lines.iter().enumerate() {
-            let cells = &scratch.fields[k * fixed..][..fixed];
-            if scratch.alive[k] && !fits(text, cells, end, layout, scratch, free_at) {
+        for k in section.clone() {
+            if scratch.alive[k] && !fits(lines, k, layout, scratch, free_at) {
                 scratch.alive[k] = false;
                 settled = false;
             }
@@ -327,16 +382,10 @@ fn fit(text: &str, lines: &[(u32, u32)], layout: &Layout, scratch: &mut Scratch)
     None
 }
 
-/// Whether a line's words sit exactly where the widths put them, and its free text (or its
-/// end) right after.
-fn fits(
-    text: &str,
-    cells: &[Field],
-    end: u32,
-    layout: &Layout,
-    scratch: &Scratch,
-    free_at: usize,
-) -> bool {
+/// Whether line `k`'s words sit exactly where the widths put them, and its free text (or
+/// its end) right after.
+fn fits(lines: &Lines<'_>, k: usize, layout: &Layout, scratch: &Scratch, free_at: usize) -> bool {
+    let cells = lines.cells(k);
     for (i, cell) in cells.iter().enumerate() {
         let (width, start, len) = (scratch.widths[i], scratch.starts[i], cell.chars() as usize);
         let expected = if layout.right[i] {
@@ -344,7 +393,7 @@ fn fits(
         } else {
             Some(start)
         };
-        let bytes = &text.as_bytes()[cell.start as usize..cell.end as usize];
+        let bytes = &lines.text.as_bytes()[cell.start as usize..cell.end as usize];
         // A cell of tabs or carriage returns alone would make a row the inverse takes for a
         // blank line.
         if expected != Some(cell.char_start as usize) || len > width || is_separator(bytes) {
@@ -352,39 +401,42 @@ fn fits(
         }
     }
     let last = cells[cells.len() - 1];
+    let end = lines.bounds[k].1;
     if !layout.has_free() {
         return last.end == end;
     }
     let Some(need) = free_at.checked_sub(last.char_end as usize) else {
         return false;
     };
-    let after = &text.as_bytes()[last.end as usize..end as usize];
+    let after = &lines.text.as_bytes()[last.end as usize..end as usize];
     after.len() >= need && after[..need].iter().all(|&b| b == b' ')
 }
 
 impl Found {
-    /// Takes line `index` as a row: where its free text starts (in bytes), its runs of
-    /// padding, its cells' values.
-    fn add(&mut self, text: &str, index: usize, cells: &[Field], free: u32, free_at: usize) {
-        self.free[index] = free;
+    /// Takes line `k` as a row: where its free text starts (in bytes), its runs of padding,
+    /// its cells' values.
+    fn add(&mut self, lines: &Lines<'_>, k: usize, free: u32, free_at: usize) {
+        self.free[k] = free;
+        let cells = lines.cells(k);
         let mut before = 0;
         for cell in cells {
             self.collapsed += usize::from(cell.char_start - before > 1);
             before = cell.char_end;
         }
         self.collapsed += usize::from(free_at.saturating_sub(before as usize) > 1);
-        let value = |range: (u32, u32)| &text[range.0 as usize..range.1 as usize];
         for (i, cell) in cells.iter().enumerate() {
             let range = (cell.start, cell.end);
             match self.rows {
                 0 => self.first.push(range),
                 1 => {
                     self.second.push(range);
-                    self.same_all[i] = value(range) == value(self.first[i]);
+                    self.same_all[i] = lines.value(range) == lines.value(self.first[i]);
                 }
+                // Most columns stop being constant within a few rows: no more comparing.
+                _ if !self.same_below[i] => {}
                 _ => {
-                    self.same_all[i] &= value(range) == value(self.first[i]);
-                    self.same_below[i] &= value(range) == value(self.second[i]);
+                    self.same_all[i] &= lines.value(range) == lines.value(self.first[i]);
+                    self.same_below[i] &= lines.value(range) == lines.value(self.second[i]);
                 }
             }
         }
@@ -392,17 +444,33 @@ impl Found {
     }
 }
 
+/// Chooses the constant columns and lists the lines that are not rows; returns the bytes
+/// the constant columns save, or `None` when too many lines would read as rows.
+fn constants_and_not_rows(lines: &Lines<'_>, found: &Found, layout: &mut Layout) -> Option<usize> {
+    let saved = choose_constants(lines, found, layout);
+    if list_not_rows(lines, layout, found).is_some() {
+        return Some(saved);
+    }
+    // Constant columns leave rows fewer words, so more other lines read as rows.
+    if saved == 0 {
+        return None;
+    }
+    layout.constant.iter_mut().for_each(|value| *value = None);
+    layout.after_first = false;
+    list_not_rows(lines, layout, found).map(|()| 0)
+}
+
 /// Sets the columns said once in the note: those with one value in every row, or in every
 /// row below the header (the first row), whichever saves more; returns the bytes saved.
-fn choose_constants(text: &str, found: &Found, layout: &mut Layout) -> usize {
-    let value = |range: (u32, u32)| &text[range.0 as usize..range.1 as usize];
+fn choose_constants(lines: &Lines<'_>, found: &Found, layout: &mut Layout) -> usize {
     // A constant column costs about 20 bytes of note and saves its value and a space in
     // every row that leaves it out.
-    let saving = |value: &str, rows: usize| (rows * (value.len() + 1)).checked_sub(value.len() + 20);
+    let saving =
+        |value: &str, rows: usize| (rows * (value.len() + 1)).checked_sub(value.len() + 20);
     let pick = |same: &[bool], values: &[(u32, u32)], rows: usize| -> Vec<(usize, usize)> {
         (0..same.len())
-            .filter(|&i| same[i] && quotable(value(values[i])))
-            .filter_map(|i| Some((i, saving(value(values[i]), rows).filter(|&s| s > 0)?)))
+            .filter(|&i| same[i] && quotable(lines.value(values[i])))
+            .filter_map(|i| Some((i, saving(lines.value(values[i]), rows).filter(|&s| s > 0)?)))
             .collect()
     };
     let everywhere = if found.rows >= 2 {
@@ -416,7 +484,7 @@ fn choose_constants(text: &str, found: &Found, layout: &mut Layout) -> usize {
         Vec::new()
     };
     let total = |picked: &[(usize, usize)]| picked.iter().map(|p| p.1).sum::<usize>();
-    let (mut picked, values, below_header) = if total(&below) > total(&everywhere) {
+    let (mut picked, values, after_first) = if total(&below) > total(&everywhere) {
         (below, &found.second, true)
     } else {
         (everywhere, &found.first, false)
@@ -427,35 +495,30 @@ fn choose_constants(text: &str, found: &Found, layout: &mut Layout) -> usize {
         picked.remove(smallest);
     }
     for &(i, _) in &picked {
-        layout.constant[i] = Some(value(values[i]).to_owned());
+        layout.constant[i] = Some(lines.value(values[i]).to_owned());
     }
-    layout.below_header = below_header && !picked.is_empty();
+    layout.after_first = after_first && !picked.is_empty();
     total(&picked)
 }
 
 /// Lists in the note the lines kept as they are that would read back as rows (a notice
 /// under a two-column table, a sentence of as many words as a row); `None` when they make
 /// more than [`MAX_NOT_ROWS`] runs.
-fn list_not_rows(
-    text: &str,
-    lines: &[(u32, u32)],
-    layout: &mut Layout,
-    found: &Found,
-) -> Option<()> {
+fn list_not_rows(lines: &Lines<'_>, layout: &mut Layout, found: &Found) -> Option<()> {
     let (fixed, has_free, row_words) = (layout.fixed(), layout.has_free(), layout.row_words());
     layout.not_rows.clear();
-    let mut header = layout.below_header;
-    for (index, &(start, end)) in lines.iter().enumerate() {
-        if found.free[index] != NOT_ROW {
+    let mut header = layout.after_first;
+    for (k, &free) in found.free.iter().enumerate() {
+        if free != NOT_ROW {
             header = false;
             continue;
         }
-        let line = &text.as_bytes()[start as usize..end as usize];
+        let line = lines.bytes(k);
         let words = if header { fixed } else { row_words };
         if is_separator(line) || !is_row(line, words, has_free) {
             continue;
         }
-        let number = index + 1;
+        let number = k + 1;
         match layout.not_rows.last_mut() {
             Some(run) if run.1 + 1 == number => run.1 = number,
             _ => layout.not_rows.push((number, number)),
@@ -469,38 +532,29 @@ fn list_not_rows(
 
 /// Writes the note and the lines: rows one space apart without their constant columns,
 /// other lines as they are.
-fn write(
-    text: &str,
-    lines: &[(u32, u32)],
-    layout: &Layout,
-    found: &Found,
-    scratch: &mut Scratch,
-) -> String {
+fn write(lines: &Lines<'_>, layout: &Layout, found: &Found) -> String {
+    let text = lines.text;
     let mut out = String::with_capacity(text.len());
     layout.write(&mut out);
-    let (fixed, has_free) = (layout.fixed(), layout.has_free());
-    let mut header = layout.below_header;
-    for (index, &(start, end)) in lines.iter().enumerate() {
+    let mut header = layout.after_first;
+    for (k, &(start, end)) in lines.bounds.iter().enumerate() {
         out.push('\n');
-        let line = &text[start as usize..end as usize];
-        let free = found.free[index];
+        let free = found.free[k];
         if free == NOT_ROW {
-            out.push_str(line);
+            out.push_str(&text[start as usize..end as usize]);
             continue;
         }
-        scratch.fields.clear();
-        words(line.as_bytes(), start, fixed, &mut scratch.fields);
         let mut first = true;
-        for (cell, constant) in scratch.fields.iter().zip(&layout.constant) {
+        for (cell, constant) in lines.cells(k).iter().zip(&layout.constant) {
             if constant.is_none() || header {
                 if !first {
                     out.push(' ');
                 }
-                out.push_str(&text[cell.start as usize..cell.end as usize]);
+                out.push_str(lines.value((cell.start, cell.end)));
                 first = false;
             }
         }
-        if has_free {
+        if layout.has_free() {
             out.push(' ');
             out.push_str(&text[free as usize..end as usize]);
         }

@@ -28,7 +28,7 @@ pub(super) struct Layout {
     /// The value of each fixed column left out of the rows as the same in every one.
     pub(super) constant: Vec<Option<String>>,
     /// Whether the first row (a header, as a rule) keeps the constant columns.
-    pub(super) below_header: bool,
+    pub(super) after_first: bool,
     /// The lines below the note kept as they were although they read as rows: ranges of
     /// line numbers (1 is the line after the note), increasing, neither overlapping nor
     /// touching.
@@ -91,16 +91,12 @@ impl Layout {
             let min = self.min.iter().enumerate().filter(|(_, width)| **width > 0);
             join(out, min.map(|(i, width)| format!("{}={width}", i + 1)));
         }
-        let mut constant = self.constant.iter().enumerate();
-        let mut first = true;
-        for (i, value) in constant.by_ref().filter_map(|(i, v)| Some((i, v.as_ref()?))) {
-            out.push_str(if first { "; column " } else { " and column " });
-            let _ = write!(out, "{} is \"{value}\"", i + 1);
-            first = false;
-        }
-        if !first {
-            out.push_str(" in every row");
-            if self.below_header {
+        let constants: Vec<String> = (self.constant.iter().enumerate())
+            .filter_map(|(i, value)| Some(format!("column {} is \"{}\"", i + 1, value.as_ref()?)))
+            .collect();
+        if !constants.is_empty() {
+            let _ = write!(out, "; {} in every row", constants.join(" and "));
+            if self.after_first {
                 out.push_str(" after the first");
             }
         }
@@ -111,7 +107,10 @@ impl Layout {
             }
             _ => {
                 out.push_str("; lines ");
-                join(out, self.not_rows.iter().map(|&(line, last)| range(line, last)));
+                join(
+                    out,
+                    self.not_rows.iter().map(|&(line, last)| range(line, last)),
+                );
                 out.push_str(" below are not rows");
             }
         }
@@ -140,7 +139,9 @@ fn join(out: &mut String, items: impl Iterator<Item = String>) {
 pub(super) fn quotable(value: &str) -> bool {
     !value.is_empty()
         && value.len() <= 200
-        && !value.bytes().any(|b| b == b'"' || b == b' ' || b < 0x20 || b == 0x7f)
+        && !value
+            .bytes()
+            .any(|b| b == b'"' || b == b' ' || b < 0x20 || b == 0x7f)
 }
 
 /// The note's text as a message shows it: in backquotes, cut at 80 characters.
@@ -276,8 +277,7 @@ fn read_clauses(cursor: &mut Cursor<'_>, layout: &mut Layout) -> Result<(), Code
         }
     }
     let fixed = layout.fixed();
-    if cursor.rest.starts_with("; ") && cursor.rest[2..].starts_with(|c: char| c.is_ascii_digit())
-    {
+    if cursor.rest.starts_with("; ") && cursor.rest[2..].starts_with(|c: char| c.is_ascii_digit()) {
         cursor.eat("; ");
         layout.gap = cursor.number("the spaces between columns")?;
         if !cursor.eat(" spaces between columns") {
@@ -353,7 +353,7 @@ fn read_constants(cursor: &mut Cursor<'_>, layout: &mut Layout) -> Result<(), Co
             shown(cursor.rest)
         )));
     }
-    layout.below_header = cursor.eat(" after the first");
+    layout.after_first = cursor.eat(" after the first");
     Ok(())
 }
 
@@ -364,7 +364,9 @@ fn read_not_rows(cursor: &mut Cursor<'_>, layout: &mut Layout) -> Result<(), Cod
     let line = |cursor: &mut Cursor<'_>, after: usize, touching: bool| {
         let line = cursor.number("a line number")?;
         if line == 0 {
-            return Err(invalid("line 0: the lines below the note are numbered from 1"));
+            return Err(invalid(
+                "line 0: the lines below the note are numbered from 1",
+            ));
         }
         if line <= after || (!touching && line == after + 1) {
             return Err(invalid(format!(

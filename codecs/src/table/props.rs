@@ -31,9 +31,35 @@ impl Rng {
 
 /// Words a cell may hold: plain, numeric, unicode, quotes, tabs, lookalikes of the note.
 const WORDS: &[&str] = &[
-    "root", "amd64", "1.2.3", "x", "-rw-r--r--", "Jul", "17:58", "café", "日本語", "naïve",
-    "a\"b", "[table:", "x;y]", "1,", "0", "12345678", "a\tb", "é", "--", "::", "\u{200b}", "\\",
-    "columns,", "🦀", "?", "S<Ll", "\"", "]", "2=9,",
+    "root",
+    "amd64",
+    "1.2.3",
+    "x",
+    "-rw-r--r--",
+    "Jul",
+    "17:58",
+    "café",
+    "日本語",
+    "naïve",
+    "a\"b",
+    "[table:",
+    "x;y]",
+    "1,",
+    "0",
+    "12345678",
+    "a\tb",
+    "é",
+    "--",
+    "::",
+    "\u{200b}",
+    "\\",
+    "columns,",
+    "🦀",
+    "?",
+    "S<Ll",
+    "\"",
+    "]",
+    "2=9,",
 ];
 
 /// Free text a row may end with: words with spaces, indentation, nothing, lookalikes.
@@ -112,7 +138,11 @@ impl Shape {
         let cells = (0..self.right.len())
             .map(|i| self.constant[i].clone().unwrap_or_else(|| word(rng)))
             .collect();
-        let free = if self.free { rng.pick(FREE).to_owned() } else { String::new() };
+        let free = if self.free {
+            rng.pick(FREE).to_owned()
+        } else {
+            String::new()
+        };
         (cells, free)
     }
 
@@ -120,7 +150,11 @@ impl Shape {
     /// cell (plus its extra), `gap` spaces apart.
     fn render(&self, rows: &[(Vec<String>, String)]) -> Vec<String> {
         let width = |i: usize| {
-            let widest = rows.iter().map(|r| r.0[i].chars().count()).max().unwrap_or(0);
+            let widest = rows
+                .iter()
+                .map(|r| r.0[i].chars().count())
+                .max()
+                .unwrap_or(0);
             widest + self.extra[i]
         };
         let widths: Vec<usize> = (0..self.right.len()).map(width).collect();
@@ -200,13 +234,17 @@ fn mutate(rng: &mut Rng, text: &str) -> String {
         return text.to_owned();
     }
     let at = rng.below(chars.len());
-    let (head, tail): (String, String) = (chars[..at].iter().collect(), chars[at..].iter().collect());
+    let (head, tail): (String, String) =
+        (chars[..at].iter().collect(), chars[at..].iter().collect());
     match rng.below(7) {
         0 => format!("{head}  {tail}"),
         1 => format!("{head}{}", tail.replacen(' ', "\t", 1)),
         2 => format!("{head}{}", tail.chars().skip(1).collect::<String>()),
         3 => format!("{head}{}", tail.replacen('\n', "   \n", 1)),
-        4 => format!("{head}{}", tail.replacen('\n', &format!("\n{}\n", rng.pick(OTHER)), 1)),
+        4 => format!(
+            "{head}{}",
+            tail.replacen('\n', &format!("\n{}\n", rng.pick(OTHER)), 1)
+        ),
         5 => format!("{head}{}", tail.replacen("  ", " ", 1)),
         _ => format!("{head}{}", tail.replacen('\n', "\r\n", 1)),
     }
@@ -248,7 +286,10 @@ fn generated_tables_round_trip_or_pass_through() {
     }
     // The generator must make the codec act, or the property says little.
     eprintln!("generated changed {changed}");
-    assert!(changed * 3 > TABLES, "only {changed} of {TABLES} tables changed");
+    assert!(
+        changed * 3 > TABLES,
+        "only {changed} of {TABLES} tables changed"
+    );
 }
 
 #[test]
@@ -264,7 +305,10 @@ fn hostile_variants_round_trip_or_pass_through() {
         changed += usize::from(holds(&text));
     }
     eprintln!("hostile changed {changed}");
-    assert!(changed * 5 > TABLES, "only {changed} of {TABLES} variants changed");
+    assert!(
+        changed * 5 > TABLES,
+        "only {changed} of {TABLES} variants changed"
+    );
 }
 
 #[test]

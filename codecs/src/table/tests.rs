@@ -7,7 +7,9 @@ fn o200k(text: &str) -> usize {
 }
 
 fn compress(input: &str) -> Outcome {
-    Table.compress(Payload::text_only(input), Level::Minimal).unwrap()
+    Table
+        .compress(Payload::text_only(input), Level::Minimal)
+        .unwrap()
 }
 
 /// The outcome on `input`, checked: unchanged, or lossless, smaller, and expanding back to
@@ -261,19 +263,47 @@ fn cases_compress_to_their_output_and_expand_back() {
         assert_eq!(outcome.payload(), expected.as_deref(), "{name}");
         if let Some(payload) = expected {
             assert!(!outcome.is_lossy(), "{name}");
-            assert_eq!(Table.expand(&payload).as_deref(), Ok(input.as_str()), "{name}");
+            assert_eq!(
+                Table.expand(&payload).as_deref(),
+                Ok(input.as_str()),
+                "{name}"
+            );
         }
     }
 }
 
 /// The captures of real commands, each with the note and the first rows of its output.
 const CAPTURES: &[(&str, &str, &str)] = &[
-    ("pip list", PIP, "[table: 2 columns, padding collapsed to one space]\nPackage Version\n------------------------- -----------\nannotated-types 0.7.0\n"),
-    ("ls -l", LS, "[table: 9 columns, padding collapsed to one space; right-aligned: 2, 5, 7, 8; column 3 is \"root\" and column 4 is \"root\" in every row]\ntotal 92\n-rw-r--r-- 1 3211 Jul 24 2006 blocking.rs\ndrwxr-xr-x 2 4096 Dec 7 17:58 doc\n"),
-    ("dpkg -l", DPKG, "[table: 5 columns, padding collapsed to one space; column 1 is \"ii\" in every row after the first]\nDesired=Unknown/Install/Remove/Purge/Hold\n| Status=Not/Inst/Conf-files/Unpacked/halF-conf/Half-inst/trig-aWait/Trig-pend\n|/ Err?=(none)/Reinst-required (Status,Err: uppercase=bad)\n||/ Name Version Architecture Description\n+++-=========================-==================-============-========================================\nadduser 3.134 all add and remove users and groups\n"),
-    ("ps aux", PS, "[table: 11 columns, padding collapsed to one space; right-aligned: 2, 3, 4, 5, 6; min widths: 2=9, 7=8, 9=7; column 1 is \"root\" in every row after the first]\nUSER PID %CPU %MEM VSZ RSS TTY STAT START TIME COMMAND\n1 0.5 0.0 55100 14228 ? S<Ll 17:57 0:02 /process_api --addr 0.0.0.0:2024\n"),
-    ("git blame", BLAME, "[table: 7 columns, padding collapsed to one space; right-aligned: 6; column 1 is \"^f6a5b40\" and column 2 is \"(native-api\" and column 3 is \"2026-05-08\" and column 4 is \"20:20:32\" and column 5 is \"+0300\" in every row]\n1) #!/usr/bin/env bash\n2) set -e\n3) \n4) if [ \"$1\" = \"--debug\" ]; then\n5)   export PYENV_DEBUG=1\n"),
-    ("ls -lR", LS_R, "[table: 9 columns, padding collapsed to one space; right-aligned: 5, 7, 8; min widths: 8=5; column 3 is \"root\" and column 4 is \"root\" in every row]\n/src/serde:\ntotal 48\n-rw-r--r-- 1 1592 Jul 24 2006 Cargo.lock\n"),
+    (
+        "pip list",
+        PIP,
+        "[table: 2 columns, padding collapsed to one space]\nPackage Version\n------------------------- -----------\nannotated-types 0.7.0\n",
+    ),
+    (
+        "ls -l",
+        LS,
+        "[table: 9 columns, padding collapsed to one space; right-aligned: 2, 5, 7, 8; column 3 is \"root\" and column 4 is \"root\" in every row]\ntotal 92\n-rw-r--r-- 1 3211 Jul 24 2006 blocking.rs\ndrwxr-xr-x 2 4096 Dec 7 17:58 doc\n",
+    ),
+    (
+        "dpkg -l",
+        DPKG,
+        "[table: 5 columns, padding collapsed to one space; column 1 is \"ii\" in every row after the first]\nDesired=Unknown/Install/Remove/Purge/Hold\n| Status=Not/Inst/Conf-files/Unpacked/halF-conf/Half-inst/trig-aWait/Trig-pend\n|/ Err?=(none)/Reinst-required (Status,Err: uppercase=bad)\n||/ Name Version Architecture Description\n+++-=========================-==================-============-========================================\nadduser 3.134 all add and remove users and groups\n",
+    ),
+    (
+        "ps aux",
+        PS,
+        "[table: 11 columns, padding collapsed to one space; right-aligned: 2, 3, 4, 5, 6; min widths: 2=9, 7=8, 9=7; column 1 is \"root\" in every row after the first]\nUSER PID %CPU %MEM VSZ RSS TTY STAT START TIME COMMAND\n1 0.5 0.0 55100 14228 ? S<Ll 17:57 0:02 /process_api --addr 0.0.0.0:2024\n",
+    ),
+    (
+        "git blame",
+        BLAME,
+        "[table: 7 columns, padding collapsed to one space; right-aligned: 6; column 1 is \"^f6a5b40\" and column 2 is \"(native-api\" and column 3 is \"2026-05-08\" and column 4 is \"20:20:32\" and column 5 is \"+0300\" in every row]\n1) #!/usr/bin/env bash\n2) set -e\n3) \n4) if [ \"$1\" = \"--debug\" ]; then\n5)   export PYENV_DEBUG=1\n",
+    ),
+    (
+        "ls -lR",
+        LS_R,
+        "[table: 9 columns, padding collapsed to one space; right-aligned: 5, 7, 8; min widths: 8=5; column 3 is \"root\" and column 4 is \"root\" in every row]\n/src/serde:\ntotal 48\n-rw-r--r-- 1 1592 Jul 24 2006 Cargo.lock\n",
+    ),
 ];
 
 #[test]
@@ -287,7 +317,14 @@ fn captures_start_with_their_note_and_expand_back() {
 #[test]
 fn captures_save_tokens() {
     // The least share of o200k tokens each capture saves.
-    for (input, least) in [(LS, 5), (DPKG, 12), (PS, 12), (BLAME, 50), (PIP, 2), (LS_R, 1)] {
+    for (input, least) in [
+        (LS, 5),
+        (DPKG, 12),
+        (PS, 12),
+        (BLAME, 50),
+        (PIP, 2),
+        (LS_R, 1),
+    ] {
         let payload = round_trip(input).unwrap();
         let (before, after) = (o200k(input), o200k(&payload));
         assert!(
@@ -447,7 +484,11 @@ const BAD: &[(&str, &str)] = &[
 fn expand_refuses_what_the_codec_does_not_write() {
     for (payload, message) in BAD {
         let err = Table.expand(payload).unwrap_err();
-        assert_eq!(err.kind(), parrot_codec_api::ErrorKind::InvalidInput, "{payload:?}");
+        assert_eq!(
+            err.kind(),
+            parrot_codec_api::ErrorKind::InvalidInput,
+            "{payload:?}"
+        );
         assert_eq!(err.to_string(), *message, "{payload:?}");
     }
 }
@@ -480,8 +521,44 @@ fn fastest<T>(mut f: impl FnMut() -> T) -> f64 {
 #[test]
 #[ignore = "measures speed; run in release"]
 fn speed() {
+    let only = std::env::var("TABLE_SPEED_ONLY").unwrap_or_default();
+    // What declining costs: on a log, and on prose padded with double spaces, which passes
+    // the first test.
+    let words = [
+        "a", "table", "of", "words", "padded", "with", "spaces", "here", "x",
+    ];
+    let prose = (0..200_000)
+        .map(|i| {
+            let word = |n: usize| words[(i * 7 + n * 3) % words.len()];
+            format!("{} {}  {} {} {}\n", word(0), word(1), word(2), word(3), i)
+        })
+        .collect::<String>();
+    for size in [1 << 20, 10 << 20] {
+        let log = parrot_bench_corpus::log_payload(size);
+        for (name, text) in [
+            ("a log", log.as_str()),
+            ("prose", &prose[..size.min(prose.len())]),
+        ] {
+            assert_eq!(compress(text), Outcome::Unchanged, "{name}");
+            let split = fastest(|| text.split('\n').count());
+            let codec = fastest(|| compress(text));
+            println!(
+                "{name:8} {:>3} MB: split {:7.3} ms, declined in {:7.3} ms ({:5.1}x)",
+                text.len() >> 20,
+                split * 1e3,
+                codec * 1e3,
+                codec / split
+            );
+        }
+    }
     for (name, text, skip) in [("dpkg -l", DPKG, 5), ("ls -lR", LS_R, 0), ("ps aux", PS, 1)] {
-        for size in [1 << 20, 10 << 20] {
+        if !name.contains(only.as_str()) {
+            continue;
+        }
+        let sizes: Vec<usize> = std::env::var("TABLE_SPEED_MB").map_or(vec![1, 10], |v| {
+            v.split(',').map(|n| n.parse().unwrap()).collect()
+        });
+        for size in sizes.into_iter().map(|mb| mb << 20) {
             let input = grown(&format!("{text}\n"), skip, size);
             let payload = round_trip(&input).unwrap();
             let split = fastest(|| input.split('\n').count());
