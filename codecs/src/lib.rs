@@ -53,6 +53,7 @@ mod counted;
 pub mod json_compact;
 pub mod log;
 pub mod nested;
+pub mod paths;
 pub mod toon;
 #[cfg(test)]
 mod validating;
@@ -61,6 +62,7 @@ pub use columnar::Columnar;
 pub use json_compact::JsonCompact;
 pub use log::Log;
 pub use nested::JsonNested;
+pub use paths::Paths;
 pub use toon::Toon;
 
 /// The text of what a codec wrote: always UTF-8, since every byte came from `&str` slices
