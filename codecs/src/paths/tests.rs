@@ -48,14 +48,14 @@ fn rows() -> Vec<(&'static str, &'static str, Option<&'static str>)> {
             ),
         ),
         (
-            "find .: a directory that is a line of the input has no /",
-            ".\n./Cargo.toml\n./src\n./src/lib.rs\n./src/paths\n./src/paths/mod.rs\n./src/paths/tree.rs\n./README.md\n",
+            "find . (the module's example): a directory that is a line of the input has no /",
+            ".\n./Cargo.toml\n./src\n./src/lib.rs\n./src/main.rs\n./src/parser\n./src/parser/mod.rs\n./src/parser/lexer.rs\n./README.md\n",
             Some(
-                ".\n  Cargo.toml\n  src\n    lib.rs\n    paths\n      mod.rs tree.rs\n  README.md\n",
+                ".\n  Cargo.toml\n  src\n    lib.rs main.rs\n    parser\n      mod.rs lexer.rs\n  README.md\n",
             ),
         ),
         (
-            "git ls-files: no common prefix, runs grouped",
+            "git ls-files (the module's example): no common prefix, runs grouped",
             ".gitignore\nCargo.toml\ncodecs/Cargo.toml\ncodecs/src/lib.rs\ncodecs/src/log/mod.rs\ncodecs/src/log/tests.rs\ncodecs/src/toon/mod.rs\nhost/src/main.rs\nhost/src/lib.rs\nREADME.md\n",
             Some(
                 ".gitignore Cargo.toml\ncodecs/\n  Cargo.toml\n  src/\n    lib.rs\n    log/\n      mod.rs tests.rs\n    toon/mod.rs\nhost/src/\n  main.rs lib.rs\nREADME.md\n",
@@ -117,6 +117,11 @@ fn rows() -> Vec<(&'static str, &'static str, Option<&'static str>)> {
             "ls -R: the tree of its sections, an empty directory with its /",
             ".:\nCargo.toml\nempty\nsrc\n\n./empty:\n\n./src:\nlib.rs\nnfa\n\n./src/nfa:\nmod.rs\ndfa.rs\n",
             Some(".:\n  Cargo.toml empty/\n  src\n    lib.rs\n    nfa\n      mod.rs dfa.rs\n"),
+        ),
+        (
+            "ls -R (the module's example)",
+            ".:\nCOPYING\nCargo.toml\nempty\nsrc\n\n./empty:\n\n./src:\nlib.rs\npacked\n\n./src/packed:\napi.rs\n",
+            Some(".:\n  COPYING Cargo.toml empty/\n  src\n    lib.rs\n    packed\n      api.rs\n"),
         ),
         (
             "ls -R with names holding spaces",
