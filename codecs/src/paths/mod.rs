@@ -131,8 +131,8 @@
 //!
 //! The payload is [`Outcome::Unchanged`] when it is JSON, at level `none`, or:
 //!
-//! - it is empty, holds a tab or a carriage return, or a line (other than `ls -R`'s blank
-//!   line between two sections) is empty or longer than 4,096 bytes;
+//! - it is empty or 4 GiB or more, holds a tab or a carriage return, or a line (other than
+//!   `ls -R`'s blank line between two sections) is empty or longer than 4,096 bytes;
 //! - of its first 64 lines, more than a quarter hold a space (prose, tables, `grep -n`
 //!   output, `git status`), or, unless the first line ends with `:`, none holds a `/` (a flat
 //!   `ls -1`: nothing to save);

@@ -38,167 +38,163 @@ fn holds(input: &str) -> Option<String> {
 }
 
 /// One row per case: a listing and its tree, `None` where the codec declines.
-fn rows() -> Vec<(&'static str, &'static str, Option<&'static str>)> {
-    vec![
-        (
-            "find -type f: the common ./ said once",
-            "./src/lib.rs\n./src/main.rs\n./src/parser/mod.rs\n./src/parser/lexer.rs\n./README.md\n",
-            Some(
-                "./\n  src/\n    lib.rs main.rs\n    parser/\n      mod.rs lexer.rs\n  README.md\n",
-            ),
+const ROWS: &[(&str, &str, Option<&str>)] = &[
+    (
+        "find -type f: the common ./ said once",
+        "./src/lib.rs\n./src/main.rs\n./src/parser/mod.rs\n./src/parser/lexer.rs\n./README.md\n",
+        Some("./\n  src/\n    lib.rs main.rs\n    parser/\n      mod.rs lexer.rs\n  README.md\n"),
+    ),
+    (
+        "find . (the module's example): a directory that is a line of the input has no /",
+        ".\n./Cargo.toml\n./src\n./src/lib.rs\n./src/main.rs\n./src/parser\n./src/parser/mod.rs\n./src/parser/lexer.rs\n./README.md\n",
+        Some(
+            ".\n  Cargo.toml\n  src\n    lib.rs main.rs\n    parser\n      mod.rs lexer.rs\n  README.md\n",
         ),
-        (
-            "find . (the module's example): a directory that is a line of the input has no /",
-            ".\n./Cargo.toml\n./src\n./src/lib.rs\n./src/main.rs\n./src/parser\n./src/parser/mod.rs\n./src/parser/lexer.rs\n./README.md\n",
-            Some(
-                ".\n  Cargo.toml\n  src\n    lib.rs main.rs\n    parser\n      mod.rs lexer.rs\n  README.md\n",
-            ),
+    ),
+    (
+        "git ls-files (the module's example): no common prefix, runs grouped",
+        ".gitignore\nCargo.toml\ncodecs/Cargo.toml\ncodecs/src/lib.rs\ncodecs/src/log/mod.rs\ncodecs/src/log/tests.rs\ncodecs/src/toon/mod.rs\nhost/src/main.rs\nhost/src/lib.rs\nREADME.md\n",
+        Some(
+            ".gitignore Cargo.toml\ncodecs/\n  Cargo.toml\n  src/\n    lib.rs\n    log/\n      mod.rs tests.rs\n    toon/mod.rs\nhost/src/\n  main.rs lib.rs\nREADME.md\n",
         ),
-        (
-            "git ls-files (the module's example): no common prefix, runs grouped",
-            ".gitignore\nCargo.toml\ncodecs/Cargo.toml\ncodecs/src/lib.rs\ncodecs/src/log/mod.rs\ncodecs/src/log/tests.rs\ncodecs/src/toon/mod.rs\nhost/src/main.rs\nhost/src/lib.rs\nREADME.md\n",
-            Some(
-                ".gitignore Cargo.toml\ncodecs/\n  Cargo.toml\n  src/\n    lib.rs\n    log/\n      mod.rs tests.rs\n    toon/mod.rs\nhost/src/\n  main.rs lib.rs\nREADME.md\n",
-            ),
+    ),
+    (
+        "an absolute root that find prints first",
+        "/usr/include\n/usr/include/stdio.h\n/usr/include/stdlib.h\n/usr/include/linux\n/usr/include/linux/types.h\n/usr/include/linux/fs.h\n",
+        Some("/usr/include\n  stdio.h stdlib.h\n  linux\n    types.h fs.h\n"),
+    ),
+    (
+        "a directory that comes back is named again",
+        "src/x.rs\nsrc/y.rs\ntests/z.rs\ntests/w.rs\nsrc/v.rs\nsrc/u.rs\n",
+        Some("src/\n  x.rs y.rs\ntests/\n  z.rs w.rs\nsrc/\n  v.rs u.rs\n"),
+    ),
+    (
+        "a single line inside a short directory line goes beside it",
+        ".\n./benches\n./benches/parse.rs\n./src\n./src/lib.rs\n./src/impls.rs\n",
+        Some(".\n  benches benches/parse.rs\n  src\n    lib.rs impls.rs\n"),
+    ),
+    (
+        "a single line inside a long directory line goes under it",
+        ".\n./integration_tests\n./integration_tests/main.rs\n./README.md\n",
+        Some(".\n  integration_tests\n    main.rs\n  README.md\n"),
+    ),
+    (
+        "ls -p's directory line, then lines inside it",
+        "src/\nsrc/a.rs\nsrc/b.rs\nREADME.md\n",
+        Some("src/\nsrc/\n  a.rs b.rs\nREADME.md\n"),
+    ),
+    (
+        "a line equal to the directory the run shares is not under it",
+        "lib/core/\nlib/core/x.rs\nlib/core/y.rs\n",
+        Some("lib/\n  core/\n  core/\n    x.rs y.rs\n"),
+    ),
+    (
+        "names with spaces are quoted",
+        "docs/My Notes.md\ndocs/plan.md\ndocs/faq.md\ndocs/api.md\ndocs/old drafts/one.md\ndocs/index.md\ndocs/intro.md\ndocs/usage.md\n",
+        Some(
+            "docs/\n  'My Notes.md' plan.md faq.md api.md 'old drafts/one.md' index.md intro.md usage.md\n",
         ),
-        (
-            "an absolute root that find prints first",
-            "/usr/include\n/usr/include/stdio.h\n/usr/include/stdlib.h\n/usr/include/linux\n/usr/include/linux/types.h\n/usr/include/linux/fs.h\n",
-            Some("/usr/include\n  stdio.h stdlib.h\n  linux\n    types.h fs.h\n"),
-        ),
-        (
-            "a directory that comes back is named again",
-            "src/x.rs\nsrc/y.rs\ntests/z.rs\ntests/w.rs\nsrc/v.rs\nsrc/u.rs\n",
-            Some("src/\n  x.rs y.rs\ntests/\n  z.rs w.rs\nsrc/\n  v.rs u.rs\n"),
-        ),
-        (
-            "a single line inside a short directory line goes beside it",
-            ".\n./benches\n./benches/parse.rs\n./src\n./src/lib.rs\n./src/impls.rs\n",
-            Some(".\n  benches benches/parse.rs\n  src\n    lib.rs impls.rs\n"),
-        ),
-        (
-            "a single line inside a long directory line goes under it",
-            ".\n./integration_tests\n./integration_tests/main.rs\n./README.md\n",
-            Some(".\n  integration_tests\n    main.rs\n  README.md\n"),
-        ),
-        (
-            "ls -p's directory line, then lines inside it",
-            "src/\nsrc/a.rs\nsrc/b.rs\nREADME.md\n",
-            Some("src/\nsrc/\n  a.rs b.rs\nREADME.md\n"),
-        ),
-        (
-            "a line equal to the directory the run shares is not under it",
-            "lib/core/\nlib/core/x.rs\nlib/core/y.rs\n",
-            Some("lib/\n  core/\n  core/\n    x.rs y.rs\n"),
-        ),
-        (
-            "names with spaces are quoted",
-            "docs/My Notes.md\ndocs/plan.md\ndocs/faq.md\ndocs/api.md\ndocs/old drafts/one.md\ndocs/index.md\ndocs/intro.md\ndocs/usage.md\n",
-            Some(
-                "docs/\n  'My Notes.md' plan.md faq.md api.md 'old drafts/one.md' index.md intro.md usage.md\n",
-            ),
-        ),
-        (
-            "no final line break stays so",
-            "./a/b.rs\n./a/c.rs",
-            Some("./a/\n  b.rs c.rs"),
-        ),
-        (
-            "unicode and colons are names like any other",
-            "données/été.txt\ndonnées/hiver:2.txt\ndonnées/日本.md\n",
-            Some("données/\n  été.txt hiver:2.txt 日本.md\n"),
-        ),
-        (
-            "empty directories in between",
-            "data//b.csv\ndata//c.csv\n",
-            Some("data//\n  b.csv c.csv\n"),
-        ),
-        (
-            "ls -R: the tree of its sections, an empty directory with its /",
-            ".:\nCargo.toml\nempty\nsrc\n\n./empty:\n\n./src:\nlib.rs\nnfa\n\n./src/nfa:\nmod.rs\ndfa.rs\n",
-            Some(".:\n  Cargo.toml empty/\n  src\n    lib.rs\n    nfa\n      mod.rs dfa.rs\n"),
-        ),
-        (
-            "ls -R (the module's example)",
-            ".:\nCOPYING\nCargo.toml\nempty\nsrc\n\n./empty:\n\n./src:\nlib.rs\npacked\n\n./src/packed:\napi.rs\n",
-            Some(".:\n  COPYING Cargo.toml empty/\n  src\n    lib.rs\n    packed\n      api.rs\n"),
-        ),
-        (
-            "ls -R with names holding spaces",
-            ".:\nmy docs\nsrc\n\n./my docs:\nnotes.md\nplan.md\n\n./src:\nlib.rs\nmain.rs\n",
-            Some(".:\n  'my docs'\n    notes.md plan.md\n  src\n    lib.rs main.rs\n"),
-        ),
-        ("empty", "", None),
-        ("a line break alone", "\n", None),
-        (
-            "flat ls -1: nothing to share",
-            "Cargo.toml\nREADME.md\nsrc\ntests\n",
-            None,
-        ),
-        ("nothing shared", "a/x\nb/y\nc/z\n", None),
-        ("CRLF lines", "./a/b.rs\r\n./a/c.rs\r\n./a/d.rs\r\n", None),
-        ("a tab", "./a/b.rs\n./a/c\td.rs\n./a/e.rs\n", None),
-        ("an empty line", "./a/b.rs\n\n./a/c.rs\n./a/d.rs\n", None),
-        (
-            "prose",
-            "The build failed in src/lib.rs because of a type error.\nSee docs/errors.md for more.\n",
-            None,
-        ),
-        (
-            "grep -n output",
-            "src/lib.rs:12:    let x = 1;\nsrc/lib.rs:40:    let y = 2;\nsrc/main.rs:3: fn main() {\n",
-            None,
-        ),
-        (
-            "git status --porcelain",
-            " M src/lib.rs\n M src/main.rs\n?? src/new.rs\n",
-            None,
-        ),
-        (
-            "an entry that starts with a quote",
-            "a/'quoted\na/plain\n",
-            None,
-        ),
-        (
-            "an entry with a space and a quote",
-            "a/it's here\na/plain\n",
-            None,
-        ),
-        (
-            "the tree's first line would end with a colon",
-            "x\ny:\nd/a\nd/b\n",
-            None,
-        ),
-        ("ls -R with two roots", "a:\nx\n\nb:\ny\n", None),
-        (
-            "ls -R of a folder without subfolders",
-            ".:\na\nb\nc\n",
-            None,
-        ),
-        (
-            "ls -Rp: an entry with a /",
-            ".:\nsrc/\n\n./src:\na.rs\n",
-            None,
-        ),
-        (
-            "ls -R whose section is not under an entry",
-            ".:\nsrc\n\n./lib:\na.rs\n",
-            None,
-        ),
-        (
-            "ls -R sections out of ls's order",
-            ".:\na\nb\n\n./b:\nx\n\n./a:\ny\n",
-            None,
-        ),
-        ("ls -R with two blank lines", ".:\na\n\n\n./a:\nx\n", None),
-    ]
-}
+    ),
+    (
+        "no final line break stays so",
+        "./a/b.rs\n./a/c.rs",
+        Some("./a/\n  b.rs c.rs"),
+    ),
+    (
+        "unicode and colons are names like any other",
+        "données/été.txt\ndonnées/hiver:2.txt\ndonnées/日本.md\n",
+        Some("données/\n  été.txt hiver:2.txt 日本.md\n"),
+    ),
+    (
+        "empty directories in between",
+        "data//b.csv\ndata//c.csv\n",
+        Some("data//\n  b.csv c.csv\n"),
+    ),
+    (
+        "ls -R: the tree of its sections, an empty directory with its /",
+        ".:\nCargo.toml\nempty\nsrc\n\n./empty:\n\n./src:\nlib.rs\nnfa\n\n./src/nfa:\nmod.rs\ndfa.rs\n",
+        Some(".:\n  Cargo.toml empty/\n  src\n    lib.rs\n    nfa\n      mod.rs dfa.rs\n"),
+    ),
+    (
+        "ls -R (the module's example)",
+        ".:\nCOPYING\nCargo.toml\nempty\nsrc\n\n./empty:\n\n./src:\nlib.rs\npacked\n\n./src/packed:\napi.rs\n",
+        Some(".:\n  COPYING Cargo.toml empty/\n  src\n    lib.rs\n    packed\n      api.rs\n"),
+    ),
+    (
+        "ls -R with names holding spaces",
+        ".:\nmy docs\nsrc\n\n./my docs:\nnotes.md\nplan.md\n\n./src:\nlib.rs\nmain.rs\n",
+        Some(".:\n  'my docs'\n    notes.md plan.md\n  src\n    lib.rs main.rs\n"),
+    ),
+    ("empty", "", None),
+    ("a line break alone", "\n", None),
+    (
+        "flat ls -1: nothing to share",
+        "Cargo.toml\nREADME.md\nsrc\ntests\n",
+        None,
+    ),
+    ("nothing shared", "a/x\nb/y\nc/z\n", None),
+    ("CRLF lines", "./a/b.rs\r\n./a/c.rs\r\n./a/d.rs\r\n", None),
+    ("a tab", "./a/b.rs\n./a/c\td.rs\n./a/e.rs\n", None),
+    ("an empty line", "./a/b.rs\n\n./a/c.rs\n./a/d.rs\n", None),
+    (
+        "prose",
+        "The build failed in src/lib.rs because of a type error.\nSee docs/errors.md for more.\n",
+        None,
+    ),
+    (
+        "grep -n output",
+        "src/lib.rs:12:    let x = 1;\nsrc/lib.rs:40:    let y = 2;\nsrc/main.rs:3: fn main() {\n",
+        None,
+    ),
+    (
+        "git status --porcelain",
+        " M src/lib.rs\n M src/main.rs\n?? src/new.rs\n",
+        None,
+    ),
+    (
+        "an entry that starts with a quote",
+        "a/'quoted\na/plain\n",
+        None,
+    ),
+    (
+        "an entry with a space and a quote",
+        "a/it's here\na/plain\n",
+        None,
+    ),
+    (
+        "the tree's first line would end with a colon",
+        "x\ny:\nd/a\nd/b\n",
+        None,
+    ),
+    ("ls -R with two roots", "a:\nx\n\nb:\ny\n", None),
+    (
+        "ls -R of a folder without subfolders",
+        ".:\na\nb\nc\n",
+        None,
+    ),
+    (
+        "ls -Rp: an entry with a /",
+        ".:\nsrc/\n\n./src:\na.rs\n",
+        None,
+    ),
+    (
+        "ls -R whose section is not under an entry",
+        ".:\nsrc\n\n./lib:\na.rs\n",
+        None,
+    ),
+    (
+        "ls -R sections out of ls's order",
+        ".:\na\nb\n\n./b:\nx\n\n./a:\ny\n",
+        None,
+    ),
+    ("ls -R with two blank lines", ".:\na\n\n\n./a:\nx\n", None),
+];
 
 #[test]
 fn rows_give_their_trees() {
-    let wrong: Vec<String> = rows()
-        .into_iter()
-        .filter_map(|(name, input, expected)| {
+    let wrong: Vec<String> = ROWS
+        .iter()
+        .filter_map(|&(name, input, expected)| {
             let out = holds(input);
             (out.as_deref() != expected).then(|| format!("{name}: {out:?}, not {expected:?}"))
         })
@@ -635,9 +631,9 @@ fn the_text_corpus_round_trips_or_passes_through() {
 
 /// Listings the codec acts on, for the contract.
 fn made() -> Vec<(String, String)> {
-    let mut made: Vec<(String, String)> = rows()
-        .into_iter()
-        .map(|(name, input, _)| (name.to_owned(), input.to_owned()))
+    let mut made: Vec<(String, String)> = ROWS
+        .iter()
+        .map(|&(name, input, _)| (name.to_owned(), input.to_owned()))
         .collect();
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let (all, files) = find(&root.join("src"));
