@@ -216,6 +216,7 @@ fn encode(text: &str) -> Option<String> {
         Some(body) => (body, true),
         None => (text, false),
     };
+    u32::try_from(text.len()).ok()?;
     let recursive = sniff(body)?;
     let mut tree = if recursive {
         recursive::encode(body)?
