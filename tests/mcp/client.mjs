@@ -67,11 +67,12 @@ if (pointer && out.tools.includes("wm_get_result")) {
 // range.
 const grep = process.env.PARROT_TEST_GREP;
 if (pointer && grep && out.tools.includes("wm_get_result")) {
+  // The text the pointer follows: a JSON wrapper's result, or a text's lines.
   let shortened = "";
   try {
     shortened = JSON.parse(out.read.text[0]).result ?? "";
   } catch {
-    shortened = "";
+    shortened = out.read.text[0] ?? "";
   }
   const marker = /lines (\d+)-(\d+)/.exec(typeof shortened === "string" ? shortened : "");
   out.selected = [];

@@ -46,7 +46,10 @@ impl<'p> Rows<'p> {
             return Err(invalid(self.number, "an empty line"));
         }
         if indent % 2 == 1 {
-            return Err(invalid(self.number, format!("an odd indent of {indent} spaces")));
+            return Err(invalid(
+                self.number,
+                format!("an odd indent of {indent} spaces"),
+            ));
         }
         Ok(Some(Row {
             number: self.number,
@@ -107,7 +110,15 @@ impl<'p> Iterator for Entries<'p> {
     type Item = Result<&'p str, CodecError>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        (!self.rest.is_empty()).then(|| self.split())
+        if self.rest.is_empty() {
+            return None;
+        }
+        let entry = self.split();
+        if entry.is_err() {
+            // Nothing after a malformed entry is read: the row is refused.
+            self.rest = "";
+        }
+        Some(entry)
     }
 }
 
@@ -115,7 +126,11 @@ impl<'p> Iterator for Entries<'p> {
 fn sole_entry(row: Row<'_>) -> Result<&str, CodecError> {
     let mut entries = Entries::of(row);
     let entry = entries.split()?;
-    let more = entries.count();
+    let mut more = 0;
+    for other in entries {
+        other?;
+        more += 1;
+    }
     if more > 0 {
         return Err(invalid(
             row.number,
@@ -322,7 +337,10 @@ fn nodes<'p>(rows: &mut Rows<'p>, root: Row<'p>) -> Result<Vec<Node<'p>>, CodecE
                     None => (entry, false),
                 };
                 if name.is_empty() || name.contains('/') {
-                    return Err(invalid(row.number, format!("a '/' in the name \"{entry}\"")));
+                    return Err(invalid(
+                        row.number,
+                        format!("a '/' in the name \"{entry}\""),
+                    ));
                 }
                 nodes.push(Node {
                     depth,

@@ -203,9 +203,9 @@ fn step(bytes: &[u8], lines: &[Line], i: usize, prefix: usize) -> Step {
         }
         Some((upto, _)) => Step::Header { upto },
         None if has_inside => {
-            let second = lines.get(i + 2).is_some_and(|after| {
-                after.shared() > line.len() && after.len() > line.len() + 1
-            });
+            let second = lines
+                .get(i + 2)
+                .is_some_and(|after| after.shared() > line.len() && after.len() > line.len() + 1);
             if second || line.len() - prefix >= SINGLE_PARENT {
                 Step::Directory
             } else {

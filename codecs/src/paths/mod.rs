@@ -26,45 +26,100 @@
 //!
 //! and the lines of the input come back in the order of the entries.
 //!
-//! `git ls-files` (without its other 1,490 lines) becomes:
+//! `find .` in a crate:
 //!
 //! ```text
-//! .gitignore CHANGELOG.md Makefile
-//! .github/
-//!   CODEOWNERS FUNDING.yml
-//!   workflows/
-//!     macos_build.yml ubuntu_build.yml
-//! bin/pyenv
-//! libexec/
-//!   pyenv pyenv-commands pyenv-exec
+//! .
+//! ./Cargo.toml
+//! ./src
+//! ./src/lib.rs
+//! ./src/main.rs
+//! ./src/parser
+//! ./src/parser/mod.rs
+//! ./src/parser/lexer.rs
+//! ./README.md
 //! ```
 //!
-//! and `find /usr/include -maxdepth 2` becomes `/usr/include` (a line of the input), then the
-//! entries under it: `  stdio.h stdlib.h`, `  linux`, `    types.h`.
+//! becomes
+//!
+//! ```text
+//! .
+//!   Cargo.toml
+//!   src
+//!     lib.rs main.rs
+//!     parser
+//!       mod.rs lexer.rs
+//!   README.md
+//! ```
+//!
+//! and `git ls-files` (`.gitignore`, `Cargo.toml`, `codecs/Cargo.toml`, `codecs/src/lib.rs`,
+//! `codecs/src/log/mod.rs`, `codecs/src/log/tests.rs`, `codecs/src/toon/mod.rs`,
+//! `host/src/main.rs`, `host/src/lib.rs`, `README.md`) becomes
+//!
+//! ```text
+//! .gitignore Cargo.toml
+//! codecs/
+//!   Cargo.toml
+//!   src/
+//!     lib.rs
+//!     log/
+//!       mod.rs tests.rs
+//!     toon/mod.rs
+//! host/src/
+//!   main.rs lib.rs
+//! README.md
+//! ```
+//!
+//! Why this form: entries side by side cost a space where one a line costs a line break and
+//! an indent, and the tree names a directory once however the listing interleaves files and
+//! subdirectories (`find` lists a directory's files around its subdirectories), where one line
+//! per directory (`src/parser/: mod.rs lexer.rs`) names it again after each subdirectory. On
+//! real listings (o200k tokens) it saves more than either form alone, and it is how `tree` and
+//! `ls` print.
 //!
 //! ## Which lines are grouped
 //!
 //! Lines are taken in order. Two or more lines in a row that share a directory (beyond the
 //! directory line they are under) get a directory line naming the longest directory all of
-//! them share (`share/python-build/`), with the lines under it; when a line is followed by
-//! lines inside it (`./src`, then `./src/a.rs`), it is their directory line instead, if they
-//! are all the lines of that run. Entries that are no directory line go side by side while
-//! the line stays within 160 bytes (indent included); a longer entry has a line of its own.
-//! A directory that comes back after another is named again.
+//! them share (`share/python-build/`), with the lines under it. A line followed by lines
+//! inside it (`./src`, then `./src/a.rs`) is their directory line instead when they are all
+//! the lines of that run, and, when there is no such run, when they are two or more, or its
+//! entry is 12 bytes or longer: a shorter directory with a single line inside it goes beside
+//! it (`benches benches/parse.rs`), which costs fewer tokens than two lines. Other entries go
+//! side by side while the line stays within 160 bytes (indent included); a longer entry has a
+//! line of its own. A directory that comes back after another is named again.
 //!
 //! ## `ls -R`
 //!
 //! Output of `ls -R` (a header `dir:`, its entries, a blank line, the next header) is written
-//! as the tree of the same entries, under its first header as `ls` wrote it:
+//! as the tree of the same entries, under its first header as `ls` wrote it. These sections:
 //!
 //! ```text
 //! .:
-//!   COPYING Cargo.toml
+//! COPYING
+//! Cargo.toml
+//! empty
+//! src
+//!
+//! ./empty:
+//!
+//! ./src:
+//! lib.rs
+//! packed
+//!
+//! ./src/packed:
+//! api.rs
+//! ```
+//!
+//! become
+//!
+//! ```text
+//! .:
+//!   COPYING Cargo.toml empty/
 //!   src
 //!     lib.rs
 //!     packed
 //!       api.rs
-//!   empty/
 //! ```
 //!
 //! A directory with entries is a directory line; an empty directory is its name and a `/`.
@@ -76,8 +131,8 @@
 //!
 //! The payload is [`Outcome::Unchanged`] when it is JSON, at level `none`, or:
 //!
-//! - it is empty, holds a tab or a carriage return, or a line (other than `ls -R`'s blank
-//!   line between two sections) is empty or longer than 4,096 bytes;
+//! - it is empty or 4 GiB or more, holds a tab or a carriage return, or a line (other than
+//!   `ls -R`'s blank line between two sections) is empty or longer than 4,096 bytes;
 //! - of its first 64 lines, more than a quarter hold a space (prose, tables, `grep -n`
 //!   output, `git status`), or, unless the first line ends with `:`, none holds a `/` (a flat
 //!   `ls -1`: nothing to save);
@@ -161,6 +216,7 @@ fn encode(text: &str) -> Option<String> {
         Some(body) => (body, true),
         None => (text, false),
     };
+    u32::try_from(text.len()).ok()?;
     let recursive = sniff(body)?;
     let mut tree = if recursive {
         recursive::encode(body)?

@@ -84,11 +84,6 @@ fn corpus() -> Vec<(String, String)> {
         .collect();
     files.sort();
     assert!(files.len() >= 8, "the corpus is in {}", dir.display());
-    // The real captures of listings, hits, tables and VCS output, on which the text codecs act.
-    let text = dir.join("text");
-    files.extend(
-        parrot_codec_test::inputs(&text).unwrap_or_else(|err| panic!("{}: {err}", text.display())),
-    );
     files
 }
 

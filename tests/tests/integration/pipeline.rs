@@ -726,7 +726,11 @@ fn eight_threads_ten_thousand_calls_each_through_the_persistent_store() {
                     let (tool, input) = match i % 4 {
                         0 => (
                             "terminal_run",
-                            format!("\u{1b}[31mthread {t}\u{1b}[0m ERROR call {i} failed\n").repeat(40),
+                            format!(
+                                "\u{1b}[1;31mthread\u{1b}[0m \u{1b}[2m{t}\u{1b}[0m \u{1b}[33mcall\u{1b}[0m \
+                                 \u{1b}[36m{i}\u{1b}[0m \u{1b}[1;31mfailed\u{1b}[0m\n"
+                            )
+                            .repeat(40),
                         ),
                         1 => ("shell_run", format!("thread {t} polling {i}\n").repeat(6)),
                         2 => ("get_rows", format!("[{{\"t\":{t},\"i\":{i},\"x\":null}}]")),

@@ -71,6 +71,22 @@ fn payloads() -> Vec<(String, String)> {
             payloads.push((name, result));
         }
     }
+    // The real captures of listings, hits, tables and VCS output (under 40 KB: the larger ones
+    // add time, not shapes), on which the text codecs act.
+    let text = corpus.join("text");
+    let mut captures: Vec<_> = std::fs::read_dir(&text)
+        .expect("corpus/text/")
+        .map(|entry| entry.expect("corpus/text entry").path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "txt"))
+        .collect();
+    captures.sort();
+    for path in captures {
+        let capture = std::fs::read_to_string(&path).expect("a UTF-8 capture");
+        if capture.len() < 40_000 {
+            let name = path.file_name().unwrap().to_string_lossy();
+            payloads.push((format!("corpus/text/{name}"), capture));
+        }
+    }
     payloads
 }
 
