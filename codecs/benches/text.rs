@@ -26,7 +26,9 @@ fn split(text: &str) -> usize {
 
 /// The capture `name` of `corpus/text/`.
 fn capture(name: &str) -> String {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus/text").join(name);
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../corpus/text")
+        .join(name);
     std::fs::read_to_string(&path).unwrap_or_else(|err| panic!("{}: {err}", path.display()))
 }
 
@@ -48,12 +50,15 @@ fn grown(header: &str, lines: &str, bytes: usize, each: impl Fn(usize, &str) -> 
 /// The payloads of `codec` at `bytes`.
 fn payload(codec: &str, bytes: usize) -> String {
     match codec {
-        "paths" => grown("", &capture("paths-tokio-find.txt"), bytes, |n, line| {
-            match line.strip_prefix("./") {
+        "paths" => grown(
+            "",
+            &capture("paths-tokio-find.txt"),
+            bytes,
+            |n, line| match line.strip_prefix("./") {
                 Some(rest) => format!("./copy{n}/{rest}"),
                 None => format!("./copy{n}"),
-            }
-        }),
+            },
+        ),
         "hits" => grown("", &capture("hits-tokio-grep.txt"), bytes, |n, line| {
             format!("copy{n}/{line}")
         }),
@@ -132,7 +137,11 @@ fn main() {
             let Outcome::Changed { payload, .. } = &out else {
                 panic!("{name} left its {label} payload unchanged");
             };
-            assert_eq!(codec.expand(payload).expect("expand"), text, "{name} {label}");
+            assert_eq!(
+                codec.expand(payload).expect("expand"),
+                text,
+                "{name} {label}"
+            );
             let work = || {
                 black_box(
                     codec
@@ -161,7 +170,9 @@ fn main() {
         .collect();
     let max = worst.iter().map(|(_, r)| *r).fold(0.0, f64::max);
     let line = if over.is_empty() {
-        format!("- Each lossless text codec ≤ {BOUND}x a plain line split at 1 MB and 10 MB: **met**, worst {max:.2}x.")
+        format!(
+            "- Each lossless text codec ≤ {BOUND}x a plain line split at 1 MB and 10 MB: **met**, worst {max:.2}x."
+        )
     } else {
         format!(
             "- Each lossless text codec ≤ {BOUND}x a plain line split at 1 MB and 10 MB: **missed**: {}.",

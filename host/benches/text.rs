@@ -178,7 +178,12 @@ fn table(rows: &[Row]) -> String {
 
 fn targets(rows: &[Row]) -> Vec<String> {
     let met = |ok: bool| if ok { "**met**" } else { "**missed**" };
-    let asked = |row: &Row| matches!(row.kind.as_str(), "paths" | "hits" | "table" | "tree" | "vcs");
+    let asked = |row: &Row| {
+        matches!(
+            row.kind.as_str(),
+            "paths" | "hits" | "table" | "tree" | "vcs"
+        )
+    };
     let lossy: Vec<&str> = rows
         .iter()
         .filter(|row| asked(row) && row.lossy)
@@ -217,7 +222,9 @@ fn targets(rows: &[Row]) -> Vec<String> {
         ));
     };
     share("Listings (`paths-*`)", 55.0, &|row| row.kind == "paths");
-    share("Grep hits over a crate (`hits-*`)", 40.0, &|row| row.kind == "hits");
+    share("Grep hits over a crate (`hits-*`)", 40.0, &|row| {
+        row.kind == "hits"
+    });
     share("Package tables (`dpkg -l`, `pip list`)", 25.0, &|row| {
         matches!(row.name.as_str(), "table-dpkg-l" | "table-pip-list")
     });

@@ -248,6 +248,8 @@ pub(crate) struct Routed<'a> {
     /// the whole payload (not a sample, a decoded string or a block): the stage's no-gain
     /// rule and its token counts take them rather than counting again.
     pub(crate) tokens: Option<(Tokens, Tokens)>,
+    /// The level the winners ran at, when every part's winner ran at the same one.
+    pub(crate) level: Option<Level>,
 }
 
 /// The routing decision for one payload.
@@ -288,6 +290,8 @@ struct Won<'a> {
     text_output: bool,
     /// The unit's and the output's tokens, when the choice counted them on the whole unit.
     tokens: Option<(Tokens, Tokens)>,
+    /// The level the winner ran at.
+    level: Level,
 }
 
 /// Where the rows of a `rows` payload lie.
@@ -476,6 +480,7 @@ impl Auto {
             (won.output.clone(), Some(won.output))
         };
         Routed {
+            level: Some(won.level),
             payload,
             lossy: won.lossy,
             text_output: won.text_output,
@@ -629,7 +634,7 @@ impl Auto {
                 if let Ok((output, lossy)) = run(candidate, &text, kind, level) {
                     let _ = write!(route, "; {} ran on the whole", candidate.name);
                     // Counted on the sample: nothing to carry for the whole.
-                    return Some(self.won(candidate, (output, lossy, None), kind, text));
+                    return Some(self.won(candidate, (output, lossy, None), (kind, level), text));
                 }
                 let _ = write!(route, "; {} left the whole unchanged", candidate.name);
             }
@@ -638,7 +643,7 @@ impl Auto {
         let best = *order.first()?;
         let r = ran.swap_remove(best);
         let (output, lossy) = r.result.ok()?;
-        Some(self.won(r.candidate, (output, lossy, r.counts), kind, text))
+        Some(self.won(r.candidate, (output, lossy, r.counts), (kind, level), text))
     }
 
     /// `rows` with its sample cut to at most a quarter of `sample_bytes` (but at least two
@@ -702,10 +707,11 @@ impl Auto {
         &self,
         candidate: &'a Candidate,
         (output, lossy, tokens): (String, bool, Option<(Tokens, Tokens)>),
-        kind: PayloadKind,
+        (kind, level): (PayloadKind, Level),
         input: Cow<'a, str>,
     ) -> Won<'a> {
         Won {
+            level,
             tokens: tokens.filter(|_| !self.gauge.blind()),
             text_output: kind == PayloadKind::Text || candidate.codec.facts.text_output,
             candidate,
@@ -787,6 +793,7 @@ impl Auto {
         let mut copied = 0;
         let mut parts = Vec::new();
         let mut lossy = false;
+        let mut levels: Vec<Level> = Vec::new();
         for (n, span) in blocks.iter().enumerate() {
             let _ = write!(route, "{} block {}: ", if n == 0 { "" } else { ";" }, n + 1);
             let Ok(decoded) = parrot_json::decode_string(&text[span.clone()]) else {
@@ -805,6 +812,7 @@ impl Auto {
             out.push_str(&parrot_json::encode_string(&won.output));
             copied = span.end;
             lossy |= won.lossy;
+            levels.push(won.level);
             parts.push(Part {
                 codec: &*won.candidate.codec.codec,
                 facts: &won.candidate.codec.facts,
@@ -821,6 +829,7 @@ impl Auto {
         };
         out.push_str(&text[copied..]);
         Some(Routed {
+            level: levels.iter().all(|&l| l == levels[0]).then_some(levels[0]),
             payload: out,
             lossy,
             text_output: false,
@@ -1099,7 +1108,9 @@ fn check_other_keys(
         let message = match value {
             Value::Object(_) if is_candidate(key) => continue,
             Value::Object(_) if registry.get(key).is_some() => {
-                format!("codec \"{key}\" is a candidate of no shape (rows, object, text, log, file)")
+                format!(
+                    "codec \"{key}\" is a candidate of no shape (rows, object, text, log, file)"
+                )
             }
             _ => format!("unknown key ({KEYS})"),
         };

@@ -183,7 +183,7 @@ impl Host {
     /// );
     /// assert!(matches!(host.expand("auto", output), Err(ExpandError::Router)));
     /// let unknown = host.expand("jsn_compact", output).unwrap_err().to_string();
-    /// assert!(unknown.starts_with("unknown codec \"jsn_compact\" (known: columnar, json_compact, "));
+    /// assert!(unknown.starts_with("unknown codec \"jsn_compact\" (known: columnar, hits, json_compact, "));
     /// assert!(unknown.ends_with("; did you mean \"json_compact\"?"));
     /// ```
     pub fn expand(&self, codec: &str, payload: &str) -> Result<String, ExpandError> {

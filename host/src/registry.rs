@@ -273,7 +273,16 @@ mod tests {
         let names: Vec<&str> = registry.codecs().map(|c| c.meta.name()).collect();
         assert_eq!(
             names,
-            ["columnar", "hits", "json_compact", "json_nested", "log", "paths", "table", "toon"]
+            [
+                "columnar",
+                "hits",
+                "json_compact",
+                "json_nested",
+                "log",
+                "paths",
+                "table",
+                "toon"
+            ]
         );
         assert!(registry.codecs().all(|c| c.origin == Origin::Builtin));
     }

@@ -14,9 +14,9 @@ use std::fmt;
 
 mod output;
 
-pub(crate) use output::OutputSignal;
 #[cfg(test)]
 pub(crate) use output::Asked;
+pub(crate) use output::OutputSignal;
 
 /// The lines read from a payload's start.
 pub(crate) const HEAD_LINES: usize = 64;
@@ -235,7 +235,13 @@ pub(crate) fn classify(text: &str) -> Kind {
 }
 
 /// The sampled non-blank lines, and how many carry each log signal and each file signal.
-fn signals(sample: &Sample<'_>) -> (usize, [usize; LogLine::ALL.len()], [usize; FileLine::ALL.len()]) {
+fn signals(
+    sample: &Sample<'_>,
+) -> (
+    usize,
+    [usize; LogLine::ALL.len()],
+    [usize; FileLine::ALL.len()],
+) {
     let mut sampled = 0;
     let mut log = [0usize; LogLine::ALL.len()];
     let mut file = [0usize; FileLine::ALL.len()];

@@ -416,7 +416,10 @@ mod tests {
             let (expected_kept, _) = expected.rsplit_once('\n').unwrap_or(("", &expected));
             assert!(kept.starts_with(expected_kept), "{name}: {text}");
             assert!(marker.starts_with("[\u{2026} "), "{name}: {marker}");
-            assert!(text.chars().count() <= max || !expected.contains('\n'), "{name}");
+            assert!(
+                text.chars().count() <= max || !expected.contains('\n'),
+                "{name}"
+            );
             let out = cut(payload, log, &Pointer::Json(POINTER.to_owned()), max);
             let value: serde_json::Value = serde_json::from_str(&out).unwrap();
             assert_eq!(

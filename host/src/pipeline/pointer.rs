@@ -294,7 +294,10 @@ mod tests {
                 );
             }
         }
-        assert_eq!(split_text_pointer("a\n[wm_get_result {\"lines\":\"1-2\"}]"), None);
+        assert_eq!(
+            split_text_pointer("a\n[wm_get_result {\"lines\":\"1-2\"}]"),
+            None
+        );
         assert_eq!(split_text_pointer("no pointer"), None);
     }
 

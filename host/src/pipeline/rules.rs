@@ -488,7 +488,7 @@ fn produced<'r>(
             validated: false,
             tokens: None,
         },
-        Ran::Routed(decision) => winner(run, decision, meta)?,
+        Ran::Routed(decision) => winner(decision, meta)?,
     };
     // A built-in's output is JSON by construction (property-tested and fuzzed), so its shape
     // is read only when a pointer needs it.
@@ -518,11 +518,7 @@ fn produced<'r>(
 
 /// The router's winner as what the codec produced: the metadata names it, its route and the
 /// level it ran at; no winner is `no_gain`.
-fn winner<'r>(
-    run: &Run<'_, '_>,
-    decision: Decision<'r>,
-    meta: &mut Meta,
-) -> Result<Produced<'r>, Skip> {
+fn winner<'r>(decision: Decision<'r>, meta: &mut Meta) -> Result<Produced<'r>, Skip> {
     meta.route = Some(decision.route);
     let Some(routed) = decision.routed else {
         // Refused on tokens is rule 9's `more_tokens`, with the figures; otherwise every
@@ -537,14 +533,10 @@ fn winner<'r>(
         return Err(Skip::NoGain);
     };
     meta.codec = Some(routed.codec);
-    // The level the winner ran at: JSON candidates run at `auto`'s JSON level.
-    if let Some(auto) = run.auto()
-        && routed
-            .parts
-            .iter()
-            .all(|part| part.kind == PayloadKind::Json)
-    {
-        meta.level = auto.json_level(run.level);
+    // The level the winners ran at: JSON, text and file candidates at `minimal` (unless
+    // `lossy_json`), a log's at the call's.
+    if let Some(level) = routed.level {
+        meta.level = level;
     }
     Ok(Produced {
         payload: routed.payload,

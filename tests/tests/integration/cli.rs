@@ -1004,7 +1004,9 @@ fn expand_with_an_unknown_codec_exits_2_naming_the_nearest() {
     assert_eq!(text(&out.stdout), "");
     let stderr = text(&out.stderr);
     assert!(
-        stderr.starts_with("error: unknown codec \"jsn_compact\" (known: columnar, hits, json_compact, "),
+        stderr.starts_with(
+            "error: unknown codec \"jsn_compact\" (known: columnar, hits, json_compact, "
+        ),
         "{stderr}"
     );
     assert!(

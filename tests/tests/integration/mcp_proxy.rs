@@ -587,7 +587,10 @@ fn a_long_recovery_call_holds_up_neither_the_other_calls_nor_short_recoveries() 
             .unwrap()
     };
     let rows = by_id("rows");
-    assert!(crate::support::pointed(first_text(&rows)).is_some(), "{rows}");
+    assert!(
+        crate::support::pointed(first_text(&rows)).is_some(),
+        "{rows}"
+    );
     assert_eq!(by_id("ping")["result"]["echo"], "ping");
     assert_eq!(by_id("ping-in-batch")["result"]["echo"], "ping");
     for id in ["small", "small-in-batch"] {
@@ -892,7 +895,10 @@ fn a_compressed_result_keeps_every_byte_of_the_servers_line_outside_its_text() {
         .split_once(&serde_json::to_string(&rows_text(40)).unwrap())
         .expect("the server's line holds the rows as one JSON string");
     let compressed = first_text(&json_of(&relayed)).to_owned();
-    assert!(crate::support::pointed(&compressed).is_some(), "{compressed}");
+    assert!(
+        crate::support::pointed(&compressed).is_some(),
+        "{compressed}"
+    );
     assert_eq!(
         relayed,
         format!(

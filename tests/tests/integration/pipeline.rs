@@ -114,12 +114,18 @@ fn plugin_text_output_is_taken_as_is_and_stays_text_under_a_pointer() {
     let out = s.host.process(Call::new("csv_rows", Input::Text(&input)));
     assert!(out.meta.compressed && out.meta.teed, "{:?}", out.meta);
     let text = out.text().unwrap();
-    assert!(text.starts_with(&format!("{csv}\n[wm_get_result ")), "{text}");
+    assert!(
+        text.starts_with(&format!("{csv}\n[wm_get_result ")),
+        "{text}"
+    );
     let pointed = crate::support::pointed(text).expect("a pointer line");
     assert_eq!(pointed.text, csv);
     assert_eq!(pointed.reason, "lossless");
     assert_eq!(Some(&pointed.key), out.meta.tee_key.as_ref());
-    assert_eq!(s.host.recover(&pointed.key).unwrap().unwrap(), input.as_bytes());
+    assert_eq!(
+        s.host.recover(&pointed.key).unwrap().unwrap(),
+        input.as_bytes()
+    );
 }
 
 #[test]

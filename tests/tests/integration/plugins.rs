@@ -45,7 +45,16 @@ fn builtin_codecs_are_registered_without_any_plugin() {
     let names: Vec<&str> = host.registry().codecs().map(|c| c.meta.name()).collect();
     assert_eq!(
         names,
-        ["columnar", "hits", "json_compact", "json_nested", "log", "paths", "table", "toon"]
+        [
+            "columnar",
+            "hits",
+            "json_compact",
+            "json_nested",
+            "log",
+            "paths",
+            "table",
+            "toon"
+        ]
     );
 }
 

@@ -394,8 +394,8 @@ fn build_log_through_the_command_recovers_byte_exact() {
         "ci_build_log",
         log_file.to_str().unwrap(),
     ]);
-    let pointed = crate::support::pointed(std::str::from_utf8(&compressed).unwrap())
-        .expect("a pointer line");
+    let pointed =
+        crate::support::pointed(std::str::from_utf8(&compressed).unwrap()).expect("a pointer line");
     assert!(pointed.text.contains(MARKER));
     let key = pointed.key.as_str();
     assert!(key.starts_with("__tee__:ci_build_log:"), "{key}");

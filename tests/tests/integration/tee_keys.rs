@@ -72,7 +72,8 @@ fn compressing_the_same_payload_twice_is_byte_identical_with_one_store_entry() {
         })
         .collect();
     assert_eq!(outputs[0], outputs[1]);
-    let pointed = crate::support::pointed(std::str::from_utf8(&outputs[0]).unwrap()).expect("a pointer");
+    let pointed =
+        crate::support::pointed(std::str::from_utf8(&outputs[0]).unwrap()).expect("a pointer");
     assert_eq!(pointed.key.as_str(), expected.as_str());
     assert_eq!(store.stats().unwrap().entries, 1);
     assert_eq!(store.stats().unwrap().bytes, log.len() as u64);
@@ -113,7 +114,8 @@ fn another_original_under_the_short_key_is_kept_and_the_input_goes_under_the_who
     let host = host_with(store.clone(), dir.path());
     let out = host.process(Call::new("shell_cargo_build", Input::Text(&log)));
     assert_eq!(out.meta.tee_key.as_deref(), Some(whole.as_str()));
-    let pointed = crate::support::pointed(std::str::from_utf8(&out.payload).unwrap()).expect("a pointer");
+    let pointed =
+        crate::support::pointed(std::str::from_utf8(&out.payload).unwrap()).expect("a pointer");
     assert_eq!(
         pointed.key.as_str(),
         whole.as_str(),
@@ -149,7 +151,8 @@ fn the_command_compresses_the_same_payload_twice_to_the_same_bytes_and_one_entry
     assert_eq!(first.status.code(), Some(0), "{}", text(&first.stderr));
     assert_eq!(second.status.code(), Some(0), "{}", text(&second.stderr));
     assert_eq!(first.stdout, second.stdout);
-    let pointed = crate::support::pointed(std::str::from_utf8(&first.stdout).unwrap()).expect("a pointer");
+    let pointed =
+        crate::support::pointed(std::str::from_utf8(&first.stdout).unwrap()).expect("a pointer");
     assert_eq!(
         pointed.key.as_str(),
         expected_key("shell_cargo_build", log.as_bytes(), 12).as_str()
@@ -226,7 +229,8 @@ fn recover_needs_only_the_store() {
             log.as_bytes(),
         );
         assert_eq!(out.status.code(), Some(0), "{case}: {}", text(&out.stderr));
-        let pointed = crate::support::pointed(std::str::from_utf8(&out.stdout).unwrap()).expect("a pointer");
+        let pointed =
+            crate::support::pointed(std::str::from_utf8(&out.stdout).unwrap()).expect("a pointer");
         let key = pointed.key.clone();
 
         std::fs::write(dir.path().join(".parrot/compressors.toml"), manifest).unwrap();
@@ -268,7 +272,8 @@ fn recover_works_under_the_kill_switch() {
         &["compress", "--tool", "shell_cargo_build"],
         log.as_bytes(),
     );
-    let pointed = crate::support::pointed(std::str::from_utf8(&out.stdout).unwrap()).expect("a pointer");
+    let pointed =
+        crate::support::pointed(std::str::from_utf8(&out.stdout).unwrap()).expect("a pointer");
     let key = pointed.key.as_str();
     let recovered = Command::new(support::binary())
         .arg("--project")

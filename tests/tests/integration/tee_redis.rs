@@ -512,8 +512,8 @@ fn compress_on_one_process_and_recover_on_another_give_the_exact_bytes() {
     let meta = meta(&out);
     assert_eq!(meta["compression_teed"], true, "{meta}");
     let key = meta["compression_tee_key"].as_str().unwrap();
-    let pointed = crate::support::pointed(std::str::from_utf8(&out.stdout).unwrap())
-        .expect("a pointer");
+    let pointed =
+        crate::support::pointed(std::str::from_utf8(&out.stdout).unwrap()).expect("a pointer");
     assert_eq!(pointed.key, key);
 
     let out = command(&["--tee-store", &url, "recover", key], b"", &[]);

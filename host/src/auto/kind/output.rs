@@ -75,9 +75,8 @@ pub(crate) fn asked(sample: &Sample<'_>) -> Option<OutputSignal> {
             sampled,
         });
     }
-    let share = |fitting: usize, least: usize| {
-        fitting >= least && fitting * 100 >= OUTPUT_SHARE * sampled
-    };
+    let share =
+        |fitting: usize, least: usize| fitting >= least && fitting * 100 >= OUTPUT_SHARE * sampled;
     let vcs = lines.iter().filter(|l| vcs_line(l)).count();
     if share(vcs, 2) {
         return Some(signal(Asked::Vcs, vcs, sampled));
@@ -199,7 +198,9 @@ fn path_like(path: &str) -> bool {
     !path.is_empty()
         && !path.bytes().any(|b| b == b' ' || b == b'\t')
         && (path.contains(['/', '.'])
-            || path.bytes().all(|b| b.is_ascii_alphabetic() || b == b'_' || b == b'-'))
+            || path
+                .bytes()
+                .all(|b| b.is_ascii_alphabetic() || b == b'_' || b == b'-'))
 }
 
 /// A compiler's located diagnostic, which shares the form `path:N:` with a hit:
@@ -207,9 +208,16 @@ fn path_like(path: &str) -> bool {
 fn located_diagnostic(after_path: &str) -> bool {
     let rest = after_path.trim_start_matches(|c: char| c.is_ascii_digit() || c == ':');
     let rest = rest.trim_start();
-    ["error:", "warning:", "note:", "fatal error:", "error[", "warning["]
-        .iter()
-        .any(|kind| rest.starts_with(kind))
+    [
+        "error:",
+        "warning:",
+        "note:",
+        "fatal error:",
+        "error[",
+        "warning[",
+    ]
+    .iter()
+    .any(|kind| rest.starts_with(kind))
 }
 
 /// How many of `lines` are hits: `path:N:text` or `path:text` matches (not a compiler's
@@ -261,9 +269,7 @@ fn path_line(line: &str) -> bool {
     let status = line.as_bytes();
     if status.len() > 3
         && status[..2] != *b"  "
-        && status[..2]
-            .iter()
-            .all(|b| b" MADRCUT?!".contains(b))
+        && status[..2].iter().all(|b| b" MADRCUT?!".contains(b))
         && status[2] == b' '
         && status[3] != b' '
     {
@@ -271,8 +277,10 @@ fn path_line(line: &str) -> bool {
     }
     let first = line.as_bytes()[0];
     // Not markup or code, not `KEY=value` (an environment file), not CSV.
-    if matches!(first, b'#' | b'-' | b'{' | b'}' | b'[' | b'<' | b'"' | b'\'' | b'(' | b')')
-        || line.contains(['=', ','])
+    if matches!(
+        first,
+        b'#' | b'-' | b'{' | b'}' | b'[' | b'<' | b'"' | b'\'' | b'(' | b')'
+    ) || line.contains(['=', ','])
     {
         return false;
     }
@@ -295,9 +303,7 @@ fn long_listing_line(line: &str) -> bool {
     if bytes.len() < 11 || !b"-bcdlpsDn".contains(&bytes[0]) {
         return false;
     }
-    let mode = bytes[1..10]
-        .iter()
-        .all(|b| b"rwxsStTl-".contains(b));
+    let mode = bytes[1..10].iter().all(|b| b"rwxsStTl-".contains(b));
     let after = &bytes[10..];
     mode && (after[0] == b' ' || (b".+@".contains(&after[0]) && after.get(1) == Some(&b' ')))
 }

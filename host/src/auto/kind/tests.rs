@@ -258,7 +258,10 @@ fn kinds_of_text_by_their_lines() {
             "file prose",
         ),
         // Output an agent asked for, whatever words it holds.
-        ("Cargo.toml\nREADME.md\ncodecs\nhost\nplugins\n", "output Paths"),
+        (
+            "Cargo.toml\nREADME.md\ncodecs\nhost\nplugins\n",
+            "output Paths",
+        ),
         (
             "./logs/2026-12-01.log\n./logs/2026-12-02.log\n./src/error.rs\n./src/panic.rs\n\
              ./tests/FAILED.txt\n",
@@ -464,7 +467,9 @@ fn real_listings_hits_tables_trees_and_vcs_output_are_never_logs() {
         let expected = match name.split('-').next().unwrap() {
             "paths" => matches!(kind, Kind::Output(Some(s)) if s.what == Asked::Paths),
             "hits" => matches!(kind, Kind::Output(Some(s)) if s.what == Asked::Hits),
-            "table" => matches!(kind, Kind::Output(Some(s)) if matches!(s.what, Asked::Table | Asked::Vcs)),
+            "table" => {
+                matches!(kind, Kind::Output(Some(s)) if matches!(s.what, Asked::Table | Asked::Vcs))
+            }
             "vcs" => matches!(kind, Kind::Output(Some(s)) if s.what == Asked::Vcs),
             "html" => matches!(kind, Kind::File(_)),
             _ => !matches!(kind, Kind::Log(_)),
