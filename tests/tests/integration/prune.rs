@@ -11,7 +11,6 @@ use parrot_host::{
     Call, Host, Input, Level, MatchKind, MemoryTeeStore, Outcome, OwnedCall, OwnedInput, Payload,
     Processed,
 };
-use serde_json::Value;
 
 const PRUNE: &str = "parrot_plugin_tool_result_prune";
 const MARKER: &str = "\n\n[... tool result middle pruned ...]\n\n";
