@@ -573,19 +573,7 @@ impl Auto {
         route: &mut String,
         refused: Option<&mut Option<Refused>>,
     ) -> Option<Won<'a>> {
-        let (candidates, level) = match shape {
-            Shape::Rows => (&self.rows, self.json_level(level)),
-            Shape::Object => (&self.object, self.json_level(level)),
-            Shape::Text | Shape::File => {
-                let candidates = if shape == Shape::Text {
-                    &self.text
-                } else {
-                    &self.file
-                };
-                (candidates, self.file_level(level))
-            }
-            Shape::Log => (&self.log, level),
-        };
+        let (candidates, level) = self.candidates_of(shape, level);
         if text.trim().is_empty() {
             route.push_str("no shape (empty text), passed through");
             return None;
@@ -644,6 +632,17 @@ impl Auto {
         let r = ran.swap_remove(best);
         let (output, lossy) = r.result.ok()?;
         Some(self.won(r.candidate, (output, lossy, r.counts), (kind, level), text))
+    }
+
+    /// The candidates of `shape` and the level they run at for a call at `level`.
+    fn candidates_of(&self, shape: Shape, level: Level) -> (&[Arc<Candidate>], Level) {
+        match shape {
+            Shape::Rows => (&self.rows, self.json_level(level)),
+            Shape::Object => (&self.object, self.json_level(level)),
+            Shape::Text => (&self.text, self.file_level(level)),
+            Shape::File => (&self.file, self.file_level(level)),
+            Shape::Log => (&self.log, level),
+        }
     }
 
     /// `rows` with its sample cut to at most a quarter of `sample_bytes` (but at least two

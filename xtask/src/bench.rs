@@ -582,15 +582,22 @@ fn render(report: &Path, quick: bool) -> Result<String> {
     out.push_str(&fragment(report, "memory.md"));
     writeln!(out, "\n## From Python\n")?;
     out.push_str(&fragment(report, "python.md"));
-    writeln!(out, "\n## Text kinds: listings, hits, tables, VCS output\n")?;
-    out.push_str(&fragment(report, "text.md"));
-    writeln!(out, "\n## Text codec speed\n")?;
-    out.push_str(&fragment(report, "text-speed.md"));
+    text_sections(&mut out, report)?;
     writeln!(out, "\n## Log codec\n")?;
     out.push_str(&fragment(report, "log.md"));
     out.push('\n');
     out.push_str(&fragment(report, "log-memory.md"));
     Ok(out)
+}
+
+/// The text kinds' sections: what the default makes of the real captures, and the text
+/// codecs' speed.
+fn text_sections(out: &mut String, report: &Path) -> std::fmt::Result {
+    writeln!(out, "\n## Text kinds: listings, hits, tables, VCS output\n")?;
+    out.push_str(&fragment(report, "text.md"));
+    writeln!(out, "\n## Text codec speed\n")?;
+    out.push_str(&fragment(report, "text-speed.md"));
+    Ok(())
 }
 
 /// The page's title, how it was made and on what, and how to read its figures.

@@ -214,6 +214,9 @@ impl Log {
     /// [`Log::fold`]; with `shortcut`, the noise lines of a log whose kept lines alone are over
     /// the budget are not templated: the budget would drop every fold line of theirs all the
     /// same (see [`folds_all_dropped`]). The tests compare both ways.
+    // long: the fold's stages in their order, each a function of its own (classify, template,
+    // tiers, drop to the budget, unfold, the marker's claim, render); what is left here is
+    // the tables they share, which a split would pass between its halves.
     pub(super) fn fold_with(
         &self,
         input: &str,
