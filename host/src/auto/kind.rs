@@ -703,6 +703,20 @@ fn runner(body: &str) -> bool {
             return true;
         }
     }
+    // pytest's verbose result: `tests/test_a.py::test_x[case-1] PASSED`, maybe then `[ 27%]`.
+    if body.contains(".py::") {
+        let result = body.trim_end();
+        let result = match result.rsplit_once(" [") {
+            Some((before, after)) if after.ends_with("%]") => before.trim_end(),
+            _ => result,
+        };
+        if ["PASSED", "FAILED", "SKIPPED", "ERROR", "XFAIL", "XPASS"]
+            .iter()
+            .any(|word| result.ends_with(word))
+        {
+            return true;
+        }
+    }
     // pytest's progress at the end of a line: `tests/test_a.py ....  [ 27%]`.
     if let Some(rest) = body.trim_end().strip_suffix("%]") {
         let digits = rest.bytes().rev().take_while(u8::is_ascii_digit).count();

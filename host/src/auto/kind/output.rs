@@ -189,7 +189,9 @@ fn hit_path(line: &str) -> Option<(&str, bool)> {
         && path.contains('/')
         && !path.contains("//")
         && !path.bytes().any(|b| b == b' ' || b == b'\t');
-    (plain && !line[at..].starts_with("://")).then_some((path, false))
+    // Not a URL (`https://`), nor a test's node id (pytest's `tests/test_a.py::test_x PASSED`).
+    (plain && !line[at..].starts_with("://") && !line[at..].starts_with("::"))
+        .then_some((path, false))
 }
 
 /// A hit's path: no whitespace, and a folder, an extension, or a name of letters alone

@@ -279,6 +279,12 @@ fn kinds_of_text_by_their_lines() {
             "output Hits",
         ),
         (
+            "tests/test_tasks.py::test_param[case-0112] PASSED\n\
+             tests/test_tasks.py::test_param[case-0113] PASSED\n\
+             tests/test_tasks.py::test_param[case-0114] FAILED\n",
+            "log",
+        ),
+        (
             "src/a.c:12:5: error: expected ';' before '}' token\n\
              src/a.c:14:1: warning: control reaches end of non-void function\n\
              src/b.c:3:10: fatal error: x.h: No such file or directory\n",
