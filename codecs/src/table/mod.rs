@@ -64,8 +64,11 @@
 //! that place; a line that does not is no longer taken (a title, a legend). The last column
 //! found, when left-aligned, is where the free text starts: its first word aligns, the words
 //! after it do not. A column whose words all have one width there takes its alignment from
-//! the other sections. Each section then takes as rows the lines whose words share the
-//! section's most common places and sit exactly where its widths put them.
+//! the other sections, and a column whose words sit wider apart in some section than its
+//! widest cell there takes that width as its min width. Each section then takes as rows the
+//! lines whose words share the section's most common places and sit exactly where its widths
+//! put them (a line dropped may narrow a column, so this is done again, at most 4 times); a
+//! section whose rows do not settle keeps all its lines as they are.
 //!
 //! # When it declines
 //!
