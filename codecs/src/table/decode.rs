@@ -10,8 +10,8 @@ use super::scan::{is_separator, pad, read_row, width};
 enum Kind {
     /// Kept as it was.
     Verbatim,
-    /// A row whose free text starts at this byte; `header` when it is the first row and
-    /// keeps the constant columns.
+    /// A row whose free text starts at this byte; `header` when it is one of the rows at the
+    /// top that keep the constant columns.
     Row { free: usize, header: bool },
 }
 
@@ -32,8 +32,7 @@ struct Restorer<'l> {
     limit: usize,
     /// The payload's line number of the first line of the section being written.
     line: usize,
-    /// Whether the header has been seen (or the table has none).
-    past_header: bool,
+    /// The rows read so far.
     rows: usize,
     kinds: Vec<Kind>,
     /// The words of the section's rows, in order.
@@ -70,7 +69,6 @@ pub(super) fn expand(payload: &str) -> Result<String, CodecError> {
             .collect(),
         limit: payload.len().saturating_mul(super::MAX_EXPANSION),
         line: 2,
-        past_header: !layout.after_first,
         rows: 0,
         kinds: Vec::new(),
         words: Vec::new(),
@@ -189,7 +187,7 @@ impl Restorer<'_> {
         self.widths.clear();
         self.widths.extend_from_slice(&layout.min);
         for (i, line) in lines.iter().enumerate() {
-            let header = !self.past_header;
+            let header = self.rows < layout.header_rows;
             let count = if header { fixed } else { layout.row_words() };
             let mark = self.words.len();
             let listed = self.listed(self.line - 1 + i);
@@ -208,7 +206,6 @@ impl Restorer<'_> {
                 self.kinds.push(Kind::Verbatim);
                 continue;
             };
-            self.past_header = true;
             self.rows += 1;
             self.kinds.push(Kind::Row { free, header });
             let mut words = self.words[mark..].iter();

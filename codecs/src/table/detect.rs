@@ -162,7 +162,7 @@ impl Columns {
             gap,
             min,
             constant: vec![None; self.fixed.len()],
-            after_first: false,
+            header_rows: 0,
             not_rows: Vec::new(),
         })
     }

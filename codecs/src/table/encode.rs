@@ -4,7 +4,7 @@
 use std::ops::Range;
 
 use super::detect::{Column, Columns, Tally, detect};
-use super::note::{Layout, MAX_WIDTH, quotable};
+use super::note::{Layout, MAX_HEADER_ROWS, MAX_WIDTH, quotable};
 use super::scan::{Field, is_row, is_separator, line_bounds, words};
 
 /// A line that is not a row.
@@ -72,13 +72,12 @@ struct Found {
     rows: usize,
     /// Runs of two or more spaces the rows lose: about one token each.
     collapsed: usize,
-    /// The cells of the first and the second row.
-    first: Vec<(u32, u32)>,
-    second: Vec<(u32, u32)>,
-    /// Whether each column holds the first row's value in every row, and the second row's
-    /// value in every row after the first.
-    same_all: Vec<bool>,
-    same_below: Vec<bool>,
+    /// The cells of the first rows, `fixed` a row: row `h` for the constant columns of the
+    /// rows after the first `h`.
+    top: Vec<(u32, u32)>,
+    /// Whether each column holds row `h`'s value in every row after the first `h`, `fixed`
+    /// entries for each `h` from 0 to [`MAX_HEADER_ROWS`].
+    same: Vec<bool>,
 }
 
 /// Buffers reused from one section to the next.
@@ -329,10 +328,8 @@ fn find_all_rows(
         free: vec![NOT_ROW; lines.bounds.len()],
         rows: 0,
         collapsed: 0,
-        first: Vec::with_capacity(fixed),
-        second: Vec::with_capacity(fixed),
-        same_all: vec![true; fixed],
-        same_below: vec![true; fixed],
+        top: Vec::with_capacity(fixed * (MAX_HEADER_ROWS + 1)),
+        same: vec![true; fixed * (MAX_HEADER_ROWS + 1)],
     };
     for section in sections {
         let Some(free_at) = fit(lines, section.clone(), layout, scratch) else {
@@ -424,20 +421,17 @@ impl Found {
             before = cell.char_end;
         }
         self.collapsed += usize::from(free_at.saturating_sub(before as usize) > 1);
-        for (i, cell) in cells.iter().enumerate() {
-            let range = (cell.start, cell.end);
-            match self.rows {
-                0 => self.first.push(range),
-                1 => {
-                    self.second.push(range);
-                    self.same_all[i] = lines.value(range) == lines.value(self.first[i]);
-                }
+        let fixed = cells.len();
+        if self.rows <= MAX_HEADER_ROWS {
+            self.top
+                .extend(cells.iter().map(|cell| (cell.start, cell.end)));
+        }
+        for header_rows in 0..=MAX_HEADER_ROWS.min(self.rows.saturating_sub(1)) {
+            let same = &mut self.same[header_rows * fixed..][..fixed];
+            let top = &self.top[header_rows * fixed..][..fixed];
+            for ((same, cell), &value) in same.iter_mut().zip(cells).zip(top) {
                 // Most columns stop being constant within a few rows: no more comparing.
-                _ if !self.same_below[i] => {}
-                _ => {
-                    self.same_all[i] &= lines.value(range) == lines.value(self.first[i]);
-                    self.same_below[i] &= lines.value(range) == lines.value(self.second[i]);
-                }
+                *same = *same && lines.value((cell.start, cell.end)) == lines.value(value);
             }
         }
         self.rows += 1;
@@ -456,48 +450,49 @@ fn constants_and_not_rows(lines: &Lines<'_>, found: &Found, layout: &mut Layout)
         return None;
     }
     layout.constant.iter_mut().for_each(|value| *value = None);
-    layout.after_first = false;
+    layout.header_rows = 0;
     list_not_rows(lines, layout, found).map(|()| 0)
 }
 
 /// Sets the columns said once in the note: those with one value in every row, or in every
-/// row below the header (the first row), whichever saves more; returns the bytes saved.
+/// row after the first few (a header, a rule under it), whichever saves the most; returns
+/// the bytes saved.
 fn choose_constants(lines: &Lines<'_>, found: &Found, layout: &mut Layout) -> usize {
+    let fixed = layout.fixed();
     // A constant column costs about 20 bytes of note and saves its value and a space in
     // every row that leaves it out.
     let saving =
         |value: &str, rows: usize| (rows * (value.len() + 1)).checked_sub(value.len() + 20);
-    let pick = |same: &[bool], values: &[(u32, u32)], rows: usize| -> Vec<(usize, usize)> {
-        (0..same.len())
-            .filter(|&i| same[i] && quotable(lines.value(values[i])))
-            .filter_map(|i| Some((i, saving(lines.value(values[i]), rows).filter(|&s| s > 0)?)))
+    let pick = |header_rows: usize| -> Vec<(usize, usize)> {
+        let rows = found.rows - header_rows;
+        let same = &found.same[header_rows * fixed..][..fixed];
+        let top = &found.top[header_rows * fixed..][..fixed];
+        (0..fixed)
+            .filter(|&i| same[i] && quotable(lines.value(top[i])))
+            .filter_map(|i| Some((i, saving(lines.value(top[i]), rows).filter(|&s| s > 0)?)))
             .collect()
     };
-    let everywhere = if found.rows >= 2 {
-        pick(&found.same_all, &found.first, found.rows)
-    } else {
-        Vec::new()
-    };
-    let below = if found.rows >= 3 {
-        pick(&found.same_below, &found.second, found.rows - 1)
-    } else {
-        Vec::new()
-    };
     let total = |picked: &[(usize, usize)]| picked.iter().map(|p| p.1).sum::<usize>();
-    let (mut picked, values, after_first) = if total(&below) > total(&everywhere) {
-        (below, &found.second, true)
-    } else {
-        (everywhere, &found.first, false)
-    };
+    // Two rows at least share a value; the fewest header rows on a tie.
+    let (header_rows, mut picked) = (0..=MAX_HEADER_ROWS.min(found.rows.saturating_sub(2)))
+        .map(|header_rows| (header_rows, pick(header_rows)))
+        .fold((0, Vec::new()), |best, next| {
+            if total(&next.1) > total(&best.1) {
+                next
+            } else {
+                best
+            }
+        });
     // A row keeps at least one word, or every line would read as a row.
-    if picked.len() == layout.fixed() {
+    if picked.len() == fixed {
         let smallest = (0..picked.len()).min_by_key(|&i| picked[i].1).unwrap_or(0);
         picked.remove(smallest);
     }
+    let top = &found.top[header_rows * fixed..];
     for &(i, _) in &picked {
-        layout.constant[i] = Some(lines.value(values[i]).to_owned());
+        layout.constant[i] = Some(lines.value(top[i]).to_owned());
     }
-    layout.after_first = after_first && !picked.is_empty();
+    layout.header_rows = if picked.is_empty() { 0 } else { header_rows };
     total(&picked)
 }
 
@@ -507,14 +502,18 @@ fn choose_constants(lines: &Lines<'_>, found: &Found, layout: &mut Layout) -> us
 fn list_not_rows(lines: &Lines<'_>, layout: &mut Layout, found: &Found) -> Option<()> {
     let (fixed, has_free, row_words) = (layout.fixed(), layout.has_free(), layout.row_words());
     layout.not_rows.clear();
-    let mut header = layout.after_first;
+    let mut rows = 0;
     for (k, &free) in found.free.iter().enumerate() {
         if free != NOT_ROW {
-            header = false;
+            rows += 1;
             continue;
         }
         let line = lines.bytes(k);
-        let words = if header { fixed } else { row_words };
+        let words = if rows < layout.header_rows {
+            fixed
+        } else {
+            row_words
+        };
         if is_separator(line) || !is_row(line, words, has_free) {
             continue;
         }
@@ -536,7 +535,7 @@ fn write(lines: &Lines<'_>, layout: &Layout, found: &Found) -> String {
     let text = lines.text;
     let mut out = String::with_capacity(text.len());
     layout.write(&mut out);
-    let mut header = layout.after_first;
+    let mut rows = 0;
     for (k, &(start, end)) in lines.bounds.iter().enumerate() {
         out.push('\n');
         let free = found.free[k];
@@ -544,6 +543,8 @@ fn write(lines: &Lines<'_>, layout: &Layout, found: &Found) -> String {
             out.push_str(&text[start as usize..end as usize]);
             continue;
         }
+        let header = rows < layout.header_rows;
+        rows += 1;
         let mut first = true;
         for (cell, constant) in lines.cells(k).iter().zip(&layout.constant) {
             if constant.is_none() || header {
@@ -558,7 +559,6 @@ fn write(lines: &Lines<'_>, layout: &Layout, found: &Found) -> String {
             out.push(' ');
             out.push_str(&text[free as usize..end as usize]);
         }
-        header = false;
     }
     out
 }

@@ -27,8 +27,9 @@
 //! - `; min widths: 2=9, 7=8`: columns padded wider than their widest cell (`ps aux`'s fixed
 //!   widths, `ls -l`'s time column, five wide even where every file shows a year);
 //! - `; column 3 is "root" and column 4 is "root" in every row`: constant columns, left out of
-//!   the rows; with ` after the first` they are left out of every row but the first, which
-//!   keeps them (a header: `dpkg -l`'s `||/` above its `ii`s);
+//!   the rows; with ` after the first` (or ` after the first N`, N being 2 or 3) the first row
+//!   (or the first N) keeps them: a header, as `dpkg -l`'s `||/` above its `ii`s, or a header
+//!   and its rule, as `pip list -v`'s above its one `Location`;
 //! - `; line 21 below is not a row` or `; lines 3-4, 9 below are not rows`: lines kept as
 //!   they were that would read as rows (a `pip` notice under a two-column table); line 1 is
 //!   the line after the note, and a run of lines is one range.
@@ -51,8 +52,8 @@
 //! Reading back, a line below the note is a row when it is not blank, the note does not
 //! list it, and it holds the words of a row (all the columns but the free text, less the
 //! constant ones) one space apart, followed by a space and the free text, or by nothing in a
-//! table without free text. Under ` after the first`, the first line that holds all the
-//! words of a row is the first row. Each section's widths are then found from its rows, and
+//! table without free text; under ` after the first N`, the first N rows hold all the words
+//! of a row, the constant ones too. Each section's widths are then found from its rows, and
 //! every row written back with its padding.
 //!
 //! # Finding the columns
@@ -63,8 +64,11 @@
 //! that place; a line that does not is no longer taken (a title, a legend). The last column
 //! found, when left-aligned, is where the free text starts: its first word aligns, the words
 //! after it do not. A column whose words all have one width there takes its alignment from
-//! the other sections. Each section then takes as rows the lines whose words share the
-//! section's most common places and sit exactly where its widths put them.
+//! the other sections, and a column whose words sit wider apart in some section than its
+//! widest cell there takes that width as its min width. Each section then takes as rows the
+//! lines whose words share the section's most common places and sit exactly where its widths
+//! put them (a line dropped may narrow a column, so this is done again, at most 4 times); a
+//! section whose rows do not settle keeps all its lines as they are.
 //!
 //! # When it declines
 //!

@@ -9,6 +9,9 @@ pub(super) const MAX_COLUMNS: usize = 32;
 /// The widest column or gap the note may state, in characters.
 pub(super) const MAX_WIDTH: usize = 4096;
 
+/// The most rows at the top that may keep the constant columns.
+pub(super) const MAX_HEADER_ROWS: usize = 3;
+
 /// What every note starts with.
 const OPENING: &str = "[table: ";
 
@@ -27,8 +30,9 @@ pub(super) struct Layout {
     pub(super) min: Vec<usize>,
     /// The value of each fixed column left out of the rows as the same in every one.
     pub(super) constant: Vec<Option<String>>,
-    /// Whether the first row (a header, as a rule) keeps the constant columns.
-    pub(super) after_first: bool,
+    /// How many rows at the top (a header, and the rule under it) keep the constant columns:
+    /// 0 to [`MAX_HEADER_ROWS`].
+    pub(super) header_rows: usize,
     /// The lines below the note kept as they were although they read as rows: ranges of
     /// line numbers (1 is the line after the note), increasing, neither overlapping nor
     /// touching.
@@ -55,8 +59,8 @@ impl Layout {
         self.right.last() == Some(&false)
     }
 
-    /// Words a row is written with (but a first row that keeps the constant columns): the
-    /// fixed columns not left out.
+    /// Words a row is written with (but the header rows, which keep the constant columns):
+    /// the fixed columns not left out.
     pub(super) fn row_words(&self) -> usize {
         self.fixed() - self.constant.iter().flatten().count()
     }
@@ -96,8 +100,12 @@ impl Layout {
             .collect();
         if !constants.is_empty() {
             let _ = write!(out, "; {} in every row", constants.join(" and "));
-            if self.after_first {
-                out.push_str(" after the first");
+            match self.header_rows {
+                0 => {}
+                1 => out.push_str(" after the first"),
+                rows => {
+                    let _ = write!(out, " after the first {rows}");
+                }
             }
         }
         match self.not_rows[..] {
@@ -313,7 +321,7 @@ fn read_clauses(cursor: &mut Cursor<'_>, layout: &mut Layout) -> Result<(), Code
     read_constants(cursor, layout)
 }
 
-/// Reads `; column C is "V" and column C is "V" in every row[ after the first]`.
+/// Reads `; column C is "V" and column C is "V" in every row[ after the first[ N]]`.
 fn read_constants(cursor: &mut Cursor<'_>, layout: &mut Layout) -> Result<(), CodecError> {
     let fixed = layout.fixed();
     layout.constant = vec![None; fixed];
@@ -353,7 +361,19 @@ fn read_constants(cursor: &mut Cursor<'_>, layout: &mut Layout) -> Result<(), Co
             shown(cursor.rest)
         )));
     }
-    layout.after_first = cursor.eat(" after the first");
+    if cursor.eat(" after the first") {
+        layout.header_rows = 1;
+        if cursor.eat(" ") {
+            layout.header_rows = cursor.number("a number of rows")?;
+            if !(2..=MAX_HEADER_ROWS).contains(&layout.header_rows) {
+                return Err(invalid(format!(
+                    "the first {} rows keep the constant columns: expected 2 to \
+                     {MAX_HEADER_ROWS} (1 is written `after the first`)",
+                    layout.header_rows
+                )));
+            }
+        }
+    }
     Ok(())
 }
 

@@ -203,6 +203,15 @@ fn table(rng: &mut Rng) -> String {
         let mut rows: Vec<_> = (0..1 + rng.below(30)).map(|_| shape.row(rng)).collect();
         if rng.chance(30) {
             let header = rows[0].0.iter().map(|c| c.to_uppercase()).collect();
+            if rng.chance(50) {
+                // A rule under the header, as wide as each column's header.
+                let rule = rows[0]
+                    .0
+                    .iter()
+                    .map(|c| "-".repeat(c.chars().count()))
+                    .collect();
+                rows.insert(0, (rule, "----".to_owned()));
+            }
             rows.insert(0, (header, "NAME".to_owned()));
         }
         lines.extend(shape.render(&rows));
@@ -285,7 +294,6 @@ fn generated_tables_round_trip_or_pass_through() {
         changed += usize::from(holds(&table(&mut rng)));
     }
     // The generator must make the codec act, or the property says little.
-    eprintln!("generated changed {changed}");
     assert!(
         changed * 3 > TABLES,
         "only {changed} of {TABLES} tables changed"
@@ -304,7 +312,6 @@ fn hostile_variants_round_trip_or_pass_through() {
         }
         changed += usize::from(holds(&text));
     }
-    eprintln!("hostile changed {changed}");
     assert!(
         changed * 5 > TABLES,
         "only {changed} of {TABLES} variants changed"
@@ -325,6 +332,6 @@ fn very_long_lines_and_wide_tables_round_trip_or_pass_through() {
         let mut rows: Vec<_> = (0..20).map(|_| shape.row(&mut rng)).collect();
         rows[3].1 = "y".repeat(100_000);
         rows[5].0[2] = "z".repeat(5000);
-        eprintln!("wide {}", holds(&shape.render(&rows).join("\n")));
+        holds(&shape.render(&rows).join("\n"));
     }
 }

@@ -248,6 +248,11 @@ fn cases() -> Vec<(&'static str, String, Option<String>)> {
             SIZES.to_owned(),
             Some("[table: 3 columns, padding collapsed to one space; right-aligned: 2, 3]\nalpha 12 1.5K\nbeta 1234 12M\ngamma 5 300\ndelta 678 4.0G\nepsilon 90 56K\nzeta 4321 7.8M\neta 7 9\ntheta 88 10G\niota 100 1.1K\nkappa 1 222\nlambda 23 3.3M\nmu 456 44K\nnu 7890 5\nxi 2 66G\nomicron 34 7.7K\npi 567 800\n".to_owned()),
         ),
+        (
+            "pip list -v: a constant column below a header and its rule",
+            "Package            Version    Location                       Installer\n------------------ ---------- ------------------------------ ---------\nannotated-types    0.7.0      /usr/lib/python3/dist-packages pip\nasttokens          3.0.1      /usr/lib/python3/dist-packages pip\nattrs              26.1.0     /usr/lib/python3/dist-packages pip\nboto3              1.42.3     /usr/lib/python3/dist-packages pip\nbotocore           1.42.3     /usr/lib/python3/dist-packages pip\ncertifi            2025.11.12 /usr/lib/python3/dist-packages pip\ncffi               2.0.0      /usr/lib/python3/dist-packages pip\ncharset-normalizer 3.4.4      /usr/lib/python3/dist-packages pip\nclick              8.3.1      /usr/lib/python3/dist-packages pip\ncloudpickle        2.1.0      /usr/lib/python3/dist-packages pip\ncolorama           0.4.6      /usr/lib/python3/dist-packages pip\ncryptography       46.0.3     /usr/lib/python3/dist-packages pip\n".to_owned(),
+            Some("[table: 4 columns, padding collapsed to one space; column 3 is \"/usr/lib/python3/dist-packages\" in every row after the first 2]\nPackage Version Location Installer\n------------------ ---------- ------------------------------ ---------\nannotated-types 0.7.0 pip\nasttokens 3.0.1 pip\nattrs 26.1.0 pip\nboto3 1.42.3 pip\nbotocore 1.42.3 pip\ncertifi 2025.11.12 pip\ncffi 2.0.0 pip\ncharset-normalizer 3.4.4 pip\nclick 8.3.1 pip\ncloudpickle 2.1.0 pip\ncolorama 0.4.6 pip\ncryptography 46.0.3 pip\n".to_owned()),
+        ),
         ("too few rows", "a    b\nc    d\n".to_owned(), None),
         ("prose", "The quick  brown fox\njumps over  the lazy dog.\nAnd again.\n".to_owned(), None),
         ("code", "fn main() {\n    let x = 1;  // one\n    let yy = 2; // two\n}\n".to_owned(), None),
@@ -347,7 +352,7 @@ fn the_contract_holds_on_the_corpus_and_the_captures() {
 }
 
 /// Token savings on a folder of captures (`TABLE_CAPTURES`, one command's output a file),
-/// each checked to expand back: `TABLE_CAPTURES=/tmp/captures cargo test -p parrot-codecs
+/// each checked to expand back, the outputs written to the folder `TABLE_OUTPUTS` if set: `TABLE_CAPTURES=/tmp/captures cargo test -p parrot-codecs
 /// --lib table::tests::captures -- --ignored --nocapture`.
 #[test]
 #[ignore = "reads the captures in the folder TABLE_CAPTURES names"]
@@ -364,6 +369,9 @@ fn captures() {
         match round_trip(&input) {
             None => println!("{name:30} unchanged"),
             Some(payload) => {
+                if let Ok(outputs) = std::env::var("TABLE_OUTPUTS") {
+                    std::fs::write(format!("{outputs}/{name}"), &payload).unwrap();
+                }
                 let (before, after) = (o200k(&input), o200k(&payload));
                 let saved = 100.0 * (before - after) as f64 / before as f64;
                 println!("{name:30} {before:>7} -> {after:>7} tokens, {saved:5.1}% saved");
@@ -449,6 +457,14 @@ const BAD: &[(&str, &str)] = &[
     (
         "[table: 3 columns, padding collapsed to one space; column 1 is \"x\" and column 2 is \"y\" in every row]\na b c",
         "line 1: every column of words is constant: a row would have no word left",
+    ),
+    (
+        "[table: 3 columns, padding collapsed to one space; column 1 is \"x\" in every row after the first 1]\na b c",
+        "line 1: the first 1 rows keep the constant columns: expected 2 to 3 (1 is written `after the first`)",
+    ),
+    (
+        "[table: 3 columns, padding collapsed to one space; column 1 is \"x\" in every row after the first 4]\na b c",
+        "line 1: the first 4 rows keep the constant columns: expected 2 to 3 (1 is written `after the first`)",
     ),
     (
         "[table: 3 columns, padding collapsed to one space; line 0 below is not a row]\na b c",
