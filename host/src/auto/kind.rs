@@ -209,8 +209,19 @@ pub(crate) fn classify(text: &str) -> Kind {
     let files: usize = file.iter().sum();
     let mostly_file = files > 0 && files * 100 >= FILE_SHARE * sampled;
     // Few log lines, but a build tool's or test runner's status line among text that is not
-    // a file: a test's failure followed by hundreds of lines of its own output.
-    if log[LogLine::Runner as usize] > 0 && !mostly_file {
+    // a file: a test's failure followed by hundreds of lines of its own output. A shell
+    // prompt echoing the command (`$ kubectl get pods -w`) says what ran, not that its output
+    // is a log: it is no such evidence.
+    let prompts = || {
+        sample
+            .lines()
+            .filter(|line| plain(line).trim_start().starts_with("$ "))
+            .count()
+    };
+    if log[LogLine::Runner as usize] > 0
+        && !mostly_file
+        && log[LogLine::Runner as usize] > prompts()
+    {
         return Kind::Log(LogSignal {
             what: most(&LogLine::ALL, &log),
             lines: logs,
