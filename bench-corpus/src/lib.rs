@@ -134,6 +134,61 @@ pub fn thousands(n: usize) -> String {
     out
 }
 
+/// The share of `before` that `after` saves, in percent (0 for nothing before).
+///
+/// ```
+/// assert_eq!(parrot_bench_corpus::saved_percent(200, 50), 75.0);
+/// assert_eq!(parrot_bench_corpus::saved_percent(0, 0), 0.0);
+/// ```
+pub fn saved_percent(before: usize, after: usize) -> f64 {
+    if before == 0 {
+        0.0
+    } else {
+        (1.0 - after as f64 / before as f64) * 100.0
+    }
+}
+
+/// A plain line split, the text codecs' yardstick: `text.split('\n').count()`.
+pub fn split(text: &str) -> usize {
+    text.split('\n').count()
+}
+
+/// The median over `rounds` of (`work` time / [`split`] time of `text`), each round timing
+/// both back to back in alternating order (a machine whose speed drifts moves both); with the
+/// median split and work times.
+pub fn split_ratio(
+    text: &str,
+    work: &dyn Fn(),
+    rounds: usize,
+) -> (f64, std::time::Duration, std::time::Duration) {
+    let time = |f: &dyn Fn()| {
+        let start = std::time::Instant::now();
+        f();
+        start.elapsed()
+    };
+    let run_split = || {
+        std::hint::black_box(split(std::hint::black_box(text)));
+    };
+    let mut ratios = Vec::with_capacity(rounds);
+    let (mut splits, mut works) = (Vec::new(), Vec::new());
+    for round in 0..rounds {
+        let (s, w) = if round % 2 == 0 {
+            let s = time(&run_split);
+            (s, time(work))
+        } else {
+            let w = time(work);
+            (time(&run_split), w)
+        };
+        ratios.push(w.as_secs_f64() / s.as_secs_f64());
+        splits.push(s);
+        works.push(w);
+    }
+    ratios.sort_by(f64::total_cmp);
+    splits.sort();
+    works.sort();
+    (ratios[rounds / 2], splits[rounds / 2], works[rounds / 2])
+}
+
 /// A database-style result of about `target_bytes`: an array of flat rows (ids, names, a
 /// decimal, timestamps, a mostly-null column, a constant column), written as Python's
 /// `json.dumps` writes it (`", "` and `": "` separators).

@@ -25,7 +25,7 @@ mod headroom;
 
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use criterion::{Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
 use parrot_codec_api::{Codec, Level, Outcome, Params, Payload};
@@ -50,43 +50,8 @@ const PASSING: [(&str, usize); 2] = [("passing_1MB", 1_000_000), ("passing_10MB"
 const FLOOR_BOUND: f64 = 2.0;
 const HEADROOM_BOUND: f64 = 50.0;
 
-fn split(text: &str) -> usize {
-    text.split('\n').count()
-}
-
 fn codec() -> Log {
     parrot_codec_api::build(Params::empty()).expect("the log codec's defaults")
-}
-
-/// The median over `rounds` of (`work` time / split time), each round timing both back to
-/// back in alternating order; with the median split and work times.
-fn interleaved_ratio(text: &str, work: &dyn Fn(), rounds: usize) -> (f64, Duration, Duration) {
-    let time = |f: &dyn Fn()| {
-        let start = Instant::now();
-        f();
-        start.elapsed()
-    };
-    let run_split = || {
-        black_box(split(black_box(text)));
-    };
-    let mut ratios = Vec::with_capacity(rounds);
-    let (mut splits, mut works) = (Vec::new(), Vec::new());
-    for round in 0..rounds {
-        let (s, w) = if round % 2 == 0 {
-            let s = time(&run_split);
-            (s, time(work))
-        } else {
-            let w = time(work);
-            (time(&run_split), w)
-        };
-        ratios.push(w.as_secs_f64() / s.as_secs_f64());
-        splits.push(s);
-        works.push(w);
-    }
-    ratios.sort_by(f64::total_cmp);
-    splits.sort();
-    works.sort();
-    (ratios[rounds / 2], splits[rounds / 2], works[rounds / 2])
 }
 
 /// One payload's measurements of the codec.
@@ -130,7 +95,7 @@ fn measure(c: &mut Criterion, codec: &Log, name: &'static str, text: String, qui
         .warm_up_time(Duration::from_secs_f64(if quick { 0.2 } else { 0.5 }))
         .measurement_time(Duration::from_secs_f64(if quick { 0.5 } else { 3.0 }))
         .sample_size(10);
-    group.bench_function("split", |b| b.iter(|| split(black_box(&text))));
+    group.bench_function("split", |b| b.iter(|| corpus::split(black_box(&text))));
     group.bench_function("log/normal", |b| {
         b.iter(|| codec.compress(Payload::text_only(black_box(&text)), Level::Normal))
     });
@@ -144,12 +109,12 @@ fn measure(c: &mut Criterion, codec: &Log, name: &'static str, text: String, qui
                 .is_ok(),
         );
     };
-    let (ratio, split_time, codec_time) = interleaved_ratio(&text, &run_codec, rounds);
+    let (ratio, split_time, codec_time) = corpus::split_ratio(&text, &run_codec, rounds);
     let stage = |stage: Stage| {
         let run = || {
             black_box(codec.run_stages(black_box(&text), stage));
         };
-        interleaved_ratio(&text, &run, rounds).0
+        corpus::split_ratio(&text, &run, rounds).0
     };
     let (lines, scan) = (stage(Stage::Lines), stage(Stage::Scan));
     Row {
@@ -223,7 +188,7 @@ fn speed_table(rows: &[&Row]) -> String {
              {:.2}x |\n",
             row.name,
             row.text.len() as f64 / 1e6,
-            split(&row.text),
+            corpus::split(&row.text),
             row.output_cell(),
             row.split_time.as_secs_f64() * 1e3,
             row.codec_time.as_secs_f64() * 1e3,

@@ -12,17 +12,13 @@
 
 use std::hint::black_box;
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use parrot_bench_corpus as corpus;
 use parrot_codec_api::{DynCodec, Level, Outcome, Params, Payload};
 
 /// The most a codec may take over the split.
 const BOUND: f64 = 2.0;
-
-fn split(text: &str) -> usize {
-    text.split('\n').count()
-}
 
 /// The capture `name` of `corpus/text/`.
 fn capture(name: &str) -> String {
@@ -69,37 +65,6 @@ fn payload(codec: &str, bytes: usize) -> String {
         }
         other => panic!("no payload for {other}"),
     }
-}
-
-/// The median over `rounds` of (`work` time / split time), each round timing both back to back
-/// in alternating order; with the median split and work times.
-fn interleaved_ratio(text: &str, work: &dyn Fn(), rounds: usize) -> (f64, Duration, Duration) {
-    let time = |f: &dyn Fn()| {
-        let start = Instant::now();
-        f();
-        start.elapsed()
-    };
-    let run_split = || {
-        black_box(split(black_box(text)));
-    };
-    let mut ratios = Vec::with_capacity(rounds);
-    let (mut splits, mut works) = (Vec::new(), Vec::new());
-    for round in 0..rounds {
-        let (s, w) = if round % 2 == 0 {
-            let s = time(&run_split);
-            (s, time(work))
-        } else {
-            let w = time(work);
-            (time(&run_split), w)
-        };
-        ratios.push(w.as_secs_f64() / s.as_secs_f64());
-        splits.push(s);
-        works.push(w);
-    }
-    ratios.sort_by(f64::total_cmp);
-    splits.sort();
-    works.sort();
-    (ratios[rounds / 2], splits[rounds / 2], works[rounds / 2])
 }
 
 fn built(name: &str) -> Box<dyn DynCodec> {
@@ -149,7 +114,7 @@ fn main() {
                         .ok(),
                 );
             };
-            let (ratio, split_time, codec_time) = interleaved_ratio(&text, &work, rounds);
+            let (ratio, split_time, codec_time) = corpus::split_ratio(&text, &work, rounds);
             table.push_str(&format!(
                 "| {name} | {label} ({} bytes) | {} bytes ({:.1}%) | {} | {} | {ratio:.2}x |\n",
                 corpus::thousands(text.len()),

@@ -79,14 +79,6 @@ fn items(root: &Path) -> Vec<Item> {
     items
 }
 
-fn percent(before: usize, after: usize) -> f64 {
-    if before == 0 {
-        0.0
-    } else {
-        (1.0 - after as f64 / before as f64) * 100.0
-    }
-}
-
 fn main() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let project = tempfile::tempdir().expect("temp dir");
@@ -153,7 +145,7 @@ fn main() {
             if item.json { "JSON" } else { "text" },
             corpus::thousands(before),
             corpus::thousands(after),
-            percent(before, after),
+            corpus::saved_percent(before, after),
             codec,
             if lossy { "yes" } else { "" },
         );
@@ -164,15 +156,15 @@ fn main() {
         "| **total** | | | {} | {} | {:.1}% | | |\n| **JSON payloads** | | | {} | {} | {:.1}% | | |",
         corpus::thousands(total_in),
         corpus::thousands(total_out),
-        percent(total_in, total_out),
+        corpus::saved_percent(total_in, total_out),
         corpus::thousands(json_in),
         corpus::thousands(json_out),
-        percent(json_in, json_out),
+        corpus::saved_percent(json_in, json_out),
     );
 
     let met = |ok: bool| if ok { "**met**" } else { "**missed**" };
-    let saved = percent(total_in, total_out);
-    let json_saved = percent(json_in, json_out);
+    let saved = corpus::saved_percent(total_in, total_out);
+    let json_saved = corpus::saved_percent(json_in, json_out);
     let mut targets: Vec<String> = Vec::new();
     targets.push(format!(
         "- The default configuration saves ≥ 80% of o200k tokens on the 32 payloads: {}, {saved:.1}% \

@@ -37,14 +37,6 @@ fn held_out(stem: &str) -> bool {
     Sha256::digest(stem.as_bytes())[0].is_multiple_of(3)
 }
 
-fn percent(before: usize, after: usize) -> f64 {
-    if before == 0 {
-        0.0
-    } else {
-        (1.0 - after as f64 / before as f64) * 100.0
-    }
-}
-
 /// The original of a lossless `payload` of the built-in `codec`, through its inverse.
 fn expand(codec: &str, payload: &str) -> Option<String> {
     let builtin = parrot_codecs::builtins()
@@ -141,7 +133,7 @@ fn table(rows: &[Row]) -> String {
             if row.held_out { " ★" } else { "" },
             corpus::thousands(row.before),
             corpus::thousands(row.after),
-            percent(row.before, row.after),
+            corpus::saved_percent(row.before, row.after),
             row.codec,
             if row.lossy { "yes" } else { "" },
             match row.exact {
@@ -160,7 +152,7 @@ fn table(rows: &[Row]) -> String {
                     "| **{kind}, {label}** | {} | {} | {:.1}% | | | |",
                     corpus::thousands(before),
                     corpus::thousands(after),
-                    percent(before, after),
+                    corpus::saved_percent(before, after),
                 );
             }
         }
@@ -171,7 +163,7 @@ fn table(rows: &[Row]) -> String {
         "| **all** | {} | {} | {:.1}% | | | |",
         corpus::thousands(before),
         corpus::thousands(after),
-        percent(before, after),
+        corpus::saved_percent(before, after),
     );
     table
 }
@@ -213,7 +205,7 @@ fn targets(rows: &[Row]) -> Vec<String> {
     )];
     let mut share = |what: &str, least: f64, pick: &dyn Fn(&Row) -> bool| {
         let (before, after) = sum(rows, pick);
-        let saved = percent(before, after);
+        let saved = corpus::saved_percent(before, after);
         targets.push(format!(
             "- {what} ≥ {least:.0}% saved: {}, {saved:.1}% ({} → {}).",
             met(saved >= least),
