@@ -163,7 +163,9 @@ pub trait Codec: Sized + Send + Sync + 'static {
     /// This one item is the declaration: [`CodecMeta::expands`] is whether it is `Some`, and
     /// [`DynCodec::expand`] calls it, so what the host is told and what the codec does cannot
     /// disagree. Offer one when outcomes are lossless: the host verifies them through it, and
-    /// the contract check requires it. Write the inverse as a method of the codec and name it
+    /// the contract check requires it. Without one, the host cannot check a lossless claim and
+    /// treats the outcome as lossy (its original kept in the tee store; refused at `minimal`),
+    /// and `check` and `package` warn about the codec. Write the inverse as a method of the codec and name it
     /// here:
     ///
     /// ```

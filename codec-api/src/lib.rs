@@ -273,7 +273,8 @@
 //! - Dropping object members whose value is `null` is lossless only for a codec that says so
 //!   with [`Codec::NULL_MEMBERS_ABSENT`].
 //! - Offer an inverse ([`Codec::INVERSE`]) when outcomes are lossless: the host verifies them
-//!   through it.
+//!   through it. A lossless claim without one cannot be checked, and the host treats it as
+//!   lossy (teed; refused at `minimal`).
 //!
 //! `parrot-codec-test` checks these rules on any input ([step 4](#4-tests)).
 //!

@@ -43,6 +43,7 @@ mod auto;
 mod budget;
 mod builder;
 mod call;
+mod claims;
 mod discovery;
 mod entries;
 mod envelope;
@@ -73,6 +74,7 @@ pub use builder::{DEFAULT_LIMIT_TOKENS, DEFAULT_RECOVERY_MAX_CHARS, HostBuilder}
 pub use call::{
     Call, Input, Meta, NoGain, OwnedCall, OwnedInput, Processed, Skip, Status, TokenCounts,
 };
+pub use claims::UncheckedClaim;
 pub use discovery::{MAX_MANIFEST_BYTES, PLUGIN_PATH_ENV, SourceInfo, TRUST_PROJECT_PLUGINS_ENV};
 pub use entries::{MatchKind, Resolution, ResolvedEntry};
 pub use envelope::{Envelope, Member, Opened};

@@ -1,7 +1,7 @@
 //! `check`: every source, codec and entry of the configuration.
 
 use parrot_host::manifest::SourceKind;
-use parrot_host::{Host, counted};
+use parrot_host::{Host, Registry, counted};
 
 use super::router::router_lines;
 use crate::printable;
@@ -31,6 +31,9 @@ pub(crate) fn check(host: &Host) {
             printable(codec.meta.name()),
             printable(&codec.origin.to_string())
         );
+    }
+    for line in unchecked_claims(host.registry()) {
+        eprintln!("{line}");
     }
     for line in router_lines(host) {
         println!("{line}");
@@ -63,4 +66,27 @@ pub(crate) fn check(host: &Host) {
         counted(host.entries().len(), "entry", "entries"),
         host.shadowed().len()
     );
+}
+
+/// One warning line for each codec that claims lossless outcomes the host cannot check (no
+/// inverse, CONTRACT §10.4), found by running it on the registry's probe payloads: `check`
+/// and `package` print them on stderr.
+pub(crate) fn unchecked_claims(registry: &Registry) -> Vec<String> {
+    registry
+        .unchecked_lossless_claims()
+        .into_iter()
+        .map(|claim| {
+            format!(
+                "warning: codec {} ({}) claimed a lossless outcome for {} of {} probe payloads \
+                 but offers no inverse: the host cannot check the claim, so it treats each such \
+                 outcome as lossy (its original kept in the tee store at normal and aggressive; \
+                 refused at minimal, where the result goes out unchanged); give the codec an \
+                 inverse (Codec::INVERSE) that rebuilds its input",
+                printable(&claim.codec),
+                printable(&claim.origin.to_string()),
+                claim.claimed,
+                claim.probes
+            )
+        })
+        .collect()
 }

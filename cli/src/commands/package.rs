@@ -270,6 +270,9 @@ fn loads(dir: &Path, manifest: &Path, library: &Path) -> Result<Vec<String>, Fai
             manifest.display()
         )]));
     }
+    for line in super::check::unchecked_claims(host.registry()) {
+        eprintln!("{line}");
+    }
     Ok(host
         .registry()
         .codecs()

@@ -555,27 +555,42 @@ enum Ran<'r> {
     Routed(Decision<'r>),
 }
 
-/// Rule 7, its checks: an outcome claimed lossless is verified through the inverse of the codec that
-/// produced it (each part through its own, for `auto`) when verification is on for that codec
-/// (a mismatch makes it lossy); a lossy outcome at `minimal` is refused (`codec_error`).
+/// Rule 7, its checks: an outcome claimed lossless is believed only when the host can check it.
+/// A part whose codec offers no inverse makes it lossy (the claim cannot be checked, CONTRACT
+/// §10.4), and so does a part that does not expand back through its codec's inverse when
+/// verification is on for that codec (each part through its own, for `auto`). A lossy outcome
+/// at `minimal` is refused (`codec_error`), with a warning that says why it is lossy.
 fn verify<'r>(run: &Run<'_, '_>, mut produced: Produced<'r>) -> Result<Produced<'r>, Skip> {
     let tool = run.call.tool;
+    let minimal = !run.level.allows_loss();
     if !produced.lossy {
         let payload = &produced.payload;
-        if let Some(part) = produced
-            .parts
-            .iter()
-            .find(|part| should_verify(run, part) && !expands_back(part, payload))
-        {
-            tracing::warn!(
-                tool,
-                codec = part.facts.name,
-                "an outcome claimed lossless does not expand back to the input: treated as lossy"
-            );
+        let doubt = produced.parts.iter().find_map(|part| {
+            if !part.facts.expands {
+                Some((part.facts.name.as_str(), "has no inverse to check it with"))
+            } else if should_verify(run, part) && !expands_back(part, payload) {
+                Some((
+                    part.facts.name.as_str(),
+                    "does not expand back to the input",
+                ))
+            } else {
+                None
+            }
+        });
+        if let Some((codec, why)) = doubt {
+            let then = if minimal {
+                "refused at minimal"
+            } else {
+                "treated as lossy"
+            };
+            tracing::warn!(tool, codec, "an outcome claimed lossless {why}: {then}");
             produced.lossy = true;
+            if minimal {
+                return Err(Skip::CodecError);
+            }
         }
     }
-    if produced.lossy && !run.level.allows_loss() {
+    if produced.lossy && minimal {
         tracing::warn!(
             tool,
             codec = run.codec_name(),
@@ -586,11 +601,9 @@ fn verify<'r>(run: &Run<'_, '_>, mut produced: Produced<'r>) -> Result<Produced<
     Ok(produced)
 }
 
-/// Plugin codecs: every lossless outcome (unless turned off); built-ins: one in N.
+/// Plugin codecs: every lossless outcome (unless turned off); built-ins: one in N. Asked only
+/// of a part whose codec offers an inverse ([`verify`] asks that first).
 fn should_verify(run: &Run<'_, '_>, part: &Part<'_>) -> bool {
-    if !part.facts.expands {
-        return false;
-    }
     let v = run.stage.settings.verification;
     if part.facts.builtin {
         v.builtins_every > 0

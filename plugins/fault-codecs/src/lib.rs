@@ -88,6 +88,31 @@ impl FaultLiar {
     }
 }
 
+/// Claims a lossless outcome but keeps only the first half of the text, and offers no
+/// inverse: a claim the host cannot check (what an outside author who forgot the inverse, or
+/// who is wrong, ships).
+pub struct FaultUnchecked;
+
+impl Codec for FaultUnchecked {
+    const NAME: &'static str = "fault_unchecked";
+
+    fn new(_params: &mut Params) -> Result<Self, CodecError> {
+        Ok(FaultUnchecked)
+    }
+
+    fn compress(&self, payload: Payload<'_>, level: Level) -> Result<Outcome, CodecError> {
+        if !level.allows_change() {
+            return Ok(Outcome::Unchanged);
+        }
+        let text = payload.text();
+        let half = text
+            .char_indices()
+            .nth(text.chars().count() / 2)
+            .map_or(0, |(i, _)| i);
+        Ok(Outcome::lossless(&text[..half]))
+    }
+}
+
 /// Returns text that is not JSON, whatever it is given.
 pub struct FaultGarbage;
 
@@ -143,6 +168,7 @@ parrot_codec_api::export_codecs!(
     FaultPanic,
     FaultConstructor,
     FaultLiar,
+    FaultUnchecked,
     FaultGarbage,
     FaultBloat,
     FaultSlow,

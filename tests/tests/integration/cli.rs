@@ -1096,3 +1096,73 @@ fn expand_of_garbage_exits_2_with_the_codecs_message() {
         text(&out.stderr)
     );
 }
+
+/// A codec that says `lossless` and offers no inverse (the fixture's `fault_unchecked`, which
+/// keeps half its input) is named by `check` and by `package`, with how many probes it claimed:
+/// the host treats such outcomes as lossy, and the author learns it before a user does. Codecs
+/// that offer their inverse (`line_dedup`, `csv_rows`) and one that is only lossy
+/// (`ansi_strip`) are not named.
+#[test]
+fn check_and_package_warn_about_lossless_claims_the_host_cannot_check() {
+    const FAULTS: &str = "parrot_plugin_fault_codecs";
+    let dir = tempfile::tempdir().unwrap();
+    let plugins = dir.path().join("plugins");
+    shipped_package(&plugins, "line-dedup", "parrot_plugin_line_dedup");
+    shipped_package(&plugins, "ansi-strip", "parrot_plugin_ansi_strip");
+    package(
+        &plugins,
+        "faults",
+        Some(FAULTS),
+        &plugin_manifest(FAULTS, ""),
+    );
+    let warned = "warning: codec fault_unchecked (";
+    let claim = "claimed a lossless outcome for 14 of 14 probe payloads but offers no inverse: \
+                 the host cannot check the claim, so it treats each such outcome as lossy";
+    let not_named = [
+        "codec line_dedup",
+        "codec csv_rows",
+        "codec ansi_strip",
+        "codec fault_liar",
+    ];
+
+    let checked = run(
+        dir.path(),
+        &["--plugins", plugins.to_str().unwrap(), "check"],
+    );
+    let stderr = text(&checked.stderr);
+    assert_eq!(checked.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains(warned) && stderr.contains(claim),
+        "{stderr}"
+    );
+    for name in not_named {
+        assert!(!stderr.contains(name), "{stderr}");
+    }
+    assert!(
+        text(&checked.stdout).contains("ok: 4 sources"),
+        "{}",
+        text(&checked.stdout)
+    );
+
+    let manifest = dir.path().join("faults.toml");
+    std::fs::write(&manifest, plugin_manifest(FAULTS, "")).unwrap();
+    let library = support::library(FAULTS);
+    let packaged = run_package(
+        dir.path(),
+        &[
+            "--library",
+            library.to_str().unwrap(),
+            "--manifest",
+            manifest.to_str().unwrap(),
+            "--out",
+            dir.path().join("out").to_str().unwrap(),
+        ],
+    );
+    let stderr = text(&packaged.stderr);
+    assert_eq!(packaged.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains(warned) && stderr.contains(claim),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("codec csv_rows"), "{stderr}");
+}

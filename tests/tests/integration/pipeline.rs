@@ -31,6 +31,7 @@ fn setup(tee: bool, configure: impl FnOnce(&mut parrot_host::HostBuilder)) -> Se
         "fault_error",
         "fault_panic",
         "fault_liar",
+        "fault_unchecked",
         "fault_garbage",
         "fault_bloat",
         "csv_rows",
@@ -301,6 +302,48 @@ fn a_claimed_lossless_outcome_that_does_not_expand_back_is_treated_as_lossy() {
         .process(Call::new("fault_liar", Input::Text(&input)).level(Level::Minimal));
     assert_eq!(out.meta.skipped, Some(Skip::CodecError));
     assert_eq!(out.text(), Some(input.as_str()));
+}
+
+/// A plugin's lossless claim that the host cannot check is not believed: `fault_unchecked`
+/// keeps half its input, says lossless and offers no inverse. At `normal` the outcome is teed as
+/// lossy (its pointer says so, and the original comes back whole); at `minimal` it is refused
+/// and the input goes out. Before, it went out as a lossless `_compressed` result with nothing
+/// stored: the half was gone.
+#[test]
+fn a_lossless_claim_without_an_inverse_is_teed_as_lossy_and_refused_at_minimal() {
+    let s = setup(true, |_| {});
+    let input = log_with_runs();
+    let out = s
+        .host
+        .process(Call::new("fault_unchecked", Input::Text(&input)));
+    assert_eq!(out.meta.codec.as_deref(), Some("fault_unchecked"));
+    assert!(out.meta.teed, "{:?}", out.meta);
+    let text = out.text().unwrap();
+    assert!(
+        text.ends_with(
+            "returns the original of this lossy result; add a marker's selector for that part]"
+        ),
+        "{text}"
+    );
+    let (body, key) = parrot_host::split_text_pointer(text).unwrap();
+    assert_eq!(body.len(), input.len() / 2);
+    assert_eq!(Some(&key), out.meta.tee_key.as_ref());
+    assert_eq!(s.host.recover(&key).unwrap().unwrap(), input.as_bytes());
+
+    let out = s
+        .host
+        .process(Call::new("fault_unchecked", Input::Text(&input)).level(Level::Minimal));
+    assert_eq!(out.meta.skipped, Some(Skip::CodecError));
+    assert_eq!(out.text(), Some(input.as_str()));
+    assert!(!out.meta.teed);
+
+    // Without a store, `normal` runs at `minimal` (§5): refused there too, nothing lost.
+    let s = setup(false, |_| {});
+    let out = s
+        .host
+        .process(Call::new("fault_unchecked", Input::Text(&input)));
+    assert_eq!(out.text(), Some(input.as_str()));
+    assert!(!out.meta.compressed && !out.meta.teed, "{:?}", out.meta);
 }
 
 /// `json_compact` declares null members absent (`Codec::NULL_MEMBERS_ABSENT`): verifying its
