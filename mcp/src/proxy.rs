@@ -2,7 +2,7 @@
 //! session ends.
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::process::{Child, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender, SyncSender, TrySendError};
 use std::sync::{Arc, Condvar, Mutex};
@@ -241,7 +241,7 @@ impl Proxy {
     ///   second of it).
     pub fn run(
         self,
-        mut server: Command,
+        server: Command,
         input: impl Read + Send + 'static,
         output: impl Write + Send + 'static,
         log: impl Write + Send + 'static,
@@ -256,30 +256,14 @@ impl Proxy {
         if ended.try_recv().is_ok() {
             return Ok(());
         }
-        let command = command_line(&server);
-        group::isolate(&mut server);
-        descendants::tell_on_parent_death(&mut server);
         let mut log = log;
-        let reaper = reaper && cfg!(target_os = "linux") && become_reaper(&mut log);
-        let mut child = server
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .map_err(|source| Error::Spawn {
-                command: command.clone(),
-                source,
-            })?;
-        let group = group::Group::of(&child);
-        let strays = Strays::of(&child, reaper);
-        let (Some(server_in), Some(server_out)) = (child.stdin.take(), child.stdout.take()) else {
-            group.signal(&mut child, group::Ending::Kill);
-            let _ = child.wait();
-            return Err(Error::Spawn {
-                command,
-                source: std::io::Error::other("no pipe to the server's stdin or stdout"),
-            });
-        };
+        let Server {
+            mut child,
+            input: server_in,
+            output: server_out,
+            group,
+            strays,
+        } = Server::start(server, reaper, &mut log)?;
         let relay = relay.map(|relay| Workers::start(Arc::new(relay)));
         let output: SharedWriter = Arc::new(Mutex::new(Box::new(output)));
         let log: SharedWriter = Arc::new(Mutex::new(Box::new(log)));
@@ -324,6 +308,52 @@ impl Proxy {
         let ended = supervise(session);
         drop(events);
         ended
+    }
+}
+
+/// The server just started: the child, its pipes, and what the proxy ends with it.
+struct Server {
+    child: Child,
+    input: ChildStdin,
+    output: ChildStdout,
+    group: group::Group,
+    strays: Strays,
+}
+
+impl Server {
+    /// Starts `server` in a process group of its own, with its parent-death signal, the proxy
+    /// its reaper if `reaper` asks and the process can be (else a warning on `log`).
+    fn start(mut server: Command, reaper: bool, log: &mut impl Write) -> Result<Server, Error> {
+        let command = command_line(&server);
+        group::isolate(&mut server);
+        descendants::tell_on_parent_death(&mut server);
+        let reaper = reaper && cfg!(target_os = "linux") && become_reaper(log);
+        let mut child = server
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .map_err(|source| Error::Spawn {
+                command: command.clone(),
+                source,
+            })?;
+        let group = group::Group::of(&child);
+        let strays = Strays::of(&child, reaper);
+        let (Some(input), Some(output)) = (child.stdin.take(), child.stdout.take()) else {
+            group.signal(&mut child, group::Ending::Kill);
+            let _ = child.wait();
+            return Err(Error::Spawn {
+                command,
+                source: std::io::Error::other("no pipe to the server's stdin or stdout"),
+            });
+        };
+        Ok(Server {
+            child,
+            input,
+            output,
+            group,
+            strays,
+        })
     }
 }
 
