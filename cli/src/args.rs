@@ -433,7 +433,10 @@ pub(crate) enum Command {
     /// compressing every tools/call result and adding the tool wm_get_result, which returns
     /// the originals. With PARROT_COMPRESSION_DISABLED=1: a pure relay. On SIGTERM, SIGINT or
     /// SIGHUP it ends the server and everything it started (SIGTERM, 500 ms, SIGKILL), writes
-    /// the report and exits with 128 + the signal's number.
+    /// the report and exits with 128 + the signal's number; on Linux that takes in processes
+    /// the server detached with setsid(), elsewhere only the server's process group. Killed
+    /// with SIGKILL, it ends nothing: on Linux the server gets SIGTERM, and what the server
+    /// detached or does not end itself runs on.
     McpProxy {
         /// At exit (also on a signal), write the session's savings report to stderr.
         #[arg(long)]

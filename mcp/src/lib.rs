@@ -58,9 +58,12 @@
 //! - **Ending.** The server runs in a process group of its own, and however the session ends
 //!   (the client closes the proxy's input, a [`StopHandle`] stops it, the server exits) the
 //!   proxy ends the whole group: SIGTERM, 500 ms, SIGKILL, after 1 s for the server to exit on
-//!   its own when its input closed. The library installs no signal handler; the binary wires
-//!   its signals to a [`StopHandle`]. See [`Proxy`] for the grace periods and why they fit the
-//!   official MCP SDK's `close()`.
+//!   its own when its input closed. On Linux a proxy made the reaper of its process
+//!   ([`Proxy::reaper`], as the command's is) ends a daemon the server detached with
+//!   `setsid()` in the same way, and the server gets SIGTERM from the kernel if the proxy is
+//!   killed with SIGKILL. The library installs no signal handler; the binary wires its signals
+//!   to a [`StopHandle`]. See [`Proxy`] for the grace periods and why they fit the official
+//!   MCP SDK's `close()`.
 //!
 //! For hosts handed whole `tools/call` results rather than a relay's blocks (the command's
 //! `compress` and `replay`), [`ContentBlocks`] is the envelope that lets the router `auto` open
@@ -70,7 +73,9 @@
 //! every line forwarded as is in both directions and no recovery tool listed, so the client
 //! receives exactly what the server sends.
 
-#![forbid(unsafe_code)]
+// Denied, not forbidden: one function allows it, to set the server's parent-death signal
+// between fork and exec (`CommandExt::pre_exec` is unsafe); see `proxy::descendants`.
+#![deny(unsafe_code)]
 
 mod envelope;
 mod error;

@@ -2,7 +2,7 @@
 //! session ends.
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::process::{Child, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender, SyncSender, TrySendError};
 use std::sync::{Arc, Condvar, Mutex};
@@ -12,6 +12,9 @@ use crate::relay::{Recoveries, Relay, Routed};
 use parrot_host::{Host, Namespace};
 
 use crate::error::Error;
+use descendants::Strays;
+
+mod descendants;
 
 /// How long the server has to exit on its own once the client closed the proxy's input (the
 /// server's input is closed then too), before the proxy signals it. With [`TERM_GRACE`] and
@@ -74,8 +77,14 @@ impl std::fmt::Display for Side {
 /// The grace periods fit the official MCP SDK's `close()` (its stdio transport closes the
 /// server's input, sends SIGTERM 2 s later and SIGKILL 2 s after that): the first way takes at
 /// most 1.8 s, so it is over before the SIGTERM; a stop takes at most 0.8 s, well before the
-/// SIGKILL. A proxy killed with SIGKILL cannot end anything: the server then sees its input
-/// close, as when the client closes the proxy's.
+/// SIGKILL.
+///
+/// A process the server starts that leaves its group (a daemon that calls `setsid()`) escapes
+/// the group's signals. On Linux a proxy made the reaper of its process ([`Proxy::reaper`])
+/// ends those with the group, at every one of the three endings, and reaps them. A proxy killed
+/// with SIGKILL cannot end anything: on Linux the kernel sends the server SIGTERM
+/// (`PR_SET_PDEATHSIG`), elsewhere the server sees its input close, as when the client closes
+/// the proxy's; what the server does not end itself runs on.
 ///
 /// No message waits behind a long one. Each recovery call the proxy answers is answered on one
 /// of 4 threads of its own (64 more may wait for one) while the client's other messages go on
@@ -111,6 +120,7 @@ pub struct Proxy {
     relay: Option<Relay>,
     events: Sender<Event>,
     ended: Receiver<Event>,
+    reaper: bool,
 }
 
 /// Tells a [`Proxy`] to end its session: the server's process group gets SIGTERM, 500 ms to
@@ -192,7 +202,22 @@ impl Proxy {
             relay,
             events,
             ended,
+            reaper: false,
         }
+    }
+
+    /// Makes the proxy the reaper of every process its server starts (Linux): one that leaves
+    /// the server's process group (a daemon that calls `setsid()`) is ended with the group at
+    /// every ending of the session, SIGTERM then SIGKILL, and every orphan that comes to the
+    /// proxy is reaped, during the session as at its end.
+    ///
+    /// It makes the whole process a child subreaper (`prctl(PR_SET_CHILD_SUBREAPER)`) and ends
+    /// every descendant of the process that outlives the server: for a process that runs this
+    /// one session and starts no other process, as `parrot-compress mcp-proxy` does. Elsewhere
+    /// than on Linux it changes nothing.
+    pub fn reaper(mut self) -> Proxy {
+        self.reaper = true;
+        self
     }
 
     /// A handle that ends this proxy's session from another thread (a signal handler's).
@@ -205,7 +230,8 @@ impl Proxy {
     /// described on [`Proxy`]. Warnings about malformed lines go to `log`, one line each.
     ///
     /// On Unix the server is started in a new process group (replacing any process group set
-    /// on `server`).
+    /// on `server`); on Linux with SIGTERM as its parent-death signal, sent when the thread that
+    /// called `run` ends (it ends the session first, unless the process is killed).
     ///
     /// # Errors
     ///
@@ -215,7 +241,7 @@ impl Proxy {
     ///   second of it).
     pub fn run(
         self,
-        mut server: Command,
+        server: Command,
         input: impl Read + Send + 'static,
         output: impl Write + Send + 'static,
         log: impl Write + Send + 'static,
@@ -224,31 +250,20 @@ impl Proxy {
             relay,
             events,
             ended,
+            reaper,
         } = self;
         // Nothing but a stop can be waiting before the threads start.
         if ended.try_recv().is_ok() {
             return Ok(());
         }
-        let command = command_line(&server);
-        group::isolate(&mut server);
-        let mut child = server
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .map_err(|source| Error::Spawn {
-                command: command.clone(),
-                source,
-            })?;
-        let group = group::Group::of(&child);
-        let (Some(server_in), Some(server_out)) = (child.stdin.take(), child.stdout.take()) else {
-            group.signal(&mut child, group::Ending::Kill);
-            let _ = child.wait();
-            return Err(Error::Spawn {
-                command,
-                source: std::io::Error::other("no pipe to the server's stdin or stdout"),
-            });
-        };
+        let mut log = log;
+        let Server {
+            mut child,
+            input: server_in,
+            output: server_out,
+            group,
+            strays,
+        } = Server::start(server, reaper, &mut log)?;
         let relay = relay.map(|relay| Workers::start(Arc::new(relay)));
         let output: SharedWriter = Arc::new(Mutex::new(Box::new(output)));
         let log: SharedWriter = Arc::new(Mutex::new(Box::new(log)));
@@ -281,6 +296,8 @@ impl Proxy {
         let session = Session {
             child: &mut child,
             group,
+            strays,
+            ending: false,
             events: &ended,
             status: None,
             output_closed: false,
@@ -294,10 +311,60 @@ impl Proxy {
     }
 }
 
+/// The server just started: the child, its pipes, and what the proxy ends with it.
+struct Server {
+    child: Child,
+    input: ChildStdin,
+    output: ChildStdout,
+    group: group::Group,
+    strays: Strays,
+}
+
+impl Server {
+    /// Starts `server` in a process group of its own, with its parent-death signal, the proxy
+    /// its reaper if `reaper` asks and the process can be (else a warning on `log`).
+    fn start(mut server: Command, reaper: bool, log: &mut impl Write) -> Result<Server, Error> {
+        let command = command_line(&server);
+        group::isolate(&mut server);
+        descendants::tell_on_parent_death(&mut server);
+        let reaper = reaper && cfg!(target_os = "linux") && become_reaper(log);
+        let mut child = server
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .map_err(|source| Error::Spawn {
+                command: command.clone(),
+                source,
+            })?;
+        let group = group::Group::of(&child);
+        let strays = Strays::of(&child, reaper);
+        let (Some(input), Some(output)) = (child.stdin.take(), child.stdout.take()) else {
+            group.signal(&mut child, group::Ending::Kill);
+            let _ = child.wait();
+            return Err(Error::Spawn {
+                command,
+                source: std::io::Error::other("no pipe to the server's stdin or stdout"),
+            });
+        };
+        Ok(Server {
+            child,
+            input,
+            output,
+            group,
+            strays,
+        })
+    }
+}
+
 /// What the supervisor knows of the session.
 struct Session<'a> {
     child: &'a mut Child,
     group: group::Group,
+    /// What the server started outside its group, when the proxy is its reaper.
+    strays: Strays,
+    /// Whether the session is being ended: the strays' orphans are reaped at every look.
+    ending: bool,
     events: &'a Receiver<Event>,
     /// The server's exit status, once it has exited (and been reaped).
     status: Option<ExitStatus>,
@@ -319,6 +386,7 @@ impl Session<'_> {
         if self.status.is_none() {
             self.status = self.child.try_wait().ok().flatten();
         }
+        self.strays.reap(self.ending);
     }
 
     fn note(&mut self, event: Event) {
@@ -343,26 +411,35 @@ impl Session<'_> {
         }
     }
 
-    /// Ends what is left of the server: its process group gets SIGTERM, [`TERM_GRACE`] for the
-    /// server to exit, its output to close and the group to empty, then SIGKILL. Then the rest
-    /// of the server's output is relayed, for up to [`DRAIN_GRACE`].
+    /// Ends what is left of the server: its process group and its strays (what left the group,
+    /// when the proxy is their reaper) get SIGTERM, [`TERM_GRACE`] for the server to exit, its
+    /// output to close and the rest to end, then SIGKILL. Then the rest of the server's output
+    /// is relayed, for up to [`DRAIN_GRACE`], and the strays' zombies are reaped.
     fn end(&mut self) {
-        if self.status.is_some() && !self.group.alive() {
+        self.ending = true;
+        // The orphans of the group that have exited would keep it alive.
+        self.strays.reap(true);
+        if self.status.is_some() && !self.group.alive() && !self.strays.running() {
             // The server exited and took everything it started with it.
             self.wait(DRAIN_GRACE, |s| s.output_closed);
+            self.strays.reap(true);
             return;
         }
         self.group.signal(self.child, group::Ending::Term);
+        self.strays.signal(group::Ending::Term);
         let ended = self.wait(TERM_GRACE, |s| {
-            s.status.is_some() && s.output_closed && !s.group.alive()
+            s.status.is_some() && s.output_closed && !s.group.alive() && !s.strays.running()
         });
         if !ended {
             self.group.signal(self.child, group::Ending::Kill);
+            self.strays.signal(group::Ending::Kill);
         }
         if self.status.is_none() {
             self.status = self.child.wait().ok();
         }
+        self.strays.kill_the_rest();
         self.wait(DRAIN_GRACE, |s| s.output_closed);
+        self.strays.reap(true);
     }
 }
 
@@ -476,6 +553,22 @@ mod group {
             if matches!(ending, Ending::Kill) {
                 let _ = child.kill();
             }
+        }
+    }
+}
+
+/// Makes the proxy's process the reaper of what the server starts ([`Proxy::reaper`]); whether
+/// it is. A failure is logged: the session runs on without it.
+fn become_reaper(log: &mut impl Write) -> bool {
+    match Strays::become_reaper() {
+        Ok(()) => true,
+        Err(err) => {
+            let _ = writeln!(
+                log,
+                "warning: mcp-proxy: cannot become the reaper of the server's processes \
+                 ({err}): a process the server detaches may outlive the session"
+            );
+            false
         }
     }
 }

@@ -20,6 +20,10 @@ It reads JSON-RPC lines on stdin and writes its messages with Python's default s
                whitespace and member order around the text block (the request's id as sent)
   spawn        starts a child process (`sleep 600`, sharing the server's stdout, as `npx`
                shares it with `node`) and answers "pid N"
+  detach       starts a daemon the way one detaches: a shell in a new session (setsid())
+               starts `sleep 600` with its input and output on /dev/null and exits at once,
+               so the sleep leaves the server's process group and loses its parent; answers
+               "pid N" (the sleep's)
   goodbye      from now on SIGTERM makes the server write a notifications/message
                "terminated by signal 15" and exit 0
   ignore_term  from now on the server ignores SIGTERM (and so do the children it spawns after)
@@ -36,8 +40,8 @@ import sys
 import time
 
 TOOLS = ["rows", "rows_error", "progress", "hold", "release", "batch", "ping_me",
-         "wait_cancel", "garbage", "die", "hang", "exotic", "spawn", "goodbye", "ignore_term",
-         "linger", "file"]
+         "wait_cancel", "garbage", "die", "hang", "exotic", "spawn", "detach", "goodbye",
+         "ignore_term", "linger", "file"]
 
 
 def send(message):
@@ -145,6 +149,13 @@ def main():
             elif name == "spawn":
                 child = subprocess.Popen(["sleep", "600"])
                 send({"jsonrpc": "2.0", "id": mid, "result": text_result("pid %d" % child.pid)})
+            elif name == "detach":
+                shell = subprocess.run(
+                    ["sh", "-c", "sleep 600 </dev/null >/dev/null 2>&1 & echo $!"],
+                    start_new_session=True, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                    check=True, text=True)
+                send({"jsonrpc": "2.0", "id": mid,
+                      "result": text_result("pid %s" % shell.stdout.strip())})
             elif name == "goodbye":
                 signal.signal(signal.SIGTERM, goodbye)
                 send({"jsonrpc": "2.0", "id": mid, "result": text_result("goodbye on SIGTERM")})

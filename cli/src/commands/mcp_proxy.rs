@@ -53,6 +53,8 @@ pub(crate) fn mcp_proxy(
             Some(host),
         )
     };
+    // The process runs this one session: it can be the reaper of everything the server starts.
+    let proxy = proxy.reaper();
     let signalled = stop_on_signals(&proxy)?;
     let ended = proxy.run(
         command,

@@ -1733,6 +1733,178 @@ fn a_server_that_dies_leaving_a_child_takes_the_child_with_it() {
     assert!(!marked.running().iter().any(|&(pid, _)| pid == child));
 }
 
+/// Whether `pid` runs: it is in /proc and not a zombie.
+fn runs(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| !stat.contains(") Z "))
+}
+
+/// How long `pid` takes to stop running, if it does within `within`.
+fn stops_within(pid: u32, within: Duration) -> Option<Duration> {
+    let at = Instant::now();
+    while runs(pid) {
+        if at.elapsed() >= within {
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    Some(at.elapsed())
+}
+
+/// The process group and the session of `pid` (the fields after the state and the parent in
+/// /proc/PID/stat).
+fn group_and_session(pid: u32) -> (u32, u32) {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let fields: Vec<&str> = stat
+        .rsplit_once(')')
+        .unwrap()
+        .1
+        .split_whitespace()
+        .collect();
+    let field = |n: usize| fields[n].parse().unwrap_or_else(|_| panic!("{stat}"));
+    (field(2), field(3))
+}
+
+/// A session with the fake server, its `rows` called (so the report has a row), whose `detach`
+/// started a daemon: a `sleep` in a session of its own (setsid()), out of the server's process
+/// group, whose parent exited at once; `setup` names tools to call before. The proxy, and the
+/// daemon's pid.
+fn session_with_a_daemon(marked: &Marked, setup: &[&str]) -> (tempfile::TempDir, Peer, u32) {
+    let project = tempfile::tempdir().unwrap();
+    let mut proxy = Peer::reporting(project.path(), &fake_server(), marked);
+    proxy.initialize();
+    proxy.call_text(1, "rows");
+    for (i, tool) in setup.iter().enumerate() {
+        proxy.call_text(10 + i as u64, tool);
+    }
+    let text = proxy.call_text(2, "detach");
+    let daemon: u32 = text
+        .strip_prefix("pid ")
+        .and_then(|pid| pid.parse().ok())
+        .unwrap_or_else(|| panic!("detach answered {text:?}"));
+    let deadline = Instant::now() + Duration::from_secs(3);
+    while !marked.running().iter().any(|&(pid, _)| pid == daemon) {
+        assert!(
+            Instant::now() < deadline,
+            "the daemon {daemon} is not among the session's processes"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    // Out of the server's process group and session: neither the group's signals nor a
+    // hang-up of the server's session reach it.
+    let server = server_pid(&proxy.child);
+    let (group, session) = group_and_session(daemon);
+    assert_ne!(group, server, "the daemon is in the server's group");
+    assert_ne!(
+        session,
+        group_and_session(server).1,
+        "the daemon is in the server's session"
+    );
+    (project, proxy, daemon)
+}
+
+#[test]
+fn closing_the_input_ends_a_daemon_the_server_detached_with_setsid() {
+    let marked = Marked::new();
+    let (_project, mut proxy, daemon) = session_with_a_daemon(&marked, &[]);
+    let at = Instant::now();
+    drop(proxy.stdin.take());
+    let (status, stderr, took) = proxy.exit_within(Duration::from_secs(3), &marked);
+    let daemon_ended = stops_within(daemon, Duration::from_secs(3))
+        .map(|_| at.elapsed())
+        .expect("the daemon still runs");
+    assert_eq!(status.code(), Some(0), "{stderr}");
+    assert!(reports_one_call_of(&stderr, "rows"), "no report: {stderr}");
+    // The server exits on its own when its input closes; SIGTERM ends the daemon: no grace
+    // period is waited out.
+    assert!(took < Duration::from_millis(900), "took {took:?}");
+    eprintln!("the proxy exited in {took:?}, the daemon had ended {daemon_ended:?} after EOF");
+}
+
+#[test]
+fn sigterm_ends_a_daemon_the_server_detached_with_setsid() {
+    let marked = Marked::new();
+    let (_project, mut proxy, daemon) = session_with_a_daemon(&marked, &[]);
+    let at = Instant::now();
+    proxy.signal("TERM");
+    let (status, stderr, took) = proxy.exit_within(Duration::from_secs(3), &marked);
+    let daemon_ended = stops_within(daemon, Duration::from_secs(3))
+        .map(|_| at.elapsed())
+        .expect("the daemon still runs");
+    assert_eq!(status.code(), Some(143), "{stderr}");
+    assert!(reports_one_call_of(&stderr, "rows"), "no report: {stderr}");
+    assert!(took < Duration::from_millis(900), "took {took:?}");
+    eprintln!("the proxy exited in {took:?}, the daemon had ended {daemon_ended:?} after SIGTERM");
+}
+
+#[test]
+fn a_daemon_that_ignores_sigterm_is_killed_after_the_grace() {
+    let marked = Marked::new();
+    // Started after ignore_term: the daemon ignores SIGTERM too.
+    let (_project, mut proxy, _daemon) = session_with_a_daemon(&marked, &["ignore_term"]);
+    proxy.signal("TERM");
+    let (status, stderr, took) = proxy.exit_within(Duration::from_secs(3), &marked);
+    assert_eq!(status.code(), Some(143), "{stderr}");
+    // SIGTERM, 500 ms, SIGKILL.
+    assert!(
+        took >= Duration::from_millis(450) && took < Duration::from_millis(1200),
+        "took {took:?}"
+    );
+}
+
+#[test]
+fn a_detached_daemon_becomes_the_proxys_child_and_is_reaped_when_it_exits() {
+    let marked = Marked::new();
+    let (_project, proxy, daemon) = session_with_a_daemon(&marked, &[]);
+    let parent = |pid: u32| {
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .ok()
+            .and_then(|stat| {
+                stat.rsplit_once(')')?
+                    .1
+                    .split_whitespace()
+                    .nth(1)?
+                    .parse()
+                    .ok()
+            })
+    };
+    // Its shell exited at once: the daemon is an orphan, and the proxy its reaper.
+    assert_eq!(parent(daemon), Some(proxy.child.id()));
+    let killed = Command::new("kill")
+        .args(["-KILL", &daemon.to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    // Reaped while the session runs (once a second): no zombie waits for the session's end.
+    let deadline = Instant::now() + Duration::from_secs(3);
+    while Path::new(&format!("/proc/{daemon}")).exists() {
+        assert!(
+            Instant::now() < deadline,
+            "the daemon's zombie was not reaped"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(runs(proxy.child.id()), "the session ended");
+}
+
+#[test]
+fn a_proxy_killed_with_sigkill_leaves_its_server_a_sigterm() {
+    let marked = Marked::new();
+    let project = tempfile::tempdir().unwrap();
+    let mut proxy = Peer::reporting(project.path(), &fake_server(), &marked);
+    proxy.initialize();
+    // The server stays when its input closes: only a signal ends it.
+    proxy.call_text(1, "linger");
+    let server = server_pid(&proxy.child);
+    let at = Instant::now();
+    proxy.signal("KILL");
+    let status = wait_within(&mut proxy.child, Duration::from_secs(2));
+    assert_eq!(status.code(), None, "{status}");
+    let ended = stops_within(server, Duration::from_secs(3)).map(|_| at.elapsed());
+    let ended = ended.expect("the server still runs 3 s after its proxy was killed");
+    eprintln!("the server ended {ended:?} after SIGKILL to its proxy");
+    marked.assert_none_left();
+}
+
 /// Runs close.mjs (the official SDK's client: one call, then `close()`) through the proxy with
 /// `--report` in front of `server`; what it printed, and its stderr (the proxy's).
 fn sdk_close(data: &Path, server: &[String], marked: &Marked) -> (Value, String) {
