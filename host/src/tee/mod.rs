@@ -110,6 +110,9 @@ pub trait TeeStore: Send + Sync {
 ///     Some("__tee__:grep:0123456789ab"),
 /// );
 /// assert_eq!(nearest_key(&store, None, "__tee__:grep:0123456789a"), None, "another namespace's");
+/// // A record of the proxy's is no original to suggest.
+/// store.put("__record__:merge:0123", b"{}").unwrap();
+/// assert_eq!(nearest_key(&store, None, "__record__:merge:0124"), None);
 /// ```
 pub fn nearest_key(
     store: &dyn TeeStore,

@@ -208,7 +208,7 @@ fn a_chat_recovery_goes_back_only_into_its_own_conversation_of_a_shared_key() {
                 chat_completion(json!({"role": "assistant", "content": text}), "stop"),
             )
         },
-        call_starts: "{\"role\":\"assistant\",\"content\":null",
+        call_starts: "{\"role\":\"assistant\",\"content\":null,\"tool_calls\":[{\"id\":\"call_x\"",
         list: "messages",
         got: |answer| answer["choices"][0]["message"].clone(),
         y: |got| {
