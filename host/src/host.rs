@@ -342,12 +342,12 @@ impl Host {
     /// std::fs::create_dir_all(&dir).unwrap();
     /// let store = Arc::new(MemoryTeeStore::default());
     /// store.put("team/k", b"theirs").unwrap();
+    /// // The proxy's records are kept beside the originals, and are none of them.
+    /// store.put("team/__record__:merge:1", b"{}").unwrap();
     /// let host = Host::builder().project(&dir).plugin_path(None).tee_store(store).build().unwrap();
     /// let team = Namespace::new("team").unwrap();
     /// assert_eq!(host.recover_in(Some(&team), "k").unwrap().as_deref(), Some(&b"theirs"[..]));
     /// assert_eq!(host.recover("k").unwrap(), None);
-    /// // The proxy's records are kept beside the originals, and are none of them.
-    /// store.put("team/__record__:merge:1", b"{}").unwrap();
     /// assert_eq!(host.recover_in(Some(&team), "__record__:merge:1").unwrap(), None);
     /// ```
     pub fn recover_in(
