@@ -81,7 +81,9 @@
 //! client sent it.
 
 use std::collections::{HashMap, HashSet, VecDeque};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use bytes::Bytes;
 
 use crate::llm::Api;
 use parrot_host::{Host, Namespace, RECORD_KEY_PREFIX, TeeError};
@@ -106,26 +108,49 @@ const ANSWER_TAG: &[u8] = b"parrot-compress serve answer v1\0";
 pub(crate) type Print = [u8; 32];
 
 /// The conversation a request's answer belongs to: the request's namespace, and the
-/// fingerprint of the messages it held as the client sent them (`None` when it held no list
-/// of messages: nothing is recorded).
+/// fingerprint of the messages it held as the client sent them, taken when first asked for (a
+/// record is made only when the proxy answered a recovery call). The default belongs to none:
+/// nothing is recorded for it.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Conversation {
     pub(crate) namespace: Option<Namespace>,
-    pub(crate) before: Option<Print>,
+    asked: Option<Arc<Asked>>,
+}
+
+/// A request as the client sent it, and its messages' fingerprint once taken.
+#[derive(Debug)]
+struct Asked {
+    api: Api,
+    received: Bytes,
+    before: OnceLock<Option<Print>>,
 }
 
 impl Conversation {
     /// The conversation of a request of `api` in `namespace`, whose body, as the client sent
     /// it, is `received`.
-    pub(crate) fn of(namespace: Option<Namespace>, api: Api, received: &[u8]) -> Conversation {
-        let before = list_of(api, received).map(|(text, elements)| {
-            let mut before = Before::new(api);
+    pub(crate) fn new(namespace: Option<Namespace>, api: Api, received: Bytes) -> Conversation {
+        Conversation {
+            namespace,
+            asked: Some(Arc::new(Asked {
+                api,
+                received,
+                before: OnceLock::new(),
+            })),
+        }
+    }
+
+    /// The fingerprint of the request's messages, `None` when it has no list of them (a parse
+    /// of the whole request the first time: call it where blocking is allowed).
+    pub(crate) fn before(&self) -> Option<Print> {
+        let asked = self.asked.as_deref()?;
+        *asked.before.get_or_init(|| {
+            let (text, elements) = list_of(asked.api, &asked.received)?;
+            let mut before = Before::new(asked.api);
             for element in &elements {
                 before.add(&serde_json::from_str(&text[element.clone()]).unwrap_or(Value::Null));
             }
-            before.print()
-        });
-        Conversation { namespace, before }
+            Some(before.print())
+        })
     }
 }
 
@@ -316,7 +341,7 @@ impl Merges {
     fn keep(&self, conversation: &Conversation, answer: Print, record: Record) -> Option<Unsaved> {
         let key = record_key(
             conversation.namespace.as_ref(),
-            &conversation.before?,
+            &conversation.before()?,
             &answer,
         );
         let json = record.to_json();
@@ -770,7 +795,7 @@ mod tests {
 
     /// The conversation of a request of `api` in `namespace` whose body is `body`.
     fn asked(namespace: Option<&Namespace>, api: Api, body: &str) -> Conversation {
-        Conversation::of(namespace.cloned(), api, body.as_bytes())
+        Conversation::new(namespace.cloned(), api, Bytes::from(body.to_owned()))
     }
 
     fn put_back(
@@ -1132,7 +1157,7 @@ mod tests {
                 }],
             );
         }
-        let before = conversation.before.unwrap();
+        let before = conversation.before().unwrap();
         let first = fingerprint(&[json!({"type": "text", "text": "0"})]);
         assert_eq!(merges.kept().order.len(), KEPT);
         let last = fingerprint(&[json!({"type": "text", "text": KEPT.to_string()})]);

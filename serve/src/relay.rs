@@ -358,7 +358,7 @@ fn prepare(
             body: Bytes::from(with_tool),
             answer_calls: answers_calls,
             conversation: if answers_calls {
-                Conversation::of(namespace.cloned(), api, &received)
+                Conversation::new(namespace.cloned(), api, received.clone())
             } else {
                 Conversation::default()
             },
@@ -393,7 +393,6 @@ async fn rounds(
     api: Api,
     mut body: Bytes,
 ) -> Response<Body> {
-    let namespace = conversation.namespace.clone();
     let streamed = recovery::streams(&body);
     let mut round = 0;
     let mut so_far = Answered::default();
@@ -443,8 +442,7 @@ async fn rounds(
             Calls::Ours(calls) => calls,
         };
         round += 1;
-        let Some(next) =
-            answered(host, namespace.as_ref(), parts, api, &body, &answer, calls).await
+        let Some(next) = answered(host, &conversation, parts, api, &body, &answer, calls).await
         else {
             return merged(state, &conversation, api, head, bytes, answer, so_far).await;
         };
@@ -633,7 +631,7 @@ async fn saved(state: &Arc<State>, unsaved: Option<Unsaved>) {
 /// the answer then goes to the client as it is.
 async fn answered(
     host: &Arc<Host>,
-    namespace: Option<&Namespace>,
+    conversation: &Conversation,
     parts: &Parts,
     api: Api,
     body: &Bytes,
@@ -642,13 +640,15 @@ async fn answered(
 ) -> Option<recovery::FollowUp> {
     let next = {
         let host = Arc::clone(host);
-        let namespace = namespace.cloned();
+        let conversation = conversation.clone();
         let body = body.clone();
         let answer = answer.clone();
         tokio::task::spawn_blocking(move || {
+            // Taken here, off the runtime's threads: what answers are recorded under.
+            conversation.before();
             let answers: Vec<_> = calls
                 .iter()
-                .map(|call| recovery::answer(&host, namespace.as_ref(), call))
+                .map(|call| recovery::answer(&host, conversation.namespace.as_ref(), call))
                 .collect();
             recovery::follow_up(api, &body, &answer, &answers)
         })
@@ -834,7 +834,7 @@ fn merged_stream(
             round += 1;
             let Some(next) = answered(
                 &host,
-                conversation.namespace.as_ref(),
+                &conversation,
                 &parts,
                 Api::AnthropicMessages,
                 &body,
