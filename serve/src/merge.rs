@@ -1014,6 +1014,66 @@ mod tests {
         assert_eq!(ids, ["a", "b"]);
     }
 
+    /// A proxy that asked the store in vain for a conversation's latest answer (its record was
+    /// still on its way from another proxy) finds the record when it arrives; an older answer
+    /// with no record is not asked for again.
+    #[test]
+    fn only_a_settled_answer_with_no_record_is_not_asked_for_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let host = Arc::new(
+            Host::builder()
+                .project(dir.path())
+                .plugin_path(None)
+                .tee_store(Arc::new(parrot_host::MemoryTeeStore::default()))
+                .build()
+                .unwrap(),
+        );
+        let api = Api::AnthropicMessages;
+        let one = Merges::new(Some(Arc::clone(&host)));
+        let other = Merges::new(Some(Arc::clone(&host)));
+        let record = |merges: &Merges, asked_body: &str, text: &str| {
+            let unsaved = merges
+                .record(
+                    &asked(None, api, asked_body),
+                    &[json!({"type": "text", "text": text})],
+                    vec![Inserted {
+                        at: 0,
+                        calls: vec![call(text)],
+                        answers: answers(text),
+                    }],
+                )
+                .unwrap();
+            merges.save(unsaved);
+        };
+        let u1 = r#"{"role":"user","content":"one"}"#;
+        let a = r#"{"role":"assistant","content":[{"type":"text","text":"A."}]}"#;
+        let u2 = r#"{"role":"user","content":"two"}"#;
+        let b = r#"{"role":"assistant","content":[{"type":"text","text":"B."}]}"#;
+        let u3 = r#"{"role":"user","content":"three"}"#;
+        let latest = format!(r#"{{"messages":[{u1},{a},{u2}]}}"#);
+        assert_eq!(put_back(&one, None, api, &latest), None, "no record yet");
+        record(&other, &format!(r#"{{"messages":[{u1}]}}"#), "A.");
+        assert!(
+            put_back(&one, None, api, &latest).is_some(),
+            "found when it came"
+        );
+
+        // B. has no record, and is settled once another answer follows it.
+        let settled = format!(r#"{{"messages":[{u1},{a},{u2},{b},{u3},{a},{u3}]}}"#);
+        put_back(&one, None, api, &settled);
+        record(&other, &format!(r#"{{"messages":[{u1},{a},{u2}]}}"#), "B.");
+        let out = put_back(&one, None, api, &settled).unwrap();
+        assert!(
+            !out.contains(r#""id":"B.""#),
+            "B. not asked for again: {out}"
+        );
+        assert!(
+            put_back(&other, None, api, &settled)
+                .unwrap()
+                .contains(r#""id":"B.""#)
+        );
+    }
+
     /// Records are kept in the host's tee store: a proxy that did not answer the calls (another
     /// replica) puts them back, and a model cannot read one as an original.
     #[test]
