@@ -371,9 +371,11 @@ impl Merges {
         }
     }
 
-    /// The record under `key`: in memory, else in the store. A key the store does not hold is
-    /// remembered when `settled` (the store is not asked again).
-    fn find(&self, key: &str, settled: bool) -> Option<Arc<Record>> {
+    /// The record under `key`: in memory, else in the store while `reachable` (set to false,
+    /// with a warning, when the store fails: a request asks it once in vain, not once per
+    /// message). A key the store does not hold is remembered when `settled` (the store is not
+    /// asked again).
+    fn find(&self, key: &str, settled: bool, reachable: &mut bool) -> Option<Arc<Record>> {
         {
             let kept = self.kept();
             if let Some(record) = kept.by_key.get(key) {
@@ -382,6 +384,9 @@ impl Merges {
             if kept.missing.contains(key) {
                 return None;
             }
+        }
+        if !*reachable {
+            return None;
         }
         let store = self.host.as_deref().and_then(Host::tee_store)?;
         match store.get(key) {
@@ -405,6 +410,7 @@ impl Merges {
                 None
             }
             Err(err) => {
+                *reachable = false;
                 tracing::warn!(
                     "serve: the tee store {} cannot be read for recoveries to put back ({err}); \
                      the request goes on without them",
@@ -451,13 +457,14 @@ impl Merges {
             .rposition(|&c| !c)
             .map_or(0, |at| at + 1);
         let mut before = Before::new(api);
+        let mut reachable = true;
         let mut out = String::new();
         let mut copied = 0;
         for (at, (value, span)) in values.iter().zip(&elements).enumerate() {
             let put_back = candidates[at]
                 .then(|| {
                     let key = record_key(namespace, &before.print(), &answer_print(api, value)?);
-                    let record = self.find(&key, at < latest)?;
+                    let record = self.find(&key, at < latest, &mut reachable)?;
                     match (api, &*record) {
                         (Api::AnthropicMessages, Record::Merged(merged)) => {
                             expanded(merged, text, span.clone())
@@ -1221,14 +1228,15 @@ mod tests {
         let first = fingerprint(&[json!({"type": "text", "text": "0"})]);
         assert_eq!(merges.kept().order.len(), KEPT);
         let last = fingerprint(&[json!({"type": "text", "text": KEPT.to_string()})]);
+        let mut reachable = true;
         assert!(
             merges
-                .find(&record_key(None, &before, &first), true)
+                .find(&record_key(None, &before, &first), true, &mut reachable)
                 .is_none()
         );
         assert!(
             merges
-                .find(&record_key(None, &before, &last), true)
+                .find(&record_key(None, &before, &last), true, &mut reachable)
                 .is_some()
         );
     }
