@@ -325,7 +325,8 @@ impl Host {
     /// The exact original bytes stored under a tee key in `namespace` (a call's namespace:
     /// [`Call::namespace`](crate::Call#structfield.namespace)); `None` is [`Host::recover`].
     /// A namespace finds only its own originals, never an unscoped one or another
-    /// namespace's.
+    /// namespace's. A key that starts with [`RECORD_KEY_PREFIX`](crate::RECORD_KEY_PREFIX)
+    /// is no original's (the store keeps a program's records under it) and finds nothing.
     ///
     /// # Errors
     ///
@@ -341,16 +342,22 @@ impl Host {
     /// std::fs::create_dir_all(&dir).unwrap();
     /// let store = Arc::new(MemoryTeeStore::default());
     /// store.put("team/k", b"theirs").unwrap();
+    /// // The proxy's records are kept beside the originals, and are none of them.
+    /// store.put("team/__record__:merge:1", b"{}").unwrap();
     /// let host = Host::builder().project(&dir).plugin_path(None).tee_store(store).build().unwrap();
     /// let team = Namespace::new("team").unwrap();
     /// assert_eq!(host.recover_in(Some(&team), "k").unwrap().as_deref(), Some(&b"theirs"[..]));
     /// assert_eq!(host.recover("k").unwrap(), None);
+    /// assert_eq!(host.recover_in(Some(&team), "__record__:merge:1").unwrap(), None);
     /// ```
     pub fn recover_in(
         &self,
         namespace: Option<&Namespace>,
         key: &str,
     ) -> Result<Option<Vec<u8>>, TeeError> {
+        if key.starts_with(crate::RECORD_KEY_PREFIX) && self.tee.is_some() {
+            return Ok(None);
+        }
         match (&self.tee, namespace) {
             (Some(tee), Some(namespace)) => tee.get(&namespace.scoped_key(key)),
             (Some(tee), None) => tee.get(key),

@@ -94,7 +94,7 @@ pub use plural::counted;
 pub use registry::{CodecInfo, Origin, Registry};
 pub use report::{Report, ReportSnapshot, Row};
 pub use tee::{
-    MAX_NAMESPACE_LEN, MemoryTeeStore, Namespace, Retention, TeeStats, TeeStore, mask_password,
-    nearest_key,
+    MAX_NAMESPACE_LEN, MemoryTeeStore, Namespace, RECORD_KEY_PREFIX, Retention, TeeStats, TeeStore,
+    mask_password, nearest_key,
 };
 pub use tokens::{TokenCounter, Tokenizer};

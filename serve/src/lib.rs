@@ -52,9 +52,12 @@
 //! conversation, and sends that follow-up upstream, up to [`MAX_ROUNDS`] times. An Anthropic
 //! client receives one message, merged over the rounds (the text before each call, then the
 //! last answer), and the calls with their answers are put back at the same place, byte for
-//! byte, in its later requests; a Chat Completions or Responses client receives the last
-//! answer only, and the proxy's turns go back just before it in later requests. See [`recovery`] for each API's turns, what happens to an answer that mixes the
-//! proxy's tool with the client's, and streamed answers.
+//! byte, in the later requests of that conversation; a Chat Completions or Responses client
+//! receives the last answer only, and the proxy's turns go back just before it in the later
+//! requests of that conversation. What the proxy answered is recorded in the tee store, so
+//! every proxy sharing the store puts it back (the module `merge` in the source says which
+//! conversation and where records are kept). See [`recovery`] for each API's turns, what
+//! happens to an answer that mixes the proxy's tool with the client's, and streamed answers.
 //!
 //! # Whose originals
 //!

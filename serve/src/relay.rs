@@ -19,7 +19,7 @@ use hyper_util::rt::TokioExecutor;
 use parrot_host::{Host, Namespace, Report};
 use serde_json::{Value, json};
 
-use crate::merge::{Inserted, Merges};
+use crate::merge::{Conversation, Inserted, Merges, Unsaved};
 use crate::recovery::{self, Calls};
 use crate::stream::{self, BoxError, Decision, End, Events, Merger, Prefixed, Tapped, Turn};
 use crate::{CONNECT_TIMEOUT, MAX_ROUNDS, RESPONSE_TIMEOUT, State};
@@ -237,6 +237,7 @@ pub(crate) async fn handle(state: Arc<State>, request: Request<Incoming>) -> Res
         Prepared {
             body: received,
             answer_calls: false,
+            conversation: Conversation::default(),
         }
     });
     if !prepared.answer_calls {
@@ -250,7 +251,7 @@ pub(crate) async fn handle(state: Arc<State>, request: Request<Incoming>) -> Res
     rounds(
         &state,
         host,
-        namespace,
+        prepared.conversation,
         upstream,
         &parts,
         api,
@@ -292,6 +293,8 @@ struct Prepared {
     /// Whether the proxy answers calls of [`recovery::RECOVERY_TOOL`] in the answer (it added
     /// the tool, and the answer can call tools).
     answer_calls: bool,
+    /// The conversation the answer belongs to, when the proxy answers calls in it.
+    conversation: Conversation,
 }
 
 /// Rewrites a body, puts back the recoveries answered in earlier requests ([`crate::merge`]),
@@ -331,10 +334,11 @@ fn prepare(
             return Prepared {
                 body: received,
                 answer_calls: false,
+                conversation: Conversation::default(),
             };
         }
     };
-    let (body, reinserted) = match merges.reinsert(namespace, api, &body) {
+    let (body, reinserted) = match merges.reinsert(namespace, api, &received, &body) {
         Some(body) => (Bytes::from(body), true),
         None => (body, false),
     };
@@ -346,16 +350,23 @@ fn prepare(
         return Prepared {
             body,
             answer_calls: false,
+            conversation: Conversation::default(),
         };
     }
     match recovery::add_tool(api, &body) {
         Ok(Some(with_tool)) => Prepared {
             body: Bytes::from(with_tool),
             answer_calls: answers_calls,
+            conversation: if answers_calls {
+                Conversation::new(namespace.cloned(), api, received.clone())
+            } else {
+                Conversation::default()
+            },
         },
         Ok(None) => Prepared {
             body,
             answer_calls: false,
+            conversation: Conversation::default(),
         },
         Err(err) => {
             tracing::warn!(
@@ -365,6 +376,7 @@ fn prepare(
             Prepared {
                 body,
                 answer_calls: false,
+                conversation: Conversation::default(),
             }
         }
     }
@@ -375,7 +387,7 @@ fn prepare(
 async fn rounds(
     state: &Arc<State>,
     host: &Arc<Host>,
-    namespace: Option<Namespace>,
+    conversation: Conversation,
     upstream: &crate::Upstream,
     parts: &Parts,
     api: Api,
@@ -395,7 +407,7 @@ async fn rounds(
             let channel = merged_stream(
                 Arc::clone(state),
                 Arc::clone(host),
-                namespace,
+                conversation,
                 upstream.clone(),
                 copy_of(parts),
                 body,
@@ -405,16 +417,7 @@ async fn rounds(
         }
         let read = if streamed {
             let last = round == MAX_ROUNDS;
-            read_streamed(
-                state,
-                namespace.as_ref(),
-                api,
-                last,
-                head,
-                incoming,
-                &mut so_far,
-            )
-            .await
+            read_streamed(state, &conversation, api, last, head, incoming, &mut so_far).await
         } else {
             read_whole(upstream, head, incoming).await
         };
@@ -424,25 +427,24 @@ async fn rounds(
         };
         let calls = match recovery::calls(api, &answer) {
             Calls::None => {
-                return merged(state, namespace.as_ref(), api, head, bytes, answer, so_far);
+                return merged(state, &conversation, api, head, bytes, answer, so_far).await;
             }
             // A Chat or Responses stream is relayed as it came: its events cannot lose a call
             // as simply.
             Calls::Mixed if streamed => return buffered(head, bytes),
             Calls::Mixed => {
                 let bytes = stripped(parts, api, &mut answer);
-                return merged(state, namespace.as_ref(), api, head, bytes, answer, so_far);
+                return merged(state, &conversation, api, head, bytes, answer, so_far).await;
             }
             Calls::Ours(_) if round == MAX_ROUNDS => {
-                return merged(state, namespace.as_ref(), api, head, bytes, answer, so_far);
+                return merged(state, &conversation, api, head, bytes, answer, so_far).await;
             }
             Calls::Ours(calls) => calls,
         };
         round += 1;
-        let Some(next) =
-            answered(host, namespace.as_ref(), parts, api, &body, &answer, calls).await
+        let Some(next) = answered(host, &conversation, parts, api, &body, &answer, calls).await
         else {
-            return merged(state, namespace.as_ref(), api, head, bytes, answer, so_far);
+            return merged(state, &conversation, api, head, bytes, answer, so_far).await;
         };
         so_far.add(api, &answer, next.turns);
         body = Bytes::from(next.body);
@@ -497,7 +499,7 @@ fn stripped(parts: &Parts, api: Api, answer: &mut Value) -> Bytes {
 /// whose calls are not answered).
 async fn read_streamed(
     state: &Arc<State>,
-    namespace: Option<&Namespace>,
+    conversation: &Conversation,
     api: Api,
     last: bool,
     mut head: hyper::http::response::Parts,
@@ -511,20 +513,24 @@ async fn read_streamed(
                 return Err(Response::from_parts(head, relay.boxed_unsync()));
             }
             // The last answer, watched on its way to record what goes back before it.
+            // The record is written as the stream's end goes out.
             let state = Arc::clone(state);
-            let namespace = namespace.cloned();
+            let conversation = conversation.clone();
             let appended = std::mem::take(&mut so_far.appended);
             let tapped = Tapped::new(api, relay, move |answer| {
-                state
+                let unsaved = state
                     .merges
-                    .record_before(namespace.as_ref(), api, &answer, appended);
+                    .record_before(&conversation, api, &answer, appended);
+                if let Some(unsaved) = unsaved {
+                    tokio::task::spawn_blocking(move || state.merges.save(unsaved));
+                }
             });
             Err(Response::from_parts(head, tapped.boxed_unsync()))
         }
         Streamed::Read(bytes) => {
             let answer = stream::rebuilt(api, &bytes);
             let so_far = std::mem::take(so_far);
-            Err(merged(state, namespace, api, head, bytes, answer, so_far))
+            Err(merged(state, conversation, api, head, bytes, answer, so_far).await)
         }
         Streamed::Ours { answer, bytes } => Ok((answer, bytes, head)),
     }
@@ -578,11 +584,12 @@ impl Answered {
 }
 
 /// The answer the client gets after the rounds, what they answered recorded in `state`'s
-/// merges: an Anthropic answer merged (the blocks shown before each answered turn's first
-/// call, then the answer's own); any other answer as `bytes` came.
-fn merged(
-    state: &State,
-    namespace: Option<&Namespace>,
+/// merges (and saved before the client gets it): an Anthropic answer merged (the blocks shown
+/// before each answered turn's first call, then the answer's own); any other answer as
+/// `bytes` came.
+async fn merged(
+    state: &Arc<State>,
+    conversation: &Conversation,
     api: Api,
     head: hyper::http::response::Parts,
     bytes: Bytes,
@@ -590,27 +597,41 @@ fn merged(
     mut so_far: Answered,
 ) -> Response<Body> {
     if api != Api::AnthropicMessages {
-        state
+        let unsaved = state
             .merges
-            .record_before(namespace, api, &answer, so_far.appended);
+            .record_before(conversation, api, &answer, so_far.appended);
+        saved(state, unsaved).await;
         return buffered(head, bytes);
     }
     if so_far.inserted.is_empty() {
         return buffered(head, bytes);
     }
     so_far.shown.extend(blocks_of(&answer));
-    state
+    let unsaved = state
         .merges
-        .record(namespace, &so_far.shown, so_far.inserted);
+        .record(conversation, &so_far.shown, so_far.inserted);
+    saved(state, unsaved).await;
     answer["content"] = Value::Array(so_far.shown);
     buffered(head, Bytes::from(answer.to_string()))
+}
+
+/// Writes a record to the tee store on the blocking pool, and waits for it: the next request of
+/// the conversation may reach another proxy sharing the store.
+async fn saved(state: &Arc<State>, unsaved: Option<Unsaved>) {
+    let Some(unsaved) = unsaved else {
+        return;
+    };
+    let state = Arc::clone(state);
+    if let Err(err) = tokio::task::spawn_blocking(move || state.merges.save(unsaved)).await {
+        tracing::warn!("serve: a recovery record was not saved: {err}");
+    }
 }
 
 /// Answers `calls` from the tee store and builds the follow-up request, or `None` (logged):
 /// the answer then goes to the client as it is.
 async fn answered(
     host: &Arc<Host>,
-    namespace: Option<&Namespace>,
+    conversation: &Conversation,
     parts: &Parts,
     api: Api,
     body: &Bytes,
@@ -619,13 +640,15 @@ async fn answered(
 ) -> Option<recovery::FollowUp> {
     let next = {
         let host = Arc::clone(host);
-        let namespace = namespace.cloned();
+        let conversation = conversation.clone();
         let body = body.clone();
         let answer = answer.clone();
         tokio::task::spawn_blocking(move || {
+            // Taken here, off the runtime's threads: what answers are recorded under.
+            conversation.before();
             let answers: Vec<_> = calls
                 .iter()
-                .map(|call| recovery::answer(&host, namespace.as_ref(), call))
+                .map(|call| recovery::answer(&host, conversation.namespace.as_ref(), call))
                 .collect();
             recovery::follow_up(api, &body, &answer, &answers)
         })
@@ -766,7 +789,7 @@ async fn send_follow_up(
 fn merged_stream(
     state: Arc<State>,
     host: Arc<Host>,
-    namespace: Option<Namespace>,
+    conversation: Conversation,
     upstream: crate::Upstream,
     parts: Parts,
     mut body: Bytes,
@@ -787,14 +810,17 @@ fn merged_stream(
             let rest = events.rest();
             let (turn, at) = match merger.end() {
                 End::Done(last) => {
+                    // Saved before the stream's end goes out: the next request may reach
+                    // another proxy sharing the store.
+                    let unsaved = state
+                        .merges
+                        .record(&conversation, &merger.shown(), inserted);
+                    saved(&state, unsaved).await;
                     for bytes in last.into_iter().chain([Bytes::from(rest)]) {
                         if !bytes.is_empty() && client.send_data(bytes).await.is_err() {
                             return;
                         }
                     }
-                    state
-                        .merges
-                        .record(namespace.as_ref(), &merger.shown(), inserted);
                     return;
                 }
                 End::Answer { turn, at } => (turn, at),
@@ -808,7 +834,7 @@ fn merged_stream(
             round += 1;
             let Some(next) = answered(
                 &host,
-                namespace.as_ref(),
+                &conversation,
                 &parts,
                 Api::AnthropicMessages,
                 &body,

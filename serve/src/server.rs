@@ -101,7 +101,8 @@ pub(crate) struct State {
     pub(crate) tokenizer: String,
     /// The address the server listens on (a Host the report answers, besides loopback names).
     pub(crate) listen: SocketAddr,
-    /// The merged messages sent (what [`merge::Merges::reinsert`] puts back).
+    /// The recoveries answered, by conversation (what [`merge::Merges::reinsert`] puts back),
+    /// kept in the host's tee store.
     pub(crate) merges: merge::Merges,
     /// [`Config::max_body_bytes`].
     pub(crate) max_body_bytes: usize,
@@ -142,6 +143,7 @@ impl Server {
                 source,
             })?;
         let listen = listener.local_addr().unwrap_or(config.listen);
+        let merges = merge::Merges::new(host.clone());
         Ok(Server {
             listener,
             state: Arc::new(State {
@@ -154,7 +156,7 @@ impl Server {
                 max_connections: config.max_connections,
                 header_read_timeout: config.header_read_timeout,
                 listen,
-                merges: merge::Merges::default(),
+                merges,
             }),
         })
     }

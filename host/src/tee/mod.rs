@@ -24,6 +24,14 @@ pub use retention::{Retention, TeeStats};
 
 use crate::error::TeeError;
 
+/// The start of the keys under which a program keeps records of its own in a tee store, beside
+/// the originals: `parrot-compress serve` keeps there the recoveries it puts back into a
+/// conversation (in the conversation's namespace, `{namespace}/__record__:…`), so that every
+/// proxy sharing the store finds them. They live and go as originals do (the store's
+/// retention), but they are none: [`Host::recover_in`](crate::Host::recover_in) finds nothing
+/// under such a key, and [`nearest_key`] never suggests one.
+pub const RECORD_KEY_PREFIX: &str = "__record__:";
+
 /// Somewhere to keep originals by key.
 ///
 /// # Examples
@@ -102,6 +110,9 @@ pub trait TeeStore: Send + Sync {
 ///     Some("__tee__:grep:0123456789ab"),
 /// );
 /// assert_eq!(nearest_key(&store, None, "__tee__:grep:0123456789a"), None, "another namespace's");
+/// // A record of the proxy's is no original to suggest.
+/// store.put("__record__:merge:0123", b"{}").unwrap();
+/// assert_eq!(nearest_key(&store, None, "__record__:merge:0124"), None);
 /// ```
 pub fn nearest_key(
     store: &dyn TeeStore,
@@ -116,7 +127,7 @@ pub fn nearest_key(
     let within = (key.len() / 10).max(2);
     keys.into_iter()
         .filter(|candidate| namespace.is_some() || !Namespace::is_scoped(candidate))
-        .filter(|candidate| candidate != key)
+        .filter(|candidate| candidate != key && !candidate.starts_with(RECORD_KEY_PREFIX))
         .map(|candidate| (strsim::damerau_levenshtein(key, &candidate), candidate))
         .filter(|(distance, _)| *distance <= within)
         .min_by(|(a, x), (b, y)| a.cmp(b).then_with(|| x.cmp(y)))

@@ -19,6 +19,8 @@ use serde_json::{Value, json};
 
 use crate::support;
 
+mod merges;
+
 fn llm_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("llm")
 }
