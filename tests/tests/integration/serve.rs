@@ -1357,7 +1357,9 @@ fn a_models_max_chars_0_is_held_to_the_cap_in_the_follow_up() {
             anthropic_message(json!([{"type": "text", "text": "Read."}]), "end_turn"),
         ),
     ]);
-    let proxy = Proxy::start(&upstream.url(), false);
+    // The original is stored unscoped, and the request carries no key: requests without a
+    // credential share the originals of no namespace only when the operator says so.
+    let proxy = Proxy::start_with(&upstream.url(), false, &["--shared-unscoped"]);
     let original = corpus("build-log.txt").repeat(20);
     SqliteTeeStore::open(proxy.project().join(".parrot/tee.db"), Retention::default())
         .unwrap()
