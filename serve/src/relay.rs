@@ -1288,7 +1288,8 @@ mod tests {
     /// between them: the API-key headers in their order, then `authorization`, then `?key=`.
     #[test]
     fn a_credential_is_read_from_every_header_the_apis_use_in_order() {
-        let cases: [(&str, &[(&str, &str)], Option<&str>); 16] = [
+        type Headers = &'static [(&'static str, &'static str)];
+        let cases: [(&str, Headers, Option<&str>); 16] = [
             (
                 "/v1/messages",
                 &[("x-api-key", "sk-ant-a")],

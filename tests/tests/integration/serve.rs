@@ -2371,8 +2371,9 @@ fn a_key_stored_with_an_azure_or_gemini_key_is_not_found_with_another() {
     let (_dir, host) = reference_host();
     let (_, key) = processed(&host, "sql", &rows);
     let arguments = json!({"key": key, "rows": "17-17"});
-    // How each client sends its credential: headers, and the query of the request's target.
-    let styles: [(&str, fn(&str) -> (Vec<String>, String)); 3] = [
+    /// How a client sends its credential: headers, and the query of the request's target.
+    type Credential = fn(&str) -> (Vec<String>, String);
+    let styles: [(&str, Credential); 3] = [
         ("api-key", |secret| {
             (vec![format!("api-key: {secret}")], String::new())
         }),
