@@ -340,7 +340,8 @@ pub(crate) enum Command {
         key: String,
         /// The namespace the original was stored in: an mcp-proxy session's (logged when it
         /// starts, or the --namespace it was given), or a serve client's (`parrot-compress
-        /// namespace` computes it from the API key). Without it: an original stored unscoped.
+        /// namespace` computes it from the API key). Without it: an original stored unscoped
+        /// (a KEY written NAME/KEY is refused, naming --namespace NAME).
         #[arg(long, value_name = "NAME", value_parser = parse_namespace)]
         namespace: Option<Namespace>,
         /// Lines of a text original, 1-based and inclusive: A-B, -N (the last N), A- (A to the

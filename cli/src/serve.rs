@@ -23,6 +23,7 @@ pub fn serve(cli: &Options, args: &ServeArgs) -> Result<(), Failure> {
         max_body_bytes: args.max_body_bytes,
         max_connections: args.max_connections,
         header_read_timeout: std::time::Duration::from_secs(args.header_read_timeout as u64),
+        shared_unscoped: args.shared_unscoped,
     };
     // With the kill switch on, a pure relay: no host, no store opened.
     let host = if killed() {

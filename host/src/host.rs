@@ -325,8 +325,14 @@ impl Host {
     /// The exact original bytes stored under a tee key in `namespace` (a call's namespace:
     /// [`Call::namespace`](crate::Call#structfield.namespace)); `None` is [`Host::recover`].
     /// A namespace finds only its own originals, never an unscoped one or another
-    /// namespace's. A key that starts with [`RECORD_KEY_PREFIX`](crate::RECORD_KEY_PREFIX)
-    /// is no original's (the store keeps a program's records under it) and finds nothing.
+    /// namespace's. Without a namespace, a key written `{namespace}/{key}`
+    /// ([`Namespace::split_scoped`]) is `Ok(None)`, a key nobody holds, whatever is stored
+    /// under it: what a namespace holds is read in that namespace only, so knowing a
+    /// namespace's name (a log line, `parrot-compress namespace`) reads none of it. In a
+    /// namespace, a key holding a `/` stays in it: the namespace is what is before the
+    /// stored key's first `/`, and no namespace's name holds one. A key that starts with
+    /// [`RECORD_KEY_PREFIX`](crate::RECORD_KEY_PREFIX) is no original's (the store keeps a
+    /// program's records under it) and finds nothing.
     ///
     /// # Errors
     ///
@@ -349,6 +355,9 @@ impl Host {
     /// assert_eq!(host.recover_in(Some(&team), "k").unwrap().as_deref(), Some(&b"theirs"[..]));
     /// assert_eq!(host.recover("k").unwrap(), None);
     /// assert_eq!(host.recover_in(Some(&team), "__record__:merge:1").unwrap(), None);
+    /// // Naming the namespace in the key reads nothing of it.
+    /// assert_eq!(host.recover("team/k").unwrap(), None);
+    /// assert_eq!(host.recover_in(None, "team/k").unwrap(), None);
     /// ```
     pub fn recover_in(
         &self,
@@ -360,6 +369,7 @@ impl Host {
         }
         match (&self.tee, namespace) {
             (Some(tee), Some(namespace)) => tee.get(&namespace.scoped_key(key)),
+            (Some(_), None) if Namespace::is_scoped(key) => Ok(None),
             (Some(tee), None) => tee.get(key),
             (None, _) => Err(TeeError::NotConfigured),
         }

@@ -766,7 +766,7 @@ fn kind(value: &Value) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use parrot_host::MemoryTeeStore;
+    use parrot_host::{MemoryTeeStore, TeeStore as _};
 
     fn relay(dir: &std::path::Path) -> Relay {
         relay_with(dir, Arc::new(Keys::default()))
@@ -819,6 +819,32 @@ mod tests {
 
     fn result(id: &str, result: Value) -> String {
         json!({"jsonrpc": "2.0", "id": value(id.as_bytes()), "result": result}).to_string()
+    }
+
+    /// The review's finding (issue 47): a relay of no namespace answered a recovery call of
+    /// `<namespace>/<key>` with that namespace's original, stored under exactly that name.
+    #[test]
+    fn a_relay_of_no_namespace_does_not_find_a_key_naming_a_namespace() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Arc::new(MemoryTeeStore::default());
+        store
+            .put("session-0123456789abcdef/k", b"the session's")
+            .unwrap();
+        let mut builder = Host::builder();
+        builder
+            .project(dir.path())
+            .plugin_path(None)
+            .tee_store(store);
+        let relay = Relay::new(Arc::new(builder.build().unwrap()));
+        let recover = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params":
+            {"name": RECOVERY_TOOL, "arguments": {"key": "session-0123456789abcdef/k"}}});
+        let answer = relay.from_client(recover.to_string().as_bytes()).answer;
+        let answer = value(&answer.expect("answered by the proxy"));
+        assert_eq!(answer["result"]["isError"], true, "{answer}");
+        assert_eq!(
+            answer["result"]["content"][0]["text"],
+            "no original is stored under \"session-0123456789abcdef/k\""
+        );
     }
 
     #[test]

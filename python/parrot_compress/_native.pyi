@@ -92,7 +92,8 @@ class Host:
         namespace: Optional[str] = None,
     ) -> Union[bytes, str]:
         """The exact original (``bytes``) without a selector; the selected part (``str``)
-        with one. ``KeyError`` for an unknown key, ``ValueError`` for a bad selector."""
+        with one. ``KeyError`` for an unknown key (and for ``"alice/KEY"`` without
+        ``namespace="alice"``), ``ValueError`` for a bad selector."""
     def expand(self, codec: str, payload: Union[str, bytes]) -> str:
         """The original codec ``codec``'s output ``payload`` was made from, through its inverse
         (a ``"lossless"`` tee pointer taken off): the same JSON value for a JSON codec, the same

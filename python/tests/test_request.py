@@ -162,3 +162,24 @@ def test_the_recovery_tools_calls_are_answered_in_their_namespace(project):
     assert is_error and "lines" in text and "pointer" in text
     text, is_error = host.answer_recovery("not json")
     assert is_error and "key" in text
+
+
+def test_a_key_naming_a_namespace_reads_nothing_without_it(project):
+    """The review's finding (issue 47): a namespace's original is stored under
+    `<namespace>/<key>`, and `recover("alice/KEY")` and `answer_recovery({"key": "alice/KEY"})`
+    (the model's own arguments) read it. Without the namespace, such a key is one nobody holds;
+    in it, the plain key still reads it."""
+    host = Host(project=project)
+    rewrite = host.compress_request(body_of(ANTHROPIC), namespace="alice")
+    key = rewrite.replaced[1]["tee_key"]
+    named = f"alice/{key}"
+    assert host.recover(key, namespace="alice") == BUILD_LOG.encode()
+    not_found = f'no original is stored under "{named}"'
+    for selector in ({}, {"lines": "1-3"}):
+        with pytest.raises(KeyError) as raised:
+            host.recover(named, **selector)
+        assert raised.value.args == (not_found,)
+    text, is_error = host.answer_recovery({"key": named})
+    assert (text, is_error) == (not_found, True)
+    text, is_error = host.answer_recovery({"key": named, "lines": "1-"})
+    assert (text, is_error) == (not_found, True)

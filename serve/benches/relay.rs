@@ -140,6 +140,7 @@ async fn start_proxy(upstream: SocketAddr, project: &std::path::Path) -> SocketA
         max_body_bytes: parrot_serve::DEFAULT_MAX_BODY_BYTES,
         max_connections: parrot_serve::DEFAULT_MAX_CONNECTIONS,
         header_read_timeout: parrot_serve::DEFAULT_HEADER_READ_TIMEOUT,
+        shared_unscoped: false,
     };
     let server = Server::bind(config, Some(Arc::new(host))).await.unwrap();
     let addr = server.local_addr();

@@ -61,14 +61,24 @@
 //!
 //! # Whose originals
 //!
-//! Each request's originals are stored in the namespace of its API key (`x-api-key`, else the
-//! credentials of `authorization`: a bearer token, or the whole value of another scheme), derived
-//! with [`parrot_host::Namespace::of_secret`] and never stored; the recovery calls in its answers
-//! are answered from that namespace alone ([`parrot_recover::Recover::recover_for_model_in`]), and the
-//! recoveries put back into later requests are recorded and put back under it. A key of another
-//! client's original is a tool error, `no original is stored under "<key>"`, the same as a key
-//! nobody holds. A request with neither header is unscoped: its originals are stored under the
-//! plain key, which no keyed request reads, and it reads none of theirs.
+//! Each request's originals are stored in the namespace of its credential, derived with
+//! [`parrot_host::Namespace::of_secret`] and never stored or logged; the recovery calls in its
+//! answers are answered from that namespace alone
+//! ([`parrot_recover::Recover::recover_for_model_in`]), and the recoveries put back into later
+//! requests are recorded and put back under it. The credential is the value of the first of
+//! these headers that holds one that is not empty: `x-api-key` (Anthropic), `api-key` (Azure
+//! OpenAI), `x-goog-api-key` (Gemini), `authorization` (OpenAI and every compatible API: the
+//! token of `Bearer <token>`, or the whole value of another scheme); else the request's `key`
+//! query parameter (Gemini's `?key=`), percent-decoded. A key of another client's original is a
+//! tool error, `no original is stored under "<key>"`, the same as a key nobody holds; so is a
+//! key written `<namespace>/<key>` ([`parrot_host::Host::recover_in`]).
+//!
+//! A request without a credential is alone: its originals are stored in a namespace of its own,
+//! new for the request ([`parrot_host::Namespace::random`]), which its own recovery rounds read
+//! and no other request does, and the recoveries answered for it are neither recorded nor put
+//! back into a later request. With [`Config::shared_unscoped`] (`serve --shared-unscoped`), the
+//! operator says such requests are one user's: they store and recover plain keys, which no
+//! keyed request reads, and share the recoveries put back.
 //!
 //! # Failures
 //!

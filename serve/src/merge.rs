@@ -40,9 +40,11 @@
 //! The same answer text (`Done.`) ends many conversations. A record is found by three things,
 //! all of which a later request must match:
 //!
-//! - the namespace of the request that answered the calls (its API key's, or none): the
-//!   answers hold originals, and a client with another key must not receive them, as it would
-//!   not from the tee store;
+//! - the namespace of the request that answered the calls (its credential's; none only with
+//!   `serve --shared-unscoped`: without it a request with no credential is alone in a
+//!   namespace of its own, and nothing it answered is recorded or put back): the answers hold
+//!   originals, and a client with another key must not receive them, as it would not from the
+//!   tee store;
 //! - the fingerprint of the messages that request held, the conversation before the answer, as
 //!   the client sent them: each message's role and what was written in it (the blocks compared
 //!   as above, `cache_control` and other client markers left out; a content string counts as
@@ -63,7 +65,7 @@
 //!
 //! With a tee store (the only case in which the proxy answers recovery calls), a record is
 //! stored in it, as JSON, under `{namespace}/__record__:merge:<SHA-256 of the three>` (no
-//! `{namespace}/` for a request without a key), so that every proxy sharing the store (replicas
+//! `{namespace}/` for a request without a credential, under `--shared-unscoped`), so that every proxy sharing the store (replicas
 //! behind a load balancer, on one Redis) puts back what another answered; it lives as long as
 //! the store's retention keeps it, as an original does. The key starts with
 //! [`parrot_host::RECORD_KEY_PREFIX`]: no recovery reads it ([`parrot_host::Host::recover_in`]
@@ -136,6 +138,16 @@ impl Conversation {
                 received,
                 before: OnceLock::new(),
             })),
+        }
+    }
+
+    /// The conversation of a request that keeps no record (one alone in a namespace of its
+    /// own, `serve` without `--shared-unscoped`): its recovery calls are answered from
+    /// `namespace`, and nothing it answered is recorded.
+    pub(crate) fn unrecorded(namespace: Option<Namespace>) -> Conversation {
+        Conversation {
+            namespace,
+            asked: None,
         }
     }
 

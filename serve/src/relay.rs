@@ -212,19 +212,19 @@ pub(crate) async fn handle(state: Arc<State>, request: Request<Incoming>) -> Res
         Ok(received) => received,
         Err(refused) => return refused,
     };
-    let namespace = namespace_of(&parts.headers);
+    let owner = Owner::of(&parts, state.shared_unscoped);
     let prepared = {
         let host = Arc::clone(host);
         let path = parts.uri.path().to_owned();
         let received = received.clone();
         let state = Arc::clone(&state);
-        let namespace = namespace.clone();
         tokio::task::spawn_blocking(move || {
             let scope = Scope {
                 host: &host,
-                namespace: namespace.as_ref(),
+                namespace: owner.namespace.as_ref(),
             };
-            prepare(scope, &state.merges, api, &path, received, answers_calls)
+            let merges = owner.merges(&state);
+            prepare(scope, merges, api, &path, received, answers_calls)
         })
         .await
     };
@@ -260,24 +260,106 @@ pub(crate) async fn handle(state: Arc<State>, request: Request<Incoming>) -> Res
     .await
 }
 
-/// The namespace of a request's originals and recoveries: that of its API key, `x-api-key`,
-/// else the credentials of `authorization` (a bearer token, or the whole value of another
-/// scheme); `None` (unscoped) for a request with neither, or with empty values. Derived
-/// ([`Namespace::of_secret`]), never stored or logged.
-fn namespace_of(headers: &HeaderMap) -> Option<Namespace> {
-    let given = |name: header::HeaderName| {
-        headers
-            .get(name)
-            .map(|value| value.as_bytes().trim_ascii())
-            .filter(|value| !value.is_empty())
-    };
-    let secret = given(HeaderName::from_static("x-api-key")).or_else(|| {
-        given(header::AUTHORIZATION).map(|value| match value.split_first_chunk::<7>() {
-            Some((scheme, token)) if scheme.eq_ignore_ascii_case(b"bearer ") => token.trim_ascii(),
+/// The credential headers the proxied APIs read, in the order a request's credential is taken
+/// from them: the API-key headers of Anthropic (`x-api-key`), Azure OpenAI (`api-key`) and
+/// Gemini (`x-goog-api-key`), then `authorization` (OpenAI's and every compatible API's bearer
+/// token, Azure's Entra ID token, Anthropic's OAuth token). The first header with a value that
+/// is not empty gives the credential; the `key` query parameter (Gemini's `?key=`) gives it when
+/// none has one.
+const CREDENTIAL_HEADERS: [&str; 4] = ["x-api-key", "api-key", "x-goog-api-key", "authorization"];
+
+/// The credential of a request ([`CREDENTIAL_HEADERS`] says where it is looked for, and in
+/// which order): a header's value, for `authorization` its bearer token (or the whole value of
+/// another scheme), or the `key` query parameter, percent-decoded; leading and trailing spaces
+/// taken off. `None` for a request with none, or with only empty values.
+fn credential_of(parts: &Parts) -> Option<Cow<'_, [u8]>> {
+    let header = CREDENTIAL_HEADERS.iter().find_map(|&name| {
+        let value = parts.headers.get(name)?.as_bytes().trim_ascii();
+        let value = match value.split_first_chunk::<7>() {
+            Some((scheme, token))
+                if name == "authorization" && scheme.eq_ignore_ascii_case(b"bearer ") =>
+            {
+                token.trim_ascii()
+            }
             _ => value,
-        })
-    })?;
-    Some(Namespace::of_secret(secret))
+        };
+        (!value.is_empty()).then_some(Cow::Borrowed(value))
+    });
+    header.or_else(|| {
+        let query = parts.uri.query()?;
+        query
+            .split('&')
+            .find_map(|pair| pair.strip_prefix("key="))
+            .map(|key| percent_decoded(key.as_bytes()))
+            .map(|key| key.trim_ascii().to_vec())
+            .filter(|key| !key.is_empty())
+            .map(Cow::Owned)
+    })
+}
+
+/// `text` with each `%XX` replaced by the byte it encodes (a `%` not followed by two hex
+/// digits stays as it is).
+fn percent_decoded(text: &[u8]) -> Vec<u8> {
+    let hex = |byte: u8| char::from(byte).to_digit(16);
+    let mut decoded = Vec::with_capacity(text.len());
+    let mut at = 0;
+    while at < text.len() {
+        let pair = text
+            .get(at + 1..at + 3)
+            .and_then(|pair| Some(hex(pair[0])? * 16 + hex(pair[1])?));
+        match (text[at], pair) {
+            (b'%', Some(byte)) => {
+                decoded.push(byte as u8);
+                at += 3;
+            }
+            (byte, _) => {
+                decoded.push(byte);
+                at += 1;
+            }
+        }
+    }
+    decoded
+}
+
+/// Whose a request's originals, recoveries and recorded merges are.
+#[derive(Debug, Clone)]
+struct Owner {
+    /// The namespace its originals are stored in and its recovery calls answered from.
+    namespace: Option<Namespace>,
+    /// Whether the recoveries answered for it are recorded, and earlier ones put back in it
+    /// ([`crate::merge`]).
+    merges: bool,
+}
+
+impl Owner {
+    /// A request's owner: the namespace of its credential ([`credential_of`],
+    /// [`Namespace::of_secret`], derived and never stored or logged). A request without one is
+    /// unscoped: with [`Config::shared_unscoped`](crate::Config::shared_unscoped), every such
+    /// request shares the originals of no namespace and the merges recorded for them; without
+    /// it (the default), the request is alone in a namespace of its own, new for it
+    /// ([`Namespace::random`]), so that its originals are read by its own recovery rounds only,
+    /// and nothing it answered is recorded or put back.
+    fn of(parts: &Parts, shared_unscoped: bool) -> Owner {
+        match credential_of(parts) {
+            Some(secret) => Owner {
+                namespace: Some(Namespace::of_secret(&secret)),
+                merges: true,
+            },
+            None if shared_unscoped => Owner {
+                namespace: None,
+                merges: true,
+            },
+            None => Owner {
+                namespace: Some(Namespace::random()),
+                merges: false,
+            },
+        }
+    }
+
+    /// The record of merges this request reads and adds to, when it does.
+    fn merges<'s>(&self, state: &'s State) -> Option<&'s Merges> {
+        self.merges.then_some(&state.merges)
+    }
 }
 
 /// The host a request's results go through, and the namespace they are stored in.
@@ -304,10 +386,12 @@ struct Prepared {
 /// so that the tools a conversation sends, which open the prompt cache's prefix, are the same
 /// bytes from its first request on; a request without `tools` gets it only when it needs it
 /// (a pointer, or recovery calls put back), and a count of tokens only when calls of it were
-/// put back. A host without a tee store never offers it: nothing can be recovered.
+/// put back. A host without a tee store never offers it: nothing can be recovered. Without
+/// `merges` (a request alone in its namespace, [`Owner`]), nothing is put back and nothing it
+/// answers will be recorded.
 fn prepare(
     scope: Scope<'_>,
-    merges: &Merges,
+    merges: Option<&Merges>,
     api: Api,
     path: &str,
     received: Bytes,
@@ -338,7 +422,8 @@ fn prepare(
             };
         }
     };
-    let (body, reinserted) = match merges.reinsert(namespace, api, &received, &body) {
+    let reinserted = merges.and_then(|merges| merges.reinsert(namespace, api, &received, &body));
+    let (body, reinserted) = match reinserted {
         Some(body) => (Bytes::from(body), true),
         None => (body, false),
     };
@@ -357,10 +442,10 @@ fn prepare(
         Ok(Some(with_tool)) => Prepared {
             body: Bytes::from(with_tool),
             answer_calls: answers_calls,
-            conversation: if answers_calls {
-                Conversation::new(namespace.cloned(), api, received.clone())
-            } else {
-                Conversation::default()
+            conversation: match (answers_calls, merges) {
+                (false, _) => Conversation::default(),
+                (true, Some(_)) => Conversation::new(namespace.cloned(), api, received.clone()),
+                (true, None) => Conversation::unrecorded(namespace.cloned()),
             },
         },
         Ok(None) => Prepared {
@@ -1221,6 +1306,117 @@ mod tests {
             Some("127.0.0.1"),
             "the requests still go to the host"
         );
+    }
+
+    /// The request's parts: `target` and `headers` (`name: value`).
+    fn parts(target: &str, headers: &[(&str, &str)]) -> Parts {
+        let mut request = Request::builder().method(Method::POST).uri(target);
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        request.body(()).unwrap().into_parts().0
+    }
+
+    /// The review's finding (issue 47): a key in Azure's `api-key`, Gemini's `x-goog-api-key`
+    /// or `?key=` counted as none. One row per place a credential is read, and the precedence
+    /// between them: the API-key headers in their order, then `authorization`, then `?key=`.
+    #[test]
+    fn a_credential_is_read_from_every_header_the_apis_use_in_order() {
+        type Headers = &'static [(&'static str, &'static str)];
+        let cases: [(&str, Headers, Option<&str>); 16] = [
+            (
+                "/v1/messages",
+                &[("x-api-key", "sk-ant-a")],
+                Some("sk-ant-a"),
+            ),
+            (
+                "/v1/chat/completions",
+                &[("api-key", "azure-a")],
+                Some("azure-a"),
+            ),
+            (
+                "/v1/chat/completions",
+                &[("x-goog-api-key", "AIza-a")],
+                Some("AIza-a"),
+            ),
+            (
+                "/v1/chat/completions",
+                &[("authorization", "Bearer sk-a")],
+                Some("sk-a"),
+            ),
+            (
+                "/v1/chat/completions",
+                &[("authorization", "bearer  sk-a ")],
+                Some("sk-a"),
+            ),
+            (
+                "/v1/chat/completions",
+                &[("authorization", "Basic dTpw")],
+                Some("Basic dTpw"),
+            ),
+            ("/v1/chat/completions?key=AIza-q", &[], Some("AIza-q")),
+            (
+                "/v1/chat/completions?alt=sse&key=AIza%2Dq%3D",
+                &[],
+                Some("AIza-q="),
+            ),
+            ("/v1/chat/completions?apikey=x&monkey=y", &[], None),
+            ("/v1/chat/completions?key=", &[], None),
+            ("/v1/chat/completions", &[("api-key", " ")], None),
+            ("/v1/chat/completions", &[], None),
+            // Precedence: the first of x-api-key, api-key, x-goog-api-key, authorization that
+            // holds a value, then ?key=.
+            (
+                "/v1/messages?key=q",
+                &[("authorization", "Bearer t"), ("x-api-key", "a")],
+                Some("a"),
+            ),
+            (
+                "/v1/chat/completions?key=q",
+                &[
+                    ("authorization", "Bearer t"),
+                    ("x-goog-api-key", "g"),
+                    ("api-key", "z"),
+                ],
+                Some("z"),
+            ),
+            (
+                "/v1/chat/completions?key=q",
+                &[("authorization", "Bearer t"), ("api-key", "")],
+                Some("t"),
+            ),
+            (
+                "/v1/chat/completions?key=q",
+                &[("x-api-key", "")],
+                Some("q"),
+            ),
+        ];
+        for (target, headers, expected) in cases {
+            let parts = parts(target, headers);
+            assert_eq!(
+                credential_of(&parts).as_deref(),
+                expected.map(str::as_bytes),
+                "{target} {headers:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_request_without_a_credential_is_alone_unless_unscoped_requests_share() {
+        let keyed = parts("/v1/chat/completions", &[("api-key", "azure-a")]);
+        for shared in [false, true] {
+            let owner = Owner::of(&keyed, shared);
+            assert_eq!(owner.namespace, Some(Namespace::of_secret(b"azure-a")));
+            assert!(owner.merges);
+        }
+        let unscoped = parts("/v1/chat/completions", &[]);
+        let shared = Owner::of(&unscoped, true);
+        assert_eq!((shared.namespace, shared.merges), (None, true));
+        let [one, two] = [Owner::of(&unscoped, false), Owner::of(&unscoped, false)];
+        assert!(!one.merges && !two.merges, "nothing recorded nor put back");
+        let (one, two) = (one.namespace.unwrap(), two.namespace.unwrap());
+        assert_ne!(one, two, "each request in a namespace of its own");
+        assert!(one.as_str().starts_with("session-"), "{one}");
     }
 
     #[test]

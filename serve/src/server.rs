@@ -70,6 +70,18 @@ pub struct Config {
     /// ([`DEFAULT_HEADER_READ_TIMEOUT`] by default). A connection that sends nothing, or its
     /// headers too slowly, is closed then.
     pub header_read_timeout: Duration,
+    /// Whether requests without a credential share one scope (`false` by default). A request's
+    /// credential (its API key or token, in any header the proxied APIs read, or Gemini's
+    /// `?key=`) keeps its originals, recoveries and merges to the requests with the same
+    /// credential. Without one, a request is alone by default: its originals are stored in a
+    /// namespace of its own, new for the request, which only its own recovery rounds read, and
+    /// the recoveries answered for it are not put back in later requests. With `true` (`serve
+    /// --shared-unscoped`), every request without a credential stores its originals under the
+    /// plain key and reads any other such request's, and the recoveries answered for one are put
+    /// back in another's: for an operator whose clients without a credential are all one user's
+    /// (a local model with no key), who wants a conversation's recoveries kept from one request
+    /// to the next.
+    pub shared_unscoped: bool,
 }
 
 /// Why the server could not start.
@@ -109,6 +121,8 @@ pub(crate) struct State {
     /// [`Config::max_connections`] and [`Config::header_read_timeout`].
     pub(crate) max_connections: usize,
     pub(crate) header_read_timeout: Duration,
+    /// [`Config::shared_unscoped`].
+    pub(crate) shared_unscoped: bool,
 }
 
 /// A bound server, ready to [`run`](Server::run).
@@ -155,6 +169,7 @@ impl Server {
                 max_body_bytes: config.max_body_bytes,
                 max_connections: config.max_connections,
                 header_read_timeout: config.header_read_timeout,
+                shared_unscoped: config.shared_unscoped,
                 listen,
                 merges,
             }),

@@ -50,6 +50,13 @@ pub struct ServeArgs {
     /// answer says so and ends with the arguments of the next part. 0: no cap.
     #[arg(long, value_name = "N", default_value_t = DEFAULT_RECOVERY_MAX_CHARS)]
     pub(crate) recovery_max_chars: usize,
+    /// Let requests without a credential (no x-api-key, api-key, x-goog-api-key,
+    /// authorization, nor ?key=) share one scope: each reads the originals the others stored,
+    /// and gets the recoveries answered for them put back. Without it, such a request is
+    /// alone: its originals are recovered only within its own request, and nothing is put
+    /// back in a later one. For clients without a key that are all one user's (a local model).
+    #[arg(long)]
+    pub(crate) shared_unscoped: bool,
 }
 
 /// A positive number of bytes.

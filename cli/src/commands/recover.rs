@@ -17,12 +17,22 @@ use crate::store::store_only;
 /// this command's arguments. The store is the one thing it needs: a selector's rows are written
 /// as the key's tool entry writes a table when the project's configuration builds, and by the
 /// core configuration alone (built-in codecs, no manifest, no plugin) when it does not.
+/// Without `namespace`, a key written `{namespace}/{key}` is refused with the `--namespace`
+/// that reads it: every other way in answers it as a key nobody holds
+/// ([`Host::recover_in`]), and the person at the command is told how to ask instead.
 pub(crate) fn recover(
     cli: &Options,
     namespace: Option<&Namespace>,
     key: &str,
     selector: &Selector,
 ) -> Result<(), Failure> {
+    if let (None, Some((named, plain))) = (namespace, Namespace::split_scoped(key)) {
+        return Err(Failure::config(vec![format!(
+            "key \"{key}\" names namespace \"{named}\": without --namespace, recover reads \
+             only originals of no namespace; run `parrot-compress recover --namespace {named} \
+             {plain}`"
+        )]));
+    }
     let store = store_only(cli)?.shared();
     let not_found = || Failure::runtime(parrot_setup::not_found(store.as_ref(), namespace, key));
     if selector.is_empty() {

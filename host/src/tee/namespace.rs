@@ -146,12 +146,32 @@ impl Namespace {
         format!("{}/{key}", self.0)
     }
 
-    /// Whether a stored key is one of a namespace (`{namespace}/{key}`): what is before its
-    /// first `/` is a namespace's name, which an unscoped key's `__tee__:` never is.
+    /// The namespace and the plain key of a key written `{namespace}/{key}`, as
+    /// [`Namespace::scoped_key`] writes it; `None` for a key of no namespace. What is before
+    /// the first `/` names the namespace when it is a namespace's name, which an unscoped key's
+    /// `__tee__:` never is (a tool's name may hold a `/`: `__tee__:gh/search:…` is of no
+    /// namespace). A recovery of no namespace answers such a key as one nobody holds
+    /// ([`Host::recover_in`](crate::Host::recover_in)), so that a key that names a namespace
+    /// reads nothing of it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use parrot_host::Namespace;
+    ///
+    /// let (team, key) = Namespace::split_scoped("team-a/__tee__:sh:0123456789ab").unwrap();
+    /// assert_eq!((team.as_str(), key), ("team-a", "__tee__:sh:0123456789ab"));
+    /// assert_eq!(Namespace::split_scoped("__tee__:sh:0123456789ab"), None);
+    /// assert_eq!(Namespace::split_scoped("__tee__:gh/search:0123456789ab"), None);
+    /// ```
+    pub fn split_scoped(stored: &str) -> Option<(Namespace, &str)> {
+        let (name, key) = stored.split_once('/')?;
+        Namespace::new(name).ok().map(|namespace| (namespace, key))
+    }
+
+    /// Whether a stored key is one of a namespace ([`Namespace::split_scoped`]).
     pub(crate) fn is_scoped(stored: &str) -> bool {
-        stored
-            .split_once('/')
-            .is_some_and(|(name, _)| Namespace::new(name).is_ok())
+        Namespace::split_scoped(stored).is_some()
     }
 }
 
@@ -303,6 +323,46 @@ mod tests {
         let plain = host.process(call);
         assert_eq!(plain.meta.tee_key.as_deref(), Some(key.as_str()));
         assert_eq!(store.get(&key).unwrap().as_deref(), Some(input.as_bytes()));
+    }
+
+    /// The review's finding (issue 47): `recover("alice/KEY")` read alice's original, since
+    /// the store holds it under exactly that name.
+    #[test]
+    fn an_unscoped_recovery_of_a_key_naming_a_namespace_finds_nothing() {
+        use std::sync::Arc;
+        let dir = tempfile::tempdir().unwrap();
+        let store = Arc::new(MemoryTeeStore::new(10));
+        let alice = Namespace::new("alice").unwrap();
+        let key = "__tee__:sh:f3eb0123abcd";
+        store.put(&alice.scoped_key(key), b"alice's").unwrap();
+        store
+            .put("__tee__:gh/search:0123456789ab", b"plain")
+            .unwrap();
+        let host = crate::Host::builder()
+            .project(dir.path())
+            .plugin_path(None)
+            .tee_store(store)
+            .build()
+            .unwrap();
+        // (the namespace of the recovery, the key asked for, what it finds)
+        let cases: [(Option<&str>, &str, Option<&str>); 6] = [
+            (None, "alice/__tee__:sh:f3eb0123abcd", None),
+            (None, "key-0123456789abcdef/__tee__:sh:f3eb0123abcd", None),
+            (Some("alice"), key, Some("alice's")),
+            // A tool's name may hold a `/`: its key is of no namespace.
+            (None, "__tee__:gh/search:0123456789ab", Some("plain")),
+            // In a namespace, a key holding a `/` stays in it.
+            (Some("alice"), "alice/__tee__:sh:f3eb0123abcd", None),
+            (Some("bob"), "../alice/__tee__:sh:f3eb0123abcd", None),
+        ];
+        for (namespace, key, found) in cases {
+            let namespace = namespace.map(|name| Namespace::new(name).unwrap());
+            assert_eq!(
+                host.recover_in(namespace.as_ref(), key).unwrap().as_deref(),
+                found.map(str::as_bytes),
+                "{namespace:?} {key}"
+            );
+        }
     }
 
     #[test]

@@ -450,7 +450,9 @@ impl PyHost {
     /// naming the selector of the next part when it was cut). The selectors are the recovery
     /// tool's (`lines="118-1330"`, `grep="^error"` with `context=2`, `pointer="/rows/17"`,
     /// `rows="40-59"`, `max_chars=…`). Raises `KeyError` for a key the store does not hold
-    /// (naming the nearest one it holds), `ValueError` for a bad selector.
+    /// (naming the nearest one it holds), and for a key written `"alice/KEY"` without
+    /// `namespace=` (a namespace's originals are read with `namespace="alice"`), `ValueError`
+    /// for a bad selector.
     #[pyo3(signature = (
         key, *, lines = None, grep = None, context = None, pointer = None, rows = None,
         max_chars = None, namespace = None,
@@ -572,7 +574,8 @@ impl PyHost {
     ///
     /// `arguments` are the call's, as a dict or as the JSON text the model wrote. The text is
     /// the tool result to send back (the retrieval, held to the host's cap on one answer), or,
-    /// with `is_error` true, what was wrong (an unknown key, a bad selector).
+    /// with `is_error` true, what was wrong (an unknown key, a key of another namespace, a
+    /// bad selector).
     #[pyo3(signature = (arguments, *, namespace = None))]
     fn answer_recovery(
         &self,

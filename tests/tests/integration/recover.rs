@@ -378,6 +378,48 @@ fn recover_namespace_reads_a_scoped_original_and_only_that() {
     );
 }
 
+/// The review's finding (issue 47): `recover <namespace>/<key>` without `--namespace` read the
+/// namespace's original, stored under exactly that name. Now it is a usage error naming the
+/// flag that reads it, with or without a selector, and prints nothing of the original.
+#[test]
+fn recover_of_a_key_naming_a_namespace_asks_for_namespace() {
+    use parrot_host::{Namespace, Retention, TeeStore};
+    use parrot_tee_sqlite::SqliteTeeStore;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join(".parrot")).unwrap();
+    let log = std::fs::read_to_string(corpus("build-log.txt")).unwrap();
+    let key = "__tee__:shell_cargo_build:0123456789ab";
+    let alice = Namespace::new("alice").unwrap();
+    SqliteTeeStore::open(dir.path().join(".parrot/tee.db"), Retention::default())
+        .unwrap()
+        .put(&alice.scoped_key(key), log.as_bytes())
+        .unwrap();
+    let named = format!("alice/{key}");
+    for selector in [&[][..], &["--lines", "1-3"][..]] {
+        let args = [&["recover", named.as_str()][..], selector].concat();
+        let out = run(dir.path(), &args, None);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(out.stdout.is_empty(), "nothing of alice's original");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr),
+            format!(
+                "error: key \"{named}\" names namespace \"alice\": without --namespace, recover \
+                 reads only originals of no namespace; run `parrot-compress recover --namespace \
+                 alice {key}`\n"
+            ),
+        );
+    }
+    assert_eq!(
+        stdout(&run(
+            dir.path(),
+            &["recover", "--namespace", "alice", key],
+            None
+        )),
+        log,
+        "the command it names reads it"
+    );
+}
+
 /// A key copied with a slip (its last character lost, two swapped) is not found, and the
 /// message names the key the store holds nearest it; in a namespace, only that namespace's
 /// keys are offered. A key far from every stored one gets the plain message.

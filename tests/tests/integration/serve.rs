@@ -1359,7 +1359,9 @@ fn a_models_max_chars_0_is_held_to_the_cap_in_the_follow_up() {
             anthropic_message(json!([{"type": "text", "text": "Read."}]), "end_turn"),
         ),
     ]);
-    let proxy = Proxy::start(&upstream.url(), false);
+    // The original is stored unscoped, and the request carries no key: requests without a
+    // credential share the originals of no namespace only when the operator says so.
+    let proxy = Proxy::start_with(&upstream.url(), false, &["--shared-unscoped"]);
     let original = corpus("build-log.txt").repeat(20);
     SqliteTeeStore::open(proxy.project().join(".parrot/tee.db"), Retention::default())
         .unwrap()
@@ -2317,4 +2319,286 @@ fn a_key_stored_with_one_api_key_is_not_found_with_another() {
         !stderr.contains("client-a") && !stderr.contains("client-b"),
         "no API key in the log: {stderr}"
     );
+}
+
+/// A Chat Completions answer that calls the recovery tool once, for `arguments`.
+fn chat_recovery_call(id: &str, arguments: &Value) -> Canned {
+    Canned::Json(
+        200,
+        chat_completion(
+            json!({"role": "assistant", "content": null, "tool_calls": [
+                {"id": id, "type": "function",
+                 "function": {"name": "wm_get_result", "arguments": arguments.to_string()}}
+            ]}),
+            "tool_calls",
+        ),
+    )
+}
+
+/// A Chat Completions answer of text.
+fn chat_text(text: &str) -> Canned {
+    Canned::Json(
+        200,
+        chat_completion(json!({"role": "assistant", "content": text}), "stop"),
+    )
+}
+
+/// A Chat Completions question that defines a tool (so the recovery tool is offered) and
+/// carries no result.
+fn chat_question() -> Value {
+    json!({
+        "model": "gpt-test",
+        "messages": [{"role": "user", "content": "What is row 17?"}],
+        "tools": [{"type": "function", "function": {"name": "sql", "parameters": {"type": "object"}}}]
+    })
+}
+
+/// The answer to the proxy's one recovery call in a Chat Completions follow-up: its text.
+fn chat_answer_in(follow_up: &Recorded) -> String {
+    let messages = follow_up.json()["messages"].clone();
+    let last = messages.as_array().unwrap().last().unwrap().clone();
+    assert_eq!(last["role"], "tool", "{last}");
+    last["content"].as_str().unwrap().to_owned()
+}
+
+/// The review's finding (issue 47): the proxy scoped only `x-api-key` and `authorization`, so
+/// clients whose key came in Azure OpenAI's `api-key`, Gemini's `x-goog-api-key` or its
+/// `?key=` counted as keyless and shared originals (Bob's request went upstream with 40 lines
+/// of Alice's). Each is a credential now: for each, Bob's model asking for the key of Alice's
+/// original gets the answer of a key nobody holds and his requests carry none of her rows;
+/// Alice's own model gets row 17.
+#[test]
+fn a_key_stored_with_an_azure_or_gemini_key_is_not_found_with_another() {
+    let rows = corpus("query-500x12.json");
+    let (_dir, host) = reference_host();
+    let (_, key) = processed(&host, "sql", &rows);
+    let arguments = json!({"key": key, "rows": "17-17"});
+    /// How a client sends its credential: headers, and the query of the request's target.
+    type Credential = fn(&str) -> (Vec<String>, String);
+    let styles: [(&str, Credential); 3] = [
+        ("api-key", |secret| {
+            (vec![format!("api-key: {secret}")], String::new())
+        }),
+        ("x-goog-api-key", |secret| {
+            (vec![format!("x-goog-api-key: {secret}")], String::new())
+        }),
+        ("?key=", |secret| (Vec::new(), format!("?key={secret}"))),
+    ];
+    for (style, credential) in styles {
+        let upstream = Upstream::start(vec![
+            chat_text("Stored."),
+            chat_recovery_call("call_b", &arguments),
+            chat_text("Not found."),
+            chat_recovery_call("call_a", &arguments),
+            chat_text("Found."),
+        ]);
+        let proxy = Proxy::start(&upstream.url(), false);
+        let send = |secret: &str, body: &Value| {
+            let (headers, query) = credential(secret);
+            let headers: Vec<&str> = headers.iter().map(String::as_str).collect();
+            let (status, answer) = raw_request_with(
+                &proxy.url,
+                proxy.url.strip_prefix("http://").unwrap(),
+                &headers,
+                "POST",
+                &format!("/v1/chat/completions{query}"),
+                body.to_string().as_bytes(),
+            );
+            assert_eq!(status, 200, "{style}: {answer}");
+        };
+        send("alice-secret", &chat_conversation(&rows));
+        assert!(
+            String::from_utf8_lossy(&upstream.recorded()[0].body).contains(&key),
+            "{style}: Alice's result went out with a pointer to {key}"
+        );
+        send("bob-secret", &chat_question());
+        send("alice-secret", &chat_question());
+        let recorded = upstream.recorded();
+        assert_eq!(recorded.len(), 5, "{style}");
+        assert_eq!(
+            chat_answer_in(&recorded[2]),
+            format!("no original is stored under \"{key}\""),
+            "{style}: Bob's model"
+        );
+        for (at, request) in recorded[1..3].iter().enumerate() {
+            assert!(
+                !String::from_utf8_lossy(&request.body).contains("S0017"),
+                "{style}: Bob's request {} carries none of Alice's rows",
+                at + 1
+            );
+        }
+        let alices = chat_answer_in(&recorded[4]);
+        assert!(alices.contains("S0017"), "{style}: Alice's own: {alices}");
+        let stderr = proxy.stop();
+        assert!(
+            !stderr.contains("alice-secret") && !stderr.contains("bob-secret"),
+            "{style}: no credential in the log: {stderr}"
+        );
+    }
+}
+
+/// An Anthropic answer of text.
+fn anthropic_text(text: &str) -> Canned {
+    Canned::Json(
+        200,
+        anthropic_message(json!([{"type": "text", "text": text}]), "end_turn"),
+    )
+}
+
+/// An Anthropic answer that says `text`, then calls the recovery tool once, for `input`.
+fn anthropic_recovery_call(id: &str, text: &str, input: &Value) -> Canned {
+    Canned::Json(
+        200,
+        anthropic_message(
+            json!([{"type": "text", "text": text},
+                   {"type": "tool_use", "id": id, "name": "wm_get_result", "input": input}]),
+            "tool_use",
+        ),
+    )
+}
+
+/// An Anthropic question that defines a tool (so the recovery tool is offered) and carries no
+/// result.
+fn anthropic_question() -> Value {
+    json!({
+        "model": "claude-test",
+        "max_tokens": 100,
+        "tools": [{"name": "sql", "description": "Runs SQL.", "input_schema": {"type": "object"}}],
+        "messages": [{"role": "user", "content": "What is row 17?"}]
+    })
+}
+
+/// The answer to the proxy's one recovery call in an Anthropic follow-up.
+fn anthropic_answer_in(follow_up: &Recorded) -> Value {
+    let messages = follow_up.json()["messages"].clone();
+    let last = messages.as_array().unwrap().last().unwrap().clone();
+    assert_eq!(last["role"], "user", "{last}");
+    last["content"][0].clone()
+}
+
+/// A request with no credential to `proxy`'s `/v1/messages`; the answer's JSON.
+fn unscoped_message(proxy: &Proxy, body: &Value) -> Value {
+    let (status, answer) = raw_request(
+        &proxy.url,
+        "POST",
+        "/v1/messages",
+        body.to_string().as_bytes(),
+    );
+    assert_eq!(status, 200, "{answer}");
+    serde_json::from_str(&answer).unwrap()
+}
+
+/// The review's finding (issue 47): requests without a credential shared one scope, each
+/// reading the others' originals and getting the recoveries answered for the others put back.
+/// By default now, a request without a credential is alone: its own recovery rounds read its
+/// originals (row 17 comes back within the request), but another such request's model gets
+/// the answer of a key nobody holds, and the next request of the conversation gets nothing put
+/// back. With `--shared-unscoped`, the operator's choice, they share as before.
+#[test]
+fn a_request_without_a_credential_shares_nothing_unless_the_operator_says_so() {
+    let rows = corpus("query-500x12.json");
+    let (_dir, host) = reference_host();
+    let (_, key) = processed(&host, "sql", &rows);
+    let input = json!({"key": key, "pointer": "/rows/17"});
+    for shared in [false, true] {
+        let options: &[&str] = if shared { &["--shared-unscoped"] } else { &[] };
+        let upstream = Upstream::start(vec![
+            anthropic_recovery_call("toolu_9", "I need row 17.", &input),
+            anthropic_text("Store S0017 is active."),
+            anthropic_recovery_call("toolu_b", "Let me look.", &input),
+            anthropic_text("Answered."),
+            anthropic_text("You are welcome."),
+        ]);
+        let proxy = Proxy::start_with(&upstream.url(), false, options);
+        let conversation = anthropic_conversation(&rows, "ok");
+        let answer = unscoped_message(&proxy, &conversation);
+        let within = anthropic_answer_in(&upstream.recorded()[1]);
+        assert!(
+            within["content"].as_str().unwrap().contains("S0017"),
+            "shared {shared}: the request's own original, within it: {within}"
+        );
+
+        unscoped_message(&proxy, &anthropic_question());
+        let other = anthropic_answer_in(&upstream.recorded()[3]);
+        let not_found = format!("no original is stored under \"{key}\"");
+        if shared {
+            assert!(
+                other["content"].as_str().unwrap().contains("S0017"),
+                "shared: another request's original: {other}"
+            );
+        } else {
+            assert_eq!(other["content"], not_found.as_str(), "alone: {other}");
+            assert_eq!(other["is_error"], true);
+        }
+
+        let mut next = conversation.clone();
+        let messages = next["messages"].as_array_mut().unwrap();
+        messages.push(json!({"role": "assistant", "content": answer["content"]}));
+        messages.push(json!({"role": "user", "content": "Thanks."}));
+        unscoped_message(&proxy, &next);
+        let recorded = upstream.recorded();
+        assert_eq!(recorded.len(), 5, "shared {shared}");
+        let later = String::from_utf8_lossy(&recorded[4].body);
+        assert_eq!(
+            later.contains("toolu_9"),
+            shared,
+            "shared {shared}: the recovery answered in the first request put back"
+        );
+    }
+}
+
+/// The review's finding (issue 47): a request with no credential whose model asked for
+/// `<namespace>/<key>` got a keyed client's original, stored under exactly that name. Whether
+/// unscoped requests are alone (the default) or share (`--shared-unscoped`), such a key is one
+/// nobody holds, and the request carries none of the original upstream.
+#[test]
+fn a_key_naming_a_namespace_is_not_found_without_a_credential() {
+    let rows = corpus("query-500x12.json");
+    let (_dir, host) = reference_host();
+    let (_, key) = processed(&host, "sql", &rows);
+    let alice = parrot_host::Namespace::of_secret(b"sk-ant-client-a");
+    let named = alice.scoped_key(&key);
+    for options in [&[][..], &["--shared-unscoped"][..]] {
+        let upstream = Upstream::start(vec![
+            anthropic_text("Stored."),
+            anthropic_recovery_call("toolu_n", "Let me look.", &json!({"key": named})),
+            anthropic_text("Not found."),
+        ]);
+        let proxy = Proxy::start_with(&upstream.url(), false, options);
+        let (status, answer) = raw_request_with(
+            &proxy.url,
+            proxy.url.strip_prefix("http://").unwrap(),
+            &["x-api-key: sk-ant-client-a"],
+            "POST",
+            "/v1/messages",
+            anthropic_conversation(&rows, "ok").to_string().as_bytes(),
+        );
+        assert_eq!(status, 200, "{answer}");
+        unscoped_message(&proxy, &anthropic_question());
+        let recorded = upstream.recorded();
+        assert_eq!(recorded.len(), 3, "{options:?}");
+        let answer = anthropic_answer_in(&recorded[2]);
+        assert_eq!(
+            answer["content"],
+            format!("no original is stored under \"{named}\""),
+            "{options:?}: {answer}"
+        );
+        assert_eq!(answer["is_error"], true);
+        for request in &recorded[1..] {
+            assert!(
+                !String::from_utf8_lossy(&request.body).contains("S0017"),
+                "{options:?}: the request without a credential carries none of Alice's rows"
+            );
+        }
+        let recovered = support::run_in(
+            proxy.project(),
+            &["recover", "--namespace", alice.as_str(), &key],
+            b"",
+        );
+        assert_eq!(
+            String::from_utf8(recovered.stdout).unwrap(),
+            rows,
+            "{options:?}: the original is where it was stored"
+        );
+    }
 }
