@@ -140,7 +140,10 @@ impl Spares {
 /// to it would wait forever. So the worker keeps one [`Live`] per process id, and a process that
 /// finds none of its own starts one, with a new thread, channel, count and buffers, without
 /// taking any lock of the copied one (a thread of the parent may have held it at the fork, and
-/// no thread of the child will ever release it).
+/// no thread of the child will ever release it). Process ids are reused: a process forked, at
+/// some remove, from one that started a worker and has since exited may be given that
+/// process's id, and would then take the dead thread's state for its own (not handled: it
+/// takes the parent to exit before its descendant is made, and the ids to wrap around).
 pub(crate) struct TokenWorker {
     /// What counts and whom it tells; `None` for a worker that is [`TokenWorker::off`].
     counting: Option<Counting>,

@@ -140,6 +140,12 @@ impl Default for RedisSettings {
 /// stored is lost. There is no entry limit. Durability across a restart of Redis is Redis's
 /// persistence (`appendonly yes` keeps every acknowledged put).
 ///
+/// # Fork
+///
+/// A process forked from one that holds the store (Python's `multiprocessing` with the `fork`
+/// start method, a pre-forking server) opens connections of its own: the idle ones it copied
+/// are the parent's sockets, closed in the child at its first call (the parent's stay open).
+///
 /// # Faults
 ///
 /// No call waits longer than its deadline: a connection is given `connect_timeout`, and each

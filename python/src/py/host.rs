@@ -34,7 +34,8 @@ use super::convert::{given, namespace_of, shown, to_json, to_python};
 /// With `PARROT_COMPRESSION_DISABLED=1` in the environment when the host is made, nothing is
 /// read or loaded and every result passes through unchanged, as in the command.
 ///
-/// The work of each method runs with the GIL released; one host is shared between threads.
+/// The work of each method runs with the GIL released; one host is shared between threads. A
+/// host made before a fork works in the forked processes (docs/CONTRACT.md §13.1).
 #[pyclass(frozen, module = "parrot_compress", name = "Host")]
 pub(crate) struct PyHost {
     /// `None` with the kill switch on.
