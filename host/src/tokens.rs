@@ -13,7 +13,7 @@
 //! fresh copies, 1.9x with the allocator told never to give memory back).
 
 use std::sync::mpsc::{Receiver, Sender, channel};
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
 
 use crate::call::{TokenCounts, TokenSlot};
 use crate::observe::{Observer, TokenEvent};
@@ -83,13 +83,6 @@ pub(crate) struct Job {
     pub(crate) slot: Arc<TokenSlot>,
 }
 
-/// The background counter.
-pub(crate) struct TokenWorker {
-    sender: Mutex<Option<Sender<Job>>>,
-    pending: Arc<(Mutex<u64>, Condvar)>,
-    spares: Arc<Spares>,
-}
-
 /// At most this many of the worker's finished buffers are kept for the next copies (one
 /// call's input and output)...
 const SPARE_BUFFERS: usize = 2;
@@ -139,63 +132,68 @@ impl Spares {
     }
 }
 
-impl TokenWorker {
-    pub(crate) fn start(
-        counter: Arc<dyn TokenCounter>,
-        observers: Arc<Vec<Arc<dyn Observer>>>,
-    ) -> TokenWorker {
+/// The background counter.
+///
+/// Its thread starts with the first job, and belongs to the process that started it. A process
+/// forked from this one (Python's `multiprocessing` with the `fork` start method, a pre-forking
+/// server) holds a copy of the worker but not its thread, which `fork` does not copy: a job sent
+/// to it would wait forever. So the worker keeps one [`Live`] per process id, and a process that
+/// finds none of its own starts one, with a new thread, channel, count and buffers, without
+/// taking any lock of the copied one (a thread of the parent may have held it at the fork, and
+/// no thread of the child will ever release it). Process ids are reused: a process forked, at
+/// some remove, from one that started a worker and has since exited may be given that
+/// process's id, and would then take the dead thread's state for its own (not handled: it
+/// takes the parent to exit before its descendant is made, and the ids to wrap around).
+pub(crate) struct TokenWorker {
+    /// What counts and whom it tells; `None` for a worker that is [`TokenWorker::off`].
+    counting: Option<Counting>,
+    /// The first process's thread and state, started by its first job; the processes forked
+    /// later hang theirs after it ([`Live::next`]).
+    first: OnceLock<Live>,
+}
+
+/// The tokenizer and the observers a worker's thread is started with.
+struct Counting {
+    counter: Arc<dyn TokenCounter>,
+    observers: Arc<Vec<Arc<dyn Observer>>>,
+}
+
+/// One process's worker thread and the state it shares with the callers.
+struct Live {
+    /// The process that started the thread.
+    pid: u32,
+    /// `None` once dropped (see the `Drop` implementation).
+    sender: Option<Sender<Job>>,
+    pending: Arc<(Mutex<u64>, Condvar)>,
+    spares: Arc<Spares>,
+    /// The state of a process forked from this one (or from a later one in the list), made by
+    /// its first job there. A chain of [`OnceLock`]s rather than a lock around one state: a
+    /// copied lock may be held forever, a set `OnceLock` is read without one.
+    next: OnceLock<Box<Live>>,
+}
+
+impl Live {
+    /// Starts the worker thread of process `pid`.
+    fn start(pid: u32, counting: &Counting) -> Live {
         let (sender, receiver) = channel::<Job>();
         let pending = Arc::new((Mutex::new(0u64), Condvar::new()));
         let done = Arc::clone(&pending);
         let spares = Arc::new(Spares::default());
         let given_back = Arc::clone(&spares);
+        let counter = Arc::clone(&counting.counter);
+        let observers = Arc::clone(&counting.observers);
+        // A thread that cannot start drops the receiver: every job is then dropped uncounted
+        // rather than waited for.
         std::thread::Builder::new()
             .name("parrot-tokens".to_owned())
             .spawn(move || run(&receiver, &*counter, &observers, &done, &given_back))
             .ok();
-        TokenWorker {
-            sender: Mutex::new(Some(sender)),
+        Live {
+            pid,
+            sender: Some(sender),
             pending,
             spares,
-        }
-    }
-
-    /// A worker that counts nothing: every job is dropped as it is submitted.
-    pub(crate) fn off() -> TokenWorker {
-        TokenWorker {
-            sender: Mutex::new(None),
-            pending: Arc::new((Mutex::new(0u64), Condvar::new())),
-            spares: Arc::new(Spares::default()),
-        }
-    }
-
-    /// A copy of `text` for a job, in a buffer the worker gave back when there is one.
-    pub(crate) fn copy(&self, text: &str) -> String {
-        self.spares.copy(text)
-    }
-
-    /// Whether jobs are counted: a worker that is [`TokenWorker::off`] drops them, so the
-    /// caller need not build one.
-    pub(crate) fn is_on(&self) -> bool {
-        self.sender
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .is_some()
-    }
-
-    pub(crate) fn submit(&self, job: Job) {
-        let (lock, _) = &*self.pending;
-        *lock.lock().unwrap_or_else(|p| p.into_inner()) += 1;
-        let slot = Arc::clone(&job.slot);
-        let sent = self
-            .sender
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .as_ref()
-            .is_some_and(|sender| sender.send(job).is_ok());
-        if !sent {
-            slot.fill(None);
-            self.finish_one();
+            next: OnceLock::new(),
         }
     }
 
@@ -205,21 +203,117 @@ impl TokenWorker {
         *pending = pending.saturating_sub(1);
         signal.notify_all();
     }
+}
 
-    /// Blocks until every submitted call has been counted.
-    pub(crate) fn flush(&self) {
-        let (lock, signal) = &*self.pending;
-        let mut pending = lock.lock().unwrap_or_else(|p| p.into_inner());
-        while *pending > 0 {
-            pending = signal.wait(pending).unwrap_or_else(|p| p.into_inner());
+impl Drop for Live {
+    fn drop(&mut self) {
+        let Some(sender) = self.sender.take() else {
+            return;
+        };
+        if self.pid == std::process::id() {
+            // Closing the channel ends the worker thread once the queue is drained.
+            drop(sender);
+        } else {
+            // A copy made by `fork`: closing the channel would take its locks, which the
+            // parent's thread may have held at the fork. The copy is left as it is.
+            std::mem::forget(sender);
         }
     }
 }
 
-impl Drop for TokenWorker {
-    fn drop(&mut self) {
-        // Closing the channel ends the worker thread once the queue is drained.
-        self.sender.lock().unwrap_or_else(|p| p.into_inner()).take();
+impl TokenWorker {
+    /// A worker counting with `counter` and telling `observers`; its thread starts with the
+    /// first job.
+    pub(crate) fn start(
+        counter: Arc<dyn TokenCounter>,
+        observers: Arc<Vec<Arc<dyn Observer>>>,
+    ) -> TokenWorker {
+        TokenWorker {
+            counting: Some(Counting { counter, observers }),
+            first: OnceLock::new(),
+        }
+    }
+
+    /// A worker that counts nothing: every job is dropped as it is submitted.
+    pub(crate) fn off() -> TokenWorker {
+        TokenWorker {
+            counting: None,
+            first: OnceLock::new(),
+        }
+    }
+
+    /// The state of process `pid`; started when it has none and `start` is set.
+    fn live(&self, pid: u32, start: bool) -> Option<&Live> {
+        let counting = self.counting.as_ref()?;
+        let mut live = if start {
+            self.first.get_or_init(|| Live::start(pid, counting))
+        } else {
+            self.first.get()?
+        };
+        while live.pid != pid {
+            live = if start {
+                live.next
+                    .get_or_init(|| Box::new(Live::start(pid, counting)))
+            } else {
+                live.next.get()?
+            };
+        }
+        Some(live)
+    }
+
+    /// A copy of `text` for a job, in a buffer the worker gave back when there is one.
+    pub(crate) fn copy(&self, text: &str) -> String {
+        match self.live(std::process::id(), true) {
+            Some(live) => live.spares.copy(text),
+            None => text.to_owned(),
+        }
+    }
+
+    /// Whether jobs are counted: a worker that is [`TokenWorker::off`] drops them, so the
+    /// caller need not build one.
+    pub(crate) fn is_on(&self) -> bool {
+        self.counting.is_some()
+    }
+
+    pub(crate) fn submit(&self, job: Job) {
+        self.submit_in(std::process::id(), job);
+    }
+
+    /// [`TokenWorker::submit`] as process `pid`.
+    fn submit_in(&self, pid: u32, job: Job) {
+        let Some(live) = self.live(pid, true) else {
+            job.slot.fill(None);
+            return;
+        };
+        let (lock, _) = &*live.pending;
+        *lock.lock().unwrap_or_else(|p| p.into_inner()) += 1;
+        let slot = Arc::clone(&job.slot);
+        let sent = live
+            .sender
+            .as_ref()
+            .is_some_and(|sender| sender.send(job).is_ok());
+        if !sent {
+            slot.fill(None);
+            live.finish_one();
+        }
+    }
+
+    /// Blocks until every call this process submitted has been counted.
+    pub(crate) fn flush(&self) {
+        self.flush_in(std::process::id());
+    }
+
+    /// [`TokenWorker::flush`] as process `pid`: the jobs another process (the parent, before a
+    /// fork) left in its copy of the count are not waited for.
+    fn flush_in(&self, pid: u32) {
+        let Some(live) = self.live(pid, false) else {
+            return;
+        };
+        let (lock, signal) = &*live.pending;
+        let mut pending = lock.lock().unwrap_or_else(|p| p.into_inner());
+        while *pending > 0 {
+            pending = signal.wait(pending).unwrap_or_else(|p| p.into_inner());
+        }
     }
 }
 
@@ -312,6 +406,41 @@ mod tests {
         assert_eq!(spares.buffers.lock().unwrap().len(), 1);
         spares.keep(String::with_capacity(SPARE_BYTES + 1));
         assert_eq!(spares.buffers.lock().unwrap().len(), 1);
+    }
+
+    /// A process forked from the one that started the worker holds a copy of its state (an
+    /// open channel nobody reads, a count of jobs the parent had not finished) but not its
+    /// thread: its jobs are counted on a thread of its own, and its flush waits for those
+    /// alone. The fork is played by a state of another process id put first.
+    #[test]
+    fn a_forked_process_counts_on_a_thread_of_its_own() {
+        let worker = TokenWorker::start(Arc::new(Tokenizer::O200k), Arc::new(Vec::new()));
+        let (sender, unread) = channel::<Job>();
+        let parent = Live {
+            pid: std::process::id().wrapping_add(1),
+            sender: Some(sender),
+            pending: Arc::new((Mutex::new(3), Condvar::new())),
+            spares: Arc::default(),
+            next: OnceLock::new(),
+        };
+        assert!(worker.first.set(parent).is_ok());
+        let slot = Arc::new(TokenSlot::default());
+        worker.submit(Job {
+            call_id: 1,
+            tool: "t".to_owned(),
+            before: Count::Text(worker.copy("hello world")),
+            after: None,
+            slot: Arc::clone(&slot),
+        });
+        assert_eq!(
+            slot.wait(),
+            Some(TokenCounts {
+                before: 2,
+                after: 2
+            })
+        );
+        worker.flush();
+        assert!(unread.try_recv().is_err(), "nothing was sent to the copy");
     }
 
     /// After a flush, the next call's copies go into the buffers of the call before.

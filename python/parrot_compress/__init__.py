@@ -15,7 +15,9 @@ The host of the ``parrot-compress`` command, in the same process as the agent::
   sends, with no proxy; :func:`recovery_tool` and :meth:`Host.answer_recovery` are the recovery
   tool a model calls to get an original back.
 
-The work runs in Rust with the GIL released; one ``Host`` can be shared by many threads. With
+The work runs in Rust with the GIL released; one ``Host`` can be shared by many threads, and a
+``Host`` made before a fork (``multiprocessing`` with ``fork``, a pre-forking server) works in
+the forked processes. With
 ``PARROT_COMPRESSION_DISABLED=1`` when a host is made, every result passes through unchanged.
 
 The package also ships ``parrot_codec``, the optional extension ai-parrot's ``columnar`` codec

@@ -78,6 +78,179 @@ def test_a_value_that_is_not_json_is_refused_naming_where(project, value, where)
     assert where in str(caught.value)
 
 
+INJECTED = '1, "injected": true'
+
+
+class InjectingInt(int):
+    """An int whose own text would break out of its place in the JSON."""
+
+    def __str__(self):
+        return INJECTED
+
+    __repr__ = __str__
+
+    def __int__(self):
+        return 7
+
+    __index__ = __int__
+
+
+class InjectingFloat(float):
+    def __str__(self):
+        return INJECTED
+
+    __repr__ = __str__
+
+    def __float__(self):
+        return 7.0
+
+
+class InjectingStr(str):
+    def __str__(self):
+        return INJECTED
+
+    __repr__ = __str__
+
+
+class ItemsDict(dict):
+    """A dict whose members, as json.dumps reads them, are what its items() gives."""
+
+    def items(self):
+        return [("from_items", InjectingInt(5))]
+
+
+class IteratingList(list):
+    def __iter__(self):
+        return iter([InjectingFloat(0.5), InjectingStr("s")])
+
+
+def moved_to_end():
+    from collections import OrderedDict
+
+    ordered = OrderedDict(a=1, b=2)
+    ordered.move_to_end("a")
+    return ordered
+
+
+def rows_of_subclasses():
+    return [
+        {"id": InjectingInt(n), "big": InjectingInt(2**70 + n), "at": InjectingFloat(n / 4)}
+        for n in range(40)
+    ]
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"a": InjectingInt(2**70)},
+        {"a": InjectingInt(3)},
+        {"a": InjectingInt(-(2**70))},
+        {"a": InjectingFloat(2.5)},
+        {"a": InjectingFloat(1e16)},
+        {"a": InjectingStr("text")},
+        ItemsDict(hidden=1),
+        [IteratingList([1, 2])],
+        moved_to_end(),
+        rows_of_subclasses(),
+    ],
+    ids=["big-int", "small-int", "negative-int", "float", "exponent-float", "str",
+         "dict-items", "list-iter", "ordered-dict", "rows"],
+)
+def test_a_subclass_is_written_as_json_dumps_writes_it_not_as_its_own_text(project, value):
+    host = Host(project=project, tee_store=False)
+    text = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    assert "injected" not in text
+    ours = host.compress("t", value)
+    assert "injected" not in ours.payload
+    assert ours.meta["result_size_bytes_original"] == len(text.encode())
+    theirs = host.compress("t", text)
+    assert ours.payload == theirs.payload
+    assert without_time(ours.meta) == without_time(theirs.meta)
+    if not ours.meta["_compressed"]:
+        assert ours.payload == text
+
+
+def test_a_number_subclass_runs_none_of_its_methods_while_it_is_written(project):
+    """The review's case: a float whose __repr__ changed the dict being written, which ended in
+    a Rust panic. Its __repr__ is not called now, as json.dumps does not call it."""
+    value = {}
+
+    class Changing(float):
+        def __repr__(self):
+            value["added"] = True
+            return "0.0"
+
+    value.update({"a": Changing(1.5), "b": 2})
+    host = Host(project=project, tee_store=False)
+    ours = host.compress("t", value)
+    assert list(value) == ["a", "b"]
+    assert ours.meta["result_size_bytes_original"] == len('{"a":1.5,"b":2}')
+    assert ours.payload == host.compress("t", '{"a":1.5,"b":2}').payload
+
+
+def changed_by_a_member(change):
+    """A dict whose first member's items() changes the dict itself while it is being written."""
+    value = {}
+
+    class Changing(dict):
+        def items(self):
+            change(value)
+            return super().items()
+
+    value.update({"a": Changing(x=1), "b": 2, "c": 3})
+    return value
+
+
+def grow(value):
+    value["added"] = 1
+
+
+def swap(value):
+    del value["a"]
+    value["d"] = 4
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [(grow, "changed size"), (swap, "keys changed")],
+    ids=["grown", "keys-swapped"],
+)
+def test_a_dict_changed_while_it_is_written_raises_runtime_error_without_a_backtrace(
+    project, capfd, change, message
+):
+    host = Host(project=project, tee_store=False)
+    caught = None
+    try:
+        host.compress("t", {"rows": [changed_by_a_member(change)]})
+    except Exception as err:  # noqa: BLE001 - what `except Exception` catches is the point
+        caught = err
+    assert isinstance(caught, RuntimeError), repr(caught)
+    assert str(caught) == f'result["rows"][0]: dictionary {message} during iteration'
+    stderr = capfd.readouterr().err
+    assert "panicked" not in stderr and "backtrace" not in stderr, stderr
+
+
+@pytest.mark.parametrize(
+    "items, error, where",
+    [
+        (lambda: [("a",)], ValueError, "result[0]: items() must return 2-tuples, got ('a',)"),
+        (lambda: 5, TypeError, "result[0]: Odd.items() returned a non-iterable (int)"),
+        (lambda: [(1, 2)], TypeError, "result[0]: the key 1 is a int, not a str"),
+    ],
+    ids=["not-a-pair", "not-iterable", "key-not-str"],
+)
+def test_a_dict_subclass_whose_items_are_not_members_is_refused_naming_where(
+    project, items, error, where
+):
+    class Odd(dict):
+        pass
+
+    Odd.items = lambda self: items()
+    with pytest.raises(error) as caught:
+        Host(project=project, tee_store=False).compress("t", [Odd(a=1)])
+    assert where in str(caught.value)
+
+
 def test_a_lossy_result_is_recovered_exactly(project):
     host = Host(project=project)
     payload, meta = host.compress("shell_cargo_build", BUILD_LOG.read_text())

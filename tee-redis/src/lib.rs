@@ -140,6 +140,12 @@ impl Default for RedisSettings {
 /// stored is lost. There is no entry limit. Durability across a restart of Redis is Redis's
 /// persistence (`appendonly yes` keeps every acknowledged put).
 ///
+/// # Fork
+///
+/// A process forked from one that holds the store (Python's `multiprocessing` with the `fork`
+/// start method, a pre-forking server) opens connections of its own: the idle ones it copied
+/// are the parent's sockets, closed in the child at its first call (the parent's stay open).
+///
 /// # Faults
 ///
 /// No call waits longer than its deadline: a connection is given `connect_timeout`, and each
@@ -173,8 +179,20 @@ pub struct RedisTeeStore {
     client: Client,
     name: String,
     settings: RedisSettings,
-    idle: Mutex<Vec<Connection>>,
+    idle: Mutex<Idle>,
     health: Mutex<Health>,
+}
+
+/// The connections waiting between calls, and the process that opened them.
+///
+/// A process forked from this one (Python's `multiprocessing` with the `fork` start method, a
+/// pre-forking server) holds copies of them: the same sockets as its parent's. Two processes
+/// writing requests on one socket would read each other's answers, so a process finds only the
+/// connections it opened itself ([`RedisTeeStore::idle`]).
+#[derive(Default)]
+struct Idle {
+    pid: u32,
+    connections: Vec<Connection>,
 }
 
 /// Whether Redis was reachable at the last attempt, and when to try again if not.
@@ -349,7 +367,7 @@ impl RedisTeeStore {
         mut request: impl FnMut(&mut Connection) -> redis::RedisResult<T>,
     ) -> Result<T, RedisFailure> {
         self.ready()?;
-        let idle = self.idle().pop();
+        let idle = self.idle().connections.pop();
         let reused = idle.is_some();
         let mut connection = match idle {
             Some(connection) => connection,
@@ -375,7 +393,7 @@ impl RedisTeeStore {
         }
         // The idle connection was closed while it waited (Redis restarted, or closed it):
         // the request never reached Redis. Every other idle one is likely closed too.
-        self.idle().clear();
+        self.idle().connections.clear();
         let mut connection = self.connection().map_err(|err| self.failed(&err))?;
         match request(&mut connection) {
             Ok(answer) => {
@@ -422,7 +440,7 @@ impl RedisTeeStore {
 
     /// Records a failure to reach Redis: the idle connections go, and the backoff grows.
     fn failed(&self, err: &RedisError) -> RedisFailure {
-        self.idle().clear();
+        self.idle().connections.clear();
         let mut health = self.health();
         health.failures = health.failures.saturating_add(1);
         let wait = FIRST_BACKOFF
@@ -445,8 +463,8 @@ impl RedisTeeStore {
 
     fn keep(&self, connection: Connection) {
         let mut idle = self.idle();
-        if idle.len() < MAX_IDLE {
-            idle.push(connection);
+        if idle.connections.len() < MAX_IDLE {
+            idle.connections.push(connection);
         }
     }
 
@@ -496,9 +514,17 @@ impl RedisTeeStore {
         format!("{}{key}", self.settings.prefix)
     }
 
-    fn idle(&self) -> MutexGuard<'_, Vec<Connection>> {
+    /// The idle connections of this process: those a parent process opened before forking
+    /// this one are closed here first (closing a copy leaves the parent's socket open).
+    fn idle(&self) -> MutexGuard<'_, Idle> {
         // A connection is pushed or popped whole; a poisoned lock guards a usable list.
-        self.idle.lock().unwrap_or_else(PoisonError::into_inner)
+        let mut idle = self.idle.lock().unwrap_or_else(PoisonError::into_inner);
+        let pid = std::process::id();
+        if idle.pid != pid {
+            idle.connections.clear();
+            idle.pid = pid;
+        }
+        idle
     }
 
     fn health(&self) -> MutexGuard<'_, Health> {

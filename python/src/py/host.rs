@@ -2,7 +2,7 @@
 
 use std::borrow::Cow;
 use std::path::PathBuf;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 use parrot_host::{Call, Host, Input, Level, Namespace, Report, TokenCounter, Tokenizer};
 use parrot_recover::{Recover, RetrieveError, Selector};
@@ -34,7 +34,8 @@ use super::convert::{given, namespace_of, shown, to_json, to_python};
 /// With `PARROT_COMPRESSION_DISABLED=1` in the environment when the host is made, nothing is
 /// read or loaded and every result passes through unchanged, as in the command.
 ///
-/// The work of each method runs with the GIL released; one host is shared between threads.
+/// The work of each method runs with the GIL released; one host is shared between threads. A
+/// host made before a fork works in the forked processes (docs/CONTRACT.md §13.1).
 #[pyclass(frozen, module = "parrot_compress", name = "Host")]
 pub(crate) struct PyHost {
     /// `None` with the kill switch on.
@@ -46,6 +47,37 @@ pub(crate) struct PyHost {
     /// With the kill switch on, the host that expands: the settings' manifests and plugins,
     /// without a store (the switch stops compression, not expansion; see `expansion_host`).
     expansion: OnceLock<Result<Arc<Host>, Vec<String>>>,
+}
+
+/// The hosts of this process, flushed before a fork ([`before_fork`]).
+///
+/// Taken only with the GIL held and never across its release, so no thread holds it while
+/// another forks (a fork happens on a thread that holds the GIL).
+static HOSTS: Mutex<Vec<Weak<Host>>> = Mutex::new(Vec::new());
+
+/// Adds `host` to [`HOSTS`], forgetting the hosts dropped since.
+fn register(host: &Arc<Host>) {
+    let mut hosts = HOSTS.lock().unwrap_or_else(|p| p.into_inner());
+    hosts.retain(|host| host.strong_count() > 0);
+    hosts.push(Arc::downgrade(host));
+}
+
+/// Run by `os.register_at_fork(before=…)`: waits until every host's token worker has counted
+/// what it was given and told the savings report, so that its thread holds no lock when the
+/// process forks (a lock held by a thread the child does not have would stay held there). The
+/// child starts a worker of its own on its first call (`parrot_host`'s token worker). The GIL
+/// stays held, so no Python thread starts a call meanwhile.
+#[pyfunction]
+pub(crate) fn before_fork() {
+    let hosts: Vec<Arc<Host>> = HOSTS
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .iter()
+        .filter_map(Weak::upgrade)
+        .collect();
+    for host in hosts {
+        host.flush();
+    }
 }
 
 fn tokenizer_named(name: &str) -> Result<Tokenizer, String> {
@@ -362,8 +394,10 @@ impl PyHost {
             builder.tee_lossless(tee_lossless && !settings.no_tee);
             parrot_setup::build(&mut builder)
         });
+        let host = Arc::new(host.map_err(|err| setup_error(py, err))?);
+        register(&host);
         Ok(PyHost {
-            host: Some(Arc::new(host.map_err(|err| setup_error(py, err))?)),
+            host: Some(host),
             settings,
             recovery: OnceLock::new(),
             expansion: OnceLock::new(),

@@ -29,5 +29,12 @@ fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<request::RequestRewrite>()?;
     m.add_function(wrap_pyfunction!(request::recovery_tool, m)?)?;
     codec::register(m)?;
+    // A process forked from this one (multiprocessing's `fork`, a pre-forking server) gets
+    // no thread of ours in the middle of a lock. Windows has no fork, nor the function.
+    if let Ok(register_at_fork) = m.py().import("os")?.getattr("register_at_fork") {
+        let kwargs = pyo3::types::PyDict::new(m.py());
+        kwargs.set_item("before", wrap_pyfunction!(host::before_fork, m)?)?;
+        register_at_fork.call((), Some(&kwargs))?;
+    }
     Ok(())
 }
