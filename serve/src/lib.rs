@@ -96,6 +96,7 @@
 //! Built without a host ([`Server::bind`] with `None`, what `parrot-compress serve` does when
 //! `PARROT_COMPRESSION_DISABLED=1`), the proxy is a pure relay: no body is read, nothing added.
 
+mod api;
 pub mod llm;
 #[cfg(feature = "proxy")]
 mod merge;

@@ -89,7 +89,7 @@ use bytes::Bytes;
 
 use crate::llm::Api;
 use parrot_host::{Host, Namespace, RECORD_KEY_PREFIX, TeeError};
-use serde_json::{Map, Value};
+use serde_json::Value;
 use sha2::{Digest as _, Sha256};
 
 /// How many records the proxy keeps in memory (the oldest go first); the store keeps them as
@@ -324,11 +324,14 @@ impl Merges {
         if turns.is_empty() || blocks.is_empty() {
             return None;
         }
+        let api = conversation.asked.as_deref()?.api;
+        let message = serde_json::json!({"role": "assistant", "content": blocks});
+        let print = answer_print(api, &message)?;
         let merged = Merged {
             blocks: blocks.len(),
             turns,
         };
-        self.keep(conversation, fingerprint(blocks), Record::Merged(merged))
+        self.keep(conversation, print, Record::Merged(merged))
     }
 
     /// Remembers that the client received `answer` (a Chat Completions or Responses answer)
@@ -343,11 +346,12 @@ impl Merges {
         if turns.is_empty() {
             return None;
         }
-        let last = match api {
-            Api::OpenAiChat => answer.pointer("/choices/0/message"),
-            _ => answer.pointer("/output/0"),
-        }?;
-        self.keep(conversation, print_of(api, last), Record::Before(turns))
+        let last = api.rules().sent_back(answer)?;
+        self.keep(
+            conversation,
+            answer_print(api, last)?,
+            Record::Before(turns),
+        )
     }
 
     fn keep(&self, conversation: &Conversation, answer: Print, record: Record) -> Option<Unsaved> {
@@ -477,11 +481,9 @@ impl Merges {
                 .then(|| {
                     let key = record_key(namespace, &before.print(), &answer_print(api, value)?);
                     let record = self.find(&key, at < latest, &mut reachable)?;
-                    match (api, &*record) {
-                        (Api::AnthropicMessages, Record::Merged(merged)) => {
-                            expanded(merged, text, span.clone())
-                        }
-                        (Api::AnthropicMessages, _) | (_, Record::Merged(_)) => None,
+                    match (api.rules().merges(), &*record) {
+                        (true, Record::Merged(merged)) => expanded(merged, text, span.clone()),
+                        (true, _) | (_, Record::Merged(_)) => None,
                         (_, Record::Before(turns)) => {
                             let mut out = turns.join(",");
                             out.push(',');
@@ -513,10 +515,7 @@ fn list_of(api: Api, body: &[u8]) -> Option<(&str, Vec<std::ops::Range<usize>>)>
     let text = std::str::from_utf8(body).ok()?;
     let root = parrot_json::value_span(text).ok()?;
     let members = parrot_json::members(text, root.start).ok()?;
-    let list = match api {
-        Api::AnthropicMessages | Api::OpenAiChat => "messages",
-        _ => "input",
-    };
+    let list = api.rules().conversation();
     let messages = members.iter().find(|m| m.name.is(list))?.value.clone();
     if text.as_bytes().get(messages.start) != Some(&b'[') {
         return None;
@@ -549,29 +548,15 @@ fn record_key(namespace: Option<&Namespace>, before: &Print, answer: &Print) -> 
 /// Whether an element of a request's list is one a model wrote, which can be an answer the
 /// client received.
 fn is_answer(api: Api, value: &Value) -> bool {
-    let is = |name: &str, wanted: &str| value.get(name).and_then(Value::as_str) == Some(wanted);
-    match api {
-        Api::AnthropicMessages => {
-            is("role", "assistant") && value.get("content").is_some_and(Value::is_array)
-        }
-        Api::OpenAiChat => is("role", "assistant"),
-        _ => {
-            value.is_object()
-                && !is("type", "function_call_output")
-                && !is("role", "user")
-                && !is("role", "system")
-                && !is("role", "developer")
-        }
-    }
+    api.rules().is_answer(value)
 }
 
 /// The fingerprint of an answer as the client sends it back: an Anthropic message's blocks, a
-/// Chat Completions message, a Responses item.
-fn answer_print(api: Api, value: &Value) -> Option<Print> {
-    match api {
-        Api::AnthropicMessages => Some(fingerprint(value.get("content")?.as_array()?)),
-        _ => Some(print_of(api, value)),
-    }
+/// Chat Completions message, a Responses item (what the model wrote in it, [`LlmApi::written`]).
+///
+/// [`LlmApi::written`]: crate::api::LlmApi::written
+pub(crate) fn answer_print(api: Api, value: &Value) -> Option<Print> {
+    api.rules().written(value).map(|written| hashed(&written))
 }
 
 /// The turns that replace the merged message at `span`, when it has the recorded number of
@@ -612,7 +597,7 @@ fn expanded(merged: &Merged, text: &str, span: std::ops::Range<usize>) -> Option
 }
 
 /// The fingerprint of a conversation's messages, taken one message at a time: each message's
-/// canonical form ([`canonical`]), its length first.
+/// canonical form ([`LlmApi::canonical`](crate::api::LlmApi::canonical)), its length first.
 #[derive(Clone)]
 struct Before {
     api: Api,
@@ -627,7 +612,7 @@ impl Before {
     }
 
     fn add(&mut self, message: &Value) {
-        let text = canonical(self.api, message).to_string();
+        let text = self.api.rules().canonical(message).to_string();
         self.hasher.update((text.len() as u64).to_le_bytes());
         self.hasher.update(text.as_bytes());
     }
@@ -650,54 +635,8 @@ fn hashed(written: &Value) -> Print {
     digest(hasher)
 }
 
-/// What counts of a message of a conversation: its role and what was written in it, not the
-/// markers a client adds or moves from one request to the next (`cache_control`), nor the
-/// members a client adds when it sends a model's answer back (Chat's `refusal: null`).
-fn canonical(api: Api, message: &Value) -> Value {
-    match api {
-        Api::AnthropicMessages => {
-            let content: Vec<Value> = match message.get("content") {
-                Some(Value::String(text)) => {
-                    vec![serde_json::json!({"type": "text", "text": text})]
-                }
-                Some(Value::Array(blocks)) => blocks.iter().map(written).collect(),
-                other => vec![other.cloned().unwrap_or(Value::Null)],
-            };
-            serde_json::json!([message.get("role"), content])
-        }
-        Api::OpenAiChat => {
-            let fields: Vec<Value> = ["role", "name", "tool_call_id"]
-                .iter()
-                .map(|name| message.get(name).cloned().unwrap_or(Value::Null))
-                .collect();
-            serde_json::json!([fields, chat_written(message)])
-        }
-        _ => match message.get("type").and_then(Value::as_str) {
-            Some("function_call_output") => serde_json::json!([
-                "function_call_output",
-                message.get("call_id"),
-                message.get("output").map(unmarked)
-            ]),
-            Some("message") | None => {
-                let content = match message.get("content") {
-                    Some(Value::Array(parts)) => Value::Array(
-                        parts
-                            .iter()
-                            .map(|part| part.get("text").cloned().unwrap_or_else(|| unmarked(part)))
-                            .collect(),
-                    ),
-                    Some(Value::String(text)) => Value::Array(vec![Value::String(text.clone())]),
-                    other => other.cloned().unwrap_or(Value::Null),
-                };
-                serde_json::json!(["message", message.get("role"), content])
-            }
-            _ => responses_written(message),
-        },
-    }
-}
-
 /// `value` without the `cache_control` markers of it and of its elements.
-fn unmarked(value: &Value) -> Value {
+pub(crate) fn unmarked(value: &Value) -> Value {
     match value {
         Value::Array(items) => Value::Array(items.iter().map(unmarked).collect()),
         Value::Object(object) => Value::Object(
@@ -709,97 +648,6 @@ fn unmarked(value: &Value) -> Value {
         ),
         other => other.clone(),
     }
-}
-
-/// What the model wrote in a Chat Completions message: its content (an empty one as none) and
-/// its tool calls' ids, names and arguments.
-fn chat_written(value: &Value) -> Value {
-    let content = match value.get("content") {
-        Some(Value::String(text)) if text.is_empty() => Value::Null,
-        Some(content) => unmarked(content),
-        None => Value::Null,
-    };
-    let calls: Vec<Value> = value
-        .get("tool_calls")
-        .and_then(Value::as_array)
-        .map(|calls| {
-            calls
-                .iter()
-                .map(|call| {
-                    serde_json::json!([
-                        call.get("id"),
-                        call.pointer("/function/name"),
-                        call.pointer("/function/arguments")
-                    ])
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    serde_json::json!([content, calls])
-}
-
-/// What the model wrote in a Responses output item: a message's role and texts, a call's id,
-/// name and arguments, another item's id.
-fn responses_written(value: &Value) -> Value {
-    let pick = |names: &[&str]| -> Value {
-        let mut out = Map::new();
-        for &name in names {
-            if let Some(found) = value.get(name).filter(|v| !v.is_null()) {
-                out.insert(name.to_owned(), found.clone());
-            }
-        }
-        Value::Object(out)
-    };
-    match value.get("type").and_then(Value::as_str) {
-        Some("function_call") => pick(&["type", "call_id", "name", "arguments"]),
-        Some("message") | None => {
-            let texts: Vec<Value> = value
-                .get("content")
-                .and_then(Value::as_array)
-                .map(|parts| {
-                    parts
-                        .iter()
-                        .filter_map(|p| p.get("text").cloned())
-                        .collect()
-                })
-                .unwrap_or_default();
-            serde_json::json!(["message", value.get("role"), texts])
-        }
-        _ => pick(&["type", "id"]),
-    }
-}
-
-/// The fingerprint of a Chat Completions message or a Responses item: what the model wrote.
-fn print_of(api: Api, value: &Value) -> Print {
-    match api {
-        Api::OpenAiChat => hashed(&chat_written(value)),
-        _ => hashed(&responses_written(value)),
-    }
-}
-
-/// A fingerprint of content blocks: what the model wrote in them, not what a client adds.
-pub(crate) fn fingerprint(blocks: &[Value]) -> Print {
-    let written: Vec<Value> = blocks.iter().map(written).collect();
-    hashed(&Value::Array(written))
-}
-
-/// The members of a block that the model wrote (for a block of another type, all of it but
-/// its `cache_control`).
-fn written(block: &Value) -> Value {
-    let keep: &[&str] = match block.get("type").and_then(Value::as_str) {
-        Some("text") => &["type", "text"],
-        Some("thinking") => &["type", "thinking", "signature"],
-        Some("redacted_thinking") => &["type", "data"],
-        Some("tool_use" | "server_tool_use") => &["type", "id", "name", "input"],
-        _ => return unmarked(block),
-    };
-    let mut out = Map::new();
-    for &name in keep {
-        if let Some(value) = block.get(name) {
-            out.insert(name.to_owned(), value.clone());
-        }
-    }
-    Value::Object(out)
 }
 
 #[cfg(test)]
@@ -1224,7 +1072,8 @@ mod tests {
     #[test]
     fn the_oldest_records_go_beyond_the_bound() {
         let merges = Merges::default();
-        let conversation = asked(None, Api::AnthropicMessages, r#"{"messages":[]}"#);
+        let api = Api::AnthropicMessages;
+        let conversation = asked(None, api, r#"{"messages":[]}"#);
         for n in 0..=KEPT {
             merges.record(
                 &conversation,
@@ -1237,9 +1086,12 @@ mod tests {
             );
         }
         let before = conversation.before().unwrap();
-        let first = fingerprint(&[json!({"type": "text", "text": "0"})]);
+        let print = |text: String| {
+            answer_print(api, &json!({"content": [{"type": "text", "text": text}]})).unwrap()
+        };
+        let first = print("0".to_owned());
         assert_eq!(merges.kept().order.len(), KEPT);
-        let last = fingerprint(&[json!({"type": "text", "text": KEPT.to_string()})]);
+        let last = print(KEPT.to_string());
         let mut reachable = true;
         assert!(
             merges

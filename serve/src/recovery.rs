@@ -94,53 +94,33 @@ use std::sync::OnceLock;
 use crate::llm::Api;
 use parrot_host::{Host, Namespace};
 use parrot_recover::{Recover, RetrieveError, Selector, recovery_tool_definition};
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 pub use parrot_recover::RECOVERY_TOOL;
 
 /// The definition of [`RECOVERY_TOOL`] in `api`'s format, as the bytes [`add_tool`] inserts
 /// (the same every time: the prompt cache depends on it).
 pub fn definition(api: Api) -> &'static str {
-    static DEFINITIONS: OnceLock<[String; 3]> = OnceLock::new();
-    let [anthropic, chat, responses] = DEFINITIONS.get_or_init(|| {
+    static DEFINITIONS: OnceLock<[String; Api::ALL.len()]> = OnceLock::new();
+    let definitions = DEFINITIONS.get_or_init(|| {
         let mcp = recovery_tool_definition();
-        let description = mcp["description"].clone();
-        let schema = mcp["inputSchema"].clone();
-        [
-            json!({
-                "name": RECOVERY_TOOL,
-                "description": description,
-                "input_schema": schema,
-            }),
-            json!({
-                "type": "function",
-                "function": {
-                    "name": RECOVERY_TOOL,
-                    "description": description,
-                    "parameters": schema,
-                },
-            }),
-            json!({
-                "type": "function",
-                "name": RECOVERY_TOOL,
-                "description": description,
-                "parameters": schema,
-                "strict": false,
-            }),
-        ]
-        .map(|tool| tool.to_string())
+        Api::ALL.map(|api| {
+            api.rules()
+                .tool(&mcp["description"], &mcp["inputSchema"])
+                .to_string()
+        })
     });
-    match api {
-        Api::AnthropicMessages => anthropic,
-        Api::OpenAiChat => chat,
-        Api::OpenAiResponses => responses,
-    }
+    let at = Api::ALL
+        .iter()
+        .position(|known| *known == api)
+        .unwrap_or_default();
+    &definitions[at]
 }
 
 /// Why the proxy cannot add its turns to a body: it sends what it has unchanged.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
-pub struct EditError(String);
+pub struct EditError(pub(crate) String);
 
 impl From<parrot_json::Error> for EditError {
     fn from(err: parrot_json::Error) -> EditError {
@@ -175,23 +155,11 @@ pub fn add_tool(api: Api, body: &[u8]) -> Result<Option<Vec<u8>>, EditError> {
         .map_err(|err| EditError(format!("tools: {err}")))?;
     if existing
         .iter()
-        .any(|tool| tool_name(api, tool) == Some(RECOVERY_TOOL))
+        .any(|tool| api.rules().tool_name(tool) == Some(RECOVERY_TOOL))
     {
         return Ok(None);
     }
     Ok(Some(append_elements(text, tools, &[tool.to_owned()])?))
-}
-
-/// The name a tool definition of `api` gives its tool.
-fn tool_name(api: Api, tool: &Value) -> Option<&str> {
-    match api {
-        Api::OpenAiChat => tool
-            .get("function")
-            .or_else(|| tool.get("custom"))
-            .and_then(|f| f.get("name")),
-        _ => tool.get("name"),
-    }
-    .and_then(Value::as_str)
 }
 
 /// Whether the body's top level has a `tools` member.
@@ -244,104 +212,52 @@ pub enum Calls {
 
 /// The calls in an answer of `api` (a parsed response body).
 pub fn calls(api: Api, response: &Value) -> Calls {
-    let mut ours = Vec::new();
-    let mut theirs = 0;
-    let mut push = |name: Option<&str>, id: Option<&str>, arguments: Option<Map<String, Value>>| {
+    api.rules().calls(response)
+}
+
+/// The calls found in an answer so far, sorted into the recovery tool's and the others.
+#[derive(Debug, Default)]
+pub(crate) struct Found {
+    ours: Vec<Call>,
+    theirs: usize,
+}
+
+impl Found {
+    /// Counts one call of the tool `name`, with its `id` and `arguments`.
+    pub(crate) fn push(
+        &mut self,
+        name: Option<&str>,
+        id: Option<&str>,
+        arguments: Option<Map<String, Value>>,
+    ) {
         if name == Some(RECOVERY_TOOL) {
-            ours.push(Call {
+            self.ours.push(Call {
                 id: id.unwrap_or_default().to_owned(),
                 arguments,
             });
         } else {
-            theirs += 1;
-        }
-    };
-    match api {
-        Api::AnthropicMessages => {
-            for block in array(response, "content") {
-                if block.get("type").and_then(Value::as_str) == Some("tool_use") {
-                    push(
-                        str_of(block, "name"),
-                        str_of(block, "id"),
-                        block.get("input").and_then(Value::as_object).cloned(),
-                    );
-                }
-            }
-        }
-        Api::OpenAiChat => {
-            let choices = array(response, "choices");
-            for choice in choices {
-                for call in choice
-                    .get("message")
-                    .map(|message| array(message, "tool_calls"))
-                    .unwrap_or_default()
-                {
-                    let function = call.get("function");
-                    push(
-                        function.and_then(|f| str_of(f, "name")),
-                        str_of(call, "id"),
-                        function.and_then(|f| arguments_of(f.get("arguments"))),
-                    );
-                }
-            }
-            if choices.len() > 1 && !ours.is_empty() {
-                return Calls::Mixed;
-            }
-        }
-        _ => {
-            for item in array(response, "output") {
-                if item.get("type").and_then(Value::as_str) == Some("function_call") {
-                    push(
-                        str_of(item, "name"),
-                        str_of(item, "call_id"),
-                        arguments_of(item.get("arguments")),
-                    );
-                }
-            }
+            self.theirs += 1;
         }
     }
-    match (ours.is_empty(), theirs) {
-        (true, _) => Calls::None,
-        (false, 0) => Calls::Ours(ours),
-        (false, _) => Calls::Mixed,
+
+    /// Whether a call of the recovery tool was found.
+    pub(crate) fn any_ours(&self) -> bool {
+        !self.ours.is_empty()
+    }
+
+    /// What the calls found make of the answer.
+    pub(crate) fn calls(self) -> Calls {
+        match (self.ours.is_empty(), self.theirs) {
+            (true, _) => Calls::None,
+            (false, 0) => Calls::Ours(self.ours),
+            (false, _) => Calls::Mixed,
+        }
     }
 }
 
 /// Removes every call of [`RECOVERY_TOOL`] from an answer of `api`.
 pub fn strip(api: Api, response: &mut Value) {
-    let ours = |name: Option<&str>| name == Some(RECOVERY_TOOL);
-    match api {
-        Api::AnthropicMessages => {
-            if let Some(Value::Array(content)) = response.get_mut("content") {
-                content.retain(|block| {
-                    !(block.get("type").and_then(Value::as_str) == Some("tool_use")
-                        && ours(str_of(block, "name")))
-                });
-            }
-        }
-        Api::OpenAiChat => {
-            if let Some(Value::Array(choices)) = response.get_mut("choices") {
-                for choice in choices {
-                    if let Some(Value::Array(calls)) = choice
-                        .get_mut("message")
-                        .and_then(|message| message.get_mut("tool_calls"))
-                    {
-                        calls.retain(|call| {
-                            !ours(call.get("function").and_then(|f| str_of(f, "name")))
-                        });
-                    }
-                }
-            }
-        }
-        _ => {
-            if let Some(Value::Array(output)) = response.get_mut("output") {
-                output.retain(|item| {
-                    !(item.get("type").and_then(Value::as_str) == Some("function_call")
-                        && ours(str_of(item, "name")))
-                });
-            }
-        }
-    }
+    api.rules().strip(response);
 }
 
 /// The answer to one call: its id, the text, and whether it is an error.
@@ -412,22 +328,22 @@ pub fn follow_up(
     let text = std::str::from_utf8(body).map_err(|err| EditError(format!("body: {err}")))?;
     let root = object_at(text)?;
     let members = parrot_json::members(text, root.start)?;
-    let list = match api {
-        Api::AnthropicMessages | Api::OpenAiChat => "messages",
-        _ => "input",
-    };
+    let list = api.rules().conversation();
     let span = members
         .iter()
         .find(|member| member.name.is(list))
         .map(|member| member.value.clone())
         .ok_or_else(|| EditError(format!("body: no \"{list}\" member")))?;
-    let turns = turns_of(api, response, answers)?;
+    let turns = api.rules().turns(response, answers)?;
     let turns: Vec<String> = turns.iter().map(Value::to_string).collect();
-    let body = match text.as_bytes().get(span.start) {
-        Some(b'[') => append_elements(text, span, &turns)?,
-        // A Responses `input` given as a string: the user's message, then the turns.
-        Some(b'"') if list == "input" => {
-            let message = format!("{{\"role\":\"user\",\"content\":{}}}", &text[span.clone()]);
+    let first = text.as_bytes().get(span.start);
+    let opening = (first == Some(&b'"'))
+        .then(|| api.rules().opening_message(&text[span.clone()]))
+        .flatten();
+    let body = match (first, opening) {
+        (Some(b'['), _) => append_elements(text, span, &turns)?,
+        // A conversation given as a string (a Responses `input`): its message, then the turns.
+        (_, Some(message)) => {
             let array = format!("[{message},{}]", turns.join(","));
             let mut out = String::with_capacity(text.len() + array.len());
             out.push_str(&text[..span.start]);
@@ -438,82 +354,6 @@ pub fn follow_up(
         _ => return Err(EditError(format!("{list}: expected an array"))),
     };
     Ok(FollowUp { body, turns })
-}
-
-/// The turns a follow-up appends in `api`'s shape: the model's turn from `response`, then the
-/// `answers`.
-fn turns_of(api: Api, response: &Value, answers: &[Answer]) -> Result<Vec<Value>, EditError> {
-    match api {
-        Api::AnthropicMessages => anthropic_turns(response, answers),
-        Api::OpenAiChat => chat_turns(response, answers),
-        _ => responses_turns(response, answers),
-    }
-}
-
-/// Messages: the assistant's content, then one user turn of tool results.
-fn anthropic_turns(response: &Value, answers: &[Answer]) -> Result<Vec<Value>, EditError> {
-    let content = response
-        .get("content")
-        .cloned()
-        .ok_or_else(|| EditError("response: no \"content\" member".to_owned()))?;
-    let results: Vec<Value> = answers
-        .iter()
-        .map(|answer| {
-            let mut result = json!({
-                "type": "tool_result",
-                "tool_use_id": answer.id,
-                "content": answer.text,
-            });
-            if answer.is_error {
-                result["is_error"] = Value::Bool(true);
-            }
-            result
-        })
-        .collect();
-    Ok(vec![
-        json!({"role": "assistant", "content": content}),
-        json!({"role": "user", "content": results}),
-    ])
-}
-
-/// Chat completions: the assistant's message with its tool calls, then one tool turn per
-/// answer.
-fn chat_turns(response: &Value, answers: &[Answer]) -> Result<Vec<Value>, EditError> {
-    let message = response
-        .get("choices")
-        .and_then(|choices| choices.get(0))
-        .and_then(|choice| choice.get("message"))
-        .ok_or_else(|| EditError("response: no choices[0].message".to_owned()))?;
-    let mut turns = vec![json!({
-        "role": "assistant",
-        "content": message.get("content").cloned().unwrap_or(Value::Null),
-        "tool_calls": message.get("tool_calls").cloned().unwrap_or(Value::Null),
-    })];
-    for answer in answers {
-        turns.push(json!({
-            "role": "tool",
-            "tool_call_id": answer.id,
-            "content": answer.text,
-        }));
-    }
-    Ok(turns)
-}
-
-/// Responses: the response's output items, then one function call output per answer.
-fn responses_turns(response: &Value, answers: &[Answer]) -> Result<Vec<Value>, EditError> {
-    let output = response
-        .get("output")
-        .and_then(Value::as_array)
-        .ok_or_else(|| EditError("response: no \"output\" array".to_owned()))?;
-    let mut turns: Vec<Value> = output.clone();
-    for answer in answers {
-        turns.push(json!({
-            "type": "function_call_output",
-            "call_id": answer.id,
-            "output": answer.text,
-        }));
-    }
-    Ok(turns)
 }
 
 /// The span of the top-level value, which must be an object.
@@ -547,19 +387,19 @@ fn insert_at(text: &str, at: usize, insert: &str) -> Vec<u8> {
     out
 }
 
-fn array<'v>(value: &'v Value, name: &str) -> &'v [Value] {
+pub(crate) fn array<'v>(value: &'v Value, name: &str) -> &'v [Value] {
     value
         .get(name)
         .and_then(Value::as_array)
         .map_or(&[], Vec::as_slice)
 }
 
-fn str_of<'v>(value: &'v Value, name: &str) -> Option<&'v str> {
+pub(crate) fn str_of<'v>(value: &'v Value, name: &str) -> Option<&'v str> {
     value.get(name).and_then(Value::as_str)
 }
 
 /// A call's `arguments`: a JSON string holding an object.
-fn arguments_of(arguments: Option<&Value>) -> Option<Map<String, Value>> {
+pub(crate) fn arguments_of(arguments: Option<&Value>) -> Option<Map<String, Value>> {
     match arguments? {
         Value::String(text) => serde_json::from_str(text).ok(),
         Value::Object(map) => Some(map.clone()),
@@ -570,6 +410,7 @@ fn arguments_of(arguments: Option<&Value>) -> Option<Map<String, Value>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn the_tool_is_appended_to_tools_or_added_as_the_last_member() {

@@ -126,8 +126,11 @@ pub(crate) fn client() -> Result<Client, rustls::Error> {
 
 /// The API whose rewrite applies to a `POST` to `path`, and whether its answer can call tools.
 fn rewritable(path: &str) -> Option<(Api, bool)> {
-    if path == "/v1/messages/count_tokens" {
-        return Some((Api::AnthropicMessages, false));
+    if let Some(api) = Api::ALL
+        .into_iter()
+        .find(|api| api.rules().counting_path() == Some(path))
+    {
+        return Some((api, false));
     }
     Api::from_path(path).map(|api| (api, true))
 }
@@ -487,11 +490,12 @@ async fn rounds(
             Err(response) => return response,
         };
         let (mut head, incoming) = response.into_parts();
-        if streamed && api == Api::AnthropicMessages {
+        if streamed && api.rules().merges() {
             head.headers = end_to_end(&head.headers);
             let channel = merged_stream(
                 Arc::clone(state),
                 Arc::clone(host),
+                api,
                 conversation,
                 upstream.clone(),
                 copy_of(parts),
@@ -653,7 +657,7 @@ impl Answered {
     /// Records one answered round: `answer`, whose recovery calls were answered, and `turns`,
     /// what the follow-up appended (the model's turn, then the answers).
     fn add(&mut self, api: Api, answer: &Value, turns: Vec<String>) {
-        if api == Api::AnthropicMessages {
+        if api.rules().merges() {
             let content = blocks_of(answer);
             let at = first_call(&content);
             self.shown.extend(content[..at].iter().cloned());
@@ -681,7 +685,7 @@ async fn merged(
     mut answer: Value,
     mut so_far: Answered,
 ) -> Response<Body> {
-    if api != Api::AnthropicMessages {
+    if !api.rules().merges() {
         let unsaved = state
             .merges
             .record_before(conversation, api, &answer, so_far.appended);
@@ -874,6 +878,7 @@ async fn send_follow_up(
 fn merged_stream(
     state: Arc<State>,
     host: Arc<Host>,
+    api: Api,
     conversation: Conversation,
     upstream: crate::Upstream,
     parts: Parts,
@@ -882,7 +887,7 @@ fn merged_stream(
 ) -> Channel<Bytes, BoxError> {
     let (mut client, channel) = Channel::<Bytes, BoxError>::new(16);
     tokio::spawn(async move {
-        let mut merger = Merger::new(MAX_ROUNDS == 0);
+        let mut merger = Merger::new(api, MAX_ROUNDS == 0);
         let mut inserted: Vec<Inserted> = Vec::new();
         let mut round = 0;
         loop {
@@ -910,23 +915,13 @@ fn merged_stream(
                 }
                 End::Answer { turn, at } => (turn, at),
             };
-            let recovery::Calls::Ours(calls) = recovery::calls(Api::AnthropicMessages, &turn)
-            else {
+            let recovery::Calls::Ours(calls) = recovery::calls(api, &turn) else {
                 // The merger answers only a turn that calls the proxy's tool alone.
                 client.abort(BoxError::from("the recovery calls could not be read"));
                 return;
             };
             round += 1;
-            let Some(next) = answered(
-                &host,
-                &conversation,
-                &parts,
-                Api::AnthropicMessages,
-                &body,
-                &turn,
-                calls,
-            )
-            .await
+            let Some(next) = answered(&host, &conversation, &parts, api, &body, &turn, calls).await
             else {
                 client.abort(BoxError::from("the recovery call could not be answered"));
                 return;

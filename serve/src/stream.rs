@@ -12,7 +12,7 @@ use std::task::{Context, Poll};
 use crate::llm::Api;
 use bytes::Bytes;
 use hyper::body::{Body, Frame, Incoming};
-use serde_json::{Map, Value, json};
+use serde_json::Value;
 
 use crate::RECOVERY_TOOL;
 
@@ -88,100 +88,43 @@ impl Events {
 
 /// What one event says (its data parsed; `None`: not JSON, as Chat's `[DONE]`).
 pub(crate) fn decide(api: Api, event: Option<&Value>) -> Decision {
-    let Some(event) = event else {
-        return Decision::Theirs;
-    };
-    let kind = event.get("type").and_then(Value::as_str);
-    let ours = |name: Option<&Value>| {
-        if name.and_then(Value::as_str) == Some(RECOVERY_TOOL) {
-            Decision::Ours
-        } else {
-            Decision::Theirs
-        }
-    };
-    match api {
-        Api::AnthropicMessages => match kind {
-            Some("content_block_start") => {
-                let block = &event["content_block"];
-                match block.get("type").and_then(Value::as_str) {
-                    Some("thinking" | "redacted_thinking") => Decision::Undecided,
-                    Some("tool_use") => ours(block.get("name")),
-                    _ => Decision::Theirs,
-                }
-            }
-            Some("message_stop" | "error") => Decision::Theirs,
-            _ => Decision::Undecided,
-        },
-        Api::OpenAiChat => {
-            let Some(choice) = event.get("choices").and_then(|c| c.get(0)) else {
-                return Decision::Undecided;
-            };
-            let delta = &choice["delta"];
-            if let Some(call) = delta.get("tool_calls").and_then(|calls| calls.get(0)) {
-                return ours(call.get("function").and_then(|f| f.get("name")));
-            }
-            let has_text = delta
-                .get("content")
-                .and_then(Value::as_str)
-                .is_some_and(|text| !text.is_empty());
-            if has_text || !choice["finish_reason"].is_null() {
-                Decision::Theirs
-            } else {
-                Decision::Undecided
-            }
-        }
-        _ => match kind {
-            Some("response.output_item.added") => {
-                let item = &event["item"];
-                match item.get("type").and_then(Value::as_str) {
-                    Some("reasoning") => Decision::Undecided,
-                    Some("function_call") => ours(item.get("name")),
-                    _ => Decision::Theirs,
-                }
-            }
-            Some("response.completed" | "response.failed" | "response.incomplete" | "error") => {
-                Decision::Theirs
-            }
-            _ => Decision::Undecided,
-        },
+    match event {
+        Some(event) => api.rules().decide(event),
+        None => Decision::Theirs,
     }
+}
+
+/// The decision for the first content: [`Decision::Ours`] when it calls the tool named `name`
+/// and that is [`RECOVERY_TOOL`].
+pub(crate) fn ours(name: Option<&Value>) -> Decision {
+    if name.and_then(Value::as_str) == Some(RECOVERY_TOOL) {
+        Decision::Ours
+    } else {
+        Decision::Theirs
+    }
+}
+
+/// The model's turn, rebuilt one event at a time from a stream of one API.
+pub(crate) trait Rebuild: Send + std::fmt::Debug {
+    /// Reads one event (its data, parsed).
+    fn feed(&mut self, event: &Value);
+
+    /// The turn so far, in the shape of the API's answer that is not streamed.
+    fn finish(&self) -> Value;
 }
 
 /// The model's turn, rebuilt from a stream's events, in the shape of the API's answer that is
 /// not streamed (what [`crate::recovery::calls`] and [`crate::recovery::follow_up`] read).
 #[derive(Debug)]
-pub(crate) struct Turn {
-    api: Api,
-    /// Anthropic: the content blocks, and each one's partial JSON input.
-    blocks: Vec<(Value, String)>,
-    /// Chat: the text, and the tool calls (arguments as text).
-    content: Option<String>,
-    calls: Vec<Value>,
-    /// Responses: the response the `response.completed` event carries.
-    response: Option<Value>,
-}
+pub(crate) struct Turn(Box<dyn Rebuild>);
 
 impl Turn {
     pub(crate) fn new(api: Api) -> Turn {
-        Turn {
-            api,
-            blocks: Vec::new(),
-            content: None,
-            calls: Vec::new(),
-            response: None,
-        }
+        Turn(api.rules().rebuild())
     }
 
     pub(crate) fn feed(&mut self, event: &Value) {
-        match self.api {
-            Api::AnthropicMessages => self.feed_anthropic(event),
-            Api::OpenAiChat => self.feed_chat(event),
-            _ => {
-                if event.get("type").and_then(Value::as_str) == Some("response.completed") {
-                    self.response = event.get("response").cloned();
-                }
-            }
-        }
+        self.0.feed(event);
     }
 
     /// Feeds the data of `events` that is JSON.
@@ -193,115 +136,9 @@ impl Turn {
         }
     }
 
-    fn feed_anthropic(&mut self, event: &Value) {
-        let index = event
-            .get("index")
-            .and_then(Value::as_u64)
-            .and_then(|i| usize::try_from(i).ok());
-        match (event.get("type").and_then(Value::as_str), index) {
-            (Some("content_block_start"), Some(index)) => {
-                if self.blocks.len() <= index {
-                    self.blocks.resize(index + 1, (Value::Null, String::new()));
-                }
-                self.blocks[index] = (event["content_block"].clone(), String::new());
-            }
-            (Some("content_block_delta"), Some(index)) => {
-                let Some((block, partial)) = self.blocks.get_mut(index) else {
-                    return;
-                };
-                let delta = &event["delta"];
-                let append = |block: &mut Value, member: &str, more: &Value| {
-                    let more = more.as_str().unwrap_or_default();
-                    let text = block[member].as_str().unwrap_or_default().to_owned() + more;
-                    block[member] = Value::String(text);
-                };
-                match delta.get("type").and_then(Value::as_str) {
-                    Some("text_delta") => append(block, "text", &delta["text"]),
-                    Some("thinking_delta") => append(block, "thinking", &delta["thinking"]),
-                    Some("signature_delta") => block["signature"] = delta["signature"].clone(),
-                    Some("input_json_delta") => {
-                        partial.push_str(delta["partial_json"].as_str().unwrap_or_default());
-                    }
-                    _ => {}
-                }
-            }
-            (Some("content_block_stop"), Some(index)) => {
-                if let Some((block, partial)) = self.blocks.get_mut(index)
-                    && !partial.is_empty()
-                {
-                    block["input"] =
-                        serde_json::from_str(partial).unwrap_or_else(|_| Value::Object(Map::new()));
-                }
-            }
-            _ => {}
-        }
-    }
-
-    fn feed_chat(&mut self, event: &Value) {
-        let Some(delta) = event
-            .get("choices")
-            .and_then(|c| c.get(0))
-            .and_then(|c| c.get("delta"))
-        else {
-            return;
-        };
-        if let Some(text) = delta.get("content").and_then(Value::as_str) {
-            self.content.get_or_insert_with(String::new).push_str(text);
-        }
-        for call in delta
-            .get("tool_calls")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            let index = call
-                .get("index")
-                .and_then(Value::as_u64)
-                .and_then(|i| usize::try_from(i).ok())
-                .unwrap_or(self.calls.len());
-            if self.calls.len() <= index {
-                self.calls.resize(
-                    index + 1,
-                    json!({"id": "", "type": "function", "function": {"name": "", "arguments": ""}}),
-                );
-            }
-            let entry = &mut self.calls[index];
-            if let Some(id) = call.get("id").and_then(Value::as_str) {
-                entry["id"] = Value::from(id);
-            }
-            let function = &call["function"];
-            if let Some(name) = function.get("name").and_then(Value::as_str) {
-                entry["function"]["name"] = Value::from(name);
-            }
-            if let Some(more) = function.get("arguments").and_then(Value::as_str) {
-                let arguments = entry["function"]["arguments"]
-                    .as_str()
-                    .unwrap_or_default()
-                    .to_owned()
-                    + more;
-                entry["function"]["arguments"] = Value::String(arguments);
-            }
-        }
-    }
-
     /// The turn as the API's answer.
     pub(crate) fn finish(&self) -> Value {
-        match self.api {
-            Api::AnthropicMessages => json!({
-                "content": self.blocks.iter().map(|(block, _)| block.clone()).collect::<Vec<_>>()
-            }),
-            Api::OpenAiChat => {
-                let mut message = json!({"role": "assistant", "content": self.content});
-                if !self.calls.is_empty() {
-                    message["tool_calls"] = Value::Array(self.calls.clone());
-                }
-                json!({"choices": [{"index": 0, "message": message}]})
-            }
-            _ => self
-                .response
-                .clone()
-                .unwrap_or_else(|| json!({"output": []})),
-        }
+        self.0.finish()
     }
 }
 
@@ -313,6 +150,8 @@ impl Turn {
 /// without the recovery tool's blocks (an answer that also calls the client's tools).
 #[derive(Debug)]
 pub(crate) struct Merger {
+    /// The API (one whose answers are merged: its events are Messages').
+    api: Api,
     /// The blocks the client got, rebuilt from the events it got.
     shown: Turn,
     /// How many blocks the client got before this round.
@@ -341,16 +180,17 @@ pub(crate) enum End {
 impl Merger {
     /// A merger for the first round; with `last_round`, calls of [`RECOVERY_TOOL`] go to the
     /// client like any other.
-    pub(crate) fn new(last_round: bool) -> Merger {
+    pub(crate) fn new(api: Api, last_round: bool) -> Merger {
         Merger {
-            shown: Turn::new(Api::AnthropicMessages),
+            api,
+            shown: Turn::new(api),
             offset: 0,
             map: Vec::new(),
             first_round: true,
             last_round,
             holding: None,
             held: Vec::new(),
-            upstream: Turn::new(Api::AnthropicMessages),
+            upstream: Turn::new(api),
         }
     }
 
@@ -425,7 +265,7 @@ impl Merger {
             return End::Done(Vec::new());
         };
         let turn = self.upstream.finish();
-        match crate::recovery::calls(Api::AnthropicMessages, &turn) {
+        match crate::recovery::calls(self.api, &turn) {
             crate::recovery::Calls::Ours(_) => End::Answer { turn, at },
             _ => End::Done(self.release()),
         }
@@ -464,7 +304,7 @@ impl Merger {
         self.last_round = last_round;
         self.holding = None;
         self.held.clear();
-        self.upstream = Turn::new(Api::AnthropicMessages);
+        self.upstream = Turn::new(self.api);
     }
 
     /// The blocks the client got, as it will send them back.
@@ -580,6 +420,7 @@ impl Body for Prefixed {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn events_are_split_across_chunks_and_lines() {
@@ -700,7 +541,7 @@ mod tests {
 
     #[test]
     fn a_mixed_stream_reaches_the_client_without_the_recovery_call_renumbered() {
-        let mut merger = Merger::new(false);
+        let mut merger = Merger::new(Api::AnthropicMessages, false);
         let mut events = vec![json!({"type": "message_start", "message": {"id": "m"}})];
         events.extend(block(0, json!({"type": "text", "text": "Two calls."})));
         events.extend(block(
@@ -734,7 +575,7 @@ mod tests {
 
     #[test]
     fn a_call_after_text_is_answered_and_the_follow_up_continues_the_message() {
-        let mut merger = Merger::new(false);
+        let mut merger = Merger::new(Api::AnthropicMessages, false);
         let mut first = vec![json!({"type": "message_start", "message": {"id": "m1"}})];
         first.extend(block(0, json!({"type": "text", "text": "Looking."})));
         first.extend(block(
@@ -784,7 +625,7 @@ mod tests {
 
     #[test]
     fn on_the_last_round_a_recovery_call_goes_to_the_client() {
-        let mut merger = Merger::new(true);
+        let mut merger = Merger::new(Api::AnthropicMessages, true);
         let events = block(
             0,
             json!({"type": "tool_use", "id": "a", "name": RECOVERY_TOOL, "input": {}}),

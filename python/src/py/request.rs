@@ -16,17 +16,20 @@ use parrot_host::Host;
 
 use super::convert::{namespace_of, to_python};
 
-/// The API a name given from Python names.
+/// The API a name given from Python names ([`Api::short_name`]).
 fn api_named(name: &str) -> PyResult<Api> {
-    match name {
-        "anthropic" => Ok(Api::AnthropicMessages),
-        "openai-chat" => Ok(Api::OpenAiChat),
-        "openai-responses" => Ok(Api::OpenAiResponses),
-        other => Err(PyValueError::new_err(format!(
-            "api \"{other}\": unknown (expected \"anthropic\", \"openai-chat\" or \
-             \"openai-responses\")"
-        ))),
-    }
+    Api::from_short_name(name).ok_or_else(|| {
+        let names: Vec<String> = Api::ALL
+            .iter()
+            .map(|api| format!("\"{}\"", api.short_name()))
+            .collect();
+        let known = match names.split_last() {
+            Some((last, [])) => last.clone(),
+            Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+            None => String::new(),
+        };
+        PyValueError::new_err(format!("api \"{name}\": unknown (expected {known})"))
+    })
 }
 
 /// What `Host.compress_request` returns.

@@ -115,8 +115,8 @@
 //! );
 //! ```
 
-mod targets;
-mod tree;
+pub(crate) mod targets;
+pub(crate) mod tree;
 
 #[cfg(test)]
 mod tests;
@@ -127,73 +127,7 @@ use parrot_host::{Call, Host, Input, Namespace};
 use parrot_json::encode_string;
 use targets::Target;
 
-/// The LLM APIs whose requests [`rewrite`] knows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum Api {
-    /// Anthropic's Messages API, `POST /v1/messages`.
-    AnthropicMessages,
-    /// OpenAI's Chat Completions API (and every API compatible with it),
-    /// `POST /v1/chat/completions`.
-    OpenAiChat,
-    /// OpenAI's Responses API, `POST /v1/responses`.
-    OpenAiResponses,
-}
-
-impl Api {
-    /// The API a `POST` to `path` (a request target's path, with or without its query string)
-    /// calls; `None` for any other path. The method is the caller's to check: these endpoints
-    /// take `POST` only.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use parrot_serve::llm::Api;
-    ///
-    /// assert_eq!(Api::from_path("/v1/messages?beta=true"), Some(Api::AnthropicMessages));
-    /// assert_eq!(Api::from_path("/v1/chat/completions"), Some(Api::OpenAiChat));
-    /// assert_eq!(Api::from_path("/v1/responses"), Some(Api::OpenAiResponses));
-    /// assert_eq!(Api::from_path("/v1/messages/count_tokens"), None);
-    /// ```
-    pub fn from_path(path: &str) -> Option<Api> {
-        let path = path.split_once('?').map_or(path, |(path, _)| path);
-        [
-            Api::AnthropicMessages,
-            Api::OpenAiChat,
-            Api::OpenAiResponses,
-        ]
-        .into_iter()
-        .find(|api| api.path() == path)
-    }
-
-    /// The path of the API's endpoint.
-    pub fn path(self) -> &'static str {
-        match self {
-            Api::AnthropicMessages => "/v1/messages",
-            Api::OpenAiChat => "/v1/chat/completions",
-            Api::OpenAiResponses => "/v1/responses",
-        }
-    }
-
-    /// The members the API's rules read.
-    fn keep(self) -> &'static [&'static str] {
-        match self {
-            Api::AnthropicMessages => targets::ANTHROPIC_KEEP,
-            Api::OpenAiChat => targets::CHAT_KEEP,
-            Api::OpenAiResponses => targets::RESPONSES_KEEP,
-        }
-    }
-}
-
-impl std::fmt::Display for Api {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            Api::AnthropicMessages => "Anthropic Messages",
-            Api::OpenAiChat => "OpenAI Chat Completions",
-            Api::OpenAiResponses => "OpenAI Responses",
-        })
-    }
-}
+pub use crate::api::Api;
 
 /// Why a body is not rewritten: the caller sends it on as the client sent it. Each message
 /// starts with where the problem is: a path into the body (`messages[3].content[1].content`),
@@ -357,7 +291,8 @@ pub fn rewrite_in<'b>(
     let text = std::str::from_utf8(body).map_err(|err| RewriteError::NotUtf8 {
         at: err.valid_up_to(),
     })?;
-    let root = tree::read(text, api.keep()).map_err(|(error, path)| RewriteError::Json {
+    let rules = api.rules();
+    let root = tree::read(text, rules.keep()).map_err(|(error, path)| RewriteError::Json {
         path: if path.is_empty() {
             "body".to_owned()
         } else {
@@ -365,11 +300,7 @@ pub fn rewrite_in<'b>(
         },
         error,
     })?;
-    let found = match api {
-        Api::AnthropicMessages => targets::anthropic(&root)?,
-        Api::OpenAiChat => targets::chat(&root)?,
-        Api::OpenAiResponses => targets::responses(&root)?,
-    };
+    let found = rules.targets(&root)?;
     let mut counts = Counts::default();
     let mut replaced = Vec::new();
     let mut edits = Vec::new();

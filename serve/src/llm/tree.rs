@@ -6,7 +6,7 @@ use parrot_json::{Error, MAX_DEPTH, RawStr, Reader, all_distinct};
 
 /// A value of the body, as far as the rewrite needs it.
 #[derive(Debug)]
-pub(super) enum Node<'a> {
+pub(crate) enum Node<'a> {
     /// An object: its members whose names the pass was told to keep, in order (every member
     /// was checked).
     Object(Vec<(RawStr<'a>, Node<'a>)>),
@@ -20,7 +20,7 @@ pub(super) enum Node<'a> {
 
 impl<'a> Node<'a> {
     /// The member `name` (compared decoded) of an object.
-    pub(super) fn member(&self, name: &str) -> Option<&Node<'a>> {
+    pub(crate) fn member(&self, name: &str) -> Option<&Node<'a>> {
         match self {
             Node::Object(members) => members
                 .iter()
@@ -31,7 +31,7 @@ impl<'a> Node<'a> {
     }
 
     /// The decoded text of a string.
-    pub(super) fn as_str(&self) -> Option<std::borrow::Cow<'a, str>> {
+    pub(crate) fn as_str(&self) -> Option<std::borrow::Cow<'a, str>> {
         match self {
             Node::String(raw, _) => Some(raw.decoded()),
             _ => None,
@@ -39,7 +39,7 @@ impl<'a> Node<'a> {
     }
 
     /// What the value is, for a message: "a string", "an array", "null"…
-    pub(super) fn kind(&self) -> &'static str {
+    pub(crate) fn kind(&self) -> &'static str {
         match self {
             Node::Object(_) => "an object",
             Node::Array(_) => "an array",
@@ -55,7 +55,7 @@ impl<'a> Node<'a> {
 /// Reads `text` whole, keeping in each object only the members named in `keep` (at any depth);
 /// the others are checked and skipped. On failure, the error and the path of the value where
 /// reading failed (`messages[3].content`; empty for the body itself).
-pub(super) fn read<'a>(text: &'a str, keep: &[&str]) -> Result<Node<'a>, (Error, String)> {
+pub(crate) fn read<'a>(text: &'a str, keep: &[&str]) -> Result<Node<'a>, (Error, String)> {
     let mut pass = Pass {
         reader: Reader::new(text),
         keep,
