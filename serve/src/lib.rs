@@ -91,6 +91,26 @@
 //! are. A streamed answer the upstream drops reaches the client as a dropped stream, never as
 //! a 502 (the status was already sent). Nothing the proxy receives makes it stop.
 //!
+//! # Where each API lives
+//!
+//! Everything that differs from one LLM API to the next is in one module per API, behind one
+//! trait (the source's `api` module, its trait `LlmApi`): the path it serves, where a request's
+//! tool results are and which call named them, the recovery tool's definition, the calls in an
+//! answer and the turns a follow-up appends, what the records put back into later requests
+//! fingerprint, and how a streamed answer's events are read. The rewrite, the recovery rounds,
+//! the records and the streams are the same code for every API. To add an API (Gemini's
+//! `generateContent`, Bedrock's Converse):
+//!
+//! 1. write `serve/src/api/<name>.rs`: a unit struct implementing `LlmApi`, with its unit
+//!    tests (its requests' tool results, its recovery calls and follow-up, its stream events);
+//! 2. register it in `serve/src/api/mod.rs`: a variant of [`Api`], its arm in `Api::rules`,
+//!    and the variant in [`Api::ALL`];
+//! 3. if its requests go to a provider other than Anthropic's and OpenAI's, route them (see
+//!    [Where a request goes](#where-a-request-goes)) to an upstream of its own.
+//!
+//! The Python package's `compress_request(api=…)` and `recovery_tool(api=…)` name it by its
+//! [`Api::short_name`] with no change of their own.
+//!
 //! # Kill switch
 //!
 //! Built without a host ([`Server::bind`] with `None`, what `parrot-compress serve` does when

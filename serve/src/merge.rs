@@ -635,21 +635,6 @@ fn hashed(written: &Value) -> Print {
     digest(hasher)
 }
 
-/// `value` without the `cache_control` markers of it and of its elements.
-pub(crate) fn unmarked(value: &Value) -> Value {
-    match value {
-        Value::Array(items) => Value::Array(items.iter().map(unmarked).collect()),
-        Value::Object(object) => Value::Object(
-            object
-                .iter()
-                .filter(|(name, _)| name.as_str() != "cache_control")
-                .map(|(name, value)| (name.clone(), unmarked(value)))
-                .collect(),
-        ),
-        other => other.clone(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

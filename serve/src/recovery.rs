@@ -94,8 +94,9 @@ use std::sync::OnceLock;
 use crate::llm::Api;
 use parrot_host::{Host, Namespace};
 use parrot_recover::{Recover, RetrieveError, Selector, recovery_tool_definition};
-use serde_json::{Map, Value};
+use serde_json::Value;
 
+pub use crate::api::calls::{Answer, Call, Calls, EditError};
 pub use parrot_recover::RECOVERY_TOOL;
 
 /// The definition of [`RECOVERY_TOOL`] in `api`'s format, as the bytes [`add_tool`] inserts
@@ -115,17 +116,6 @@ pub fn definition(api: Api) -> &'static str {
         .position(|known| *known == api)
         .unwrap_or_default();
     &definitions[at]
-}
-
-/// Why the proxy cannot add its turns to a body: it sends what it has unchanged.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct EditError(pub(crate) String);
-
-impl From<parrot_json::Error> for EditError {
-    fn from(err: parrot_json::Error) -> EditError {
-        EditError(format!("body: {err}"))
-    }
 }
 
 /// The body with [`definition`] appended to `tools` (created as the last member when absent),
@@ -189,86 +179,14 @@ pub fn streams(body: &[u8]) -> bool {
     })
 }
 
-/// One call of [`RECOVERY_TOOL`] in a model's answer.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Call {
-    /// The call's id (`tool_use` id, `tool_calls[].id`, `call_id`).
-    pub id: String,
-    /// Its arguments, as the model wrote them (`None`: not a JSON object).
-    pub arguments: Option<Map<String, Value>>,
-}
-
-/// What a model's answer calls.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Calls {
-    /// No call of [`RECOVERY_TOOL`]: the answer goes to the client as it is.
-    None,
-    /// Calls of [`RECOVERY_TOOL`] and of no other tool: the proxy answers them.
-    Ours(Vec<Call>),
-    /// Calls of [`RECOVERY_TOOL`] and of the client's tools, or an answer with several choices
-    /// (Chat Completions' `n`) calling it: the client gets it [`strip`]ped.
-    Mixed,
-}
-
 /// The calls in an answer of `api` (a parsed response body).
 pub fn calls(api: Api, response: &Value) -> Calls {
     api.rules().calls(response)
 }
 
-/// The calls found in an answer so far, sorted into the recovery tool's and the others.
-#[derive(Debug, Default)]
-pub(crate) struct Found {
-    ours: Vec<Call>,
-    theirs: usize,
-}
-
-impl Found {
-    /// Counts one call of the tool `name`, with its `id` and `arguments`.
-    pub(crate) fn push(
-        &mut self,
-        name: Option<&str>,
-        id: Option<&str>,
-        arguments: Option<Map<String, Value>>,
-    ) {
-        if name == Some(RECOVERY_TOOL) {
-            self.ours.push(Call {
-                id: id.unwrap_or_default().to_owned(),
-                arguments,
-            });
-        } else {
-            self.theirs += 1;
-        }
-    }
-
-    /// Whether a call of the recovery tool was found.
-    pub(crate) fn any_ours(&self) -> bool {
-        !self.ours.is_empty()
-    }
-
-    /// What the calls found make of the answer.
-    pub(crate) fn calls(self) -> Calls {
-        match (self.ours.is_empty(), self.theirs) {
-            (true, _) => Calls::None,
-            (false, 0) => Calls::Ours(self.ours),
-            (false, _) => Calls::Mixed,
-        }
-    }
-}
-
 /// Removes every call of [`RECOVERY_TOOL`] from an answer of `api`.
 pub fn strip(api: Api, response: &mut Value) {
     api.rules().strip(response);
-}
-
-/// The answer to one call: its id, the text, and whether it is an error.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Answer {
-    /// The call's id.
-    pub id: String,
-    /// The retrieval (header line, then the original or its selected part), or the error.
-    pub text: String,
-    /// Whether `text` is an error (unknown key, bad selector, store failure).
-    pub is_error: bool,
 }
 
 /// Answers `call` from `host`'s tee store in `namespace` (the request's: originals stored
@@ -387,26 +305,6 @@ fn insert_at(text: &str, at: usize, insert: &str) -> Vec<u8> {
     out
 }
 
-pub(crate) fn array<'v>(value: &'v Value, name: &str) -> &'v [Value] {
-    value
-        .get(name)
-        .and_then(Value::as_array)
-        .map_or(&[], Vec::as_slice)
-}
-
-pub(crate) fn str_of<'v>(value: &'v Value, name: &str) -> Option<&'v str> {
-    value.get(name).and_then(Value::as_str)
-}
-
-/// A call's `arguments`: a JSON string holding an object.
-pub(crate) fn arguments_of(arguments: Option<&Value>) -> Option<Map<String, Value>> {
-    match arguments? {
-        Value::String(text) => serde_json::from_str(text).ok(),
-        Value::Object(map) => Some(map.clone()),
-        _ => None,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -490,35 +388,5 @@ mod tests {
         );
         let none = json!({"output": [{"type": "message", "content": []}]});
         assert_eq!(calls(Api::OpenAiResponses, &none), Calls::None);
-    }
-
-    #[test]
-    fn a_responses_input_given_as_a_string_becomes_the_first_message() {
-        let body = br#"{"model": "m", "input": "Hi", "tools": []}"#;
-        let response = json!({"output": [{"type": "function_call", "call_id": "c1",
-            "name": RECOVERY_TOOL, "arguments": "{\"key\": \"k\"}"}]});
-        let answers = [Answer {
-            id: "c1".to_owned(),
-            text: "text".to_owned(),
-            is_error: false,
-        }];
-        let next = follow_up(Api::OpenAiResponses, body, &response, &answers).unwrap();
-        assert_eq!(next.turns.len(), 2, "the call and its answer");
-        let next: Value = serde_json::from_slice(&next.body).unwrap();
-        assert_eq!(
-            next["input"],
-            json!([
-                {"role": "user", "content": "Hi"},
-                {"type": "function_call", "call_id": "c1", "name": RECOVERY_TOOL,
-                 "arguments": "{\"key\": \"k\"}"},
-                {"type": "function_call_output", "call_id": "c1", "output": "text"}
-            ])
-        );
-        assert_eq!(
-            follow_up(Api::OpenAiChat, body, &response, &answers)
-                .unwrap_err()
-                .to_string(),
-            "body: no \"messages\" member"
-        );
     }
 }

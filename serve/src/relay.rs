@@ -875,6 +875,8 @@ async fn send_follow_up(
 /// follow-ups. A stream the upstream drops (or a follow-up that cannot be sent) drops the
 /// client's stream too, as it would have without the proxy; a follow-up the upstream refuses
 /// ends the client's stream with its error as an `error` event.
+// Each argument is moved into the task that feeds the client's stream.
+#[allow(clippy::too_many_arguments)]
 fn merged_stream(
     state: Arc<State>,
     host: Arc<Host>,

@@ -15,20 +15,10 @@ use hyper::body::{Body, Frame, Incoming};
 use serde_json::Value;
 
 use crate::RECOVERY_TOOL;
+pub(crate) use crate::api::{Decision, Rebuild};
 
 /// The error of a body that streams: the upstream's, or the relay's own when it stops one.
 pub(crate) type BoxError = Box<dyn std::error::Error + Send + Sync>;
-
-/// What the events so far say about the model's first call.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Decision {
-    /// Nothing yet: keep holding.
-    Undecided,
-    /// The first content is a call of [`RECOVERY_TOOL`].
-    Ours,
-    /// The first content is something else: relay.
-    Theirs,
-}
 
 /// Splits a stream of bytes into server-sent events.
 #[derive(Debug, Default)]
@@ -92,25 +82,6 @@ pub(crate) fn decide(api: Api, event: Option<&Value>) -> Decision {
         Some(event) => api.rules().decide(event),
         None => Decision::Theirs,
     }
-}
-
-/// The decision for the first content: [`Decision::Ours`] when it calls the tool named `name`
-/// and that is [`RECOVERY_TOOL`].
-pub(crate) fn ours(name: Option<&Value>) -> Decision {
-    if name.and_then(Value::as_str) == Some(RECOVERY_TOOL) {
-        Decision::Ours
-    } else {
-        Decision::Theirs
-    }
-}
-
-/// The model's turn, rebuilt one event at a time from a stream of one API.
-pub(crate) trait Rebuild: Send + std::fmt::Debug {
-    /// Reads one event (its data, parsed).
-    fn feed(&mut self, event: &Value);
-
-    /// The turn so far, in the shape of the API's answer that is not streamed.
-    fn finish(&self) -> Value;
 }
 
 /// The model's turn, rebuilt from a stream's events, in the shape of the API's answer that is
@@ -441,67 +412,6 @@ mod tests {
         );
         assert!(events.push(b"data: cut").is_empty());
         assert_eq!(events.rest(), b"data: cut");
-    }
-
-    #[test]
-    fn an_anthropic_tool_call_is_rebuilt_from_its_deltas() {
-        let mut turn = Turn::new(Api::AnthropicMessages);
-        let events = [
-            json!({"type": "content_block_start", "index": 0,
-                   "content_block": {"type": "thinking", "thinking": "", "signature": ""}}),
-            json!({"type": "content_block_delta", "index": 0,
-                   "delta": {"type": "thinking_delta", "thinking": "Row 17."}}),
-            json!({"type": "content_block_delta", "index": 0,
-                   "delta": {"type": "signature_delta", "signature": "sig"}}),
-            json!({"type": "content_block_stop", "index": 0}),
-            json!({"type": "content_block_start", "index": 1,
-                   "content_block": {"type": "tool_use", "id": "t1", "name": RECOVERY_TOOL, "input": {}}}),
-            json!({"type": "content_block_delta", "index": 1,
-                   "delta": {"type": "input_json_delta", "partial_json": "{\"key\": \"k"}}),
-            json!({"type": "content_block_delta", "index": 1,
-                   "delta": {"type": "input_json_delta", "partial_json": "\"}"}}),
-            json!({"type": "content_block_stop", "index": 1}),
-        ];
-        let decisions: Vec<Decision> = events
-            .iter()
-            .map(|event| {
-                turn.feed(event);
-                decide(Api::AnthropicMessages, Some(event))
-            })
-            .collect();
-        assert_eq!(decisions[0], Decision::Undecided, "thinking says nothing");
-        assert_eq!(decisions[4], Decision::Ours);
-        assert_eq!(
-            turn.finish(),
-            json!({"content": [
-                {"type": "thinking", "thinking": "Row 17.", "signature": "sig"},
-                {"type": "tool_use", "id": "t1", "name": RECOVERY_TOOL, "input": {"key": "k"}}
-            ]})
-        );
-    }
-
-    #[test]
-    fn a_chat_tool_call_is_rebuilt_from_its_deltas() {
-        let mut turn = Turn::new(Api::OpenAiChat);
-        let first = json!({"choices": [{"index": 0, "delta": {"role": "assistant"}, "finish_reason": null}]});
-        assert_eq!(decide(Api::OpenAiChat, Some(&first)), Decision::Undecided);
-        let call = json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "id": "c1",
-            "type": "function", "function": {"name": RECOVERY_TOOL, "arguments": "{\"ke"}}]}}]});
-        assert_eq!(decide(Api::OpenAiChat, Some(&call)), Decision::Ours);
-        let more = json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0,
-            "function": {"arguments": "y\": \"k\"}"}}]}}]});
-        for event in [&first, &call, &more] {
-            turn.feed(event);
-        }
-        assert_eq!(
-            turn.finish()["choices"][0]["message"]["tool_calls"][0],
-            json!({"id": "c1", "type": "function",
-                   "function": {"name": RECOVERY_TOOL, "arguments": "{\"key\": \"k\"}"}})
-        );
-        let text =
-            json!({"choices": [{"index": 0, "delta": {"content": "Hi"}, "finish_reason": null}]});
-        assert_eq!(decide(Api::OpenAiChat, Some(&text)), Decision::Theirs);
-        assert_eq!(decide(Api::OpenAiChat, None), Decision::Theirs, "[DONE]");
     }
 
     /// Feeds `events` to `merger`; returns what the client got, parsed.

@@ -4,12 +4,12 @@
 use serde_json::{Value, json};
 
 use super::LlmApi;
-use crate::llm::RewriteError;
-use crate::llm::targets::{
-    CallNames, Origin, Path, Target, array, object, optional, required, shape, string, texts,
+use super::calls::{Answer, Calls, EditError, Found, str_of};
+use super::targets::{
+    CallNames, Origin, Path, RewriteError, Target, array, object, optional, required, shape,
+    string, texts,
 };
-use crate::llm::tree::Node;
-use crate::recovery::{Answer, Calls, EditError, Found, str_of};
+use super::tree::Node;
 
 /// Anthropic's Messages API.
 pub(crate) struct AnthropicMessages;
@@ -131,7 +131,7 @@ impl LlmApi for AnthropicMessages {
     /// The `tool_use` blocks of the answer's `content`.
     fn calls(&self, response: &Value) -> Calls {
         let mut found = Found::default();
-        for block in crate::recovery::array(response, "content") {
+        for block in super::calls::array(response, "content") {
             if block.get("type").and_then(Value::as_str) == Some("tool_use") {
                 found.push(
                     str_of(block, "name"),
@@ -217,14 +217,14 @@ impl LlmApi for AnthropicMessages {
 
     /// The first content block decides; thinking before it is held.
     #[cfg(feature = "proxy")]
-    fn decide(&self, event: &Value) -> crate::stream::Decision {
-        use crate::stream::Decision;
+    fn decide(&self, event: &Value) -> super::Decision {
+        use super::Decision;
         match event.get("type").and_then(Value::as_str) {
             Some("content_block_start") => {
                 let block = &event["content_block"];
                 match block.get("type").and_then(Value::as_str) {
                     Some("thinking" | "redacted_thinking") => Decision::Undecided,
-                    Some("tool_use") => crate::stream::ours(block.get("name")),
+                    Some("tool_use") => super::ours(block.get("name")),
                     _ => Decision::Theirs,
                 }
             }
@@ -234,7 +234,7 @@ impl LlmApi for AnthropicMessages {
     }
 
     #[cfg(feature = "proxy")]
-    fn rebuild(&self) -> Box<dyn crate::stream::Rebuild> {
+    fn rebuild(&self) -> Box<dyn super::Rebuild> {
         Box::new(Blocks::default())
     }
 }
@@ -248,7 +248,7 @@ fn block_written(block: &Value) -> Value {
         Some("thinking") => &["type", "thinking", "signature"],
         Some("redacted_thinking") => &["type", "data"],
         Some("tool_use" | "server_tool_use") => &["type", "id", "name", "input"],
-        _ => return crate::merge::unmarked(block),
+        _ => return super::unmarked(block),
     };
     let mut out = serde_json::Map::new();
     for &name in keep {
@@ -265,7 +265,7 @@ fn block_written(block: &Value) -> Value {
 struct Blocks(Vec<(Value, String)>);
 
 #[cfg(feature = "proxy")]
-impl crate::stream::Rebuild for Blocks {
+impl super::Rebuild for Blocks {
     fn feed(&mut self, event: &Value) {
         let blocks = &mut self.0;
         let index = event
@@ -315,5 +315,50 @@ impl crate::stream::Rebuild for Blocks {
         json!({
             "content": self.0.iter().map(|(block, _)| block.clone()).collect::<Vec<_>>()
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::RECOVERY_TOOL;
+    use crate::api::Api;
+    use crate::stream::{Decision, Turn, decide};
+    use serde_json::json;
+
+    #[test]
+    fn an_anthropic_tool_call_is_rebuilt_from_its_deltas() {
+        let mut turn = Turn::new(Api::AnthropicMessages);
+        let events = [
+            json!({"type": "content_block_start", "index": 0,
+                   "content_block": {"type": "thinking", "thinking": "", "signature": ""}}),
+            json!({"type": "content_block_delta", "index": 0,
+                   "delta": {"type": "thinking_delta", "thinking": "Row 17."}}),
+            json!({"type": "content_block_delta", "index": 0,
+                   "delta": {"type": "signature_delta", "signature": "sig"}}),
+            json!({"type": "content_block_stop", "index": 0}),
+            json!({"type": "content_block_start", "index": 1,
+                   "content_block": {"type": "tool_use", "id": "t1", "name": RECOVERY_TOOL, "input": {}}}),
+            json!({"type": "content_block_delta", "index": 1,
+                   "delta": {"type": "input_json_delta", "partial_json": "{\"key\": \"k"}}),
+            json!({"type": "content_block_delta", "index": 1,
+                   "delta": {"type": "input_json_delta", "partial_json": "\"}"}}),
+            json!({"type": "content_block_stop", "index": 1}),
+        ];
+        let decisions: Vec<Decision> = events
+            .iter()
+            .map(|event| {
+                turn.feed(event);
+                decide(Api::AnthropicMessages, Some(event))
+            })
+            .collect();
+        assert_eq!(decisions[0], Decision::Undecided, "thinking says nothing");
+        assert_eq!(decisions[4], Decision::Ours);
+        assert_eq!(
+            turn.finish(),
+            json!({"content": [
+                {"type": "thinking", "thinking": "Row 17.", "signature": "sig"},
+                {"type": "tool_use", "id": "t1", "name": RECOVERY_TOOL, "input": {"key": "k"}}
+            ]})
+        );
     }
 }

@@ -3,12 +3,12 @@
 use serde_json::{Value, json};
 
 use super::LlmApi;
-use crate::llm::RewriteError;
-use crate::llm::targets::{
-    CallNames, Origin, Path, Target, array, object, optional, required, shape, string, texts,
+use super::calls::{Answer, Calls, EditError, Found, arguments_of, str_of};
+use super::targets::{
+    CallNames, Origin, Path, RewriteError, Target, array, object, optional, required, shape,
+    string, texts,
 };
-use crate::llm::tree::Node;
-use crate::recovery::{Answer, Calls, EditError, Found, arguments_of, str_of};
+use super::tree::Node;
 
 /// OpenAI's Chat Completions API.
 pub(crate) struct OpenAiChat;
@@ -110,11 +110,11 @@ impl LlmApi for OpenAiChat {
     /// recovery tool is [`Calls::Mixed`].
     fn calls(&self, response: &Value) -> Calls {
         let mut found = Found::default();
-        let choices = crate::recovery::array(response, "choices");
+        let choices = super::calls::array(response, "choices");
         for choice in choices {
             for call in choice
                 .get("message")
-                .map(|message| crate::recovery::array(message, "tool_calls"))
+                .map(|message| super::calls::array(message, "tool_calls"))
                 .unwrap_or_default()
             {
                 let function = call.get("function");
@@ -197,14 +197,14 @@ impl LlmApi for OpenAiChat {
 
     /// The first delta with text or a tool call decides.
     #[cfg(feature = "proxy")]
-    fn decide(&self, event: &Value) -> crate::stream::Decision {
-        use crate::stream::Decision;
+    fn decide(&self, event: &Value) -> super::Decision {
+        use super::Decision;
         let Some(choice) = event.get("choices").and_then(|c| c.get(0)) else {
             return Decision::Undecided;
         };
         let delta = &choice["delta"];
         if let Some(call) = delta.get("tool_calls").and_then(|calls| calls.get(0)) {
-            return crate::stream::ours(call.get("function").and_then(|f| f.get("name")));
+            return super::ours(call.get("function").and_then(|f| f.get("name")));
         }
         let has_text = delta
             .get("content")
@@ -218,7 +218,7 @@ impl LlmApi for OpenAiChat {
     }
 
     #[cfg(feature = "proxy")]
-    fn rebuild(&self) -> Box<dyn crate::stream::Rebuild> {
+    fn rebuild(&self) -> Box<dyn super::Rebuild> {
         Box::new(Message::default())
     }
 }
@@ -267,7 +267,7 @@ fn declared<'a>(
 fn written(value: &Value) -> Value {
     let content = match value.get("content") {
         Some(Value::String(text)) if text.is_empty() => Value::Null,
-        Some(content) => crate::merge::unmarked(content),
+        Some(content) => super::unmarked(content),
         None => Value::Null,
     };
     let calls: Vec<Value> = value
@@ -298,7 +298,7 @@ struct Message {
 }
 
 #[cfg(feature = "proxy")]
-impl crate::stream::Rebuild for Message {
+impl super::Rebuild for Message {
     fn feed(&mut self, event: &Value) {
         let Some(delta) = event
             .get("choices")
@@ -352,5 +352,37 @@ impl crate::stream::Rebuild for Message {
             message["tool_calls"] = Value::Array(self.calls.clone());
         }
         json!({"choices": [{"index": 0, "message": message}]})
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::RECOVERY_TOOL;
+    use crate::api::Api;
+    use crate::stream::{Decision, Turn, decide};
+    use serde_json::json;
+
+    #[test]
+    fn a_chat_tool_call_is_rebuilt_from_its_deltas() {
+        let mut turn = Turn::new(Api::OpenAiChat);
+        let first = json!({"choices": [{"index": 0, "delta": {"role": "assistant"}, "finish_reason": null}]});
+        assert_eq!(decide(Api::OpenAiChat, Some(&first)), Decision::Undecided);
+        let call = json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "id": "c1",
+            "type": "function", "function": {"name": RECOVERY_TOOL, "arguments": "{\"ke"}}]}}]});
+        assert_eq!(decide(Api::OpenAiChat, Some(&call)), Decision::Ours);
+        let more = json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0,
+            "function": {"arguments": "y\": \"k\"}"}}]}}]});
+        for event in [&first, &call, &more] {
+            turn.feed(event);
+        }
+        assert_eq!(
+            turn.finish()["choices"][0]["message"]["tool_calls"][0],
+            json!({"id": "c1", "type": "function",
+                   "function": {"name": RECOVERY_TOOL, "arguments": "{\"key\": \"k\"}"}})
+        );
+        let text =
+            json!({"choices": [{"index": 0, "delta": {"content": "Hi"}, "finish_reason": null}]});
+        assert_eq!(decide(Api::OpenAiChat, Some(&text)), Decision::Theirs);
+        assert_eq!(decide(Api::OpenAiChat, None), Decision::Theirs, "[DONE]");
     }
 }

@@ -19,15 +19,17 @@
 //! documentation): a provider other than Anthropic and OpenAI also needs its upstream there.
 
 mod anthropic;
+pub(crate) mod calls;
 mod chat;
 mod responses;
+pub(crate) mod targets;
+pub(crate) mod tree;
 
 use serde_json::Value;
 
-use crate::llm::RewriteError;
-use crate::llm::targets::Target;
-use crate::llm::tree::Node;
-use crate::recovery::{Answer, Calls, EditError};
+use calls::{Answer, Calls, EditError};
+use targets::{RewriteError, Target};
+use tree::Node;
 
 /// The LLM APIs whose requests [`crate::llm::rewrite`] knows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -215,9 +217,75 @@ pub(crate) trait LlmApi: Sync {
     /// What one event of a streamed answer (its data, parsed) says about the model's first
     /// call.
     #[cfg(feature = "proxy")]
-    fn decide(&self, event: &Value) -> crate::stream::Decision;
+    fn decide(&self, event: &Value) -> Decision;
 
     /// A new rebuilder of the model's turn from the stream's events.
     #[cfg(feature = "proxy")]
-    fn rebuild(&self) -> Box<dyn crate::stream::Rebuild>;
+    fn rebuild(&self) -> Box<dyn Rebuild>;
+}
+
+/// What the events of a streamed answer so far say about the model's first call.
+#[cfg(feature = "proxy")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Decision {
+    /// Nothing yet: keep holding.
+    Undecided,
+    /// The first content is a call of [`crate::RECOVERY_TOOL`].
+    Ours,
+    /// The first content is something else: relay.
+    Theirs,
+}
+
+/// The decision for the first content, a call of the tool named `name`: [`Decision::Ours`]
+/// when that is [`crate::RECOVERY_TOOL`].
+#[cfg(feature = "proxy")]
+pub(crate) fn ours(name: Option<&Value>) -> Decision {
+    if name.and_then(Value::as_str) == Some(crate::RECOVERY_TOOL) {
+        Decision::Ours
+    } else {
+        Decision::Theirs
+    }
+}
+
+/// The model's turn, rebuilt one event at a time from a stream of one API.
+#[cfg(feature = "proxy")]
+pub(crate) trait Rebuild: Send + std::fmt::Debug {
+    /// Reads one event (its data, parsed).
+    fn feed(&mut self, event: &Value);
+
+    /// The turn so far, in the shape of the API's answer that is not streamed.
+    fn finish(&self) -> Value;
+}
+
+/// `value` without the `cache_control` markers of it and of its elements: what a client adds
+/// or moves from one request to the next, which no fingerprint reads.
+#[cfg(feature = "proxy")]
+pub(crate) fn unmarked(value: &Value) -> Value {
+    match value {
+        Value::Array(items) => Value::Array(items.iter().map(unmarked).collect()),
+        Value::Object(object) => Value::Object(
+            object
+                .iter()
+                .filter(|(name, _)| name.as_str() != "cache_control")
+                .map(|(name, value)| (name.clone(), unmarked(value)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Api;
+
+    /// A registration that reuses another API's path or short name would make one of them
+    /// unreachable: each API is found again by both.
+    #[test]
+    fn every_registered_api_is_found_by_its_own_path_and_short_name() {
+        for api in Api::ALL {
+            assert_eq!(Api::from_path(api.path()), Some(api), "{api}");
+            assert_eq!(Api::from_short_name(api.short_name()), Some(api), "{api}");
+            assert_eq!(api.rules().name(), api.to_string());
+        }
+    }
 }

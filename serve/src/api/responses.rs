@@ -3,12 +3,11 @@
 use serde_json::{Value, json};
 
 use super::LlmApi;
-use crate::llm::RewriteError;
-use crate::llm::targets::{
-    CallNames, Origin, Path, Target, object, optional, required, shape, string, texts,
+use super::calls::{Answer, Calls, EditError, Found, arguments_of, str_of};
+use super::targets::{
+    CallNames, Origin, Path, RewriteError, Target, object, optional, required, shape, string, texts,
 };
-use crate::llm::tree::Node;
-use crate::recovery::{Answer, Calls, EditError, Found, arguments_of, str_of};
+use super::tree::Node;
 
 /// OpenAI's Responses API.
 pub(crate) struct OpenAiResponses;
@@ -117,7 +116,7 @@ impl LlmApi for OpenAiResponses {
     /// The `function_call` items of the answer's `output`.
     fn calls(&self, response: &Value) -> Calls {
         let mut found = Found::default();
-        for item in crate::recovery::array(response, "output") {
+        for item in super::calls::array(response, "output") {
             if item.get("type").and_then(Value::as_str) == Some("function_call") {
                 found.push(
                     str_of(item, "name"),
@@ -181,7 +180,7 @@ impl LlmApi for OpenAiResponses {
     /// the model wrote in another item.
     #[cfg(feature = "proxy")]
     fn canonical(&self, message: &Value) -> Value {
-        use crate::merge::unmarked;
+        use super::unmarked;
         match message.get("type").and_then(Value::as_str) {
             Some("function_call_output") => json!([
                 "function_call_output",
@@ -207,14 +206,14 @@ impl LlmApi for OpenAiResponses {
 
     /// The first output item that is not reasoning decides.
     #[cfg(feature = "proxy")]
-    fn decide(&self, event: &Value) -> crate::stream::Decision {
-        use crate::stream::Decision;
+    fn decide(&self, event: &Value) -> super::Decision {
+        use super::Decision;
         match event.get("type").and_then(Value::as_str) {
             Some("response.output_item.added") => {
                 let item = &event["item"];
                 match item.get("type").and_then(Value::as_str) {
                     Some("reasoning") => Decision::Undecided,
-                    Some("function_call") => crate::stream::ours(item.get("name")),
+                    Some("function_call") => super::ours(item.get("name")),
                     _ => Decision::Theirs,
                 }
             }
@@ -226,7 +225,7 @@ impl LlmApi for OpenAiResponses {
     }
 
     #[cfg(feature = "proxy")]
-    fn rebuild(&self) -> Box<dyn crate::stream::Rebuild> {
+    fn rebuild(&self) -> Box<dyn super::Rebuild> {
         Box::new(Completed::default())
     }
 }
@@ -269,7 +268,7 @@ fn written(value: &Value) -> Value {
 struct Completed(Option<Value>);
 
 #[cfg(feature = "proxy")]
-impl crate::stream::Rebuild for Completed {
+impl super::Rebuild for Completed {
     fn feed(&mut self, event: &Value) {
         if event.get("type").and_then(Value::as_str) == Some("response.completed") {
             self.0 = event.get("response").cloned();
@@ -278,5 +277,43 @@ impl crate::stream::Rebuild for Completed {
 
     fn finish(&self) -> Value {
         self.0.clone().unwrap_or_else(|| json!({"output": []}))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::RECOVERY_TOOL;
+    use crate::api::Api;
+    use crate::recovery::{Answer, follow_up};
+    use serde_json::{Value, json};
+
+    #[test]
+    fn a_responses_input_given_as_a_string_becomes_the_first_message() {
+        let body = br#"{"model": "m", "input": "Hi", "tools": []}"#;
+        let response = json!({"output": [{"type": "function_call", "call_id": "c1",
+            "name": RECOVERY_TOOL, "arguments": "{\"key\": \"k\"}"}]});
+        let answers = [Answer {
+            id: "c1".to_owned(),
+            text: "text".to_owned(),
+            is_error: false,
+        }];
+        let next = follow_up(Api::OpenAiResponses, body, &response, &answers).unwrap();
+        assert_eq!(next.turns.len(), 2, "the call and its answer");
+        let next: Value = serde_json::from_slice(&next.body).unwrap();
+        assert_eq!(
+            next["input"],
+            json!([
+                {"role": "user", "content": "Hi"},
+                {"type": "function_call", "call_id": "c1", "name": RECOVERY_TOOL,
+                 "arguments": "{\"key\": \"k\"}"},
+                {"type": "function_call_output", "call_id": "c1", "output": "text"}
+            ])
+        );
+        assert_eq!(
+            follow_up(Api::OpenAiChat, body, &response, &answers)
+                .unwrap_err()
+                .to_string(),
+            "body: no \"messages\" member"
+        );
     }
 }

@@ -115,60 +115,17 @@
 //! );
 //! ```
 
-pub(crate) mod targets;
-pub(crate) mod tree;
-
 #[cfg(test)]
 mod tests;
 
 use std::borrow::Cow;
 
+pub use crate::api::Api;
+pub use crate::api::targets::RewriteError;
+use crate::api::targets::Target;
+use crate::api::tree;
 use parrot_host::{Call, Host, Input, Namespace};
 use parrot_json::encode_string;
-use targets::Target;
-
-pub use crate::api::Api;
-
-/// Why a body is not rewritten: the caller sends it on as the client sent it. Each message
-/// starts with where the problem is: a path into the body (`messages[3].content[1].content`),
-/// or `body` for the body as a whole.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum RewriteError {
-    /// The body is not UTF-8, so not JSON: `at` is the first byte that is not.
-    #[error("body: not UTF-8 (at byte {at})")]
-    NotUtf8 {
-        /// The offset of the first invalid byte.
-        at: usize,
-    },
-    /// The body is not JSON, or holds an object with a member named twice, or nests deeper
-    /// than [`parrot_json::MAX_DEPTH`]: `path` is the value where reading stopped.
-    #[error("{path}: {error}")]
-    Json {
-        /// Where reading stopped.
-        path: String,
-        /// What was wrong there (a syntax error names its byte offset in the body).
-        error: parrot_json::Error,
-    },
-    /// A value the API's rules read is not of the type the API gives it.
-    #[error("{path}: expected {expected}, found {found}")]
-    Shape {
-        /// The value.
-        path: String,
-        /// What the API has there.
-        expected: &'static str,
-        /// What the body has (`a number`, `null`, `an object`…).
-        found: &'static str,
-    },
-    /// A member the API's rules read is missing.
-    #[error("{path}: no \"{member}\" member")]
-    Missing {
-        /// The object without it.
-        path: String,
-        /// The member.
-        member: &'static str,
-    },
-}
 
 /// What [`rewrite`] did to a body.
 #[derive(Debug, Clone)]

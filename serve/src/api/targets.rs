@@ -8,8 +8,48 @@ use std::fmt;
 
 use parrot_json::RawStr;
 
-use super::RewriteError;
 use super::tree::Node;
+
+/// Why a body is not rewritten: the caller sends it on as the client sent it. Each message
+/// starts with where the problem is: a path into the body (`messages[3].content[1].content`),
+/// or `body` for the body as a whole.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum RewriteError {
+    /// The body is not UTF-8, so not JSON: `at` is the first byte that is not.
+    #[error("body: not UTF-8 (at byte {at})")]
+    NotUtf8 {
+        /// The offset of the first invalid byte.
+        at: usize,
+    },
+    /// The body is not JSON, or holds an object with a member named twice, or nests deeper
+    /// than [`parrot_json::MAX_DEPTH`]: `path` is the value where reading stopped.
+    #[error("{path}: {error}")]
+    Json {
+        /// Where reading stopped.
+        path: String,
+        /// What was wrong there (a syntax error names its byte offset in the body).
+        error: parrot_json::Error,
+    },
+    /// A value the API's rules read is not of the type the API gives it.
+    #[error("{path}: expected {expected}, found {found}")]
+    Shape {
+        /// The value.
+        path: String,
+        /// What the API has there.
+        expected: &'static str,
+        /// What the body has (`a number`, `null`, `an object`…).
+        found: &'static str,
+    },
+    /// A member the API's rules read is missing.
+    #[error("{path}: no \"{member}\" member")]
+    Missing {
+        /// The object without it.
+        path: String,
+        /// The member.
+        member: &'static str,
+    },
+}
 
 /// One string of the body that holds a tool result's text.
 #[derive(Debug)]
@@ -22,7 +62,7 @@ pub(crate) struct Target<'a> {
     pub(crate) tool: Option<Cow<'a, str>>,
     /// The result is marked as a tool error.
     pub(crate) is_error: bool,
-    /// Where it is, as [`super::Replaced::path`] writes it.
+    /// Where it is, as [`crate::llm::Replaced::path`] writes it.
     pub(crate) path: String,
 }
 
