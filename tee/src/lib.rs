@@ -114,8 +114,9 @@ pub trait TeeStore: Send + Sync {
     fn get(&self, key: &str) -> Result<Option<Vec<u8>>, TeeError>;
 
     /// Every key the store holds, in no promised order: what a caller given a key that is not
-    /// there searches for the one that was meant (the host's `nearest_key`). `Ok(None)` when the store
-    /// cannot list its keys, which is the default, so that a store of another crate need not.
+    /// there searches for the one that was meant (the host's `nearest_key`). `Ok(None)` when
+    /// the store cannot list its keys, which is the default, so that a store of another crate
+    /// need not.
     ///
     /// # Errors
     ///
