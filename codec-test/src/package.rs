@@ -1,9 +1,13 @@
-//! Plugin packages laid out for tests, from the libraries cargo built.
+//! Plugin packages laid out for tests, from the libraries cargo built. The layout is the
+//! host's ([`Package`], [`library_file_name`]), re-exported here; what this module adds finds
+//! and builds the libraries.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Mutex, PoisonError};
+
+pub use parrot_host::{Package, library_file_name};
 
 /// What can go wrong laying out a package or building and finding a plugin library.
 #[derive(Debug, thiserror::Error)]
@@ -53,115 +57,15 @@ pub enum Error {
     },
 }
 
-/// A plugin package laid out in a folder, as the host loads it: the plugin library and its
-/// `compressors.toml` side by side.
-///
-/// # Examples
-///
-/// ```
-/// use parrot_codec_test::{Package, plugin_manifest};
-///
-/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
-/// let project = tempfile::tempdir()?;
-/// # let built = project.path().join("libparrot_plugin_shout.so");
-/// # std::fs::write(&built, b"")?;
-/// // `built` is the library cargo built, e.g. from `parrot_codec_test::cdylib(…)`.
-/// let package = Package::new(project.path(), "shout")
-///     .library(&built)
-///     .manifest(plugin_manifest(
-///         "parrot_plugin_shout",
-///         "[compressor.\"shell_*\"]\ncodec = \"shout\"\n",
-///     ))
-///     .create()?;
-/// assert!(package.join("compressors.toml").is_file());
-/// assert!(package.join("libparrot_plugin_shout.so").is_file());
-/// # Ok(())
-/// # }
-/// ```
-#[derive(Debug, Clone)]
-pub struct Package {
-    dir: PathBuf,
-    library: Option<PathBuf>,
-    manifest: Option<Manifest>,
-}
-
-#[derive(Debug, Clone)]
-enum Manifest {
-    Text(String),
-    File(PathBuf),
-}
-
-impl Package {
-    /// A package in the folder `parent/name`, with no library and no manifest yet.
-    pub fn new(parent: impl AsRef<Path>, name: &str) -> Package {
-        Package::at(parent.as_ref().join(name))
-    }
-
-    /// A package in the folder `dir`, with no library and no manifest yet.
-    pub fn at(dir: impl Into<PathBuf>) -> Package {
-        Package {
-            dir: dir.into(),
-            library: None,
-            manifest: None,
+/// A [`Package`] that could not be laid out, as this crate's [`Error::Io`], so that `?` takes
+/// it in a function returning [`Error`].
+impl From<parrot_host::PackageError> for Error {
+    fn from(err: parrot_host::PackageError) -> Error {
+        Error::Io {
+            path: err.path,
+            action: err.action,
+            source: err.source,
         }
-    }
-
-    /// Copies the library at `path` into the package, under its own file name.
-    pub fn library(&mut self, path: impl Into<PathBuf>) -> &mut Package {
-        self.library = Some(path.into());
-        self
-    }
-
-    /// Writes `text` as the package's `compressors.toml`.
-    pub fn manifest(&mut self, text: impl Into<String>) -> &mut Package {
-        self.manifest = Some(Manifest::Text(text.into()));
-        self
-    }
-
-    /// Copies the file at `path` (a shipped package's `compressors.toml`) as the package's
-    /// `compressors.toml`.
-    pub fn manifest_file(&mut self, path: impl Into<PathBuf>) -> &mut Package {
-        self.manifest = Some(Manifest::File(path.into()));
-        self
-    }
-
-    /// Lays the package out: creates its folder, copies the library and writes the manifest
-    /// (without one, the folder has no `compressors.toml`). Returns the package folder.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::Io`] naming the file that could not be read or written.
-    pub fn create(&self) -> Result<PathBuf, Error> {
-        let io = |path: &Path, action| {
-            let path = path.to_path_buf();
-            move |source| Error::Io {
-                path,
-                action,
-                source,
-            }
-        };
-        std::fs::create_dir_all(&self.dir).map_err(io(&self.dir, "create the package folder"))?;
-        if let Some(library) = &self.library {
-            let name = library.file_name().ok_or_else(|| Error::Io {
-                path: library.clone(),
-                action: "take the library's file name",
-                source: std::io::ErrorKind::InvalidInput.into(),
-            })?;
-            std::fs::copy(library, self.dir.join(name))
-                .map_err(io(library, "copy the library into the package"))?;
-        }
-        let target = self.dir.join("compressors.toml");
-        match &self.manifest {
-            None => {}
-            Some(Manifest::Text(text)) => {
-                std::fs::write(&target, text).map_err(io(&target, "write the manifest"))?;
-            }
-            Some(Manifest::File(source)) => {
-                std::fs::copy(source, &target)
-                    .map_err(io(source, "copy the manifest into the package"))?;
-            }
-        }
-        Ok(self.dir.clone())
     }
 }
 
@@ -176,25 +80,6 @@ impl Package {
 /// ```
 pub fn plugin_manifest(library: &str, rest: &str) -> String {
     format!("[plugin]\nlibrary = \"{library}\"\n{rest}")
-}
-
-/// The file name of the library `name` on this platform, as cargo names a cdylib of the
-/// crate `name` and as the host first looks for a package's bare `[plugin] library = "name"`:
-/// `libname.so`, `libname.dylib`, `name.dll`.
-///
-/// # Examples
-///
-/// ```
-/// let file = parrot_codec_test::library_file_name("parrot_plugin_shout");
-/// # #[cfg(target_os = "linux")]
-/// assert_eq!(file, "libparrot_plugin_shout.so");
-/// ```
-pub fn library_file_name(name: &str) -> String {
-    format!(
-        "{}{name}{}",
-        std::env::consts::DLL_PREFIX,
-        std::env::consts::DLL_SUFFIX
-    )
 }
 
 /// The folder of the running test's or benchmark's profile, `target/<profile>`: where

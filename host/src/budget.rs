@@ -96,7 +96,7 @@ pub enum Route {
 /// Thresholds and latency budgets.
 ///
 /// The defaults come from measured `process` latencies of the built-in codecs (release build,
-/// `cargo bench -p parrot-host --bench calibration`; the README's calibration section has
+/// `cargo bench -p parrot-benches --bench calibration`; the README's calibration section has
 /// the table): at 256 KB the p99 stays under 1.4 ms, about half the inline budget; a 1 MB
 /// payload at `minimal` takes 2–4 ms, within its budget; the executor's budget covers the p99
 /// of a 10 MB payload.

@@ -14,6 +14,10 @@ use parrot_codec_api::CodecError;
 
 use crate::loader::LoadErrorKind;
 
+// A tee store's errors are the tee interface's, in `parrot-tee`, so that a store built on it
+// needs nothing of the host; `crate::error::TeeError` stays their path here.
+pub use parrot_tee::{NamespaceError, TeeError};
+
 /// Any error of the host, by concern.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -283,74 +287,6 @@ pub enum SettingsError {
         /// The values allowed.
         expected: &'static str,
     },
-}
-
-/// A namespace name ([`crate::Namespace::new`]) that is not one: empty, too long, or with a
-/// character outside `A-Z a-z 0-9 . _ -`.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-#[error("namespace \"{name}\": {problem}")]
-pub struct NamespaceError {
-    /// The name given.
-    pub name: String,
-    /// What is wrong with it, and where.
-    pub problem: String,
-}
-
-/// A tee store that failed to keep or return an original.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum TeeError {
-    /// The store holds a different original under the key (a store never overwrites; a put of
-    /// the same bytes succeeds).
-    #[error("tee store: key \"{key}\" already holds a different original")]
-    KeyExists {
-        /// The key.
-        key: String,
-    },
-
-    /// [`crate::Host::recover`] on a host built without a tee store.
-    #[error("tee store none: no tee store is configured")]
-    NotConfigured,
-
-    /// The store failed: its own error, which says what it could not do (`cannot store key
-    /// "…": …`) and why. The stores of `parrot-tee-sqlite` and `parrot-tee-redis` fail this
-    /// way, as does any store of another crate; [`TeeError::backend`] gives the store's error
-    /// back as its type.
-    #[error("tee store {store}: {source}")]
-    Backend {
-        /// The store, as its [`crate::TeeStore::name`] says.
-        store: String,
-        /// The store's own error.
-        source: Box<dyn std::error::Error + Send + Sync>,
-    },
-}
-
-impl TeeError {
-    /// The error of the store that failed, when it is a [`TeeError::Backend`] of an `E`: how a
-    /// caller tells one store's failures apart (a Redis that cannot be reached, a SQLite file
-    /// that is read-only) without this crate knowing the store.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use parrot_host::TeeError;
-    ///
-    /// let err = TeeError::Backend {
-    ///     store: "/tmp/tee.db".to_owned(),
-    ///     source: Box::new(std::io::Error::other("disk full")),
-    /// };
-    /// assert_eq!(err.to_string(), "tee store /tmp/tee.db: disk full");
-    /// assert!(err.backend::<std::io::Error>().is_some());
-    /// assert!(err.backend::<std::fmt::Error>().is_none());
-    /// assert!(TeeError::NotConfigured.backend::<std::io::Error>().is_none());
-    /// ```
-    pub fn backend<E: std::error::Error + 'static>(&self) -> Option<&E> {
-        match self {
-            TeeError::Backend { source, .. } => source.downcast_ref::<E>(),
-            _ => None,
-        }
-    }
 }
 
 /// A codec call through [`crate::Host::compress`] failed: the codec returned an error or

@@ -369,7 +369,7 @@ impl Host {
         }
         match (&self.tee, namespace) {
             (Some(tee), Some(namespace)) => tee.get(&namespace.scoped_key(key)),
-            (Some(_), None) if Namespace::is_scoped(key) => Ok(None),
+            (Some(_), None) if Namespace::split_scoped(key).is_some() => Ok(None),
             (Some(tee), None) => tee.get(key),
             (None, _) => Err(TeeError::NotConfigured),
         }

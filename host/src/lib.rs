@@ -57,6 +57,7 @@ mod host;
 mod loader;
 pub mod manifest;
 mod observe;
+mod package;
 mod pattern;
 pub mod pipeline;
 mod plugins;
@@ -86,6 +87,7 @@ pub use explain::Explanation;
 pub use host::Host;
 pub use loader::LoadErrorKind;
 pub use observe::{CallEvent, Observer, TokenEvent};
+pub use package::{Package, PackageError, library_file_name};
 pub use parrot_codec_api::{Level, Outcome, Payload, PayloadKind};
 pub use pipeline::{
     KILL_SWITCH_ENV, TEE_HINT, Verification, kill_switch_from_env, split_text_pointer, text_pointer,

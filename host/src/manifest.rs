@@ -557,10 +557,9 @@ fn resolve_library(package: &Path, library: &str) -> Option<PathBuf> {
     if library.contains('/') || library.ends_with(std::env::consts::DLL_SUFFIX) {
         return Some(exact);
     }
-    let (prefix, suffix) = (std::env::consts::DLL_PREFIX, std::env::consts::DLL_SUFFIX);
     let candidates = [
-        package.join(format!("{prefix}{library}{suffix}")),
-        package.join(format!("{library}{suffix}")),
+        package.join(crate::package::library_file_name(library)),
+        package.join(format!("{library}{}", std::env::consts::DLL_SUFFIX)),
         exact,
     ];
     let first = candidates[0].clone();

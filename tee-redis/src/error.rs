@@ -3,7 +3,7 @@
 //! as a [`TeeError::Backend`] naming the store; why, in a [`RedisFailure`].
 
 #[cfg(doc)]
-use parrot_host::TeeError;
+use parrot_tee::TeeError;
 
 /// A Redis tee store that cannot be opened, or a call on one that failed.
 ///

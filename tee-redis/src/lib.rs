@@ -3,10 +3,10 @@
 //! that reaches the same Redis.
 //!
 //! A crate of its own so that a program over `parrot-host` that does not share its originals
-//! compiles no Redis client. The store is a [`parrot_host::TeeStore`] like any: give it to
-//! [`parrot_host::HostBuilder::tee_store`]. The feature `tls` adds `rediss://` (Redis over
-//! TLS, with rustls and its ring provider: a C and assembly build that plain `redis://` does
-//! not need).
+//! compiles no Redis client. The store is a [`parrot_tee::TeeStore`] like any, and needs
+//! nothing of the host: give it to `parrot_host::HostBuilder::tee_store`. The feature `tls`
+//! adds `rediss://` (Redis over TLS, with rustls and its ring provider: a C and assembly build
+//! that plain `redis://` does not need).
 #![forbid(unsafe_code)]
 
 mod error;
@@ -21,7 +21,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use redis::{Client, Connection, IntoConnectionInfo, RedisError};
 
-use parrot_host::{Retention, TeeError, TeeStats, TeeStore, mask_password};
+use parrot_tee::{Retention, TeeError, TeeStats, TeeStore, mask_password};
 
 /// The environment variable holding the password of a store URL that carries none.
 pub const REDIS_PASSWORD_ENV: &str = "PARROT_TEE_REDIS_PASSWORD";
@@ -65,7 +65,7 @@ const MAX_BACKOFF: Duration = Duration::from_secs(1);
 ///
 /// ```
 /// use std::time::Duration;
-/// use parrot_host::Retention;
+/// use parrot_tee::Retention;
 /// use parrot_tee_redis::RedisSettings;
 ///
 /// let settings = RedisSettings::default();

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 #[cfg(doc)]
-use parrot_host::TeeError;
+use parrot_tee::TeeError;
 
 /// A SQLite tee store that cannot be opened, or a call on one that failed.
 ///
@@ -71,7 +71,7 @@ impl SqliteTeeError {
     /// # Examples
     ///
     /// ```
-    /// use parrot_host::Retention;
+    /// use parrot_tee::Retention;
     /// use parrot_tee_sqlite::SqliteTeeStore;
     ///
     /// let dir = tempfile::tempdir().unwrap();

@@ -2,8 +2,8 @@
 //! every process that opens it ([`SqliteTeeStore`]).
 //!
 //! A crate of its own so that a program over `parrot-host` that keeps its originals elsewhere
-//! compiles no SQLite. The store is a [`parrot_host::TeeStore`] like any: give it to
-//! [`parrot_host::HostBuilder::tee_store`].
+//! compiles no SQLite. The store is a [`parrot_tee::TeeStore`] like any, and needs nothing
+//! of the host: give it to `parrot_host::HostBuilder::tee_store`.
 //!
 //! ```
 //! use std::sync::Arc;
@@ -36,7 +36,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use rusqlite::config::DbConfig;
 use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
 
-use parrot_host::{Retention, TeeError, TeeStats, TeeStore};
+use parrot_tee::{Retention, TeeError, TeeStats, TeeStore};
 
 /// Written in the file header, so that a file of another application is refused rather than
 /// written to. The bytes spell "PRRT".
@@ -218,7 +218,7 @@ const DELETE_OLDEST: &str =
 /// # Examples
 ///
 /// ```
-/// use parrot_host::{Retention, TeeStore};
+/// use parrot_tee::{Retention, TeeStore};
 /// use parrot_tee_sqlite::SqliteTeeStore;
 ///
 /// let dir = tempfile::tempdir().unwrap();
@@ -253,7 +253,7 @@ impl SqliteTeeStore {
     /// # Examples
     ///
     /// ```
-    /// use parrot_host::{Retention, TeeStore};
+    /// use parrot_tee::{Retention, TeeStore};
     /// use parrot_tee_sqlite::SqliteTeeStore;
     ///
     /// let dir = tempfile::tempdir().unwrap();
@@ -288,7 +288,7 @@ impl SqliteTeeStore {
     /// use std::sync::Arc;
     /// use std::sync::atomic::{AtomicU64, Ordering};
     /// use std::time::{Duration, SystemTime};
-    /// use parrot_host::{Retention, TeeStore};
+    /// use parrot_tee::{Retention, TeeStore};
     /// use parrot_tee_sqlite::SqliteTeeStore;
     ///
     /// let elapsed_secs = Arc::new(AtomicU64::new(0));
@@ -369,7 +369,7 @@ impl SqliteTeeStore {
     /// # Examples
     ///
     /// ```
-    /// use parrot_host::Retention;
+    /// use parrot_tee::Retention;
     /// use parrot_tee_sqlite::SqliteTeeStore;
     ///
     /// let dir = tempfile::tempdir().unwrap();
@@ -385,7 +385,7 @@ impl SqliteTeeStore {
     /// # Examples
     ///
     /// ```
-    /// use parrot_host::Retention;
+    /// use parrot_tee::Retention;
     /// use parrot_tee_sqlite::SqliteTeeStore;
     ///
     /// let dir = tempfile::tempdir().unwrap();
@@ -404,7 +404,7 @@ impl SqliteTeeStore {
     ///
     /// ```
     /// use std::time::{Duration, SystemTime};
-    /// use parrot_host::{Retention, TeeStore};
+    /// use parrot_tee::{Retention, TeeStore};
     /// use parrot_tee_sqlite::SqliteTeeStore;
     ///
     /// let dir = tempfile::tempdir().unwrap();
@@ -449,7 +449,7 @@ impl SqliteTeeStore {
     /// # Examples
     ///
     /// ```
-    /// use parrot_host::Retention;
+    /// use parrot_tee::Retention;
     /// use parrot_tee_sqlite::SqliteTeeStore;
     ///
     /// let dir = tempfile::tempdir().unwrap();

@@ -6,8 +6,8 @@
 //!    item's set, if any, and whether it is held out).
 //! 2. The Python package is installed from `python/` into `python/.venv` (as `cargo xtask test`
 //!    does), for the binding's benchmark.
-//! 3. `cargo bench -p parrot-codecs -p parrot-host -p parrot-compress -p parrot-bpe -p
-//!    parrot-serve -p parrot-compress-python`, with `PARROT_BENCH_REPORT` pointing at
+//! 3. `cargo bench -p parrot-codecs -p parrot-host -p parrot-benches -p parrot-compress -p
+//!    parrot-bpe -p parrot-serve -p parrot-compress-python`, with `PARROT_BENCH_REPORT` pointing at
 //!    `target/bench-report/`: the criterion benchmarks leave their estimates there
 //!    (`CRITERION_HOME`), the others write their tables and target lines as Markdown.
 //! 4. `docs/BENCHMARKS.md` is rewritten from those: machine, date, toolchain, every table, and
@@ -364,6 +364,8 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
             "parrot-codecs",
             "-p",
             "parrot-host",
+            "-p",
+            "parrot-benches",
             "-p",
             "parrot-compress",
             "-p",
@@ -831,7 +833,7 @@ fn boundary_table(
 
 fn tee_table(all: &BTreeMap<String, BTreeMap<String, Estimate>>) -> String {
     let mut table = String::from(
-        "`cargo bench -p parrot-host --bench tee`: criterion medians. The SQLite store \
+        "`cargo bench -p parrot-benches --bench tee`: criterion medians. The SQLite store \
          (WAL, `synchronous=NORMAL`) is held at 200 entries, so each put also deletes the \
          oldest; the Redis store talks to a `redis-server` the benchmark starts on a loopback \
          port (no persistence, 256 MiB under `volatile-ttl`), each call a round trip.\n\n\

@@ -7,9 +7,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
 
-use parrot_codec_test::{Package, library_file_name};
 use parrot_host::manifest::SourceKind;
-use parrot_host::{Host, MemoryTeeStore, Origin};
+use parrot_host::{Host, MemoryTeeStore, Origin, Package, library_file_name};
 use serde_json::Value;
 
 use crate::{Failure, printable};

@@ -1,7 +1,7 @@
 //! Calibration of the router's thresholds and budgets: `process` latency (p50, p99) against
 //! payload size, per codec and level, on seeded row payloads; and token counting throughput.
 //!
-//! `cargo bench -p parrot-host --bench calibration` prints Markdown tables (`cargo xtask
+//! `cargo bench -p parrot-benches --bench calibration` prints Markdown tables (`cargo xtask
 //! bench` puts them into docs/BENCHMARKS.md; the README's budgets are derived from them). Each
 //! row interleaves its yardstick with the calls — a non-allocating serde_json scan of the same
 //! bytes, run just before each call — and gives the median of the calls' ratios to it. `process` runs with no tee store, a memory store, a SQLite
@@ -116,7 +116,7 @@ fn main() {
         .collect();
 
     let mut table = format!(
-        "`cargo bench -p parrot-host --bench calibration`. Seeded row payloads shaped like \
+        "`cargo bench -p parrot-benches --bench calibration`. Seeded row payloads shaped like \
          a query result (`{{\"driver\", \"rows\": [...]}}`, a constant column, an all-null \
          column); `Host::process`, inline at any size, no last-resort cut, token counting {}. \
          Each cell is the p50 of the calls and the median of their ratios to the yardstick, \

@@ -8,8 +8,7 @@ use std::fmt;
 
 use sha2::{Digest as _, Sha256};
 
-use crate::error::{NamespaceError, TeeError};
-use crate::tee::TeeStore;
+use crate::error::NamespaceError;
 
 /// The longest namespace, in bytes.
 pub const MAX_NAMESPACE_LEN: usize = 64;
@@ -26,7 +25,7 @@ const RANDOM_TAG: &[u8] = b"parrot-compress session namespace v1\0";
 /// # Examples
 ///
 /// ```
-/// use parrot_host::Namespace;
+/// use parrot_tee::Namespace;
 ///
 /// let team: Namespace = "team-a".parse().unwrap();
 /// assert_eq!(team.scoped_key("__tee__:sql:0123456789ab"), "team-a/__tee__:sql:0123456789ab");
@@ -53,7 +52,7 @@ impl Namespace {
     /// # Examples
     ///
     /// ```
-    /// use parrot_host::Namespace;
+    /// use parrot_tee::Namespace;
     ///
     /// assert_eq!(Namespace::new("session-1.b_c").unwrap().as_str(), "session-1.b_c");
     /// assert!(Namespace::new("").is_err());
@@ -94,7 +93,7 @@ impl Namespace {
     /// # Examples
     ///
     /// ```
-    /// use parrot_host::Namespace;
+    /// use parrot_tee::Namespace;
     ///
     /// assert_eq!(Namespace::of_secret(b"sk-test").as_str().len(), 4 + 16);
     /// assert_ne!(Namespace::of_secret(b"sk-test"), Namespace::of_secret(b"sk-test2"));
@@ -113,7 +112,7 @@ impl Namespace {
     /// # Examples
     ///
     /// ```
-    /// use parrot_host::Namespace;
+    /// use parrot_tee::Namespace;
     ///
     /// let session = Namespace::random();
     /// assert!(session.as_str().starts_with("session-"));
@@ -151,13 +150,13 @@ impl Namespace {
     /// the first `/` names the namespace when it is a namespace's name, which an unscoped key's
     /// `__tee__:` never is (a tool's name may hold a `/`: `__tee__:gh/search:…` is of no
     /// namespace). A recovery of no namespace answers such a key as one nobody holds
-    /// ([`Host::recover_in`](crate::Host::recover_in)), so that a key that names a namespace
+    /// (the host's `Host::recover_in`), so that a key that names a namespace
     /// reads nothing of it.
     ///
     /// # Examples
     ///
     /// ```
-    /// use parrot_host::Namespace;
+    /// use parrot_tee::Namespace;
     ///
     /// let (team, key) = Namespace::split_scoped("team-a/__tee__:sh:0123456789ab").unwrap();
     /// assert_eq!((team.as_str(), key), ("team-a", "__tee__:sh:0123456789ab"));
@@ -167,11 +166,6 @@ impl Namespace {
     pub fn split_scoped(stored: &str) -> Option<(Namespace, &str)> {
         let (name, key) = stored.split_once('/')?;
         Namespace::new(name).ok().map(|namespace| (namespace, key))
-    }
-
-    /// Whether a stored key is one of a namespace ([`Namespace::split_scoped`]).
-    pub(crate) fn is_scoped(stored: &str) -> bool {
-        Namespace::split_scoped(stored).is_some()
     }
 }
 
@@ -200,41 +194,9 @@ fn hex16(digest: &[u8]) -> String {
         })
 }
 
-/// A store seen through a namespace: every key is [`Namespace::scoped_key`]'s. The pipeline
-/// stores a scoped call's original through it, so the rules that store and the collision
-/// fallback to the whole digest work the same on scoped keys, and hand back the plain key.
-pub(crate) struct Scoped<'s> {
-    pub(crate) store: &'s dyn TeeStore,
-    pub(crate) namespace: &'s Namespace,
-}
-
-impl TeeStore for Scoped<'_> {
-    fn put(&self, key: &str, original: &[u8]) -> Result<(), TeeError> {
-        self.store.put(&self.namespace.scoped_key(key), original)
-    }
-
-    fn get(&self, key: &str) -> Result<Option<Vec<u8>>, TeeError> {
-        self.store.get(&self.namespace.scoped_key(key))
-    }
-
-    fn keys(&self) -> Result<Option<Vec<String>>, TeeError> {
-        let prefix = self.namespace.scoped_key("");
-        Ok(self.store.keys()?.map(|keys| {
-            keys.into_iter()
-                .filter_map(|key| key.strip_prefix(&prefix).map(str::to_owned))
-                .collect()
-        }))
-    }
-
-    fn name(&self) -> String {
-        self.store.name()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tee::MemoryTeeStore;
 
     #[test]
     fn a_namespace_is_1_to_64_of_the_allowed_characters() {
@@ -287,109 +249,5 @@ mod tests {
         );
         assert!(Namespace::new(namespace.as_str()).is_ok());
         assert!(Namespace::new(Namespace::random().as_str()).is_ok());
-    }
-
-    #[test]
-    fn a_call_in_a_namespace_is_stored_under_it_and_points_at_the_plain_key() {
-        use std::sync::Arc;
-        let dir = tempfile::tempdir().unwrap();
-        let store = Arc::new(MemoryTeeStore::new(10));
-        let host = crate::Host::builder()
-            .project(dir.path())
-            .plugin_path(None)
-            .tee_store(store.clone())
-            .tee_lossless(true)
-            .build()
-            .unwrap();
-        let team = Namespace::new("team").unwrap();
-        let rows: Vec<String> = (0..40)
-            .map(|i| format!("  {{\n    \"id\": {i},\n    \"note\": null\n  }}"))
-            .collect();
-        let input = &format!("[\n{}\n]", rows.join(",\n"));
-        let call = crate::Call::new("q", crate::Input::Text(input));
-        let scoped = host.process(call.namespace(&team));
-        let key = scoped.meta.tee_key.clone().expect("a pointer");
-        assert!(key.starts_with("__tee__:q:"), "{key}");
-        assert!(
-            scoped.text().unwrap().contains(&key),
-            "the pointer names the plain key"
-        );
-        assert_eq!(
-            store.get(&format!("team/{key}")).unwrap().as_deref(),
-            Some(input.as_bytes())
-        );
-        assert_eq!(store.get(&key).unwrap(), None);
-        // Unscoped, as before: the same key, stored under itself.
-        let plain = host.process(call);
-        assert_eq!(plain.meta.tee_key.as_deref(), Some(key.as_str()));
-        assert_eq!(store.get(&key).unwrap().as_deref(), Some(input.as_bytes()));
-    }
-
-    /// The review's finding (issue 47): `recover("alice/KEY")` read alice's original, since
-    /// the store holds it under exactly that name.
-    #[test]
-    fn an_unscoped_recovery_of_a_key_naming_a_namespace_finds_nothing() {
-        use std::sync::Arc;
-        let dir = tempfile::tempdir().unwrap();
-        let store = Arc::new(MemoryTeeStore::new(10));
-        let alice = Namespace::new("alice").unwrap();
-        let key = "__tee__:sh:f3eb0123abcd";
-        store.put(&alice.scoped_key(key), b"alice's").unwrap();
-        store
-            .put("__tee__:gh/search:0123456789ab", b"plain")
-            .unwrap();
-        let host = crate::Host::builder()
-            .project(dir.path())
-            .plugin_path(None)
-            .tee_store(store)
-            .build()
-            .unwrap();
-        // (the namespace of the recovery, the key asked for, what it finds)
-        let cases: [(Option<&str>, &str, Option<&str>); 6] = [
-            (None, "alice/__tee__:sh:f3eb0123abcd", None),
-            (None, "key-0123456789abcdef/__tee__:sh:f3eb0123abcd", None),
-            (Some("alice"), key, Some("alice's")),
-            // A tool's name may hold a `/`: its key is of no namespace.
-            (None, "__tee__:gh/search:0123456789ab", Some("plain")),
-            // In a namespace, a key holding a `/` stays in it.
-            (Some("alice"), "alice/__tee__:sh:f3eb0123abcd", None),
-            (Some("bob"), "../alice/__tee__:sh:f3eb0123abcd", None),
-        ];
-        for (namespace, key, found) in cases {
-            let namespace = namespace.map(|name| Namespace::new(name).unwrap());
-            assert_eq!(
-                host.recover_in(namespace.as_ref(), key).unwrap().as_deref(),
-                found.map(str::as_bytes),
-                "{namespace:?} {key}"
-            );
-        }
-    }
-
-    #[test]
-    fn a_scoped_store_keeps_originals_under_the_namespace_and_finds_only_its_own() {
-        let store = MemoryTeeStore::new(10);
-        let a = Namespace::new("a").unwrap();
-        let b = Namespace::new("b").unwrap();
-        let in_a = Scoped {
-            store: &store,
-            namespace: &a,
-        };
-        in_a.put("__tee__:t:0123456789ab", b"A's").unwrap();
-        assert_eq!(
-            store.get("a/__tee__:t:0123456789ab").unwrap().as_deref(),
-            Some(&b"A's"[..])
-        );
-        assert_eq!(store.get("__tee__:t:0123456789ab").unwrap(), None);
-        let in_b = Scoped {
-            store: &store,
-            namespace: &b,
-        };
-        assert_eq!(in_b.get("__tee__:t:0123456789ab").unwrap(), None);
-        // The same key in another namespace holds other bytes without a collision.
-        in_b.put("__tee__:t:0123456789ab", b"B's").unwrap();
-        assert_eq!(
-            in_a.get("__tee__:t:0123456789ab").unwrap().as_deref(),
-            Some(&b"A's"[..])
-        );
     }
 }

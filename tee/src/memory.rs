@@ -17,7 +17,7 @@ use crate::error::TeeError;
 /// # Examples
 ///
 /// ```
-/// use parrot_host::{MemoryTeeStore, TeeStore};
+/// use parrot_tee::{MemoryTeeStore, TeeStore};
 ///
 /// let store = MemoryTeeStore::default();
 /// store.put("__tee__:sql_select:a615eeaee21d", b"[1,2,3]").unwrap();
@@ -63,7 +63,7 @@ impl MemoryTeeStore {
     /// # Examples
     ///
     /// ```
-    /// use parrot_host::{MemoryTeeStore, TeeStore};
+    /// use parrot_tee::{MemoryTeeStore, TeeStore};
     ///
     /// let store = MemoryTeeStore::new(0);
     /// store.put("only", b"kept").unwrap();

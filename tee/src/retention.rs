@@ -16,7 +16,7 @@ use std::time::{Duration, SystemTime};
 ///
 /// ```
 /// use std::time::Duration;
-/// use parrot_host::Retention;
+/// use parrot_tee::Retention;
 ///
 /// let default = Retention::default();
 /// assert_eq!(default.max_entries, Some(10_000));
@@ -79,7 +79,7 @@ impl TeeStats {
     /// # Examples
     ///
     /// ```
-    /// use parrot_host::TeeStats;
+    /// use parrot_tee::TeeStats;
     ///
     /// let empty = TeeStats::new(0, 0, None);
     /// assert_eq!((empty.entries, empty.bytes, empty.oldest), (0, 0, None));

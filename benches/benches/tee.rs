@@ -7,7 +7,7 @@
 //! README recommends, so that its puts reach the same steady state. Without `redis-server` on
 //! `PATH` the Redis rows are left out, with a line saying so.
 //!
-//! `cargo bench -p parrot-host --bench tee`
+//! `cargo bench -p parrot-benches --bench tee`
 
 use std::hint::black_box;
 use std::time::Duration;
