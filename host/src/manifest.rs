@@ -34,8 +34,8 @@ pub const CORE_MANIFEST_NAME: &str = "<core>";
 /// `normal`, which routes each payload by its shape (CONTRACT §2.8).
 ///
 /// It is the one place the routing defaults are written: `auto` reads the candidate lists an
-/// entry's params leave out from here (`manifest::core_params`), and the tests and documents that show
-/// them read them from here or from the command's output.
+/// entry's params leave out from here (`manifest::core_params`), and the tests and documents
+/// that show them read them from here or from the command's output.
 pub const CORE_MANIFEST: &str = include_str!("core.toml");
 
 /// The tool pattern of the core manifest's one entry.
