@@ -38,9 +38,12 @@
 //! use parrot_codec_api::{Level, Outcome, Params, Payload};
 //!
 //! let names: Vec<&str> = parrot_codecs::builtins().iter().map(|b| b.meta.name()).collect();
-//! assert_eq!(names, ["columnar", "hits", "json_compact", "json_nested", "log", "paths", "table", "toon"]);
+//! assert!(names.is_sorted() && names.contains(&"json_compact"), "{names:?}");
 //!
-//! let json_compact = parrot_codecs::builtins()[2];
+//! let json_compact = parrot_codecs::builtins()
+//!     .into_iter()
+//!     .find(|b| b.meta.name() == "json_compact")
+//!     .unwrap();
 //! let codec = (json_compact.build)(Params::empty()).unwrap();
 //! let input = r#"{"a": 1, "b": null, "c": [{"x": 1}, {"x": 1}], "d": {"e": null}}"#;
 //! let out = codec.compress(Payload::json(input), Level::Minimal).unwrap();

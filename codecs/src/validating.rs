@@ -97,7 +97,10 @@ fn validating_builtins_change_only_json_that_the_check_accepts() {
         .filter(|builtin| builtin.validates_json)
         .collect();
     let names: Vec<&str> = codecs.iter().map(|b| b.meta.name()).collect();
-    assert_eq!(names, ["columnar", "json_compact", "json_nested", "toon"]);
+    // Those known to claim it; a built-in added with the claim is held to it below as well.
+    for claims in ["columnar", "json_compact", "json_nested", "toon"] {
+        assert!(names.contains(&claims), "{claims}: {names:?}");
+    }
     let params = [
         "{}",
         r#"{"dedup": false}"#,

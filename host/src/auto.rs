@@ -69,17 +69,20 @@
 //!
 //! | key | default | meaning |
 //! |---|---|---|
-//! | `rows` | `["toon", "columnar", "json_compact", "json_nested"]` | the candidates for `rows`, in order of preference |
-//! | `object` | `["json_compact", "toon", "json_nested"]` | the candidates for `object` |
-//! | `text` | `["hits", "paths", "table"]` | the candidates for output an agent asked for and text with no log signal (run at `minimal`) |
-//! | `log` | `["log"]` | the candidates for logs (run at the call's level) |
-//! | `file` | `[]` | the candidates for file contents (run at `minimal`) |
+//! | `rows` | the core manifest's | the candidates for `rows`, in order of preference |
+//! | `object` | the core manifest's | the candidates for `object` |
+//! | `text` | the core manifest's | the candidates for output an agent asked for and text with no log signal (run at `minimal`) |
+//! | `log` | the core manifest's | the candidates for logs (run at the call's level) |
+//! | `file` | the core manifest's | the candidates for file contents (run at `minimal`) |
 //! | `lossy_json` | `false` | run the JSON candidates at the call's level rather than `minimal` |
 //! | `sample_bytes` | `65536` | payloads of this many bytes or more are routed on a sample of at most a quarter of it |
 //! | `sample_rows` | `32` | the most rows of that sample |
 //! | *a candidate's name* | its defaults | a table: that candidate's own params |
 //!
-//! A list may be empty (that shape then passes through). A candidate that names no registered
+//! The candidate lists' defaults are written in one place, the core manifest
+//! (`host/src/core.toml`, its `"*"` entry's params): a list an entry leaves out is the core
+//! entry's (`parrot-compress explain` and `plugins` print them). The other defaults are this
+//! table's. A list may be empty (that shape then passes through). A candidate that names no registered
 //! codec, `auto` itself, a name given twice in one list, a table named after no candidate, or
 //! any other key is refused when the host is built, naming the key.
 //!
@@ -145,11 +148,6 @@ mod kind;
 /// The routing codec's name in manifests (the registry reserves it).
 pub(crate) const NAME: &str = crate::registry::AUTO;
 
-const DEFAULT_ROWS: &[&str] = &["toon", "columnar", "json_compact", "json_nested"];
-const DEFAULT_OBJECT: &[&str] = &["json_compact", "toon", "json_nested"];
-const DEFAULT_TEXT: &[&str] = &["hits", "paths", "table"];
-const DEFAULT_LOG: &[&str] = &["log"];
-const DEFAULT_FILE: &[&str] = &[];
 const DEFAULT_SAMPLE_BYTES: usize = 64 * 1024;
 const DEFAULT_SAMPLE_ROWS: usize = 32;
 /// The keys of `auto`'s own params, for messages.
@@ -1038,13 +1036,20 @@ fn rows_at(text: &str, array: Span, sample_rows: usize) -> Option<RowsAt> {
 
 /// The candidate lists of `params` (`rows`, `object`, `text`, `log`, `file`, in that order), each
 /// its default when not given; every name a registered codec other than `auto`, none twice.
+///
+/// A list's default is the core manifest's (`host/src/core.toml`, read through
+/// [`crate::manifest::core_params`]): the routing defaults are written there and nowhere else,
+/// so an `auto` entry that names no list routes as the core entry does.
 fn candidate_lists(
     registry: &Registry,
     params: &Map<String, Value>,
 ) -> Result<[(&'static str, Vec<String>); 5], CodecError> {
-    let list = |key: &'static str, default: &[&str]| -> Result<_, CodecError> {
-        let names = match params.get(key) {
-            None => default.iter().map(|&name| name.to_owned()).collect(),
+    let list = |key: &'static str| -> Result<_, CodecError> {
+        let names = match params
+            .get(key)
+            .or_else(|| crate::manifest::core_params().get(key))
+        {
+            None => Vec::new(),
             Some(value) => names(key, value)?,
         };
         for (i, name) in names.iter().enumerate() {
@@ -1070,11 +1075,11 @@ fn candidate_lists(
         Ok((key, names))
     };
     Ok([
-        list("rows", DEFAULT_ROWS)?,
-        list("object", DEFAULT_OBJECT)?,
-        list("text", DEFAULT_TEXT)?,
-        list("log", DEFAULT_LOG)?,
-        list("file", DEFAULT_FILE)?,
+        list("rows")?,
+        list("object")?,
+        list("text")?,
+        list("log")?,
+        list("file")?,
     ])
 }
 
@@ -1330,6 +1335,31 @@ mod tests {
     fn refused(params: &str) -> String {
         let err = auto(params).expect_err("refused");
         format!("{}: {}", err.key().unwrap_or("-"), err.message())
+    }
+
+    #[test]
+    fn an_entry_naming_no_list_takes_every_list_from_the_core_manifest() {
+        let bare = auto("{}").unwrap();
+        let core = crate::manifest::core_params();
+        let lists = [
+            ("rows", &bare.rows),
+            ("object", &bare.object),
+            ("text", &bare.text),
+            ("log", &bare.log),
+            ("file", &bare.file),
+        ];
+        for (key, candidates) in lists {
+            let names: Vec<&str> = candidates.iter().map(|c| c.name.as_str()).collect();
+            let written: Vec<&str> = core[key]
+                .as_array()
+                .unwrap_or_else(|| panic!("core.toml: \"{key}\" is no list"))
+                .iter()
+                .map(|name| name.as_str().expect("a codec name"))
+                .collect();
+            assert_eq!(names, written, "{key}");
+        }
+        let core = Auto::build(&Registry::with_builtins(), core, counter(), &[]).unwrap();
+        assert_eq!(bare.describe(), core.describe());
     }
 
     #[test]

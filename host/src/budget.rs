@@ -96,10 +96,15 @@ pub enum Route {
 /// Thresholds and latency budgets.
 ///
 /// The defaults come from measured `process` latencies of the built-in codecs (release build,
-/// `cargo bench -p parrot-benches --bench calibration`; the README's calibration section has
-/// the table): at 256 KB the p99 stays under 1.4 ms, about half the inline budget; a 1 MB
-/// payload at `minimal` takes 2–4 ms, within its budget; the executor's budget covers the p99
-/// of a 10 MB payload.
+/// `cargo bench -p parrot-benches --bench calibration`; docs/BENCHMARKS.md has the table): at
+/// 256 KB the p99 stays under 1.4 ms, about half the inline budget; a 1 MB payload at
+/// `minimal` takes 2–4 ms, within its budget; the executor's budget covers the p99 of a 10 MB
+/// payload.
+///
+/// [`Budgets::default`] is the one place they are written. Budgets are settings of the host
+/// ([`crate::HostBuilder::budgets`]), not of a manifest, so the core manifest holds none; the
+/// tables of CONTRACT §6 and the GUIDE and the README's thresholds show them, held to this by
+/// the integration test `readme::the_documented_budgets_are_budgets_default`.
 ///
 /// # Allowed values
 ///

@@ -3,9 +3,9 @@
 //!
 //! A database query returns 500 rows with the same 12 keys repeated 500 times; a shell command
 //! prints 40,000 lines. This library sits between the tool and the model: per-tool
-//! `compressors.toml` manifests choose a codec and a level; codecs are built in
-//! (`json_compact`, `columnar`, `toon`, `log`, and the router `auto`) or loaded from plugin
-//! libraries built against [`parrot_codec_api`], without rebuilding the host.
+//! `compressors.toml` manifests choose a codec and a level; codecs are built in (those of
+//! `parrot-codecs`, and the router `auto`) or loaded from plugin libraries built against
+//! [`parrot_codec_api`], without rebuilding the host.
 //!
 //! # Building a host
 //!

@@ -32,7 +32,46 @@ pub const CORE_MANIFEST_NAME: &str = "<core>";
 
 /// The core defaults, compiled into the host (`core.toml`): one entry, `"*"` → `auto` at
 /// `normal`, which routes each payload by its shape (CONTRACT §2.8).
+///
+/// It is the one place the routing defaults are written: `auto` reads the candidate lists an
+/// entry's params leave out from here (`manifest::core_params`), and the tests and documents
+/// that show them read them from here or from the command's output.
 pub const CORE_MANIFEST: &str = include_str!("core.toml");
+
+/// The tool pattern of the core manifest's one entry.
+pub(crate) const CORE_ENTRY: &str = "*";
+
+/// The params of the core manifest's `"*"` entry, parsed once from [`CORE_MANIFEST`].
+///
+/// `auto` takes from here each candidate list (`rows`, `object`, `text`, `log`, `file`) that an
+/// `auto` entry's params leave out, so that `core.toml` is the single source of the routing
+/// defaults. Only the lists: a candidate's own params table there (`columnar = { min_rows = 2 }`)
+/// belongs to the core entry alone, as any entry's params belong to it.
+///
+/// # Panics
+///
+/// Never on anything a user gives: the text is compiled in, and the unit test
+/// `core_manifest_is_valid` holds it valid.
+pub(crate) fn core_params() -> &'static Map<String, Json> {
+    static PARAMS: std::sync::OnceLock<Map<String, Json>> = std::sync::OnceLock::new();
+    PARAMS.get_or_init(|| {
+        let mut errors = Vec::new();
+        let core = parse(
+            CORE_MANIFEST_NAME,
+            None,
+            SourceKind::Core,
+            CORE_MANIFEST,
+            &mut errors,
+        );
+        assert!(
+            errors.is_empty(),
+            "the core manifest is invalid: {errors:?}"
+        );
+        core.and_then(|core| core.entries.into_iter().find(|e| e.key == CORE_ENTRY))
+            .expect("the core manifest has its \"*\" entry")
+            .params
+    })
+}
 
 const TOP_KEYS: &[&str] = &["plugin", "compressor"];
 const PLUGIN_KEYS: &[&str] = &["library", "sha256", "codecs"];
@@ -676,6 +715,13 @@ mod tests {
             core.entries[0].params["columnar"]["min_rows"],
             Json::from(2)
         );
+        assert_eq!(&core.entries[0].params, core_params());
+        for list in ["rows", "object", "text", "log", "file"] {
+            assert!(
+                core_params()[list].is_array(),
+                "core.toml: no list \"{list}\""
+            );
+        }
     }
 
     #[test]

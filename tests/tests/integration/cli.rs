@@ -43,8 +43,12 @@ fn check_passes_and_summarises_loaded_plugins() {
         "{stdout}"
     );
     assert!(stdout.contains("  3. <core> (core)"), "{stdout}");
+    // The built-ins and the two packages' codecs.
+    let codecs = support::builtin_names().len() + 2;
     assert!(
-        stdout.ends_with("ok: 3 sources, 10 codecs, 4 entries (0 shadowed)\n"),
+        stdout.ends_with(&format!(
+            "ok: 3 sources, {codecs} codecs, 4 entries (0 shadowed)\n"
+        )),
         "{stdout}"
     );
 }
@@ -60,31 +64,26 @@ fn plugins_lists_each_codec_with_origin_and_interface_version() {
         .canonicalize()
         .unwrap();
     let version = parrot_codec_api::INTERFACE_VERSION;
-    let expected = format!(
-        "codec         interface  origin\n\
-         columnar      {version:<9}  built-in\n\
-         hits          {version:<9}  built-in\n\
-         json_compact  {version:<9}  built-in\n\
-         json_nested   {version:<9}  built-in\n\
-         line_dedup    {version:<9}  {} (package {})\n\
-         log           {version:<9}  built-in\n\
-         paths         {version:<9}  built-in\n\
-         table         {version:<9}  built-in\n\
-         toon          {version:<9}  built-in\n\
-         router: auto (built-in), routes each payload by its shape:\n\
-         \x20 \"*\" from <core>:\n\
-         \x20   rows:   toon, columnar, json_compact, json_nested (at minimal, lossless)\n\
-         \x20   object: json_compact, toon, json_nested (at minimal, lossless)\n\
-         \x20   text:   hits, paths, table (listings, search hits, tables, VCS output, text with \
-         no log signal; at minimal, lossless)\n\
-         \x20   log:    log (logs, at the call's level)\n\
-         \x20   file:   none (passes through) (file contents: numbered reads, source, \
-         configuration, structured text; at minimal, lossless)\n\
-         \x20   mcp:    each text block routed as above; isError results pass through\n\
-         \x20   fewest tokens wins; from 65,536 bytes on, rows are chosen on a sample of 32 rows, 16,384 bytes at most\n",
+    let plugin = format!(
+        "{} (package {})",
         library.display(),
         pkg.join("compressors.toml").display()
     );
+    // Every built-in from the registry of built-ins, the package's codec among them in name order.
+    let mut codecs: Vec<(&str, &str)> = support::builtin_names()
+        .into_iter()
+        .map(|name| (name, "built-in"))
+        .chain([("line_dedup", plugin.as_str())])
+        .collect();
+    codecs.sort();
+    let width = codecs.iter().map(|(name, _)| name.len()).max().unwrap();
+    let mut expected = format!("{:<width$}  interface  origin\n", "codec");
+    for (name, origin) in codecs {
+        expected.push_str(&format!("{name:<width$}  {version:<9}  {origin}\n"));
+    }
+    expected.push_str("router: auto (built-in), routes each payload by its shape:\n");
+    expected.push_str("  \"*\" from <core>:\n");
+    expected.push_str(&support::core_routes("    "));
     assert_eq!(text(&out.stdout), expected);
 }
 
@@ -175,8 +174,9 @@ fn check_exits_2_on_an_invalid_project_manifest() {
     assert_eq!(
         text(&out.stderr),
         format!(
-            "error: {}:2: entry \"t\": unknown codec \"zstd\" (known: auto, columnar, hits, json_compact, json_nested, log, paths, table, toon)\n",
-            manifest.display()
+            "error: {}:2: entry \"t\": unknown codec \"zstd\" (known: {})\n",
+            manifest.display(),
+            support::known_codecs()
         )
     );
 }
@@ -213,8 +213,11 @@ fn plugins_dir_with_no_package_is_not_accepted_in_silence() {
     }
     // One source and one entry are counted in the singular ("1 sources" was printed).
     let stdout = text(&run(dir.path(), &["check"]).stdout);
+    let codecs = support::builtin_names().len();
     assert!(
-        stdout.ends_with("ok: 1 source, 8 codecs, 1 entry (0 shadowed)\n"),
+        stdout.ends_with(&format!(
+            "ok: 1 source, {codecs} codecs, 1 entry (0 shadowed)\n"
+        )),
         "{stdout}"
     );
     // A folder of packages says nothing.
@@ -256,9 +259,10 @@ fn check_and_plugins_show_the_router_with_what_each_entry_routes_to() {
             "{command}: {routes}"
         );
         assert!(
-            routes.contains(
-                "  \"*\" from <core>:\n    rows:   toon, columnar, json_compact, json_nested"
-            ),
+            routes.contains(&format!(
+                "  \"*\" from <core>:\n    rows:   {} ",
+                support::core_list("rows").join(", ")
+            )),
             "{command}: {routes}"
         );
     }
@@ -441,7 +445,7 @@ fn compress_meta_is_one_json_line_with_tokens() {
     let route = meta["compression_route"].as_str().unwrap();
     assert!(route.starts_with(&format!("rows: {winner} ")), "{route}");
     assert!(
-        ["toon", "columnar", "json_compact", "json_nested"].contains(&winner),
+        support::core_list("rows").iter().any(|name| name == winner),
         "{meta}"
     );
     // The entry's level is `normal`; `auto` runs JSON candidates at `minimal`, and the meta
@@ -682,7 +686,8 @@ fn check_reports_three_independent_mistakes_and_exits_2() {
                 "error: {m}:6: entry \"b\": unknown key \"levle\"; did you mean \"level\"? (expected: codec, level, tee, params)"
             ),
             format!(
-                "error: {m}:2: entry \"a\": unknown codec \"zstd\" (known: auto, columnar, hits, json_compact, json_nested, log, paths, table, toon)"
+                "error: {m}:2: entry \"a\": unknown codec \"zstd\" (known: {})",
+                support::known_codecs()
             ),
             format!(
                 "error: {m}:10: entry \"c\": codec \"columnar\": param \"min_rows\": expected a positive integer, got a number (-1)"
@@ -1004,9 +1009,10 @@ fn expand_with_an_unknown_codec_exits_2_naming_the_nearest() {
     assert_eq!(text(&out.stdout), "");
     let stderr = text(&out.stderr);
     assert!(
-        stderr.starts_with(
-            "error: unknown codec \"jsn_compact\" (known: columnar, hits, json_compact, "
-        ),
+        stderr.starts_with(&format!(
+            "error: unknown codec \"jsn_compact\" (known: {})",
+            support::builtin_names().join(", ")
+        )),
         "{stderr}"
     );
     assert!(

@@ -14,22 +14,24 @@ use parrot_host::Host;
 
 use crate::support::shipped_package;
 
-/// One row per codec, with default params: the codec's name, and whether its metadata
-/// declares that `null` members count as absent (as the host reads it, for the plugins from
-/// across the boundary).
-const CODECS: [(&str, bool); 11] = [
-    ("json_compact", true),
-    ("json_nested", true),
-    ("columnar", false),
-    ("toon", false),
-    ("log", false),
-    ("hits", false),
-    ("paths", false),
-    ("table", false),
+/// One row per shipped plugin codec, with default params: the codec's name, and whether its
+/// metadata declares that `null` members count as absent (as the host reads it from across the
+/// boundary). The built-ins have no rows here: [`codecs`] takes each from the registry of
+/// built-ins with its own declaration, so that a built-in added is checked with no edit.
+const PLUGIN_CODECS: [(&str, bool); 3] = [
     ("line_dedup", false),
     ("ansi_strip", false),
     ("tool_result_prune", false),
 ];
+
+/// Every codec checked: each built-in (its declaration as the codec states it), then
+/// [`PLUGIN_CODECS`].
+fn codecs() -> Vec<(&'static str, bool)> {
+    let builtins = parrot_codecs::builtins()
+        .into_iter()
+        .map(|builtin| (builtin.meta.name(), builtin.meta.null_members_absent()));
+    builtins.chain(PLUGIN_CODECS).collect()
+}
 
 /// The shipped packages: their folder under `plugins/` and their library.
 const SHIPPED: [(&str, &str); 3] = [
@@ -38,14 +40,14 @@ const SHIPPED: [(&str, &str); 3] = [
     ("tool-result-prune", "parrot_plugin_tool_result_prune"),
 ];
 
-/// A host with every shipped package and one entry per row of [`CODECS`], the tool `row<i>`.
+/// A host with every shipped package and one entry per row of [`codecs`], the tool `row<i>`.
 fn host() -> (tempfile::TempDir, Host) {
     let dir = tempfile::tempdir().expect("temp dir");
     let plugins = dir.path().join("plugins");
     for (folder, library) in SHIPPED {
         shipped_package(&plugins, folder, library);
     }
-    let entries: String = CODECS
+    let entries: String = codecs()
         .iter()
         .enumerate()
         .map(|(i, (codec, _))| format!("[compressor.\"row{i}\"]\ncodec = \"{codec}\"\n"))
@@ -126,7 +128,7 @@ fn every_codec_keeps_the_contract_on_the_corpus_and_made_inputs() {
     let (_dir, host) = host();
     let inputs: Vec<(String, String)> = corpus().into_iter().chain(made_inputs()).collect();
     let mut violations = Vec::new();
-    for (i, (name, nulls_absent)) in CODECS.into_iter().enumerate() {
+    for (i, (name, nulls_absent)) in codecs().into_iter().enumerate() {
         let tool = format!("row{i}");
         let entry = host.resolve(&tool).entry;
         let codec = entry
@@ -152,7 +154,7 @@ fn every_codec_keeps_the_contract_on_the_corpus_and_made_inputs() {
 #[test]
 fn every_builtin_and_shipped_codec_has_a_row() {
     let (_dir, host) = host();
-    let rows: Vec<&str> = CODECS.iter().map(|(name, _)| *name).collect();
+    let rows: Vec<&str> = codecs().iter().map(|(name, _)| *name).collect();
     let plugins = Path::new(env!("CARGO_MANIFEST_DIR")).join("../plugins");
     let shipped = std::fs::read_dir(&plugins)
         .expect("plugins folder")

@@ -338,3 +338,81 @@ pub fn pointed(payload: &str) -> Option<Pointed> {
         reason: tee["reason"].as_str()?.to_owned(),
     })
 }
+
+/// The built-in codecs' names, in name order, as the registry of built-ins holds them: the
+/// tests that list every built-in build the list from here, so that a built-in added needs no
+/// test edited.
+pub fn builtin_names() -> Vec<&'static str> {
+    parrot_codecs::builtins()
+        .into_iter()
+        .map(|builtin| builtin.meta.name())
+        .collect()
+}
+
+/// What a message about an unknown codec in a manifest lists as known with the built-ins
+/// alone: `auto`, then every built-in.
+pub fn known_codecs() -> String {
+    std::iter::once("auto")
+        .chain(builtin_names())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The candidate list `key` (`rows`, `object`, `text`, `log`, `file`) of the core manifest's
+/// `"*"` entry, parsed from the manifest the host compiles in: the one place the routing
+/// defaults are written.
+pub fn core_list(key: &str) -> Vec<String> {
+    let (core, errors) = parrot_host::manifest::validate(
+        parrot_host::manifest::CORE_MANIFEST_NAME,
+        parrot_host::manifest::SourceKind::Core,
+        parrot_host::manifest::CORE_MANIFEST,
+    );
+    assert!(errors.is_empty(), "{errors:?}");
+    let core = core.expect("the core manifest parses");
+    let entry = core
+        .entries
+        .iter()
+        .find(|entry| entry.key == "*")
+        .expect("the core entry \"*\"");
+    entry.params[key]
+        .as_array()
+        .unwrap_or_else(|| panic!("core.toml: no list \"{key}\""))
+        .iter()
+        .map(|name| name.as_str().expect("a codec name").to_owned())
+        .collect()
+}
+
+/// The lines `explain`, `check` and `plugins` print for the core entry's routes (each under
+/// `indent`): the candidate lists read from the core manifest, the rest as the router writes it.
+pub fn core_routes(indent: &str) -> String {
+    let list = |key: &str| {
+        let names = core_list(key);
+        if names.is_empty() {
+            "none (passes through)".to_owned()
+        } else {
+            names.join(", ")
+        }
+    };
+    [
+        format!("rows:   {} (at minimal, lossless)", list("rows")),
+        format!("object: {} (at minimal, lossless)", list("object")),
+        format!(
+            "text:   {} (listings, search hits, tables, VCS output, text with no log signal; \
+             at minimal, lossless)",
+            list("text")
+        ),
+        format!("log:    {} (logs, at the call's level)", list("log")),
+        format!(
+            "file:   {} (file contents: numbered reads, source, configuration, structured text; \
+             at minimal, lossless)",
+            list("file")
+        ),
+        "mcp:    each text block routed as above; isError results pass through".to_owned(),
+        "fewest tokens wins; from 65,536 bytes on, rows are chosen on a sample of 32 rows, \
+         16,384 bytes at most"
+            .to_owned(),
+    ]
+    .iter()
+    .map(|line| format!("{indent}{line}\n"))
+    .collect()
+}
