@@ -64,7 +64,6 @@ use parrot_codec_api::Level;
 
 pub use pointer::{TEE_HINT, split_text_pointer, text_pointer};
 
-use crate::auto::Auto;
 use crate::budget::{Breaker, BreakerConfig, Budgets, Clock, Router};
 use crate::call::{Call, Meta, Processed, Skip, TokenSlot};
 use crate::entries::Engine;
@@ -240,27 +239,7 @@ pub(crate) struct Run<'h, 'a> {
 impl Run<'_, '_> {
     /// The name metadata and logs give the entry's codec (`auto` for the router).
     pub(crate) fn codec_name(&self) -> &str {
-        match self.engine {
-            Engine::Codec(resolved) => &resolved.facts.name,
-            Engine::Router(_) => crate::auto::NAME,
-        }
-    }
-
-    /// The router, when the entry's codec is `auto`.
-    pub(crate) fn auto(&self) -> Option<&Auto> {
-        match self.engine {
-            Engine::Router(auto) => Some(auto),
-            Engine::Codec(_) => None,
-        }
-    }
-
-    /// Whether a payload that starts like JSON goes to the codec without the check first:
-    /// the router, or a built-in that validates JSON in its own pass (rule 4, fused).
-    pub(crate) fn fuses_json(&self) -> bool {
-        match self.engine {
-            Engine::Codec(resolved) => resolved.facts.validates_json,
-            Engine::Router(_) => true,
-        }
+        self.engine.name()
     }
 }
 
