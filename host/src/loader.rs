@@ -327,27 +327,27 @@ fn capabilities(
 /// Root module `M` from `header`, its version and layout checked.
 fn init<M: RootModule>(header: &LibHeader, plugin_version: &str) -> Result<M, LoadErrorKind> {
     header.init_root_module::<M>().map_err(|err| match err {
-            LibraryError::IncompatibleVersionNumber { .. } | LibraryError::ParseVersionError(_) => {
-                LoadErrorKind::IncompatibleVersion {
-                    host: INTERFACE_VERSION.to_owned(),
-                    plugin: plugin_version.to_owned(),
-                }
-            }
-            LibraryError::AbiInstability(report) => LoadErrorKind::LayoutMismatch {
+        LibraryError::IncompatibleVersionNumber { .. } | LibraryError::ParseVersionError(_) => {
+            LoadErrorKind::IncompatibleVersion {
                 host: INTERFACE_VERSION.to_owned(),
                 plugin: plugin_version.to_owned(),
-                reason: layout_summary(&report.to_string()),
+            }
+        }
+        LibraryError::AbiInstability(report) => LoadErrorKind::LayoutMismatch {
+            host: INTERFACE_VERSION.to_owned(),
+            plugin: plugin_version.to_owned(),
+            reason: layout_summary(&report.to_string()),
+        },
+        LibraryError::RootModule { err, .. } => LoadErrorKind::Constructor {
+            reason: match err {
+                RootModuleError::Unwound => "it panicked".to_owned(),
+                other => other.to_string().trim().to_owned(),
             },
-            LibraryError::RootModule { err, .. } => LoadErrorKind::Constructor {
-                reason: match err {
-                    RootModuleError::Unwound => "it panicked".to_owned(),
-                    other => other.to_string().trim().to_owned(),
-                },
-            },
-            other => LoadErrorKind::NotSharedLibrary {
-                reason: other.to_string().trim().to_owned(),
-            },
-        })
+        },
+        other => LoadErrorKind::NotSharedLibrary {
+            reason: other.to_string().trim().to_owned(),
+        },
+    })
 }
 
 /// The loader's message without the path it repeats.

@@ -65,7 +65,10 @@ fn own_cut(own: OwnCut<'_>, payload: &str, room: usize) -> Option<CutAt> {
     let cut = match cut {
         Ok(cut) => cut?,
         Err(_) => {
-            tracing::warn!(codec = codec.name(), "the codec's cut panicked: cut as text");
+            tracing::warn!(
+                codec = codec.name(),
+                "the codec's cut panicked: cut as text"
+            );
             return None;
         }
     };

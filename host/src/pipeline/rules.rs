@@ -192,9 +192,9 @@ fn passthrough_flags(run: &Run<'_, '_>) -> Result<(), Skip> {
     }
 }
 
-/// Rule 4, fused: the payload as JSON without checking it first, when the entry's codec is
-/// `auto` or a built-in that validates JSON in its own pass
-/// ([`parrot_codecs::Builtin::validates_json`]) and the payload is UTF-8 that starts, after
+/// Rule 4, fused: the payload as JSON without checking it first, when the engine says it
+/// fuses JSON ([`Engine::fuses_json`]: `auto`, or a built-in that validates JSON in its own
+/// pass) and the payload is UTF-8 that starts, after
 /// whitespace, like an object or an array (see [`fused`]): the text, and where its value
 /// starts. The validation's time counts in the codec call's budget, as it is part of the
 /// codec's pass.

@@ -53,10 +53,7 @@ impl Codec for Tabs {
 
 const CODECS: &[CodecMeta] = &[CodecMeta::of::<Tabs>()];
 
-extern "C" fn new_first_codec(
-    name: RStr<'_>,
-    params: RStr<'_>,
-) -> RResult<FfiCodecBox, FfiError> {
+extern "C" fn new_first_codec(name: RStr<'_>, params: RStr<'_>) -> RResult<FfiCodecBox, FfiError> {
     guard(|| {
         if name.as_str() == Tabs::NAME {
             return new_codec::<Tabs>(params);

@@ -423,9 +423,14 @@ fn a_plugin_codecs_own_cut_is_used_as_the_built_in_ones() {
             .join(",\n ")
     );
     let whole = setup(true, |_| {});
-    let uncut = whole.host.process(Call::new("csv_rows", Input::Text(&input)));
+    let uncut = whole
+        .host
+        .process(Call::new("csv_rows", Input::Text(&input)));
     let uncut = uncut.text().unwrap().to_owned();
-    assert!(uncut.starts_with("id,name,note\n0,user 0,\"a, b\"\n"), "{uncut}");
+    assert!(
+        uncut.starts_with("id,name,note\n0,user 0,\"a, b\"\n"),
+        "{uncut}"
+    );
 
     let max = 1_000;
     let s = setup(true, |b| {

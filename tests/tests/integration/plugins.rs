@@ -453,7 +453,12 @@ fn a_library_without_the_capabilities_module_loads_and_its_output_is_cut_as_text
     let dir = tempfile::tempdir().unwrap();
     let plugins = dir.path().join("plugins");
     let entry = "[compressor.\"t\"]\ncodec = \"first_tabs\"\nlevel = \"minimal\"\n";
-    package(&plugins, "first", Some(FIRST), &plugin_manifest(FIRST, entry));
+    package(
+        &plugins,
+        "first",
+        Some(FIRST),
+        &plugin_manifest(FIRST, entry),
+    );
     let host = |max: usize| {
         Host::builder()
             .project(dir.path())
