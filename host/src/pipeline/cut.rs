@@ -72,10 +72,12 @@ fn own_cut(own: OwnCut<'_>, payload: &str, room: usize) -> Option<CutAt> {
             return None;
         }
     };
-    let whole_lines = cut.kept == 0 || payload.as_bytes().get(cut.kept - 1) == Some(&b'\n');
+    // Whole lines, less than all: `kept` is then a character boundary inside the payload.
+    let whole_lines = cut.kept < payload.len()
+        && (cut.kept == 0 || payload.as_bytes().get(cut.kept - 1) == Some(&b'\n'));
     let one_line = !cut.marker.is_empty() && !cut.marker.contains(['\n', '\r']);
-    let fits = cut.kept == 0 || escaped(&payload[..cut.kept]) + escaped(&cut.marker) <= room;
-    if cut.kept < payload.len() && whole_lines && one_line && fits {
+    let fits = || cut.kept == 0 || escaped(&payload[..cut.kept]) + escaped(&cut.marker) <= room;
+    if whole_lines && one_line && fits() {
         Some(cut)
     } else {
         tracing::warn!(
@@ -642,6 +644,80 @@ mod tests {
             }
         }
         assert!(at_breaks > 1000, "{at_breaks} cuts at a line break");
+    }
+
+    /// A codec whose cut is whatever the test sets: its cut is taken only when it keeps the
+    /// rules, and otherwise the payload is cut as text.
+    struct Cutter(parrot_codec_api::CutAt);
+
+    impl parrot_codec_api::Codec for Cutter {
+        const NAME: &'static str = "cutter";
+        const CUT: Option<parrot_codec_api::Cut<Self>> =
+            Some(|codec, _, _, _| Some(codec.0.clone()));
+
+        fn new(_: &mut parrot_codec_api::Params) -> Result<Self, parrot_codec_api::CodecError> {
+            Ok(Cutter(CutAt::new(0, "")))
+        }
+
+        fn compress(
+            &self,
+            _: Payload<'_>,
+            _: Level,
+        ) -> Result<Outcome, parrot_codec_api::CodecError> {
+            Ok(Outcome::Unchanged)
+        }
+    }
+
+    #[test]
+    fn a_codecs_cut_that_breaks_the_rules_is_not_taken() {
+        let payload: String = (1..=50)
+            .map(|i| format!("line {i:02} of the text\n"))
+            .collect();
+        let marker = "[codec's marker]";
+        // Each row: the case, the codec's cut, whether it is taken (else cut as text).
+        let cases = [
+            ("whole lines within the room", CutAt::new(60, marker), true),
+            (
+                "nothing kept, the marker alone",
+                CutAt::new(0, marker),
+                true,
+            ),
+            ("inside a line", CutAt::new(61, marker), false),
+            ("everything kept", CutAt::new(payload.len(), marker), false),
+            (
+                "past the end",
+                CutAt::new(payload.len() + 20, marker),
+                false,
+            ),
+            ("over the room", CutAt::new(20 * 20, marker), false),
+            ("an empty marker", CutAt::new(60, ""), false),
+            ("a marker of two lines", CutAt::new(60, "[a]\n[b]"), false),
+        ];
+        for (name, given, taken) in cases {
+            let expected = given.clone();
+            let codec = Cutter(given);
+            let own = OwnCut {
+                codec: &codec,
+                original: Payload::text_only("the original"),
+            };
+            let out = cut(
+                &payload,
+                Some(own),
+                &Pointer::Text("[pointer]".to_owned()),
+                400,
+            );
+            let as_text = cut(&payload, None, &Pointer::Text("[pointer]".to_owned()), 400);
+            if taken {
+                let kept = &payload[..expected.kept];
+                assert_eq!(
+                    out,
+                    format!("{kept}{}\n[pointer]", expected.marker),
+                    "{name}"
+                );
+            } else {
+                assert_eq!(out, as_text, "{name}");
+            }
+        }
     }
 
     /// "1 lines" was printed for a count of one.
