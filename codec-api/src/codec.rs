@@ -1,6 +1,6 @@
 use abi_stable::StableAbi;
 
-use crate::{CodecError, CodecMeta, Level, Params};
+use crate::{CodecError, CodecMeta, Cut, CutAt, Level, Params};
 
 /// Whether a payload is JSON text or plain text.
 ///
@@ -206,6 +206,63 @@ pub trait Codec: Sized + Send + Sync + 'static {
     /// ```
     const INVERSE: Option<Inverse<Self>> = None;
 
+    /// The codec's cut of its own output to a size, or `None` (the default) when it offers
+    /// none: the host's last rule (CONTRACT §4, rule 11) then cuts a result over
+    /// `max_result_chars` as text, at a line break or a character.
+    ///
+    /// A codec whose output has a grammar offers one to cut at the grammar's boundaries (the
+    /// `log` codec between its units, a CSV codec between its records) and to end the cut with
+    /// a marker that says exactly what it removed, in its own terms, with the selector that
+    /// returns it. [`DynCodec::cuts`] is whether it is `Some`, and [`DynCodec::cut`] calls it;
+    /// the rules a cut keeps are [`Cut`]'s.
+    ///
+    /// ```
+    /// use parrot_codec_api::{Codec, CodecError, Cut, CutAt, DynCodec, Level, Outcome, Params};
+    /// use parrot_codec_api::{Payload, json_string_chars};
+    ///
+    /// /// Keeps every line once, in order (lossy: repeats are dropped).
+    /// struct Unique;
+    ///
+    /// impl Unique {
+    ///     /// Whole lines while they fit with the marker, which counts the lines left out.
+    ///     fn cut(&self, _: Payload<'_>, output: &str, room: usize) -> Option<CutAt> {
+    ///         let lines: Vec<&str> = output.split_inclusive('\n').collect();
+    ///         let marker = |kept: usize| format!("[{} lines not shown]", lines.len() - kept);
+    ///         let (mut kept, mut end, mut spent) = (0, 0, 0);
+    ///         for line in &lines[..lines.len() - 1] {
+    ///             let cost = json_string_chars(line);
+    ///             if spent + cost + json_string_chars(&marker(kept + 1)) > room {
+    ///                 break;
+    ///             }
+    ///             (kept, end, spent) = (kept + 1, end + line.len(), spent + cost);
+    ///         }
+    ///         Some(CutAt::new(end, marker(kept)))
+    ///     }
+    /// }
+    ///
+    /// impl Codec for Unique {
+    ///     const NAME: &'static str = "unique";
+    ///     const CUT: Option<Cut<Self>> = Some(Self::cut);
+    ///
+    ///     fn new(_: &mut Params) -> Result<Self, CodecError> {
+    ///         Ok(Unique)
+    ///     }
+    ///
+    ///     fn compress(&self, payload: Payload<'_>, level: Level) -> Result<Outcome, CodecError> {
+    ///         let mut seen = std::collections::HashSet::new();
+    ///         let out: String =
+    ///             payload.text().split_inclusive('\n').filter(|l| seen.insert(*l)).collect();
+    ///         let smaller = level.allows_loss() && out.len() < payload.text().len();
+    ///         Ok(if smaller { Outcome::lossy(out) } else { Outcome::Unchanged })
+    ///     }
+    /// }
+    ///
+    /// let cut = DynCodec::cut(&Unique, Payload::text_only("a\nb\nc\n"), "a\nb\nc\n", 24);
+    /// assert_eq!(cut, Some(CutAt::new(2, "[2 lines not shown]")));
+    /// assert!(DynCodec::cuts(&Unique));
+    /// ```
+    const CUT: Option<Cut<Self>> = None;
+
     /// Whether the codec turns JSON payloads into another text format (TOON, CSV, a table):
     /// its output for a JSON payload is text, not JSON. By default a codec's output for a JSON
     /// payload must be JSON, and the host refuses output that is not; with this set, the host
@@ -274,12 +331,27 @@ pub trait DynCodec: Send + Sync {
         self.meta().text_output()
     }
 
+    /// Whether the codec offers a cut of its own output ([`Codec::CUT`]). Not a field of
+    /// [`CodecMeta`]: that value crosses the plugin boundary in interface 0.1.0's layout, which
+    /// a library built against 0.1.0 must keep matching (see the crate's *Versions*).
+    fn cuts(&self) -> bool {
+        false
+    }
+
     /// See [`Codec::compress`].
     ///
     /// # Errors
     ///
     /// See [`Codec::compress`].
     fn compress(&self, payload: Payload<'_>, level: Level) -> Result<Outcome, CodecError>;
+
+    /// The codec's cut of `output`, its output for `original`, to `room` (see [`Cut`] for
+    /// the rules it keeps): [`Codec::CUT`]. `None` when the codec offers none or leaves this
+    /// cut to the host.
+    fn cut(&self, original: Payload<'_>, output: &str, room: usize) -> Option<CutAt> {
+        let _ = (original, output, room);
+        None
+    }
 
     /// Rebuilds the input of a lossless outcome from its payload: the codec's
     /// [`Codec::INVERSE`].
@@ -290,9 +362,11 @@ pub trait DynCodec: Send + Sync {
     /// error when `payload` cannot be expanded.
     fn expand(&self, payload: &str) -> Result<String, CodecError>;
 
-    /// The codec as [`Any`](std::any::Any), so that a host can reach a codec type it knows by
-    /// its own methods (the `log` codec's cut of its own output to a size). Every [`Codec`]
-    /// gives itself; a hand-written implementation gives `None` unless it overrides this.
+    /// The codec as [`Any`](std::any::Any), so that a caller that knows a codec's type can
+    /// reach its own methods. The host never does: what it asks of a codec beyond `compress`
+    /// is a capability of this trait ([`DynCodec::expand`], [`DynCodec::cut`]). Every
+    /// [`Codec`] gives itself; a hand-written implementation gives `None` unless it overrides
+    /// this.
     ///
     /// # Examples
     ///
@@ -324,8 +398,16 @@ impl<C: Codec> DynCodec for C {
         CodecMeta::of::<C>()
     }
 
+    fn cuts(&self) -> bool {
+        C::CUT.is_some()
+    }
+
     fn compress(&self, payload: Payload<'_>, level: Level) -> Result<Outcome, CodecError> {
         Codec::compress(self, payload, level)
+    }
+
+    fn cut(&self, original: Payload<'_>, output: &str, room: usize) -> Option<CutAt> {
+        crate::cut::run(self, original, output, room)
     }
 
     fn expand(&self, payload: &str) -> Result<String, CodecError> {

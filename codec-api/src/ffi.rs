@@ -22,7 +22,8 @@ use abi_stable::sabi_types::VersionStrings;
 use abi_stable::{StableAbi, declare_root_module_statics, package_version_strings, sabi_trait};
 
 use crate::{
-    Codec, CodecError, CodecMeta, DynCodec, ErrorKind, Level, Outcome, Params, Payload, PayloadKind,
+    Codec, CodecError, CodecMeta, CutAt, DynCodec, ErrorKind, Level, Outcome, Params, Payload,
+    PayloadKind,
 };
 
 /// The symbol under which a plugin library exports its [`LibHeader`]: abi_stable's root-module
@@ -40,6 +41,21 @@ pub const ROOT_MODULE_SYMBOL: &str = crate::__root_module_symbol!();
 macro_rules! __root_module_symbol {
     () => {
         "_1as_0lib_1header_0root_bmodule_bloader"
+    };
+}
+
+/// The symbol under which a library exports the [`LibHeader`] of its second root module,
+/// [`CapabilitiesMod`]. A library built before the capabilities module (interface 0.1.0 as
+/// first released) has no such symbol: the host then reads it as offering no capability beyond
+/// `compress` and `expand`.
+pub const CAPABILITIES_SYMBOL: &str = crate::__capabilities_symbol!();
+
+/// The literal of [`CAPABILITIES_SYMBOL`], for `export_name` in [`crate::export_codecs!`].
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __capabilities_symbol {
+    () => {
+        "parrot_codec_capabilities_module"
     };
 }
 
@@ -128,6 +144,74 @@ pub trait FfiCodec: Send + Sync {
 /// The owned trait object a library hands the host for each constructed codec.
 pub type FfiCodecBox = FfiCodec_TO<'static, RBox<()>>;
 
+/// A [`CutAt`] as it crosses the boundary.
+#[repr(C)]
+#[derive(StableAbi, Debug)]
+pub struct FfiCutAt {
+    pub kept: usize,
+    pub marker: RString,
+}
+
+/// A codec instance behind the boundary with every capability of the interface:
+/// [`FfiCodec`]'s calls and the cut. Its own trait, not methods added to [`FfiCodec`]: the
+/// layout check refuses a library whose vtable has fewer methods than the host's, so
+/// [`FfiCodec`] keeps 0.1.0's. Later capabilities go after the last prefix method, which a
+/// newer library may have and an older host ignores.
+#[sabi_trait]
+pub trait FfiCapableCodec: Send + Sync {
+    fn compress(
+        &self,
+        text: RStr<'_>,
+        kind: PayloadKind,
+        level: Level,
+    ) -> RResult<FfiOutcome, FfiError>;
+
+    fn expand(&self, text: RStr<'_>) -> RResult<RString, FfiError>;
+
+    /// Whether the codec declares a cut ([`Codec::CUT`]).
+    fn cuts(&self) -> bool;
+
+    /// The codec's cut: `ROk(RNone)` when it declares none or leaves this one to the host.
+    #[sabi(last_prefix_field)]
+    fn cut(
+        &self,
+        original: RStr<'_>,
+        kind: PayloadKind,
+        output: RStr<'_>,
+        room: usize,
+    ) -> RResult<ROption<FfiCutAt>, FfiError>;
+}
+
+/// The owned trait object of a codec built through [`CapabilitiesMod::new_codec`].
+pub type FfiCapableCodecBox = FfiCapableCodec_TO<'static, RBox<()>>;
+
+/// The second root module of a library, exported under [`CAPABILITIES_SYMBOL`] beside
+/// [`PluginMod`] (which keeps the layout interface 0.1.0 was first released with, so older
+/// hosts load the library as before, and ignore this module).
+///
+/// How the host negotiates: it loads [`PluginMod`] and checks it as ever; it then looks the
+/// symbol up. Absent (a library built before it), the library's codecs are built through
+/// [`PluginMod::new_codec`] and offer no capability beyond `compress` and `expand`. Present,
+/// its layout is checked like the first one's, and the codecs are built through
+/// [`CapabilitiesMod::new_codec`] instead, one instance each, as before.
+#[repr(C)]
+#[derive(StableAbi)]
+#[sabi(kind(Prefix(prefix_ref = CapabilitiesModRef)))]
+#[sabi(missing_field(panic))]
+pub struct CapabilitiesMod {
+    /// Builds the codec named by the first argument from params given as a JSON object, as
+    /// [`PluginMod::new_codec`] does, into an object offering every capability.
+    #[sabi(last_prefix_field)]
+    pub new_codec: extern "C" fn(RStr<'_>, RStr<'_>) -> RResult<FfiCapableCodecBox, FfiError>,
+}
+
+impl RootModule for CapabilitiesModRef {
+    declare_root_module_statics! {CapabilitiesModRef}
+    const BASE_NAME: &'static str = "parrot_codec_plugin_capabilities";
+    const NAME: &'static str = "parrot-compress codec plugin capabilities";
+    const VERSION_STRINGS: VersionStrings = package_version_strings!();
+}
+
 /// The root module of a codec plugin library.
 #[repr(C)]
 #[derive(StableAbi)]
@@ -176,11 +260,68 @@ impl<C: Codec> FfiCodec for Adapter<C> {
     }
 }
 
+impl<C: Codec> FfiCapableCodec for Adapter<C> {
+    fn compress(
+        &self,
+        text: RStr<'_>,
+        kind: PayloadKind,
+        level: Level,
+    ) -> RResult<FfiOutcome, FfiError> {
+        FfiCodec::compress(self, text, kind, level)
+    }
+
+    fn expand(&self, text: RStr<'_>) -> RResult<RString, FfiError> {
+        FfiCodec::expand(self, text)
+    }
+
+    fn cuts(&self) -> bool {
+        C::CUT.is_some()
+    }
+
+    fn cut(
+        &self,
+        original: RStr<'_>,
+        kind: PayloadKind,
+        output: RStr<'_>,
+        room: usize,
+    ) -> RResult<ROption<FfiCutAt>, FfiError> {
+        guard(|| {
+            let original = Payload::new(original.as_str(), kind);
+            let cut = DynCodec::cut(&self.0, original, output.as_str(), room);
+            Ok(cut.map(FfiCutAt::from).into())
+        })
+    }
+}
+
+impl From<CutAt> for FfiCutAt {
+    fn from(cut: CutAt) -> FfiCutAt {
+        FfiCutAt {
+            kept: cut.kept,
+            marker: RString::from(cut.marker),
+        }
+    }
+}
+
+impl From<FfiCutAt> for CutAt {
+    fn from(cut: FfiCutAt) -> CutAt {
+        CutAt::new(cut.kept, cut.marker.into_string())
+    }
+}
+
 /// Builds codec `C` from JSON params into a boundary object.
 pub fn new_codec<C: Codec>(params_json: RStr<'_>) -> Result<FfiCodecBox, CodecError> {
     let params = Params::from_json(params_json.as_str())?;
     let codec = crate::build::<C>(params)?;
     Ok(FfiCodec_TO::from_value(Adapter(codec), TD_Opaque))
+}
+
+/// Builds codec `C` from JSON params into a boundary object offering every capability.
+pub fn new_capable_codec<C: Codec>(
+    params_json: RStr<'_>,
+) -> Result<FfiCapableCodecBox, CodecError> {
+    let params = Params::from_json(params_json.as_str())?;
+    let codec = crate::build::<C>(params)?;
+    Ok(FfiCapableCodec_TO::from_value(Adapter(codec), TD_Opaque))
 }
 
 /// The error for a codec name the library does not provide.
@@ -254,7 +395,9 @@ fn panic_message(payload: &(dyn Any + Send)) -> &str {
 /// Exports a library's codecs to the host.
 ///
 /// Writes the library's root module: the list of codecs (each one's [`CodecMeta`]), a
-/// constructor for each (behind a panic guard), and the flag saying whether panics unwind.
+/// constructor for each (behind a panic guard), and the flag saying whether panics unwind;
+/// and its second root module, [`CapabilitiesMod`], whose constructor builds codecs that offer
+/// every capability of the interface (their [`Codec::CUT`]).
 /// Invoke it once, at the crate root of a `cdylib` crate, with every codec type the library
 /// provides.
 ///
@@ -314,6 +457,20 @@ macro_rules! export_codecs {
                 })
             }
 
+            extern "C" fn new_capable_codec(
+                name: __p::RStr<'_>,
+                params: __p::RStr<'_>,
+            ) -> __p::RResult<__p::FfiCapableCodecBox, __p::FfiError> {
+                __p::guard(|| {
+                    $(
+                        if name.as_str() == <$codec as $crate::Codec>::NAME {
+                            return __p::new_capable_codec::<$codec>(params);
+                        }
+                    )+
+                    Err(__p::unknown_codec(name, CODECS))
+                })
+            }
+
             fn root_module() -> __p::PluginModRef {
                 __p::install_panic_hook();
                 __p::PrefixTypeTrait::leak_into_prefix(__p::PluginMod {
@@ -322,6 +479,28 @@ macro_rules! export_codecs {
                     new_codec,
                 })
             }
+
+            fn capabilities_module() -> __p::CapabilitiesModRef {
+                __p::install_panic_hook();
+                __p::PrefixTypeTrait::leak_into_prefix(__p::CapabilitiesMod {
+                    new_codec: new_capable_codec,
+                })
+            }
+
+            extern "C" fn construct_capabilities() -> __p::RootModuleResult {
+                __p::__call_root_module_loader(capabilities_module)
+            }
+
+            #[unsafe(export_name = $crate::__capabilities_symbol!())]
+            static CAPABILITIES_HEADER: __p::LibHeader = unsafe {
+                // SAFETY: `construct_capabilities` returns the root module of type
+                // `CapabilitiesModRef` that `from_constructor` is instantiated with, as
+                // abi_stable requires.
+                __p::LibHeader::from_constructor::<__p::CapabilitiesModRef>(
+                    construct_capabilities,
+                    __p::CheckTypeLayout::Yes,
+                )
+            };
 
             extern "C" fn construct() -> __p::RootModuleResult {
                 __p::__call_root_module_loader(root_module)

@@ -32,7 +32,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use globset::{GlobSet, GlobSetBuilder};
-use parrot_codec_api::{DynCodec, Level};
+use parrot_codec_api::{DynCodec, Level, PayloadKind};
 
 use crate::auto::{self, Auto};
 use crate::envelope::Envelope;
@@ -96,6 +96,49 @@ pub(crate) enum Engine {
     Codec(Resolved),
     /// The router `auto`.
     Router(Arc<Auto>),
+}
+
+/// What the stage asks of an engine, answered here so that the stage's rules read the same for
+/// a codec and for the router (CONTRACT §4: the fused pass, rule 4's members, rule 5's level).
+impl Engine {
+    /// The name metadata and logs give the engine (`auto` for the router).
+    pub(crate) fn name(&self) -> &str {
+        match self {
+            Engine::Codec(resolved) => &resolved.facts.name,
+            Engine::Router(_) => crate::auto::NAME,
+        }
+    }
+
+    /// Whether a payload that starts like JSON goes to the engine without the check first: the
+    /// router, or a built-in that validates JSON in its own pass (rule 4, fused).
+    pub(crate) fn fuses_json(&self) -> bool {
+        match self {
+            Engine::Codec(resolved) => resolved.facts.validates_json,
+            Engine::Router(_) => true,
+        }
+    }
+
+    /// Whether the engine takes a JSON object's members from the stage's read of it (the
+    /// router, which then need not read the payload again to find its shape).
+    pub(crate) fn reads_members(&self) -> bool {
+        matches!(self, Engine::Router(_))
+    }
+
+    /// Whether a payload the fused pass gave as JSON, found to be text, is run again as text
+    /// (the router routes it as text; a codec that validates JSON leaves text alone).
+    pub(crate) fn runs_text_again(&self) -> bool {
+        matches!(self, Engine::Router(_))
+    }
+
+    /// The level the engine really runs a payload of `kind` at, for a call at `level`: the
+    /// router runs JSON candidates at `minimal` unless its entry says `lossy_json`
+    /// (CONTRACT §2.8); a codec runs at the call's.
+    pub(crate) fn runs_at(&self, kind: PayloadKind, level: Level) -> Level {
+        match self {
+            Engine::Router(auto) if kind == PayloadKind::Json => auto.json_level(level),
+            _ => level,
+        }
+    }
 }
 
 impl ResolvedEntry {

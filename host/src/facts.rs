@@ -35,6 +35,8 @@ pub(crate) struct Facts {
     pub(crate) expands: bool,
     /// Its output for a JSON payload is text, not JSON.
     pub(crate) text_output: bool,
+    /// The codec offers a cut of its own output to a size (rule 11).
+    pub(crate) cuts: bool,
 }
 
 impl Resolved {
@@ -49,6 +51,7 @@ impl Resolved {
             validates_json: registry.validates_json(name),
             expands: meta.expands(),
             text_output: meta.text_output(),
+            cuts: codec.cuts(),
             meta,
         };
         Resolved { codec, facts }

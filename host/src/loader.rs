@@ -12,8 +12,13 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 
-use abi_stable::library::{LibraryError, RawLibrary, RootModuleError, abi_header_from_raw_library};
-use parrot_codec_api::__private::{INTERFACE_VERSION, PluginModRef};
+use abi_stable::library::{
+    AbiHeaderRef, LibHeader, LibraryError, RawLibrary, RootModule, RootModuleError,
+    abi_header_from_raw_library,
+};
+use parrot_codec_api::__private::{
+    CAPABILITIES_SYMBOL, CapabilitiesModRef, INTERFACE_VERSION, PluginModRef,
+};
 use parrot_codec_api::{CodecListError, CodecMeta};
 
 /// Why a plugin library could not be loaded.
@@ -128,11 +133,14 @@ impl fmt::Display for LoadErrorKind {
     }
 }
 
-/// A loaded plugin library: its canonical path and its root module.
+/// A loaded plugin library: its canonical path and its root modules.
 #[derive(Clone, Copy)]
 pub(crate) struct Library {
     pub(crate) path: &'static Path,
     pub(crate) module: PluginModRef,
+    /// Its second root module, which builds codecs offering every capability of the
+    /// interface; `None` for a library built before that module, which offers none.
+    pub(crate) capabilities: Option<CapabilitiesModRef>,
     pub(crate) interface_version: &'static str,
 }
 
@@ -266,40 +274,79 @@ fn open(file: &Path, name: &Path) -> Result<Library, LoadErrorKind> {
     })?;
     let plugin_version = header.version_strings().version.as_str();
 
-    let module = header
-        .init_root_module::<PluginModRef>()
-        .map_err(|err| match err {
-            LibraryError::IncompatibleVersionNumber { .. } | LibraryError::ParseVersionError(_) => {
-                LoadErrorKind::IncompatibleVersion {
-                    host: INTERFACE_VERSION.to_owned(),
-                    plugin: plugin_version.to_owned(),
-                }
-            }
-            LibraryError::AbiInstability(report) => LoadErrorKind::LayoutMismatch {
-                host: INTERFACE_VERSION.to_owned(),
-                plugin: plugin_version.to_owned(),
-                reason: layout_summary(&report.to_string()),
-            },
-            LibraryError::RootModule { err, .. } => LoadErrorKind::Constructor {
-                reason: match err {
-                    RootModuleError::Unwound => "it panicked".to_owned(),
-                    other => other.to_string().trim().to_owned(),
-                },
-            },
-            other => LoadErrorKind::NotSharedLibrary {
-                reason: other.to_string().trim().to_owned(),
-            },
-        })?;
+    let module = init::<PluginModRef>(header, plugin_version)?;
     if !module.unwinds() {
         return Err(LoadErrorKind::AbortsOnPanic);
     }
     CodecMeta::check_list(module.codecs().as_slice())
         .map_err(|reason| LoadErrorKind::InvalidCodecList { reason })?;
-    tracing::debug!(library = %name.display(), version = plugin_version, "loaded codec plugin");
+    let capabilities = capabilities(raw, plugin_version)?;
+    tracing::debug!(
+        library = %name.display(),
+        version = plugin_version,
+        capabilities = capabilities.is_some(),
+        "loaded codec plugin"
+    );
     Ok(Library {
         path: Box::leak(name.to_path_buf().into_boxed_path()),
         module,
+        capabilities,
         interface_version: plugin_version,
+    })
+}
+
+/// The library's second root module, [`CapabilitiesModRef`], when it exports one: a library
+/// built before the capabilities module has no such symbol, and is loaded without it.
+fn capabilities(
+    raw: &'static RawLibrary,
+    plugin_version: &str,
+) -> Result<Option<CapabilitiesModRef>, LoadErrorKind> {
+    let symbol = format!("{CAPABILITIES_SYMBOL}\0");
+    // SAFETY: a library that exports this symbol exports it from `export_codecs!`, as the
+    // `LibHeader` static of its capabilities module, which abi_stable's header reader reads
+    // as it reads the first root module's (`abi_header_from_raw_library`); `raw` is leaked, so
+    // the header stays valid for the life of the process.
+    let header = match unsafe { raw.get::<AbiHeaderRef>(symbol.as_bytes()) } {
+        Ok(header) => *header,
+        Err(LibraryError::GetSymbolError { .. }) => return Ok(None),
+        Err(other) => {
+            return Err(LoadErrorKind::NotSharedLibrary {
+                reason: other.to_string().trim().to_owned(),
+            });
+        }
+    };
+    let header = header.upgrade().map_err(|err| match err {
+        LibraryError::InvalidAbiHeader(_) => LoadErrorKind::IncompatibleAbiStable,
+        other => LoadErrorKind::NotSharedLibrary {
+            reason: other.to_string().trim().to_owned(),
+        },
+    })?;
+    init::<CapabilitiesModRef>(header, plugin_version).map(Some)
+}
+
+/// Root module `M` from `header`, its version and layout checked.
+fn init<M: RootModule>(header: &LibHeader, plugin_version: &str) -> Result<M, LoadErrorKind> {
+    header.init_root_module::<M>().map_err(|err| match err {
+        LibraryError::IncompatibleVersionNumber { .. } | LibraryError::ParseVersionError(_) => {
+            LoadErrorKind::IncompatibleVersion {
+                host: INTERFACE_VERSION.to_owned(),
+                plugin: plugin_version.to_owned(),
+            }
+        }
+        LibraryError::AbiInstability(report) => LoadErrorKind::LayoutMismatch {
+            host: INTERFACE_VERSION.to_owned(),
+            plugin: plugin_version.to_owned(),
+            reason: layout_summary(&report.to_string()),
+        },
+        LibraryError::RootModule { err, .. } => LoadErrorKind::Constructor {
+            reason: match err {
+                RootModuleError::Unwound => "it panicked".to_owned(),
+                other => other.to_string().trim().to_owned(),
+            },
+        },
+        other => LoadErrorKind::NotSharedLibrary {
+            reason: other.to_string().trim().to_owned(),
+        },
     })
 }
 

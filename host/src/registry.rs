@@ -6,9 +6,10 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use parrot_codec_api::__private::{FfiCodecBox, RStr};
+use parrot_codec_api::__private::{FfiCapableCodecBox, FfiCodecBox, RStr};
 use parrot_codec_api::{
-    CodecError, CodecMeta, DynCodec, ErrorKind, INTERFACE_VERSION, Level, Outcome, Params, Payload,
+    CodecError, CodecMeta, CutAt, DynCodec, ErrorKind, INTERFACE_VERSION, Level, Outcome, Params,
+    Payload,
 };
 use parrot_codecs::Builtin;
 use serde_json::{Map, Value};
@@ -223,11 +224,24 @@ impl Registry {
             }
             Provider::Plugin(library) => {
                 let json = Value::Object(params).to_string();
-                let inner = (library.module.new_codec())(RStr::from(name), RStr::from(&*json))
-                    .into_result()
-                    .map_err(CodecError::from)?;
+                let (name, json) = (RStr::from(name), RStr::from(&*json));
+                // The newest constructor the library offers (see `CapabilitiesMod`).
+                let inner = match library.capabilities {
+                    Some(capabilities) => (capabilities.new_codec())(name, json)
+                        .into_result()
+                        .map(Boundary::Capable),
+                    None => (library.module.new_codec())(name, json)
+                        .into_result()
+                        .map(Boundary::First),
+                }
+                .map_err(CodecError::from)?;
+                let cuts = match &inner {
+                    Boundary::Capable(codec) => codec.cuts(),
+                    Boundary::First(_) => false,
+                };
                 Ok(Arc::new(PluginCodec {
                     meta: info.meta,
+                    cuts,
                     inner,
                 }))
             }
@@ -238,7 +252,16 @@ impl Registry {
 /// A codec behind the plugin boundary, with the metadata its library declared for it.
 struct PluginCodec {
     meta: CodecMeta,
-    inner: FfiCodecBox,
+    /// Whether it offers a cut, asked once.
+    cuts: bool,
+    inner: Boundary,
+}
+
+/// A plugin codec's object, as the library built it: through the first root module (a library
+/// built before the capabilities module), or through the capabilities module.
+enum Boundary {
+    First(FfiCodecBox),
+    Capable(FfiCapableCodecBox),
 }
 
 impl DynCodec for PluginCodec {
@@ -246,20 +269,53 @@ impl DynCodec for PluginCodec {
         self.meta
     }
 
+    fn cuts(&self) -> bool {
+        self.cuts
+    }
+
     fn compress(&self, payload: Payload<'_>, level: Level) -> Result<Outcome, CodecError> {
-        self.inner
-            .compress(RStr::from(payload.text()), payload.kind(), level)
-            .into_result()
-            .map(Outcome::from)
-            .map_err(CodecError::from)
+        let (text, kind) = (RStr::from(payload.text()), payload.kind());
+        match &self.inner {
+            Boundary::First(codec) => codec.compress(text, kind, level),
+            Boundary::Capable(codec) => codec.compress(text, kind, level),
+        }
+        .into_result()
+        .map(Outcome::from)
+        .map_err(CodecError::from)
     }
 
     fn expand(&self, payload: &str) -> Result<String, CodecError> {
-        self.inner
-            .expand(RStr::from(payload))
+        let text = RStr::from(payload);
+        match &self.inner {
+            Boundary::First(codec) => codec.expand(text),
+            Boundary::Capable(codec) => codec.expand(text),
+        }
+        .into_result()
+        .map(|text| text.into_string())
+        .map_err(CodecError::from)
+    }
+
+    /// The library's cut; an error (a panic in it included) is logged, and the host cuts as
+    /// text.
+    fn cut(&self, original: Payload<'_>, output: &str, room: usize) -> Option<CutAt> {
+        let Boundary::Capable(codec) = &self.inner else {
+            return None;
+        };
+        if !self.cuts {
+            return None;
+        }
+        let text = RStr::from(original.text());
+        match codec
+            .cut(text, original.kind(), RStr::from(output), room)
             .into_result()
-            .map(|text| text.into_string())
-            .map_err(CodecError::from)
+        {
+            Ok(cut) => cut.into_option().map(CutAt::from),
+            Err(err) => {
+                let err = CodecError::from(err);
+                tracing::warn!(codec = self.meta.name(), "codec's cut failed: {err}");
+                None
+            }
+        }
     }
 }
 

@@ -10,7 +10,7 @@
 //! marker that gives its range, and everything after it is one range of the original, from
 //! the first line of the first unit removed to the original's last line.
 
-use parrot_codec_api::RECOVERY_TOOL;
+use parrot_codec_api::{CutAt, Payload, RECOVERY_TOOL, json_string_chars};
 
 use super::Log;
 use super::fold::looks_like_own_line;
@@ -57,6 +57,22 @@ struct Unit {
 }
 
 impl Log {
+    /// The codec's cut as the host asks for it ([`parrot_codec_api::Codec::CUT`]): [`Log::cut`]
+    /// of a text original, the room counted as the JSON string the result goes out in writes
+    /// it. A JSON original is none of this codec's (it leaves JSON alone).
+    pub(super) fn cut_to_room(
+        &self,
+        original: Payload<'_>,
+        output: &str,
+        room: usize,
+    ) -> Option<CutAt> {
+        if original.is_json() {
+            return None;
+        }
+        let cut = self.cut(original.text(), output, room, &json_string_chars)?;
+        Some(CutAt::new(cut.kept, cut.marker))
+    }
+
     /// Cuts `output`, this codec's output for `original`, so that the lines kept and the marker
     /// after them cost at most `room`, as `cost` counts (the host counts each character as
     /// the JSON string it goes out in writes it). `cost` must add up over a concatenation, and

@@ -255,6 +255,7 @@ pub struct Log {
 
 impl Codec for Log {
     const NAME: &'static str = "log";
+    const CUT: Option<parrot_codec_api::Cut<Self>> = Some(Self::cut_to_room);
 
     fn new(params: &mut Params) -> Result<Self, CodecError> {
         let budget_ratio = params.f64("budget_ratio", 0.12)?;

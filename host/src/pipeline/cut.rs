@@ -6,11 +6,13 @@
 //! wrapper, never a wrapper in a wrapper), and the text kept always ends with a marker saying
 //! what the cut removed and how to get it back:
 //!
-//! - an output of the `log` codec for the whole input is cut by its grammar, at a line
-//!   boundary between its units (a verbatim line, or a region with its fold lines and its
-//!   marker), and ends with a marker of the codec's own family that gives the original lines
-//!   not shown, the output lines and the failure lines removed, and the selector that returns
-//!   those lines ([`parrot_codecs::Log::cut`]);
+//! - the output of a codec that offers a cut of its own output (`DynCodec::cut`, declared with
+//!   `Codec::CUT`; built in or a plugin's), for the whole input, is cut by the codec, at its
+//!   grammar's boundaries, and ends with the codec's own marker (the `log` codec's: between
+//!   its units, a verbatim line or a region with its fold lines and its marker, with the
+//!   original lines not shown, the output lines and the failure lines removed, and the
+//!   selector that returns those lines), when the cut keeps the rules (`Cut`'s: whole lines,
+//!   within the room, a marker of one line); a cut that breaks them is not taken;
 //! - any other payload (another codec's text, JSON on one line) is cut at the last line break
 //!   that fits when the kept text then keeps at least half of what would fit, else at a
 //!   character, and ends with
@@ -25,28 +27,65 @@
 //! (a few hundred code points) cannot be met: the output is then the wrapper around the
 //! marker alone.
 
-use parrot_codec_api::RECOVERY_TOOL;
-use parrot_codecs::Log;
+use parrot_codec_api::{CutAt, DynCodec, Payload, RECOVERY_TOOL};
 
 use crate::counted;
 
+/// The codec that produced a payload for the whole input, when it offers a cut of its own
+/// output, and the input it was given.
+#[derive(Clone, Copy)]
+pub(super) struct OwnCut<'r> {
+    pub(super) codec: &'r dyn DynCodec,
+    pub(super) original: Payload<'r>,
+}
+
 /// The codec's `payload` cut so that `{"result":"<kept>\n<marker>","_tee":<pointer>}` holds at
-/// most `max` code points; `log` is the `log` codec and the text it compressed, when the
-/// payload is its output for the whole input.
-pub(super) fn cut(
-    payload: &str,
-    log: Option<(&Log, &str)>,
-    pointer: &Pointer,
-    max: usize,
-) -> String {
+/// most `max` code points; `own` is the codec that produced it for the whole input, when it
+/// offers a cut of its own output.
+pub(super) fn cut(payload: &str, own: Option<OwnCut<'_>>, pointer: &Pointer, max: usize) -> String {
     let room = max.saturating_sub(pointer.wrap("", "").chars().count());
-    let cut = log.and_then(|(codec, original)| codec.cut(original, payload, room, &escaped));
-    match cut {
+    match own.and_then(|own| own_cut(own, payload, room)) {
         Some(cut) => pointer.wrap(&payload[..cut.kept], &cut.marker),
         None => {
             let (kept, marker) = cut_text(payload, room);
             pointer.wrap(kept, &marker)
         }
+    }
+}
+
+/// The codec's own cut of `payload` to `room`, when it gives one that keeps the rules
+/// (`parrot_codec_api::Cut`): whole lines of the payload, less than all of it, within the room
+/// with the marker (or nothing kept and the marker alone), and a marker of one line. A panic,
+/// or a cut that breaks them, is logged, and the payload is cut as text.
+fn own_cut(own: OwnCut<'_>, payload: &str, room: usize) -> Option<CutAt> {
+    let codec = own.codec;
+    let cut = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        codec.cut(own.original, payload, room)
+    }));
+    let cut = match cut {
+        Ok(cut) => cut?,
+        Err(_) => {
+            tracing::warn!(
+                codec = codec.name(),
+                "the codec's cut panicked: cut as text"
+            );
+            return None;
+        }
+    };
+    // Whole lines, less than all: `kept` is then a character boundary inside the payload.
+    let whole_lines = cut.kept < payload.len()
+        && (cut.kept == 0 || payload.as_bytes().get(cut.kept - 1) == Some(&b'\n'));
+    let one_line = !cut.marker.is_empty() && !cut.marker.contains(['\n', '\r']);
+    let fits = || cut.kept == 0 || escaped(&payload[..cut.kept]) + escaped(&cut.marker) <= room;
+    if whole_lines && one_line && fits() {
+        Some(cut)
+    } else {
+        tracing::warn!(
+            codec = codec.name(),
+            kept = cut.kept,
+            "the codec's cut breaks the rules of a cut: cut as text"
+        );
+        None
     }
 }
 
@@ -289,7 +328,9 @@ fn inside_marker(line: usize, chars: usize) -> String {
 
 #[cfg(test)]
 mod tests {
-    use parrot_codec_api::{Codec, Level, Outcome, Params, Payload};
+    use std::sync::Arc;
+
+    use parrot_codec_api::{Level, Outcome};
 
     use super::*;
 
@@ -297,12 +338,22 @@ mod tests {
 
     /// A 40-line build log: 6 failure lines (one only by the entry's `failure_patterns`)
     /// among `Compiling` lines, and what the `log` codec (with `failure_patterns = ["flaky"]`)
-    /// makes of it.
-    fn log() -> (Log, String, String) {
-        let codec: Log = parrot_codec_api::build(
-            Params::from_json(r#"{"failure_patterns":["flaky"],"head_lines":0,"tail_lines":0,"context_before":0,"context_after":0}"#).unwrap(),
-        )
-        .unwrap();
+    /// makes of it. The codec is the registry's, as the stage holds it: its cut is reached
+    /// through `DynCodec` alone.
+    fn log() -> (Arc<dyn DynCodec>, String, String) {
+        let params = serde_json::json!({
+            "failure_patterns": ["flaky"],
+            "head_lines": 0,
+            "tail_lines": 0,
+            "context_before": 0,
+            "context_after": 0,
+        });
+        let serde_json::Value::Object(params) = params else {
+            unreachable!("an object")
+        };
+        let codec = crate::registry::Registry::with_builtins()
+            .instantiate("log", params)
+            .unwrap();
         let original: String = (1..=40)
             .map(|i| match i {
                 5 | 6 | 20 | 31 | 32 => format!("error[E0{i}]: mismatched types in crate_{i}\n"),
@@ -335,14 +386,18 @@ mod tests {
             over budget to keep every failure line; wm_get_result {\"lines\":\"7-19\"}]\n";
         // Each row: the case, the payload, the log codec and its original, the limit, the
         // result expected.
-        type Row<'a> = (&'a str, &'a str, Option<(&'a Log, &'a str)>, usize, String);
+        let own = |original| OwnCut {
+            codec: &*codec,
+            original: Payload::text_only(original),
+        };
+        type Row<'a> = (&'a str, &'a str, Option<OwnCut<'a>>, usize, String);
         let cases: Vec<Row<'_>> = vec![
             // Lines 20, 25 (a failure by `failure_patterns` only), 31 and 32 are the failures
             // removed; the 7 lines are those four and three regions' markers.
             (
                 "a log output, cut between its units",
                 &output,
-                Some((&codec, &original)),
+                Some(own(&original)),
                 600,
                 format!(
                     "{head}[… 21 lines omitted, lines 20-40: cut at max_result_chars, 7 lines of \
@@ -353,7 +408,7 @@ mod tests {
             (
                 "a log output under a limit the marker alone is over",
                 &output,
-                Some((&codec, &original)),
+                Some(own(&original)),
                 100,
                 "[… 40 lines omitted, lines 1-40: cut at max_result_chars, 11 lines of this \
                  result not shown; 6 failure lines omitted; wm_get_result {\"lines\":\"1-40\"}]"
@@ -362,7 +417,7 @@ mod tests {
             (
                 "a text that is not the log's output is cut as text",
                 &output,
-                Some((&codec, "another original")),
+                Some(own("another original")),
                 600,
                 format!(
                     "{head}[… cut at max_result_chars: 7 lines of this result not shown, from \
@@ -405,11 +460,11 @@ mod tests {
                 ),
             ),
         ];
-        for (name, payload, log, max, expected) in cases {
+        for (name, payload, own, max, expected) in cases {
             // As text: a cut of the same kind (a shorter pointer leaves more room), the pointer
             // its last line, within the limit.
             let line = "[pointer line]";
-            let text = cut(payload, log, &Pointer::Text(line.to_owned()), max);
+            let text = cut(payload, own, &Pointer::Text(line.to_owned()), max);
             let (body, last) = text.rsplit_once('\n').unwrap();
             assert_eq!(last, line, "{name}");
             let (kept, marker) = body.rsplit_once('\n').unwrap_or(("", body));
@@ -420,7 +475,7 @@ mod tests {
                 text.chars().count() <= max || !expected.contains('\n'),
                 "{name}"
             );
-            let out = cut(payload, log, &Pointer::Json(POINTER.to_owned()), max);
+            let out = cut(payload, own, &Pointer::Json(POINTER.to_owned()), max);
             let value: serde_json::Value = serde_json::from_str(&out).unwrap();
             assert_eq!(
                 value["_tee"],
@@ -518,6 +573,9 @@ mod tests {
         for text in generated(3000, 5) {
             let written = serde_json::to_string(&text).unwrap();
             assert_eq!(escaped(&text), written.chars().count() - 2, "{text:?}");
+            // The unit a codec's own cut is given its room in.
+            let unit = parrot_codec_api::json_string_chars(&text);
+            assert_eq!(unit, escaped(&text), "{text:?}");
             let (kept, marker) = text.split_at(text.floor_char_boundary(text.len() / 2));
             assert_eq!(
                 wrap(kept, marker, POINTER),
@@ -586,6 +644,80 @@ mod tests {
             }
         }
         assert!(at_breaks > 1000, "{at_breaks} cuts at a line break");
+    }
+
+    /// A codec whose cut is whatever the test sets: its cut is taken only when it keeps the
+    /// rules, and otherwise the payload is cut as text.
+    struct Cutter(parrot_codec_api::CutAt);
+
+    impl parrot_codec_api::Codec for Cutter {
+        const NAME: &'static str = "cutter";
+        const CUT: Option<parrot_codec_api::Cut<Self>> =
+            Some(|codec, _, _, _| Some(codec.0.clone()));
+
+        fn new(_: &mut parrot_codec_api::Params) -> Result<Self, parrot_codec_api::CodecError> {
+            Ok(Cutter(CutAt::new(0, "")))
+        }
+
+        fn compress(
+            &self,
+            _: Payload<'_>,
+            _: Level,
+        ) -> Result<Outcome, parrot_codec_api::CodecError> {
+            Ok(Outcome::Unchanged)
+        }
+    }
+
+    #[test]
+    fn a_codecs_cut_that_breaks_the_rules_is_not_taken() {
+        let payload: String = (1..=50)
+            .map(|i| format!("line {i:02} of the text\n"))
+            .collect();
+        let marker = "[codec's marker]";
+        // Each row: the case, the codec's cut, whether it is taken (else cut as text).
+        let cases = [
+            ("whole lines within the room", CutAt::new(60, marker), true),
+            (
+                "nothing kept, the marker alone",
+                CutAt::new(0, marker),
+                true,
+            ),
+            ("inside a line", CutAt::new(61, marker), false),
+            ("everything kept", CutAt::new(payload.len(), marker), false),
+            (
+                "past the end",
+                CutAt::new(payload.len() + 20, marker),
+                false,
+            ),
+            ("over the room", CutAt::new(20 * 20, marker), false),
+            ("an empty marker", CutAt::new(60, ""), false),
+            ("a marker of two lines", CutAt::new(60, "[a]\n[b]"), false),
+        ];
+        for (name, given, taken) in cases {
+            let expected = given.clone();
+            let codec = Cutter(given);
+            let own = OwnCut {
+                codec: &codec,
+                original: Payload::text_only("the original"),
+            };
+            let out = cut(
+                &payload,
+                Some(own),
+                &Pointer::Text("[pointer]".to_owned()),
+                400,
+            );
+            let as_text = cut(&payload, None, &Pointer::Text("[pointer]".to_owned()), 400);
+            if taken {
+                let kept = &payload[..expected.kept];
+                assert_eq!(
+                    out,
+                    format!("{kept}{}\n[pointer]", expected.marker),
+                    "{name}"
+                );
+            } else {
+                assert_eq!(out, as_text, "{name}");
+            }
+        }
     }
 
     /// "1 lines" was printed for a count of one.

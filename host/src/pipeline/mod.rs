@@ -12,7 +12,7 @@
 //!
 //! 1. `Host::process_on`: `EntryTable::resolve` finds the entry (`"*"`) and its
 //!    `Engine`, resolved when the host was built (here the router;
-//!    for a codec, its facts: name, built-in, validates JSON, inverse, text output);
+//!    for a codec, its facts: name, built-in, validates JSON, inverse, text output, cut);
 //!    `Host::level_of` gives the level (`normal`; `minimal` without a store); the store is
 //!    scoped to the call's namespace; a `Run` holds it all.
 //! 2. `pipeline::process`: rule 1, the kill switch, a flag decided when the host was built; the call
@@ -21,9 +21,11 @@
 //!    [`Status::Success`](crate::Status): nothing to store).
 //! 4. `rules::compress`: rule 3 (`passthrough_flags`, `is_retrieval`); `digest_beside`
 //!    decides whether the input's key is hashed beside the codec.
-//! 5. `rules::compress_keyed` → `fused_json`: rule 4, fused. *The log* does not start like
-//!    JSON: `supported` → `classify` checks it (UTF-8, not empty, not JSON: text), then
-//!    `admit` → `budget` (rule 5: over the size threshold with no executor, a library's
+//! 5. `rules::compress_keyed` → `fused_json`: rule 4, fused, when the engine says it fuses
+//!    JSON (`Engine::fuses_json`). *The log* does not start like JSON: `supported` → `classify`
+//!    checks it (UTF-8, not empty, not JSON: text; an object's members read for an engine that
+//!    takes them, `Engine::reads_members`), then `admit` → `budget` (rule 5, at the level the
+//!    engine runs the kind at, `Engine::runs_at`: over the size threshold with no executor, a library's
 //!    host passes it through here, `budget_passthrough`, unless built with
 //!    `inline_at_any_size` as the command is) and the breaker (rule 6). *The array* goes to
 //!    `fused`: `admit` as JSON, without the check.
@@ -44,11 +46,39 @@
 //!    array: nothing counted again); otherwise `Gauge::weigh` counts only where the bytes
 //!    cannot decide.
 //! 10. `must_cut` (rule 11's test), then `store_original`: rule 10, the log's input stored
-//!     under the pointer's key; then `cut_payload` (rule 11) only over `max_result_chars`.
+//!     under the pointer's key; then `cut_payload` (rule 11) only over `max_result_chars`:
+//!     `own_cut` found, after rule 7, the codec that produced the whole payload when it offers a
+//!     cut of its own output (its facts' `cuts`; the log: `auto`'s winner `log`), and `cut.rs`
+//!     asks it through `DynCodec::cut` (the log: `Log::cut_to_room` → `Log::cut`; a plugin's:
+//!     across the boundary), taking its cut when it keeps the rules, else cutting as text.
 //! 11. Back in `pipeline::process`: sizes and time to the metadata, the observers' `on_processed`,
 //!     and the token worker's job, given the counts the stage made exactly
 //!     (`tokens::Count::Known`) and a copy of only what it must count; the [`Processed`]
 //!     returned holds the slot its counts arrive in ([`Processed::tokens`]).
+//!
+//! # What the walk visits, counted (issue 48)
+//!
+//! The stage's own functions the log's walk above visits (the payload not cut), each counted
+//! once however often it is called:
+//!
+//! | | before | after |
+//! |---|---|---|
+//! | `mod.rs` | 9: `process`, `untouched`, `Run::codec_name`, `Run::fuses_json`, `Run::auto`, `Stage::breaker`, `count_before`, `count_of`, `notify` | 7: the same without `Run::fuses_json` and `Run::auto` |
+//! | the engine's answers (`entries.rs`) | none: the stage matched on `Engine` or asked for the router (`Run::auto`) | 4: `Engine::name`, `fuses_json`, `reads_members`, `runs_at` |
+//! | `rules.rs` | 21: `decide`, `store_error_result`, `compress`, `passthrough_flags`, `digest_beside`, `compress_keyed`, `fused_json`, `supported`, `classify`, `admit`, `budget`, `run_codec`, `produced`, `winner`, `Admitted::record`, `verify`, `log_output`, `point`, `gain`, `must_cut`, `store_original` | 21: the same, `own_cut` for `log_output` |
+//! | `pointer.rs` | 7: `Digest::beside`, `Digest::key`, `Digest::forget`, `key_of`, `store`, `text_pointer`, `attach_pointer` | 7 |
+//! | in all | 37 functions in 3 files | 39 in 4 files |
+//!
+//! The branches on the router in the stage: the router asked for (`Run::auto`) at 4 places
+//! of `rules.rs` (`fused`'s members and its second run as text, `supported`, `budget`) and
+//! `Engine` matched at 3 (`Run::codec_name`, `Run::fuses_json`, `run_codec`) before; after,
+//! the router asked for at none, and `Engine` matched only where it runs (`run_codec`: the
+//! router's routing or the codec's call) and in the engine's own answers. Cut, the walk adds `cut_payload` and, in
+//! `cut.rs`, `cut` and either the `log` codec reached by its type (`log_output`, by `Any`,
+//! then `Log::cut` by name: before) or `own_cut` → `DynCodec::cut` for whichever codec
+//! produced the payload (after). The fused pass still runs, for a payload that starts like
+//! JSON and is text, `admit`, `run_codec`, then `supported` and, for the router, `budget` and
+//! `run_codec` again (`fused`): one payload does not yet visit each rule once.
 
 mod cut;
 mod pointer;
@@ -64,7 +94,6 @@ use parrot_codec_api::Level;
 
 pub use pointer::{TEE_HINT, split_text_pointer, text_pointer};
 
-use crate::auto::Auto;
 use crate::budget::{Breaker, BreakerConfig, Budgets, Clock, Router};
 use crate::call::{Call, Meta, Processed, Skip, TokenSlot};
 use crate::entries::Engine;
@@ -240,27 +269,7 @@ pub(crate) struct Run<'h, 'a> {
 impl Run<'_, '_> {
     /// The name metadata and logs give the entry's codec (`auto` for the router).
     pub(crate) fn codec_name(&self) -> &str {
-        match self.engine {
-            Engine::Codec(resolved) => &resolved.facts.name,
-            Engine::Router(_) => crate::auto::NAME,
-        }
-    }
-
-    /// The router, when the entry's codec is `auto`.
-    pub(crate) fn auto(&self) -> Option<&Auto> {
-        match self.engine {
-            Engine::Router(auto) => Some(auto),
-            Engine::Codec(_) => None,
-        }
-    }
-
-    /// Whether a payload that starts like JSON goes to the codec without the check first:
-    /// the router, or a built-in that validates JSON in its own pass (rule 4, fused).
-    pub(crate) fn fuses_json(&self) -> bool {
-        match self.engine {
-            Engine::Codec(resolved) => resolved.facts.validates_json,
-            Engine::Router(_) => true,
-        }
+        self.engine.name()
     }
 }
 

@@ -9,6 +9,7 @@ use std::time::Duration;
 use parrot_codec_api::{Level, Outcome, Payload, PayloadKind};
 
 use super::Run;
+use super::cut::OwnCut;
 use super::pointer::{
     self, DIGEST_BESIDE_BYTES, Digest, KEY_HEX_DIGITS, attach_pointer, tee_pointer, text_pointer,
 };
@@ -108,7 +109,7 @@ fn compress_keyed<'i>(
         }
     };
     let produced = verify(run, produced)?;
-    let log = log_output(&produced, text);
+    let own = own_cut(&produced, text);
     let routed = produced.tokens;
     let mut pointed = point(run, input, produced, digest)?;
     // The router's counts are of its own payload: with a pointer added, only the input's
@@ -121,7 +122,7 @@ fn compress_keyed<'i>(
     // A pointer rewritten to the whole digest, or a cut, changes the payload that goes out.
     let unchanged = !cut && pointed.key == tentative;
     let output = if cut {
-        cut_payload(run, &pointed, log.map(|log| (log, text)))
+        cut_payload(run, &pointed, own)
     } else {
         pointed.payload
     };
@@ -138,17 +139,20 @@ fn compress_keyed<'i>(
     })
 }
 
-/// The `log` codec, when its output is the whole payload and it compressed the whole text
-/// (directly, or as `auto`'s winner): rule 11 then cuts the output by its grammar.
-fn log_output<'r>(produced: &Produced<'r>, text: &str) -> Option<&'r parrot_codecs::Log> {
+/// The codec whose output is the whole payload, when it compressed the whole text (directly,
+/// or as `auto`'s winner) and offers a cut of its own output, with that text: rule 11 then
+/// asks it to cut its output by its grammar.
+fn own_cut<'r>(produced: &Produced<'r>, text: &'r str) -> Option<OwnCut<'r>> {
     match produced.parts.as_slice() {
         [part]
-            if part.kind == PayloadKind::Text
+            if part.facts.cuts
                 && part.output.is_none()
                 && std::ptr::eq(part.input.as_ref(), text) =>
         {
-            let codec: &'r dyn parrot_codec_api::DynCodec = part.codec;
-            codec.as_any()?.downcast_ref()
+            Some(OwnCut {
+                codec: part.codec,
+                original: Payload::new(text, part.kind),
+            })
         }
         _ => None,
     }
@@ -188,9 +192,9 @@ fn passthrough_flags(run: &Run<'_, '_>) -> Result<(), Skip> {
     }
 }
 
-/// Rule 4, fused: the payload as JSON without checking it first, when the entry's codec is
-/// `auto` or a built-in that validates JSON in its own pass
-/// ([`parrot_codecs::Builtin::validates_json`]) and the payload is UTF-8 that starts, after
+/// Rule 4, fused: the payload as JSON without checking it first, when the engine says it
+/// fuses JSON ([`Engine::fuses_json`]: `auto`, or a built-in that validates JSON in its own
+/// pass) and the payload is UTF-8 that starts, after
 /// whitespace, like an object or an array (see [`fused`]): the text, and where its value
 /// starts. The validation's time counts in the codec call's budget, as it is part of the
 /// codec's pass.
@@ -199,7 +203,7 @@ fn fused_json<'i>(
     input: &'i [u8],
     known: Option<&'i str>,
 ) -> Option<(&'i str, usize)> {
-    if !run.fuses_json() {
+    if !run.engine.fuses_json() {
         return None;
     }
     let start = input
@@ -238,10 +242,9 @@ fn fused<'r>(
             return Err(skip);
         }
     };
-    let members = run
-        .auto()
-        .filter(|_| text.as_bytes()[start] == b'{')
-        .and_then(|_| parrot_json::members_unchecked(text, start));
+    let members = (run.engine.reads_members() && text.as_bytes()[start] == b'{')
+        .then(|| parrot_json::members_unchecked(text, start))
+        .flatten();
     let before = meta.clone();
     let (attempt, elapsed) = run_codec(run, PayloadKind::Json, text, members, meta);
     if attempt.as_ref().is_ok_and(|produced| produced.validated) {
@@ -257,7 +260,7 @@ fn fused<'r>(
             return Err(skip);
         }
     };
-    if kind == PayloadKind::Json || run.auto().is_none() {
+    if kind == PayloadKind::Json || !run.engine.runs_text_again() {
         admitted.record(run, elapsed);
         return if kind == PayloadKind::Json {
             attempt
@@ -295,7 +298,7 @@ fn supported<'i>(
     input: &'i [u8],
     known: Option<&'i str>,
 ) -> Result<(PayloadKind, &'i str, Option<Vec<Member<'i>>>), Skip> {
-    classify(input, known, run.auto().is_some()).map_err(|why| {
+    classify(input, known, run.engine.reads_members()).map_err(|why| {
         tracing::debug!(tool = run.call.tool, "payload passes through: {why}");
         Skip::UnsupportedPayload
     })
@@ -371,10 +374,7 @@ fn budget(run: &Run<'_, '_>, kind: PayloadKind, text: &str) -> Result<Duration, 
     // The level the codec really runs at: `auto` runs JSON candidates at `minimal` unless its
     // entry says `lossy_json` (CONTRACT §2.8), so a JSON payload under `auto` is judged, and
     // budgeted, as the `minimal` call it is.
-    let minimal = match run.auto() {
-        Some(auto) if kind == PayloadKind::Json => auto.json_level(run.level) == Level::Minimal,
-        _ => run.level == Level::Minimal,
-    };
+    let minimal = run.engine.runs_at(kind, run.level) == Level::Minimal;
     let route = if stage.settings.inline_at_any_size {
         Route::Inline
     } else {
@@ -799,13 +799,9 @@ fn store_original(
 
 /// Rule 11: the codec's payload (without its pointer) cut to fit, in one wrapper
 /// with a pointer (reason `cut`) to the original, its last line a marker saying what the cut
-/// removed (see `cut.rs`); `log` is the `log` codec and its input when the payload is its
-/// output for the whole input, cut by its grammar.
-fn cut_payload(
-    run: &Run<'_, '_>,
-    pointed: &Pointed,
-    log: Option<(&parrot_codecs::Log, &str)>,
-) -> String {
+/// removed (see `cut.rs`); `own` is the codec that produced the whole payload when it offers
+/// a cut of its own output, cut by its grammar.
+fn cut_payload(run: &Run<'_, '_>, pointed: &Pointed, own: Option<OwnCut<'_>>) -> String {
     let max = run.stage.settings.max_result_chars;
     let payload = pointed.unpointed.as_deref().unwrap_or(&pointed.payload);
     let key = pointed.key.as_deref().unwrap_or_default();
@@ -816,7 +812,7 @@ fn cut_payload(
     } else {
         super::cut::Pointer::Json(tee_pointer(key, "cut"))
     };
-    let cut = super::cut::cut(payload, log, &pointer, max);
+    let cut = super::cut::cut(payload, own, &pointer, max);
     tracing::warn!(
         tool = run.call.tool,
         before = pointed.payload.chars().count(),

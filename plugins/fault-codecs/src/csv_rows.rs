@@ -17,6 +17,14 @@
 //! Lossless at every level. Text payloads, other JSON shapes, and tables whose CSV would not be
 //! strictly smaller pass through.
 //!
+//! It also offers a cut of its own output ([`Codec::CUT`]), the one plugin codec that does: the
+//! stage's last rule (CONTRACT §4, rule 11) is held to treat a plugin's cut as it treats the
+//! built-in `log` codec's. The cut keeps the names and whole records (a quoted cell's line
+//! breaks never end one), and ends with
+//! `[… cut at max_result_chars: rows K-L of N not shown (R rows, C characters of this result); wm_get_result {"rows":"K-L"}]`,
+//! `K-L` being the original array's elements not shown (0-based, as the `rows` selector counts
+//! them), `R` how many and `C` the characters of the output removed.
+//!
 //! ```text
 //! [{"id":1,"name":"ada","note":null},{"id":2,"name":"a, b","note":"7"}]
 //! id,name,note
@@ -27,7 +35,10 @@
 use std::borrow::Cow;
 use std::collections::HashSet;
 
-use parrot_codec_api::{Codec, CodecError, Inverse, Level, Outcome, Params, Payload};
+use parrot_codec_api::{
+    Codec, CodecError, Cut, CutAt, Inverse, Level, Outcome, Params, Payload, RECOVERY_TOOL,
+    json_string_chars,
+};
 use parrot_json::Value;
 
 /// Writes arrays of flat objects as CSV; see the module documentation.
@@ -37,6 +48,7 @@ impl Codec for CsvRows {
     const NAME: &'static str = "csv_rows";
     const INVERSE: Option<Inverse<Self>> = Some(Self::expand);
     const TEXT_OUTPUT: bool = true;
+    const CUT: Option<Cut<Self>> = Some(Self::cut);
 
     fn new(_params: &mut Params) -> Result<Self, CodecError> {
         Ok(CsvRows)
@@ -59,6 +71,72 @@ impl CsvRows {
     fn expand(&self, payload: &str) -> Result<String, CodecError> {
         decode(payload)
     }
+
+    /// The cut of `output`, this codec's CSV, to `room`: the names and the most whole records
+    /// that fit with the marker, at least one record removed (see the module documentation).
+    /// `None` for an output that is not this codec's (no record under the names).
+    fn cut(&self, _original: Payload<'_>, output: &str, room: usize) -> Option<CutAt> {
+        let ends = record_ends(output);
+        // The records: the names, then one per row; the last has no line break after it.
+        let rows = ends.len().checked_sub(1).filter(|&rows| rows > 0)?;
+        // The characters and the cost of the output up to each record's end.
+        let mut start = 0;
+        let upto: Vec<(usize, usize)> = ends
+            .iter()
+            .scan((0, 0), |(chars, cost), &end| {
+                let piece = &output[start..end];
+                start = end;
+                *chars += piece.chars().count();
+                *cost += json_string_chars(piece);
+                Some((*chars, *cost))
+            })
+            .collect();
+        let all_chars = upto.last().map_or(0, |&(chars, _)| chars);
+        let marker = |kept_chars: usize, first_row: usize| {
+            format!(
+                "[\u{2026} cut at max_result_chars: rows {first_row}-{last} of {rows} not shown \
+                 ({}, {}); {RECOVERY_TOOL} {{\"rows\":\"{first_row}-{last}\"}}]",
+                counted(rows - first_row, "row", "rows"),
+                counted(
+                    all_chars - kept_chars,
+                    "character of this result",
+                    "characters of this result"
+                ),
+                last = rows - 1,
+            )
+        };
+        // Keeping the names and `k` rows ends at `ends[k]`: the most that fits, from the most
+        // rows down (one row at least goes).
+        for k in (0..rows).rev() {
+            let (chars, cost) = upto[k];
+            let marker = marker(chars, k);
+            if cost + json_string_chars(&marker) <= room {
+                return Some(CutAt::new(ends[k], marker));
+            }
+        }
+        Some(CutAt::new(0, marker(0, 0)))
+    }
+}
+
+/// Where each record of `csv` ends: after its line break, or at the end for the last. A line
+/// break inside a quoted cell is the cell's.
+fn record_ends(csv: &str) -> Vec<usize> {
+    let mut ends = Vec::new();
+    let mut quoted = false;
+    for (at, byte) in csv.bytes().enumerate() {
+        match byte {
+            b'"' => quoted = !quoted,
+            b'\n' if !quoted => ends.push(at + 1),
+            _ => {}
+        }
+    }
+    ends.push(csv.len());
+    ends
+}
+
+/// `n` and its noun, singular for one.
+fn counted(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
 }
 
 /// The CSV of `input`, when it is a table this codec takes.

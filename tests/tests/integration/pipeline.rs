@@ -407,6 +407,73 @@ fn over_max_result_chars_is_cut_with_the_original_stored() {
     assert_eq!(s.host.recover(key).unwrap().unwrap(), log.as_bytes());
 }
 
+/// Issue 48: the last rule cut only the built-in `log` codec's output by its grammar, which it
+/// reached by its type. A plugin codec that offers a cut of its own output (the fixture's
+/// `csv_rows`, across the real library boundary) is asked as the built-in is: its output over
+/// `max_result_chars` is cut between whole records, within the limit, and ends with its own
+/// marker, whose counts are exact and whose selector returns the rows it did not show.
+#[test]
+fn a_plugin_codecs_own_cut_is_used_as_the_built_in_ones() {
+    let rows = 200;
+    let input = format!(
+        "[{}]",
+        (0..rows)
+            .map(|i| format!(r#"{{"id": {i}, "name": "user {i}", "note": "a, b"}}"#))
+            .collect::<Vec<_>>()
+            .join(",\n ")
+    );
+    let whole = setup(true, |_| {});
+    let uncut = whole
+        .host
+        .process(Call::new("csv_rows", Input::Text(&input)));
+    let uncut = uncut.text().unwrap().to_owned();
+    assert!(
+        uncut.starts_with("id,name,note\n0,user 0,\"a, b\"\n"),
+        "{uncut}"
+    );
+
+    let max = 1_000;
+    let s = setup(true, |b| {
+        b.max_result_chars(max);
+    });
+    let out = s.host.process(Call::new("csv_rows", Input::Text(&input)));
+    assert!(out.meta.compressed && out.meta.teed, "{:?}", out.meta);
+    let text = out.text().unwrap();
+    assert!(text.chars().count() <= max, "{}", text.chars().count());
+    let pointed = crate::support::pointed(text).expect("a pointer line");
+    assert_eq!(pointed.reason, "cut");
+    let (kept, marker) = pointed.text.rsplit_once('\n').unwrap();
+    let kept = format!("{kept}\n");
+    // Whole records of the codec's output: the names, then rows 0 to K - 1.
+    assert!(uncut.starts_with(&kept), "{kept}");
+    let shown = kept.lines().count() - 1;
+    assert!(shown > 5, "{shown} rows shown");
+    let last = rows - 1;
+    let removed = uncut.chars().count() - kept.chars().count();
+    assert_eq!(
+        marker,
+        format!(
+            "[\u{2026} cut at max_result_chars: rows {shown}-{last} of {rows} not shown ({} rows, \
+             {removed} characters of this result); wm_get_result {{\"rows\":\"{shown}-{last}\"}}]",
+            rows - shown
+        )
+    );
+    let key = pointed.key.as_str();
+    assert_eq!(s.host.recover(key).unwrap().unwrap(), input.as_bytes());
+    let selector = Selector {
+        rows: Some(format!("{shown}-{last}")),
+        max_chars: Some(0),
+        ..Selector::default()
+    };
+    let body = s.host.recover_selected(key, &selector).unwrap().body;
+    let holds = |row: usize| {
+        let name = format!("user {row}");
+        body.match_indices(&name)
+            .any(|(at, _)| !body[at + name.len()..].starts_with(|c: char| c.is_ascii_digit()))
+    };
+    assert!(holds(shown) && holds(last) && !holds(shown - 1), "{body}");
+}
+
 /// `lines` lines of cargo-test output, a quarter of them failures: runs of 10 `FAILED` lines,
 /// each followed by 30 lines of noise (`Compiling` lines and passing tests).
 fn failing_log(lines: usize) -> String {

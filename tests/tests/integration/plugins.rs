@@ -427,3 +427,48 @@ fn a_symlink_out_of_the_package_is_refused() {
         errors[0]
     );
 }
+
+/// Issue 48: a library exporting its codecs as `export_codecs!` did before the capabilities
+/// module (the first root module alone) keeps loading: its codec compresses, its lossless
+/// outcome is verified through its inverse, and its output over `max_result_chars` is cut as
+/// text by the host, the cut it declares being out of reach without the capabilities module.
+#[test]
+fn a_library_without_the_capabilities_module_loads_and_its_output_is_cut_as_text() {
+    const FIRST: &str = "parrot_plugin_first_interface";
+    let dir = tempfile::tempdir().unwrap();
+    let plugins = dir.path().join("plugins");
+    let entry = "[compressor.\"t\"]\ncodec = \"first_tabs\"\nlevel = \"minimal\"\n";
+    package(
+        &plugins,
+        "first",
+        Some(FIRST),
+        &plugin_manifest(FIRST, entry),
+    );
+    let host = |max: usize| {
+        Host::builder()
+            .project(dir.path())
+            .plugin_path(None)
+            .plugin_dir(&plugins)
+            .tee_store(Arc::new(parrot_host::MemoryTeeStore::default()))
+            .max_result_chars(max)
+            .build()
+            .expect("a library built before the capabilities module loads")
+    };
+    let input: String = (0..100).map(|i| format!("        line {i}\n")).collect();
+    let call = parrot_host::Call::new("t", parrot_host::Input::Text(&input));
+
+    let whole = host(0).process(call);
+    assert_eq!(whole.meta.codec.as_deref(), Some("first_tabs"));
+    assert_eq!(whole.text(), Some(input.replace("    ", "\t").as_str()));
+
+    let cut = host(400).process(call);
+    let text = cut.text().unwrap();
+    assert!(text.chars().count() <= 400, "{text}");
+    let pointed = support::pointed(text).expect("a pointer line");
+    assert_eq!(pointed.reason, "cut");
+    let marker = pointed.text.lines().last().unwrap();
+    assert!(
+        marker.starts_with("[\u{2026} cut at max_result_chars: "),
+        "the host's text cut: {marker}"
+    );
+}

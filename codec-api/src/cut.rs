@@ -1,0 +1,83 @@
+//! A codec's cut of its own output to a size: the capability the host's last rule (CONTRACT §4,
+//! rule 11) asks for when a result is over `max_result_chars`, declared with [`Codec::CUT`].
+
+use crate::{Codec, Payload};
+
+/// A codec's cut of its own output ([`Codec::CUT`]): given the `original` it compressed, its
+/// `output` for it and a `room` in [`json_string_chars`], where to cut the output and the
+/// marker that ends the cut text, or `None` to leave the cut to the host (a text cut at a line
+/// break or a character).
+///
+/// The host takes the cut only when it keeps the rules (CONTRACT §4, rule 11), and otherwise
+/// cuts as it cuts any text:
+///
+/// - `kept` is whole lines of `output`: `0`, or the end of a line break, at most
+///   `output.len()`, and less than it (something is removed);
+/// - the kept text and the marker together cost at most `room` ([`json_string_chars`]); when
+///   not even the marker fits, a cut that keeps nothing and gives the marker alone is taken;
+/// - the marker is one line, not empty, and says what the cut removed, with exact counts, and
+///   how to get it back (the recovery tool and the selector of the part removed).
+pub type Cut<C> = fn(&C, Payload<'_>, &str, usize) -> Option<CutAt>;
+
+/// Where a codec cuts its output, and the marker that follows the part kept: what a
+/// [`Cut`] returns.
+///
+/// # Examples
+///
+/// ```
+/// use parrot_codec_api::CutAt;
+///
+/// let output = "a\nb\nc\n";
+/// let cut = CutAt::new(2, "[… cut: lines 2-3 not shown]");
+/// assert_eq!(&output[..cut.kept], "a\n");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CutAt {
+    /// How many bytes of the output are kept: whole lines, each with its line break.
+    pub kept: usize,
+    /// The line that follows them, without a line break: what the cut removed and how to get
+    /// it back.
+    pub marker: String,
+}
+
+impl CutAt {
+    /// A cut keeping the first `kept` bytes of the output, then `marker`.
+    pub fn new(kept: usize, marker: impl Into<String>) -> CutAt {
+        CutAt {
+            kept,
+            marker: marker.into(),
+        }
+    }
+}
+
+/// How many code points `text` takes inside a JSON string, as `serde_json` writes it: one per
+/// character, two for `"`, `\` and the controls with a short escape (`\b`, `\f`, `\n`, `\r`,
+/// `\t`), six for the other controls (`\u00XX`). The unit of a [`Cut`]'s room: the host writes
+/// a cut result inside a JSON string, and counts `max_result_chars` so.
+///
+/// # Examples
+///
+/// ```
+/// assert_eq!(parrot_codec_api::json_string_chars("é\"\n\u{1}"), 1 + 2 + 2 + 6);
+/// ```
+pub fn json_string_chars(text: &str) -> usize {
+    text.bytes()
+        .map(|byte| match byte {
+            b'"' | b'\\' | b'\n' | b'\r' | b'\t' | 0x08 | 0x0c => 2,
+            0..0x20 => 6,
+            // A byte that continues a character: the character counted at its first byte.
+            0x80..0xc0 => 0,
+            _ => 1,
+        })
+        .sum()
+}
+
+/// The cut codec `C` declares, run: `None` when it declares none.
+pub(crate) fn run<C: Codec>(
+    codec: &C,
+    original: Payload<'_>,
+    output: &str,
+    room: usize,
+) -> Option<CutAt> {
+    C::CUT.and_then(|cut| cut(codec, original, output, room))
+}
