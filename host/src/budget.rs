@@ -1,7 +1,7 @@
-//! Latency budgets: the [`Router`] that decides where a codec call runs, and the per-codec
+//! Latency budgets: the [`Placement`] that decides where a codec call runs, and the per-codec
 //! [`Breaker`] that stops calling a codec that keeps busting its budget.
 //!
-//! Router, per call: `minimal` runs inline at any size; above it, a payload under both
+//! Placement, per call: `minimal` runs inline at any size; above it, a payload under both
 //! `size_threshold_bytes` and `row_threshold` runs inline, a larger one runs on an executor
 //! when the caller is async, else passes through.
 //!
@@ -84,7 +84,7 @@ impl Clock for ManualClock {
 
 /// Where a codec call runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Route {
+pub enum Place {
     /// On the caller's thread.
     Inline,
     /// Off the caller's async runtime, on a blocking thread.
@@ -187,48 +187,48 @@ impl Budgets {
 
 /// Decides where a call runs from a cheap size estimate.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct Router {
+pub struct Placement {
     /// The thresholds and budgets.
     pub budgets: Budgets,
 }
 
-impl Router {
-    /// The route of a call: `minimal` inline at any size; otherwise inline under both
+impl Placement {
+    /// Where a call runs: `minimal` inline at any size; otherwise inline under both
     /// thresholds, else the executor when the caller can offload, else passthrough.
-    pub fn route(&self, minimal: bool, bytes: usize, rows: usize, can_offload: bool) -> Route {
+    pub fn place(&self, minimal: bool, bytes: usize, rows: usize, can_offload: bool) -> Place {
         if minimal
             || (bytes < self.budgets.size_threshold_bytes && rows < self.budgets.row_threshold)
         {
-            Route::Inline
+            Place::Inline
         } else if can_offload {
-            Route::Executor
+            Place::Executor
         } else {
-            Route::Passthrough
+            Place::Passthrough
         }
     }
 
-    /// The budget a call on `route` at the given level must meet.
-    pub fn budget(&self, minimal: bool, route: Route) -> Duration {
-        match (minimal, route) {
+    /// The budget a call placed at `place` at the given level must meet.
+    pub fn budget(&self, minimal: bool, place: Place) -> Duration {
+        match (minimal, place) {
             (true, _) => self.budgets.minimal_budget,
-            (false, Route::Executor) => self.budgets.executor_budget,
+            (false, Place::Executor) => self.budgets.executor_budget,
             (false, _) => self.budgets.inline_budget,
         }
     }
 
-    /// [`Router::route`] for a payload's text: its rows are counted only when its level and
-    /// its bytes do not decide the route, and only until they reach the row threshold
-    /// ([`Router::rows_reach`]).
-    pub fn route_text(&self, minimal: bool, text: &str, can_offload: bool) -> Route {
+    /// [`Placement::place`] for a payload's text: its rows are counted only when its level and
+    /// its bytes do not decide the place, and only until they reach the row threshold
+    /// ([`Placement::rows_reach`]).
+    pub fn place_text(&self, minimal: bool, text: &str, can_offload: bool) -> Place {
         let threshold = self.budgets.row_threshold;
         // The rows matter only under the size threshold, and then only whether they reach it.
         let counted = !minimal && text.len() < self.budgets.size_threshold_bytes;
-        let rows = if counted && Router::rows_reach(text, threshold) {
+        let rows = if counted && Placement::rows_reach(text, threshold) {
             threshold
         } else {
             0
         };
-        self.route(minimal, text.len(), rows, can_offload)
+        self.place(minimal, text.len(), rows, can_offload)
     }
 
     /// A cheap row estimate: the number of `{` bytes (one per object), without parsing.
@@ -236,7 +236,7 @@ impl Router {
         memchr::memchr_iter(b'{', text.as_bytes()).count()
     }
 
-    /// Whether [`Router::estimate_rows`] of `text` is at least `rows`, found by counting up to
+    /// Whether [`Placement::estimate_rows`] of `text` is at least `rows`, found by counting up to
     /// `rows` only.
     pub fn rows_reach(text: &str, rows: usize) -> bool {
         rows == 0
@@ -624,58 +624,63 @@ mod tests {
     }
 
     #[test]
-    fn router_routes_by_level_and_size() {
-        let router = Router::default();
+    fn placement_places_by_level_and_size() {
+        let placement = Placement::default();
         let big = 256 * 1024;
         let cases = [
-            (true, big * 10, 100_000, false, Route::Inline),
-            (false, big - 1, 1_499, false, Route::Inline),
-            (false, big, 0, false, Route::Passthrough),
-            (false, 10, 1_500, false, Route::Passthrough),
-            (false, big, 0, true, Route::Executor),
+            (true, big * 10, 100_000, false, Place::Inline),
+            (false, big - 1, 1_499, false, Place::Inline),
+            (false, big, 0, false, Place::Passthrough),
+            (false, 10, 1_500, false, Place::Passthrough),
+            (false, big, 0, true, Place::Executor),
         ];
         for (minimal, bytes, rows, offload, expected) in cases {
             assert_eq!(
-                router.route(minimal, bytes, rows, offload),
+                placement.place(minimal, bytes, rows, offload),
                 expected,
                 "minimal={minimal} bytes={bytes} rows={rows} offload={offload}"
             );
         }
     }
 
-    /// `route_text` routes every text as `route` does with the full row estimate, though it
+    /// `place_text` places every text as `place` does with the full row estimate, though it
     /// counts less: around both thresholds, at every level and with or without an executor.
     #[test]
-    fn routing_a_text_agrees_with_the_full_row_estimate() {
-        let router = Router::default();
+    fn placing_a_text_agrees_with_the_full_row_estimate() {
+        let placement = Placement::default();
         let rows = |n: usize| "{}".repeat(n);
         let mut texts = vec![String::new(), "no rows".to_owned()];
         for n in [1, 1_498, 1_499, 1_500, 1_501, 3_000] {
             texts.push(rows(n));
         }
-        let big = router.budgets.size_threshold_bytes;
+        let big = placement.budgets.size_threshold_bytes;
         for len in [big - 1, big, big + 1] {
             texts.push("{".repeat(10) + &" ".repeat(len - 10));
         }
         for text in &texts {
             assert_eq!(
-                Router::rows_reach(text, router.budgets.row_threshold),
-                Router::estimate_rows(text) >= router.budgets.row_threshold
+                Placement::rows_reach(text, placement.budgets.row_threshold),
+                Placement::estimate_rows(text) >= placement.budgets.row_threshold
             );
             for minimal in [false, true] {
                 for offload in [false, true] {
                     assert_eq!(
-                        router.route_text(minimal, text, offload),
-                        router.route(minimal, text.len(), Router::estimate_rows(text), offload),
+                        placement.place_text(minimal, text, offload),
+                        placement.place(
+                            minimal,
+                            text.len(),
+                            Placement::estimate_rows(text),
+                            offload
+                        ),
                         "{} bytes, {} rows",
                         text.len(),
-                        Router::estimate_rows(text)
+                        Placement::estimate_rows(text)
                     );
                 }
             }
         }
-        assert!(Router::rows_reach("", 0));
-        assert_eq!(Router::estimate_rows("{\"a\":{\"b\":[{}]}}"), 3);
+        assert!(Placement::rows_reach("", 0));
+        assert_eq!(Placement::estimate_rows("{\"a\":{\"b\":[{}]}}"), 3);
     }
 
     fn messages(errors: Vec<SettingsError>) -> Vec<String> {

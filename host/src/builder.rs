@@ -208,7 +208,7 @@ impl HostBuilder {
         self
     }
 
-    /// The router's thresholds and latency budgets.
+    /// The placement's thresholds and latency budgets.
     pub fn budgets(&mut self, budgets: Budgets) -> &mut Self {
         self.budgets = Some(budgets);
         self

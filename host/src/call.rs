@@ -277,7 +277,7 @@ pub enum Skip {
     LevelNone,
     /// The codec's breaker is open.
     BreakerOpen,
-    /// Over the router's thresholds with no executor to run on.
+    /// Over the placement's thresholds with no executor to run on.
     BudgetPassthrough,
     /// The codec failed, panicked, or broke its contract.
     CodecError,

@@ -10,7 +10,7 @@ use parrot_codec_api::{Level, Outcome, Payload};
 
 use crate::auto::Auto;
 #[cfg(feature = "tokio")]
-use crate::budget::Router;
+use crate::budget::Placement;
 use crate::call::{Call, Processed, Skip, Status};
 #[cfg(feature = "tokio")]
 use crate::call::{OwnedCall, OwnedInput};
@@ -219,7 +219,7 @@ impl Host {
         self.process_on(call, false)
     }
 
-    /// The async entry point: a payload at or over the router's thresholds runs on tokio's
+    /// The async entry point: a payload at or over the placement's thresholds runs on tokio's
     /// blocking pool (at any level: on an async caller, even a lossless pass over megabytes
     /// must not stall the runtime); a smaller one runs in place. Needs a tokio runtime.
     ///
@@ -248,7 +248,7 @@ impl Host {
         // Only a payload under the size threshold is scanned for rows, on this thread.
         let big = size >= budgets.size_threshold_bytes
             || match &call.payload {
-                OwnedInput::Text(text) => Router::rows_reach(text, budgets.row_threshold),
+                OwnedInput::Text(text) => Placement::rows_reach(text, budgets.row_threshold),
                 _ => false,
             };
         if !big {

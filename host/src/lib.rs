@@ -69,7 +69,7 @@ mod tee;
 mod tokens;
 
 pub use budget::{
-    Admission, Breaker, BreakerConfig, Budgets, Clock, ManualClock, Route, Router, SystemClock,
+    Admission, Breaker, BreakerConfig, Budgets, Clock, ManualClock, Place, Placement, SystemClock,
 };
 pub use builder::{DEFAULT_LIMIT_TOKENS, DEFAULT_RECOVERY_MAX_CHARS, HostBuilder};
 pub use call::{

@@ -94,7 +94,7 @@ use parrot_codec_api::Level;
 
 pub use pointer::{TEE_HINT, split_text_pointer, text_pointer};
 
-use crate::budget::{Breaker, BreakerConfig, Budgets, Clock, Router};
+use crate::budget::{Breaker, BreakerConfig, Budgets, Clock, Placement};
 use crate::call::{Call, Meta, Processed, Skip, TokenSlot};
 use crate::entries::Engine;
 use crate::gauge::Gauge;
@@ -142,7 +142,7 @@ impl Default for Verification {
 
 /// The stage's settings, as the host builder resolved them.
 pub(crate) struct Settings {
-    /// The router's thresholds and the latency budgets.
+    /// The placement's thresholds and the latency budgets.
     pub(crate) budgets: Budgets,
     /// The breakers' windows and cooldown.
     pub(crate) breaker: BreakerConfig,
@@ -170,7 +170,7 @@ pub(crate) struct Settings {
 /// The stage's settings and state, owned by the host.
 pub(crate) struct Stage {
     settings: Settings,
-    router: Router,
+    placement: Placement,
     breakers: Mutex<HashMap<String, Arc<Breaker>>>,
     observers: Arc<Vec<Arc<dyn Observer>>>,
     report: Arc<Report>,
@@ -199,7 +199,7 @@ impl Stage {
             TokenWorker::off()
         };
         Stage {
-            router: Router {
+            placement: Placement {
                 budgets: settings.budgets,
             },
             settings,
@@ -213,9 +213,9 @@ impl Stage {
         }
     }
 
-    /// The router's thresholds and the budgets.
+    /// The placement's thresholds and the budgets.
     pub(crate) fn budgets(&self) -> Budgets {
-        self.router.budgets
+        self.placement.budgets
     }
 
     /// The token gauge of the stage's decisions, in the configured tokenizer.

@@ -14,7 +14,7 @@ use super::pointer::{
     self, DIGEST_BESIDE_BYTES, Digest, KEY_HEX_DIGITS, attach_pointer, tee_pointer, text_pointer,
 };
 use crate::auto::{Decision, Part, Refused};
-use crate::budget::{Admission, Breaker, Route};
+use crate::budget::{Admission, Breaker, Place};
 use crate::call::{Meta, NoGain, Skip, Status};
 use crate::entries::Engine;
 use crate::facts::Resolved;
@@ -268,7 +268,7 @@ fn fused<'r>(
             Err(Skip::NoGain)
         };
     }
-    // `auto` on text: routed as text, under the budget the router gives text, as one call.
+    // `auto` on text: routed as text, under the budget the placement gives text, as one call.
     *meta = before;
     let budget = match budget(run, PayloadKind::Text, text) {
         Ok(budget) => budget,
@@ -351,7 +351,7 @@ struct Admitted {
     budget: Duration,
 }
 
-/// Rules 5 and 6: the router (over its thresholds without an executor: passthrough), then the
+/// Rules 5 and 6: the placement (over its thresholds without an executor: passthrough), then the
 /// codec's breaker (open: passthrough).
 fn admit(run: &Run<'_, '_>, kind: PayloadKind, text: &str) -> Result<Admitted, Skip> {
     let budget = budget(run, kind, text)?;
@@ -368,22 +368,22 @@ fn admit(run: &Run<'_, '_>, kind: PayloadKind, text: &str) -> Result<Admitted, S
     })
 }
 
-/// Rule 5, the router alone: the budget of a call the router lets through, or `budget_passthrough`.
+/// Rule 5, the placement alone: the budget of a call it lets through, or `budget_passthrough`.
 fn budget(run: &Run<'_, '_>, kind: PayloadKind, text: &str) -> Result<Duration, Skip> {
     let stage = run.stage;
     // The level the codec really runs at: `auto` runs JSON candidates at `minimal` unless its
     // entry says `lossy_json` (CONTRACT §2.8), so a JSON payload under `auto` is judged, and
     // budgeted, as the `minimal` call it is.
     let minimal = run.engine.runs_at(kind, run.level) == Level::Minimal;
-    let route = if stage.settings.inline_at_any_size {
-        Route::Inline
+    let place = if stage.settings.inline_at_any_size {
+        Place::Inline
     } else {
-        stage.router.route_text(minimal, text, run.offloaded)
+        stage.placement.place_text(minimal, text, run.offloaded)
     };
-    if route == Route::Passthrough {
+    if place == Place::Passthrough {
         return Err(Skip::BudgetPassthrough);
     }
-    Ok(stage.router.budget(minimal, route))
+    Ok(stage.placement.budget(minimal, place))
 }
 
 impl Admitted {
