@@ -7,18 +7,20 @@ use std::sync::Arc;
 
 use parrot_codec_api::{Codec, CodecMeta, DynCodec};
 
-use crate::budget::{BreakerConfig, Budgets, Clock, SystemClock};
-use crate::discovery::{self, PLUGIN_PATH_ENV, SourceInfo, TRUST_PROJECT_PLUGINS_ENV, absolute};
-use crate::entries::EntryTable;
-use crate::envelope::Envelope;
+use crate::config::discovery::{
+    self, PLUGIN_PATH_ENV, SourceInfo, TRUST_PROJECT_PLUGINS_ENV, absolute,
+};
 use crate::error::{BuildError, Error, LoadError};
 use crate::host::Host;
-use crate::observe::Observer;
-use crate::pipeline::{Settings, Stage, Verification};
+use crate::metering::observe::Observer;
+use crate::metering::tokens::{TokenCounter, Tokenizer};
 use crate::plugins;
-use crate::registry::{BuildCodec, Registry};
+use crate::plugins::registry::{BuildCodec, Registry};
+use crate::routing::budget::{BreakerConfig, Budgets, Clock, SystemClock};
+use crate::routing::envelope::Envelope;
+use crate::stage::entries::EntryTable;
+use crate::stage::pipeline::{Settings, Stage, Verification};
 use crate::tee::TeeStore;
-use crate::tokens::{TokenCounter, Tokenizer};
 
 /// The default of [`HostBuilder::retrieval_limit_tokens`], the size of one retrieval in tokens
 /// of the host's tokenizer: 25,000, the size of one MCP result that Claude Code refuses.
@@ -400,7 +402,7 @@ impl HostBuilder {
             clock: self.clock.clone().unwrap_or_else(|| Arc::new(SystemClock)),
             kill_switch: self
                 .kill_switch
-                .unwrap_or_else(crate::pipeline::kill_switch_from_env),
+                .unwrap_or_else(crate::stage::pipeline::kill_switch_from_env),
             inline_at_any_size: self.inline_at_any_size,
             tee_lossless: self.tee_lossless,
             max_result_chars: self.max_result_chars.unwrap_or(200_000),

@@ -8,21 +8,21 @@ use std::sync::Arc;
 
 use parrot_codec_api::{Level, Outcome, Payload};
 
-use crate::auto::Auto;
-#[cfg(feature = "tokio")]
-use crate::budget::Placement;
 use crate::call::{Call, Processed, Skip, Status};
 #[cfg(feature = "tokio")]
 use crate::call::{OwnedCall, OwnedInput};
-use crate::discovery::SourceInfo;
-use crate::entries::{Engine, EntryTable, Resolution, ResolvedEntry};
+use crate::config::discovery::SourceInfo;
 use crate::error::{CompressError, ExpandError, TeeError};
-use crate::explain::Explanation;
-use crate::pipeline::{self, Run, Stage};
-use crate::registry::Registry;
-use crate::report::Report;
+use crate::metering::report::Report;
+use crate::metering::tokens::TokenCounter;
+use crate::plugins::registry::Registry;
+use crate::routing::auto::Auto;
+#[cfg(feature = "tokio")]
+use crate::routing::budget::Placement;
+use crate::stage::entries::{Engine, EntryTable, Resolution, ResolvedEntry};
+use crate::stage::explain::Explanation;
+use crate::stage::pipeline::{self, Run, Stage};
 use crate::tee::{Namespace, Scoped, TeeStore};
-use crate::tokens::TokenCounter;
 
 /// A built host: manifests validated, plugins loaded, every entry's codec constructed.
 pub struct Host {
@@ -187,7 +187,7 @@ impl Host {
     /// assert!(unknown.ends_with("; did you mean \"json_compact\"?"));
     /// ```
     pub fn expand(&self, codec: &str, payload: &str) -> Result<String, ExpandError> {
-        crate::expand::expand(&self.registry, self.table.entries(), codec, payload)
+        crate::stage::expand::expand(&self.registry, self.table.entries(), codec, payload)
     }
 
     /// Runs one tool call through the stage: returns the payload the model will see and the

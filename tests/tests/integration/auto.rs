@@ -388,11 +388,12 @@ fn numbered_read(text: &str) -> String {
 #[test]
 fn a_numbered_read_passes_through_the_default_unchanged() {
     let (_dir, host) = default_host();
-    let source =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../host/src/auto.rs"))
-            .unwrap();
+    let source = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../host/src/routing/auto/mod.rs"),
+    )
+    .unwrap();
     for (name, file) in [
-        ("host/src/auto.rs", source),
+        ("host/src/routing/auto/mod.rs", source),
         ("github-repos.json", corpus("github-repos.json")),
     ] {
         let read = numbered_read(&file);

@@ -11,7 +11,7 @@
 //! token and byte counts are integers and compared exactly), runs of spaces (the report's
 //! column widths follow its times), and the copy's folder, shown as `/path/to/parrot-compress`.
 //! An output block may leave out what a reader needs no copy of and what changes whenever a
-//! built-in codec is added (the list of built-ins, the routing lists of `host/src/core.toml`):
+//! built-in codec is added (the list of built-ins, the routing lists of `host/src/config/core.toml`):
 //! `…` stands for any text within a line, and a line of `…` alone for any lines, none included.
 //! Blocks with another info string (`sh manual`, for a command that needs a network, a server
 //! or a release build) are shown, not run.

@@ -94,14 +94,14 @@ use parrot_codec_api::Level;
 
 pub use pointer::{TEE_HINT, split_text_pointer, text_pointer};
 
-use crate::budget::{Breaker, BreakerConfig, Budgets, Clock, Placement};
 use crate::call::{Call, Meta, Processed, Skip, TokenSlot};
-use crate::entries::Engine;
-use crate::gauge::Gauge;
-use crate::observe::{CallEvent, Observer};
-use crate::report::Report;
+use crate::metering::gauge::Gauge;
+use crate::metering::observe::{CallEvent, Observer};
+use crate::metering::report::Report;
+use crate::metering::tokens::{Count, Job, TokenCounter, TokenWorker};
+use crate::routing::budget::{Breaker, BreakerConfig, Budgets, Clock, Placement};
+use crate::stage::entries::Engine;
 use crate::tee::TeeStore;
-use crate::tokens::{Count, Job, TokenCounter, TokenWorker};
 
 /// The environment variable of the kill switch.
 pub const KILL_SWITCH_ENV: &str = "PARROT_COMPRESSION_DISABLED";
@@ -282,7 +282,7 @@ pub(crate) fn process<'a>(run: Run<'_, 'a>) -> Processed<'a> {
         return Processed::passed_through(input, Skip::KillSwitch);
     }
     let started = Instant::now();
-    let startup_before = crate::gauge::startup_nanos();
+    let startup_before = crate::metering::gauge::startup_nanos();
     let call_id = stage.calls.fetch_add(1, Ordering::Relaxed) + 1;
     let mut meta = untouched(&run, input.len());
 
@@ -295,7 +295,9 @@ pub(crate) fn process<'a>(run: Run<'_, 'a>) -> Processed<'a> {
     // The input as the text the stage read, when it read one (no need to check it again).
     let read = decided.as_ref().map(|decided| decided.text);
     // What the stage counted exactly already, the worker does not count again.
-    let exact = |tokens: Option<crate::gauge::Tokens>| tokens.filter(|t| t.exact).map(|t| t.count);
+    let exact = |tokens: Option<crate::metering::gauge::Tokens>| {
+        tokens.filter(|t| t.exact).map(|t| t.count)
+    };
     let (before, after) = decided.as_ref().map_or((None, None), |decided| {
         (exact(decided.before), exact(decided.after))
     });
@@ -315,7 +317,7 @@ pub(crate) fn process<'a>(run: Run<'_, 'a>) -> Processed<'a> {
     meta.size_after = payload.len();
     // The compression alone: the tokenizer's start-up, paid once by the first call that counts
     // tokens, is not this call's work.
-    let startup = Duration::from_nanos(crate::gauge::startup_nanos() - startup_before);
+    let startup = Duration::from_nanos(crate::metering::gauge::startup_nanos() - startup_before);
     meta.duration_ms = started.elapsed().saturating_sub(startup).as_secs_f64() * 1000.0;
 
     notify(stage, call_id, call.tool, &meta);

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use parrot_codec_api::{CodecMeta, DynCodec};
 
-use crate::registry::{Origin, Registry};
+use crate::plugins::registry::{Origin, Registry};
 
 /// A built codec with the facts the stage reads on every call.
 #[derive(Clone)]

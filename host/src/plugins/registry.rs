@@ -15,9 +15,9 @@ use parrot_codecs::Builtin;
 use serde_json::{Map, Value};
 
 use crate::error::{Error, LoadError};
-use crate::loader::Library;
+use crate::plugins::loader::Library;
 
-/// The name of the host's own routing codec, `auto` (`crate::auto`): reserved, so no library
+/// The name of the host's own routing codec, `auto` (`crate::routing::auto`): reserved, so no library
 /// may register it.
 pub(crate) const AUTO: &str = "auto";
 
@@ -336,7 +336,7 @@ mod tests {
             .collect();
         assert_eq!(names, builtins);
         assert!(names.is_sorted(), "{names:?}");
-        let core = crate::manifest::core_params();
+        let core = crate::config::manifest::core_params();
         let routed = ["rows", "object", "text", "log", "file"]
             .into_iter()
             .flat_map(|list| core[list].as_array().expect("a list"));

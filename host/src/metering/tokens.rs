@@ -16,7 +16,7 @@ use std::sync::mpsc::{Receiver, Sender, channel};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 
 use crate::call::{TokenCounts, TokenSlot};
-use crate::observe::{Observer, TokenEvent};
+use crate::metering::observe::{Observer, TokenEvent};
 
 /// Counts tokens the way one model family does.
 ///

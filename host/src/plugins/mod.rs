@@ -1,18 +1,26 @@
+//! Plugins: the codec registry ([`registry`]) and where its codecs come from — plugin libraries
+//! loaded ([`loader`]) from the packages the manifests declare, what the stage needs to know of
+//! each codec ([`facts`]), and the lossless claims it cannot check ([`claims`]).
+//!
 //! Loading the plugin libraries that package manifests declare, with the package's checks
 //! around the loader: the library stays inside its package folder (symlinks resolved), its
 //! SHA-256 digest matches the one the manifest pins, and it provides every codec the manifest
 //! lists. Each library's codecs are registered; every package's library is loaded before any
 //! entry is validated, so an entry may name a codec any package provides.
 
+pub(crate) mod claims;
+pub(crate) mod facts;
+pub(crate) mod loader;
+pub(crate) mod registry;
+
 use std::path::Path;
 
 use sha2::{Digest, Sha256};
 
+use crate::config::manifest::{Manifest, PluginDecl};
+use crate::config::regular::{self, ReadError};
 use crate::error::{Error, LoadError, ManifestError};
-use crate::loader;
-use crate::manifest::{Manifest, PluginDecl};
-use crate::registry::Registry;
-use crate::regular::{self, ReadError};
+use registry::Registry;
 
 /// Loads the library of every package manifest in `manifests` and registers its codecs.
 pub(crate) fn load_all(manifests: &[Manifest], registry: &mut Registry, errors: &mut Vec<Error>) {
@@ -128,11 +136,11 @@ fn check_codecs(
     }
 }
 
-fn kind_of(err: ReadError) -> loader::LoadErrorKind {
+fn kind_of(err: ReadError) -> crate::error::LoadErrorKind {
     match err {
-        ReadError::Missing => loader::LoadErrorKind::Missing,
-        ReadError::NotRegular(what) => loader::LoadErrorKind::NotRegularFile { what },
-        other => loader::LoadErrorKind::Unreadable {
+        ReadError::Missing => crate::error::LoadErrorKind::Missing,
+        ReadError::NotRegular(what) => crate::error::LoadErrorKind::NotRegularFile { what },
+        other => crate::error::LoadErrorKind::Unreadable {
             reason: other.into_io().to_string(),
         },
     }

@@ -27,9 +27,9 @@ use std::collections::HashSet;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
+use crate::config::manifest::{self, CORE_MANIFEST, CORE_MANIFEST_NAME, Manifest, SourceKind};
+use crate::config::regular::{self, ReadError};
 use crate::error::{Error, LoadError, ManifestError};
-use crate::manifest::{self, CORE_MANIFEST, CORE_MANIFEST_NAME, Manifest, SourceKind};
-use crate::regular::{self, ReadError};
 
 /// The environment variable listing plugin source directories, `:`-separated.
 pub const PLUGIN_PATH_ENV: &str = "PARROT_PLUGIN_PATH";

@@ -3,7 +3,7 @@
 
 use parrot_codec_api::Level;
 
-use crate::entries::{MatchKind, Resolution, ResolvedEntry};
+use crate::stage::entries::{MatchKind, Resolution, ResolvedEntry};
 
 /// Why an entry applies to a tool: the answer of [`crate::Host::explain`].
 #[derive(Debug)]

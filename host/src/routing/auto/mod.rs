@@ -35,7 +35,7 @@
 //! not a log: an agent that reads a file to edit it quotes its lines, and a log codec folding
 //! it into templates leaves nothing to quote. Nor is a listing, a search's hits, a table or a
 //! diff: they are the answer the agent asked for. So each text (a payload, a decoded string, an
-//! MCP text block) is classified first, in `auto/kind.rs`, on a bounded sample: the first 64
+//! MCP text block) is classified first, in `auto/kind/mod.rs`, on a bounded sample: the first 64
 //! lines within its first 16 KiB and, when those do not reach its end, the last 16 lines
 //! within its last 4 KiB. Each sampled line is looked at a few times, mostly by its first and
 //! last bytes, so the cost does not grow with the payload (a few microseconds). The first rule
@@ -80,7 +80,7 @@
 //! | *a candidate's name* | its defaults | a table: that candidate's own params |
 //!
 //! The candidate lists' defaults are written in one place, the core manifest
-//! (`host/src/core.toml`, its `"*"` entry's params): a list an entry leaves out is the core
+//! (`host/src/config/core.toml`, its `"*"` entry's params): a list an entry leaves out is the core
 //! entry's (`parrot-compress explain` and `plugins` print them). The other defaults are this
 //! table's. A list may be empty (that shape then passes through). A candidate that names no registered
 //! codec, `auto` itself, a name given twice in one list, a table named after no candidate, or
@@ -98,7 +98,7 @@
 //!
 //! Every candidate that fits the shape runs; the changed output with the fewest tokens wins
 //! (on a tie, the earlier candidate), provided it holds no more tokens than the input, as the
-//! stage's no-gain rule decides it (`crate::gauge`). A candidate that leaves the payload
+//! stage's no-gain rule decides it (`crate::metering::gauge`). A candidate that leaves the payload
 //! unchanged, fails or panics is out of the running. When no output qualifies, the payload
 //! passes through. Tokens are the host's tokenizer's (o200k by default); with a tokenizer that
 //! counts nothing, bytes stand for them.
@@ -112,7 +112,7 @@
 //!   than a quarter of `sample_bytes` (the rows that fit, at least two), and the sample's winner alone
 //!   runs on the whole payload (if it leaves it unchanged, the next best does);
 //! - `object`, `text` and `file`: the candidates run in full; their outputs' tokens are the gauge's
-//!   (exact up to 32 KB, above that estimated from evenly spaced windows, `crate::gauge`).
+//!   (exact up to 32 KB, above that estimated from evenly spaced windows, `crate::metering::gauge`).
 //!
 //! # What it says
 //!
@@ -137,16 +137,16 @@ use parrot_codec_api::{CodecError, DynCodec, Level, Outcome, Payload, PayloadKin
 use parrot_json::{JsonCheck, Member, Reader, Span};
 use serde_json::{Map, Value};
 
-use crate::envelope::{Envelope, Opened};
-use crate::facts::{Facts, Resolved};
-use crate::gauge::{Gauge, Tokens};
-use crate::registry::Registry;
-use crate::tokens::TokenCounter;
+use crate::metering::gauge::{Gauge, Tokens};
+use crate::metering::tokens::TokenCounter;
+use crate::plugins::facts::{Facts, Resolved};
+use crate::plugins::registry::Registry;
+use crate::routing::envelope::{Envelope, Opened};
 
 mod kind;
 
 /// The routing codec's name in manifests (the registry reserves it).
-pub(crate) const NAME: &str = crate::registry::AUTO;
+pub(crate) const NAME: &str = crate::plugins::registry::AUTO;
 
 const DEFAULT_SAMPLE_BYTES: usize = 64 * 1024;
 const DEFAULT_SAMPLE_ROWS: usize = 32;
@@ -1037,8 +1037,8 @@ fn rows_at(text: &str, array: Span, sample_rows: usize) -> Option<RowsAt> {
 /// The candidate lists of `params` (`rows`, `object`, `text`, `log`, `file`, in that order), each
 /// its default when not given; every name a registered codec other than `auto`, none twice.
 ///
-/// A list's default is the core manifest's (`host/src/core.toml`, read through
-/// [`crate::manifest::core_params`]): the routing defaults are written there and nowhere else,
+/// A list's default is the core manifest's (`host/src/config/core.toml`, read through
+/// [`crate::config::manifest::core_params`]): the routing defaults are written there and nowhere else,
 /// so an `auto` entry that names no list routes as the core entry does.
 fn candidate_lists(
     registry: &Registry,
@@ -1047,7 +1047,7 @@ fn candidate_lists(
     let list = |key: &'static str| -> Result<_, CodecError> {
         let names = match params
             .get(key)
-            .or_else(|| crate::manifest::core_params().get(key))
+            .or_else(|| crate::config::manifest::core_params().get(key))
         {
             None => Vec::new(),
             Some(value) => names(key, value)?,
@@ -1340,7 +1340,7 @@ mod tests {
     #[test]
     fn an_entry_naming_no_list_takes_every_list_from_the_core_manifest() {
         let bare = auto("{}").unwrap();
-        let core = crate::manifest::core_params();
+        let core = crate::config::manifest::core_params();
         let lists = [
             ("rows", &bare.rows),
             ("object", &bare.object),

@@ -1,6 +1,6 @@
 //! Entry keys: a tool name, the wildcard `"*"`, or a glob pattern (`*`, `?`, `[…]`,
 //! case-sensitive, `/` not special). Which entry applies to a tool is the entry table's
-//! business (`entries.rs`); this module only says what a key is and compiles its glob, the
+//! business (`stage/entries.rs`); this module only says what a key is and compiles its glob, the
 //! same way for the manifest's check and for the table.
 
 use globset::{Glob, GlobBuilder};

@@ -351,7 +351,7 @@ mod tests {
         let serde_json::Value::Object(params) = params else {
             unreachable!("an object")
         };
-        let codec = crate::registry::Registry::with_builtins()
+        let codec = crate::plugins::registry::Registry::with_builtins()
             .instantiate("log", params)
             .unwrap();
         let original: String = (1..=40)

@@ -33,9 +33,9 @@ use parrot_codec_api::{DynCodec, RECOVERY_TOOL};
 use parrot_json::{Member, Value};
 use serde_json::Map;
 
-use crate::entries::{Engine, ResolvedEntry};
 use crate::error::ExpandError;
-use crate::registry::{AUTO, Registry};
+use crate::plugins::registry::{AUTO, Registry};
+use crate::stage::entries::{Engine, ResolvedEntry};
 
 /// What the stage added to a codec's output, as read from a payload.
 #[derive(Debug, PartialEq)]
@@ -82,7 +82,7 @@ fn codec_named(
         return Err(ExpandError::UnknownCodec {
             codec: name.to_owned(),
             known: registry.names(),
-            suggestion: crate::manifest::closest(name, registry.codec_names()),
+            suggestion: crate::config::manifest::closest(name, registry.codec_names()),
         });
     };
     if !info.meta.expands() {

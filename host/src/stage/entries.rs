@@ -34,14 +34,14 @@ use std::sync::Arc;
 use globset::{GlobSet, GlobSetBuilder};
 use parrot_codec_api::{DynCodec, Level, PayloadKind};
 
-use crate::auto::{self, Auto};
-use crate::envelope::Envelope;
+use crate::config::manifest::{Entry, Manifest, SourceKind};
+use crate::config::pattern;
 use crate::error::{Error, ManifestError};
-use crate::facts::Resolved;
-use crate::manifest::{Entry, Manifest, SourceKind};
-use crate::pattern;
-use crate::registry::{Origin, Registry};
-use crate::tokens::TokenCounter;
+use crate::metering::tokens::TokenCounter;
+use crate::plugins::facts::Resolved;
+use crate::plugins::registry::{Origin, Registry};
+use crate::routing::auto::{self, Auto};
+use crate::routing::envelope::Envelope;
 
 /// How an entry matched a tool name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -105,7 +105,7 @@ impl Engine {
     pub(crate) fn name(&self) -> &str {
         match self {
             Engine::Codec(resolved) => &resolved.facts.name,
-            Engine::Router(_) => crate::auto::NAME,
+            Engine::Router(_) => crate::routing::auto::NAME,
         }
     }
 
@@ -475,7 +475,7 @@ fn unknown_codec(manifest: &Manifest, entry: &Entry, registry: &Registry) -> Man
         entry: entry.key.clone(),
         codec: entry.codec.clone(),
         known: format!("{}, {}", auto::NAME, registry.names()),
-        suggestion: crate::manifest::closest(
+        suggestion: crate::config::manifest::closest(
             &entry.codec,
             std::iter::once(auto::NAME).chain(registry.codec_names()),
         ),
@@ -498,8 +498,13 @@ mod tests {
                     .map(|key| format!("[compressor.\"{key}\"]\ncodec = \"json_compact\"\n"))
                     .collect();
                 let mut found = Vec::new();
-                let manifest =
-                    crate::manifest::parse(name, None, SourceKind::Project, &text, &mut found);
+                let manifest = crate::config::manifest::parse(
+                    name,
+                    None,
+                    SourceKind::Project,
+                    &text,
+                    &mut found,
+                );
                 assert!(found.is_empty(), "{found:?}");
                 manifest
             })

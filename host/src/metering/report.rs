@@ -11,8 +11,8 @@ use std::sync::Mutex;
 
 use serde_json::{Value, json};
 
-use crate::histogram::Histogram;
-use crate::observe::{CallEvent, Observer, TokenEvent};
+use crate::metering::histogram::Histogram;
+use crate::metering::observe::{CallEvent, Observer, TokenEvent};
 
 #[derive(Debug, Default, Clone)]
 struct Stats {

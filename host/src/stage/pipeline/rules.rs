@@ -13,12 +13,12 @@ use super::cut::OwnCut;
 use super::pointer::{
     self, DIGEST_BESIDE_BYTES, Digest, KEY_HEX_DIGITS, attach_pointer, tee_pointer, text_pointer,
 };
-use crate::auto::{Decision, Part, Refused};
-use crate::budget::{Admission, Breaker, Place};
 use crate::call::{Meta, NoGain, Skip, Status};
-use crate::entries::Engine;
-use crate::facts::Resolved;
-use crate::gauge::Tokens;
+use crate::metering::gauge::Tokens;
+use crate::plugins::facts::Resolved;
+use crate::routing::auto::{Decision, Part, Refused};
+use crate::routing::budget::{Admission, Breaker, Place};
+use crate::stage::entries::Engine;
 use parrot_json::{JsonCheck, Member, TopLevel};
 
 /// A new payload, with what the stage read and counted to decide it.

@@ -32,9 +32,9 @@ use parrot_codec_api::{Level, Outcome, Payload, PayloadKind};
 use serde_json::{Map, Value};
 
 use super::{Kind, classify};
-use crate::auto::Auto;
-use crate::registry::Registry;
-use crate::tokens::TokenCounter;
+use crate::metering::tokens::TokenCounter;
+use crate::plugins::registry::Registry;
+use crate::routing::auto::Auto;
 
 /// Files of each extension taken from one crate.
 const PER_CRATE: usize = 6;
@@ -285,7 +285,7 @@ fn logs() -> Vec<Item> {
 }
 
 fn core_params() -> Map<String, Value> {
-    let core: toml::Table = include_str!("../../core.toml").parse().unwrap();
+    let core: toml::Table = include_str!("../../../config/core.toml").parse().unwrap();
     let params = &core["compressor"]["*"]["params"];
     match serde_json::to_value(params).unwrap() {
         Value::Object(map) => map,

@@ -19,119 +19,9 @@ use abi_stable::library::{
 use parrot_codec_api::__private::{
     CAPABILITIES_SYMBOL, CapabilitiesModRef, INTERFACE_VERSION, PluginModRef,
 };
-use parrot_codec_api::{CodecListError, CodecMeta};
+use parrot_codec_api::CodecMeta;
 
-/// Why a plugin library could not be loaded.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum LoadErrorKind {
-    /// No file at the path.
-    Missing,
-    /// The file exists but the dynamic loader refused it.
-    NotSharedLibrary {
-        /// The loader's reason.
-        reason: String,
-    },
-    /// A shared library without a codec plugin root module.
-    NotPlugin,
-    /// Built with an abi_stable whose ABI differs from the host's.
-    IncompatibleAbiStable,
-    /// Built against an interface version the host cannot accept.
-    IncompatibleVersion {
-        /// The host's interface version.
-        host: String,
-        /// The plugin's interface version.
-        plugin: String,
-    },
-    /// Same version numbers, but the root module's layout differs.
-    LayoutMismatch {
-        /// The host's interface version.
-        host: String,
-        /// The plugin's interface version.
-        plugin: String,
-        /// The first lines of abi_stable's report.
-        reason: String,
-    },
-    /// Built with `panic = "abort"`: a panicking codec would take the host down.
-    AbortsOnPanic,
-    /// The library's list of codecs has a codec without a name, or one name twice.
-    InvalidCodecList {
-        /// The first problem in the list.
-        reason: CodecListError,
-    },
-    /// Something other than a regular file is at the path (a FIFO, a device, a directory):
-    /// the dynamic loader would block on it or fail obscurely.
-    NotRegularFile {
-        /// What is there instead (`"a FIFO"`).
-        what: &'static str,
-    },
-    /// The file exists but could not be read.
-    Unreadable {
-        /// The I/O error.
-        reason: String,
-    },
-    /// The library's root module constructor failed or panicked.
-    Constructor {
-        /// What went wrong.
-        reason: String,
-    },
-}
-
-impl fmt::Display for LoadErrorKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            LoadErrorKind::Missing => f.write_str("library file not found"),
-            LoadErrorKind::NotSharedLibrary { reason } => {
-                write!(f, "not a loadable shared library ({reason})")
-            }
-            LoadErrorKind::NotPlugin => f.write_str(
-                "a shared library, but not a parrot-compress codec plugin \
-                 (it exports no root module; build it with parrot_codec_api::export_codecs!)",
-            ),
-            LoadErrorKind::IncompatibleAbiStable => f.write_str(
-                "built with an abi_stable version incompatible with this host's; \
-                 rebuild it against parrot-codec-api",
-            ),
-            LoadErrorKind::IncompatibleVersion { host, plugin } => write!(
-                f,
-                "incompatible interface version: plugin built against parrot-codec-api {plugin}, \
-                 this host speaks {host} (the major version must match, and for 0.x the minor too); \
-                 rebuild the plugin against parrot-codec-api {host}"
-            ),
-            LoadErrorKind::LayoutMismatch {
-                host,
-                plugin,
-                reason,
-            } => write!(
-                f,
-                "incompatible interface layout: plugin built against parrot-codec-api {plugin}, \
-                 this host speaks {host}: {reason}"
-            ),
-            LoadErrorKind::AbortsOnPanic => f.write_str(
-                "built with panic = \"abort\": a panicking codec would abort the host; \
-                 rebuild it with panic = \"unwind\"",
-            ),
-            LoadErrorKind::InvalidCodecList { reason } => write!(
-                f,
-                "invalid codec list: {reason}; every codec needs a name of its own \
-                 (parrot_codec_api::export_codecs! checks this when the library is compiled)"
-            ),
-            LoadErrorKind::NotRegularFile { what } => {
-                write!(
-                    f,
-                    "not a regular file ({what}); a plugin library must be a file"
-                )
-            }
-            LoadErrorKind::Unreadable { reason } => write!(f, "cannot read: {reason}"),
-            LoadErrorKind::Constructor { reason } => {
-                write!(
-                    f,
-                    "the library's root module failed to initialize: {reason}"
-                )
-            }
-        }
-    }
-}
+use crate::error::LoadErrorKind;
 
 /// A loaded plugin library: its canonical path and its root modules.
 #[derive(Clone, Copy)]
@@ -376,6 +266,8 @@ fn layout_summary(report: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    use parrot_codec_api::CodecListError;
+
     use super::*;
 
     #[test]

@@ -440,7 +440,7 @@ impl Ctx<'_> {
             });
             return None;
         };
-        if let Err(message) = crate::pattern::check_pattern(key) {
+        if let Err(message) = crate::config::pattern::check_pattern(key) {
             errors.push(ManifestError::InvalidPattern {
                 file: self.name.to_owned(),
                 line: entry_line,
@@ -597,7 +597,7 @@ fn resolve_library(package: &Path, library: &str) -> Option<PathBuf> {
         return Some(exact);
     }
     let candidates = [
-        package.join(crate::package::library_file_name(library)),
+        package.join(crate::config::package::library_file_name(library)),
         package.join(format!("{library}{}", std::env::consts::DLL_SUFFIX)),
         exact,
     ];

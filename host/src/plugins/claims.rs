@@ -8,7 +8,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use parrot_codec_api::{DynCodec, Level, Outcome, Payload};
 use serde_json::Map;
 
-use crate::registry::{Origin, Registry};
+use crate::plugins::registry::{Origin, Registry};
 
 /// A codec that answered some probe payloads with a lossless outcome and offers no inverse,
 /// so the host cannot check the claim.

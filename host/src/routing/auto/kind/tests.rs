@@ -22,11 +22,11 @@ fn numbered(text: &str, first: usize, arrow: bool) -> String {
 
 /// This repository's own files, each with the kind its lines read as.
 const FILES: &[(&str, FileLine)] = &[
-    ("host/src/auto.rs", FileLine::Code),
+    ("host/src/routing/auto/mod.rs", FileLine::Code),
     ("codecs/src/log/patterns.rs", FileLine::Code),
-    ("host/src/pipeline/rules.rs", FileLine::Code),
+    ("host/src/stage/pipeline/rules.rs", FileLine::Code),
     ("Cargo.toml", FileLine::Config),
-    ("host/src/core.toml", FileLine::Config),
+    ("host/src/config/core.toml", FileLine::Config),
     ("README.md", FileLine::Markdown),
     ("docs/CONTRACT.md", FileLine::Markdown),
     ("corpus/logs/real/README.md", FileLine::Markdown),
@@ -98,7 +98,7 @@ fn numbered_reads_are_file_contents_with_their_line_range() {
 fn a_numbered_read_with_a_trailer_is_a_read() {
     let trailer = "\n<system-reminder>\nWhenever you read a file, you should consider whether it \
                    looks malicious.\n</system-reminder>\n";
-    for path in ["host/src/core.toml", "host/src/auto.rs"] {
+    for path in ["host/src/config/core.toml", "host/src/routing/auto/mod.rs"] {
         let text = repo(path);
         let lines = text.lines().count() as u64;
         let read = numbered(&text, 1, false) + trailer;
@@ -347,7 +347,7 @@ fn kinds_of_text_by_their_lines() {
 /// payload costs what a small one does.
 #[test]
 fn only_the_sample_is_read() {
-    let code = repo("host/src/auto.rs");
+    let code = repo("host/src/routing/auto/mod.rs");
     let head: String = code
         .lines()
         .take(HEAD_LINES)

@@ -2,7 +2,7 @@
 //! rule).
 //!
 //! The savings report counts every payload exactly, off the caller's path
-//! ([`crate::tokens`]). Decisions cannot wait for that: rule 9 must know, before the payload
+//! ([`crate::metering::tokens`]). Decisions cannot wait for that: rule 9 must know, before the payload
 //! goes out, that it holds no more tokens than the input. A full count runs at about 50 MB/s
 //! (a 256 KB payload: 5 ms, over the inline budget), so the gauge counts only what it must:
 //!
@@ -30,7 +30,7 @@ use std::cell::Cell;
 use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
-use crate::tokens::TokenCounter;
+use crate::metering::tokens::TokenCounter;
 
 /// An output at most this fraction of the input's bytes holds fewer tokens, uncounted.
 ///
@@ -405,7 +405,7 @@ mod tests {
     use parrot_codec_api::{Level, Outcome, Params, Payload, PayloadKind};
 
     use super::*;
-    use crate::tokens::Tokenizer;
+    use crate::metering::tokens::Tokenizer;
 
     fn o200k() -> Gauge {
         Gauge::new(Arc::new(Tokenizer::O200k))
