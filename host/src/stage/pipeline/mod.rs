@@ -64,7 +64,7 @@
 //! | | before | after |
 //! |---|---|---|
 //! | `mod.rs` | 9: `process`, `untouched`, `Run::codec_name`, `Run::fuses_json`, `Run::auto`, `Stage::breaker`, `count_before`, `count_of`, `notify` | 7: the same without `Run::fuses_json` and `Run::auto` |
-//! | the engine's answers (`entries.rs`) | none: the stage matched on `Engine` or asked for the router (`Run::auto`) | 4: `Engine::name`, `fuses_json`, `reads_members`, `runs_at` |
+//! | the engine's answers (`stage/entries.rs`) | none: the stage matched on `Engine` or asked for the router (`Run::auto`) | 4: `Engine::name`, `fuses_json`, `reads_members`, `runs_at` |
 //! | `rules.rs` | 21: `decide`, `store_error_result`, `compress`, `passthrough_flags`, `digest_beside`, `compress_keyed`, `fused_json`, `supported`, `classify`, `admit`, `budget`, `run_codec`, `produced`, `winner`, `Admitted::record`, `verify`, `log_output`, `point`, `gain`, `must_cut`, `store_original` | 21: the same, `own_cut` for `log_output` |
 //! | `pointer.rs` | 7: `Digest::beside`, `Digest::key`, `Digest::forget`, `key_of`, `store`, `text_pointer`, `attach_pointer` | 7 |
 //! | in all | 37 functions in 3 files | 39 in 4 files |
