@@ -4,7 +4,7 @@
 use serde_json::{Value, json};
 
 use super::LlmApi;
-use super::calls::{Answer, Calls, EditError, Found, str_of};
+use super::calls::{Answer, Calls, EditError, Found, drop_recovery_calls, str_of};
 use super::targets::{
     CallNames, Origin, Path, RewriteError, Target, array, object, optional, required, shape,
     string, texts,
@@ -144,12 +144,7 @@ impl LlmApi for AnthropicMessages {
     }
 
     fn strip(&self, response: &mut Value) {
-        if let Some(Value::Array(content)) = response.get_mut("content") {
-            content.retain(|block| {
-                !(block.get("type").and_then(Value::as_str) == Some("tool_use")
-                    && str_of(block, "name") == Some(crate::RECOVERY_TOOL))
-            });
-        }
+        drop_recovery_calls(response, "content", "tool_use");
     }
 
     /// The assistant's content, then one user turn of tool results.

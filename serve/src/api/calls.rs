@@ -102,6 +102,17 @@ pub(crate) fn str_of<'v>(value: &'v Value, name: &str) -> Option<&'v str> {
     value.get(name).and_then(Value::as_str)
 }
 
+/// Takes out of the array `member` of `response` every item of type `call_type` that calls
+/// [`crate::RECOVERY_TOOL`] by its `name` (the answer's other items stay, in order).
+pub(crate) fn drop_recovery_calls(response: &mut Value, member: &str, call_type: &str) {
+    if let Some(Value::Array(items)) = response.get_mut(member) {
+        items.retain(|item| {
+            !(str_of(item, "type") == Some(call_type)
+                && str_of(item, "name") == Some(crate::RECOVERY_TOOL))
+        });
+    }
+}
+
 /// A call's `arguments`: a JSON string holding an object.
 pub(crate) fn arguments_of(arguments: Option<&Value>) -> Option<Map<String, Value>> {
     match arguments? {

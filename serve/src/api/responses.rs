@@ -3,7 +3,7 @@
 use serde_json::{Value, json};
 
 use super::LlmApi;
-use super::calls::{Answer, Calls, EditError, Found, arguments_of, str_of};
+use super::calls::{Answer, Calls, EditError, Found, arguments_of, drop_recovery_calls, str_of};
 use super::targets::{
     CallNames, Origin, Path, RewriteError, Target, object, optional, required, shape, string, texts,
 };
@@ -129,12 +129,7 @@ impl LlmApi for OpenAiResponses {
     }
 
     fn strip(&self, response: &mut Value) {
-        if let Some(Value::Array(output)) = response.get_mut("output") {
-            output.retain(|item| {
-                !(item.get("type").and_then(Value::as_str) == Some("function_call")
-                    && str_of(item, "name") == Some(crate::RECOVERY_TOOL))
-            });
-        }
+        drop_recovery_calls(response, "output", "function_call");
     }
 
     /// The response's output items, then one function call output per answer.

@@ -1603,9 +1603,18 @@ fn reports_one_call_of(stderr: &str, tool: &str) -> bool {
     stderr.lines().any(|l| l.starts_with("tool ")) && stderr.lines().any(row)
 }
 
-/// A session with the fake server, its `rows` called (so the report has a row) and a child of
-/// the server's own running; `setup` names tools to call before the signal.
-fn session_with_a_child(marked: &Marked, setup: &[&str]) -> (tempfile::TempDir, Peer, u32) {
+/// A session with the fake server, its `rows` called (so the report has a row), `setup`'s tools
+/// called, then `tool`, which answers `pid N` for a process it started (`what` in messages);
+/// returned once that process is among the session's. Python starts it with vfork: the server
+/// runs on (and answers) once the child's execve has switched its memory, a moment before the
+/// kernel has set where its environment is, so /proc shows it without its marker for that
+/// moment.
+fn session_with_a_process(
+    marked: &Marked,
+    setup: &[&str],
+    tool: &str,
+    what: &str,
+) -> (tempfile::TempDir, Peer, u32) {
     let project = tempfile::tempdir().unwrap();
     let mut proxy = Peer::reporting(project.path(), &fake_server(), marked);
     proxy.initialize();
@@ -1613,23 +1622,26 @@ fn session_with_a_child(marked: &Marked, setup: &[&str]) -> (tempfile::TempDir, 
     for (i, tool) in setup.iter().enumerate() {
         proxy.call_text(10 + i as u64, tool);
     }
-    let text = proxy.call_text(2, "spawn");
-    let child: u32 = text
+    let text = proxy.call_text(2, tool);
+    let pid: u32 = text
         .strip_prefix("pid ")
         .and_then(|pid| pid.parse().ok())
-        .unwrap_or_else(|| panic!("spawn answered {text:?}"));
-    // Python starts the child with vfork: the server runs on (and answers) once the child's
-    // execve has switched its memory, a moment before the kernel has set where its
-    // environment is, so /proc shows it without its marker for that moment.
+        .unwrap_or_else(|| panic!("{tool} answered {text:?}"));
     let deadline = Instant::now() + Duration::from_secs(3);
-    while !marked.running().iter().any(|&(pid, _)| pid == child) {
+    while !marked.running().iter().any(|&(running, _)| running == pid) {
         assert!(
             Instant::now() < deadline,
-            "the server's child {child} is not among the session's processes"
+            "{what} {pid} is not among the session's processes"
         );
         std::thread::sleep(Duration::from_millis(10));
     }
-    (project, proxy, child)
+    (project, proxy, pid)
+}
+
+/// A session with the fake server, its `rows` called (so the report has a row) and a child of
+/// the server's own running; `setup` names tools to call before the signal.
+fn session_with_a_child(marked: &Marked, setup: &[&str]) -> (tempfile::TempDir, Peer, u32) {
+    session_with_a_process(marked, setup, "spawn", "the server's child")
 }
 
 /// `signal` to the proxy: the server's last message reaches the client, the whole group goes,
@@ -1769,26 +1781,7 @@ fn group_and_session(pid: u32) -> (u32, u32) {
 /// group, whose parent exited at once; `setup` names tools to call before. The proxy, and the
 /// daemon's pid.
 fn session_with_a_daemon(marked: &Marked, setup: &[&str]) -> (tempfile::TempDir, Peer, u32) {
-    let project = tempfile::tempdir().unwrap();
-    let mut proxy = Peer::reporting(project.path(), &fake_server(), marked);
-    proxy.initialize();
-    proxy.call_text(1, "rows");
-    for (i, tool) in setup.iter().enumerate() {
-        proxy.call_text(10 + i as u64, tool);
-    }
-    let text = proxy.call_text(2, "detach");
-    let daemon: u32 = text
-        .strip_prefix("pid ")
-        .and_then(|pid| pid.parse().ok())
-        .unwrap_or_else(|| panic!("detach answered {text:?}"));
-    let deadline = Instant::now() + Duration::from_secs(3);
-    while !marked.running().iter().any(|&(pid, _)| pid == daemon) {
-        assert!(
-            Instant::now() < deadline,
-            "the daemon {daemon} is not among the session's processes"
-        );
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    let (project, proxy, daemon) = session_with_a_process(marked, setup, "detach", "the daemon");
     // Out of the server's process group and session: neither the group's signals nor a
     // hang-up of the server's session reach it.
     let server = server_pid(&proxy.child);
