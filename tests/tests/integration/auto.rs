@@ -372,6 +372,36 @@ fn large_json_under_auto_is_a_minimal_call_for_the_router() {
         "{:?}",
         out.meta
     );
+
+    // So does one whose lines start like JSON: given as JSON first (the fused pass), it is
+    // found to be text and placed as text, not as the `minimal` JSON call it looked like.
+    let bracketed: String = log
+        .lines()
+        .map(|line| format!("[worker] {line}\n"))
+        .collect();
+    let out = host.process(Call::new("t", Input::Text(&bracketed)));
+    assert_eq!(
+        out.meta.skipped,
+        Some(Skip::BudgetPassthrough),
+        "{:?}",
+        out.meta
+    );
+    assert_eq!(&*out.payload, bracketed.as_bytes());
+    // Under the threshold, the same lines are routed as text, to the log codec.
+    let small: String = bracketed
+        .lines()
+        .take(400)
+        .map(|line| format!("{line}\n"))
+        .collect();
+    let out = host.process(Call::new("t", Input::Text(&small)));
+    assert_eq!(out.meta.codec.as_deref(), Some("log"), "{:?}", out.meta);
+    assert!(
+        out.meta
+            .route
+            .as_deref()
+            .unwrap_or_default()
+            .starts_with("text: ")
+    );
 }
 
 /// `text` as an agent's file read prints it: `cat -n`'s `     N\t<line>`.

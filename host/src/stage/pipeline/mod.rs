@@ -21,15 +21,17 @@
 //!    [`Status::Success`](crate::Status): nothing to store).
 //! 4. `rules::compress`: rule 3 (`passthrough_flags`, `is_retrieval`); `digest_beside`
 //!    decides whether the input's key is hashed beside the codec.
-//! 5. `rules::compress_keyed` → `fused_json`: rule 4, fused, when the engine says it fuses
-//!    JSON (`Engine::fuses_json`). *The log* does not start like JSON: `supported` → `classify`
-//!    checks it (UTF-8, not empty, not JSON: text; an object's members read for an engine that
-//!    takes them, `Engine::reads_members`), then `admit` → `budget` (rule 5, at the level the
-//!    engine runs the kind at, `Engine::runs_at`: over the size threshold with no executor, a library's
-//!    host passes it through here, `budget_passthrough`, unless built with
-//!    `inline_at_any_size` as the command is) and the breaker (rule 6). *The array* goes to
-//!    `fused`: `admit` as JSON, without the check.
-//! 6. `run_codec`: rule 7, the codec's call, timed for the breaker. The engine is the router:
+//! 5. `rules::compress_keyed`, the rules from 4 on, one line each, in order. `read`: rule 4,
+//!    fused when the engine says it fuses JSON (`Engine::fuses_json`) and the payload starts
+//!    like JSON (`fused_json`): *the array* is given as JSON without the check, which the
+//!    codec's own validating pass stands for. *The log* does not start like JSON: `supported`
+//!    → `classify` checks it (UTF-8, not empty, not JSON: text; an object's members read for an
+//!    engine that takes them, `Engine::reads_members`). Then `admit` → `budget` (rule 5, at the
+//!    level the engine runs the kind at, `Engine::runs_at`: over the size threshold with no
+//!    executor, a library's host passes it through here, `budget_passthrough`, unless built
+//!    with `inline_at_any_size` as the command is) and the breaker (rule 6).
+//! 6. `run_codec`: rule 7, the codec's call, once, timed for the breaker: `call` runs the
+//!    engine. The engine is the router:
 //!    `Auto::route_read` → `Auto::unit` (the log: `kind::classify`, log lines; the array:
 //!    `Auto::recognise_top` → `recognise` → `rows_at`, rows; a JSON object would first be
 //!    offered to each envelope the host was given) → `Auto::choose`: each candidate of the shape runs
@@ -37,9 +39,12 @@
 //!    `minimal`), the input and each output counted once (`Gauge::tokens`, or
 //!    `Gauge::weigh` when one output alone changed it), the fewest tokens win
 //!    (`write_route` says so), and `Auto::whole` hands back the winner with its counts.
-//! 7. `produced` and `verify`: rule 7's checks with the winner's facts (the array: a
-//!    validating built-in changed the whole, so its pass stood for rule 4's check and
-//!    `fused` returns; a lossless outcome of a built-in is verified one in N).
+//!    For the array, `validated` finds that a validating built-in changed the whole: its pass
+//!    stands for rule 4's check. (A payload that starts like JSON and is not: the check runs
+//!    here, once, and the router routes it as text in the same call, under the placement
+//!    `admit` gave text; nothing is rolled back.)
+//! 7. `produced` and `verify`: rule 7's checks with the winner's facts (a lossless outcome of
+//!    a built-in is verified one in N).
 //! 8. `point`: rule 8 (the log's lossy outcome gets its `_tee` pointer under the input's
 //!    content key; the array's lossless one none).
 //! 9. `gain`: rule 9, with the router's counts when the payload is the router's own (the
@@ -65,20 +70,32 @@
 //! |---|---|---|
 //! | `mod.rs` | 9: `process`, `untouched`, `Run::codec_name`, `Run::fuses_json`, `Run::auto`, `Stage::breaker`, `count_before`, `count_of`, `notify` | 7: the same without `Run::fuses_json` and `Run::auto` |
 //! | the engine's answers (`stage/entries.rs`) | none: the stage matched on `Engine` or asked for the router (`Run::auto`) | 4: `Engine::name`, `fuses_json`, `reads_members`, `runs_at` |
-//! | `rules.rs` | 21: `decide`, `store_error_result`, `compress`, `passthrough_flags`, `digest_beside`, `compress_keyed`, `fused_json`, `supported`, `classify`, `admit`, `budget`, `run_codec`, `produced`, `winner`, `Admitted::record`, `verify`, `log_output`, `point`, `gain`, `must_cut`, `store_original` | 21: the same, `own_cut` for `log_output` |
+//! | `rules.rs` | 21: `decide`, `store_error_result`, `compress`, `passthrough_flags`, `digest_beside`, `compress_keyed`, `fused_json`, `supported`, `classify`, `admit`, `budget`, `run_codec`, `produced`, `winner`, `Admitted::record`, `verify`, `log_output`, `point`, `gain`, `must_cut`, `store_original` | 23: the same, `own_cut` for `log_output`, and `read` (rule 4's one entry) and `call` (the engine's call, out of `run_codec`) |
 //! | `pointer.rs` | 7: `Digest::beside`, `Digest::key`, `Digest::forget`, `key_of`, `store`, `text_pointer`, `attach_pointer` | 7 |
-//! | in all | 37 functions in 3 files | 39 in 4 files |
+//! | in all | 37 functions in 3 files | 41 in 4 files |
+//!
+//! The functions grew by four, and each rule is now one call in `compress_keyed`, in the
+//! order of CONTRACT §4. What changed most is the walk of a payload that starts like JSON and
+//! is text (a log whose lines start with `[`), under the router:
+//!
+//! | | before | after |
+//! |---|---|---|
+//! | rule 4 | `fused_json`, then `supported` → `classify` after the codec ran | `read` → `fused_json`, then `supported` → `classify` in `run_codec` |
+//! | rule 5 | `budget` twice: as JSON in `admit`, as text after the codec ran | `budget` for both kinds in the one `admit` |
+//! | rule 6 | `admit` once | `admit` once |
+//! | rule 7 | `run_codec` → `produced` → `winner` twice (the JSON attempt's metadata rolled back, `meta` copied before it) | `run_codec` once: `call` twice (the engine as JSON, then as text), `produced` → `winner` once, nothing rolled back |
+//! | the breaker | told the text call's time | told the whole call's time |
 //!
 //! The branches on the router in the stage: the router asked for (`Run::auto`) at 4 places
 //! of `rules.rs` (`fused`'s members and its second run as text, `supported`, `budget`) and
 //! `Engine` matched at 3 (`Run::codec_name`, `Run::fuses_json`, `run_codec`) before; after,
-//! the router asked for at none, and `Engine` matched only where it runs (`run_codec`: the
-//! router's routing or the codec's call) and in the engine's own answers. Cut, the walk adds `cut_payload` and, in
-//! `cut.rs`, `cut` and either the `log` codec reached by its type (`log_output`, by `Any`,
-//! then `Log::cut` by name: before) or `own_cut` → `DynCodec::cut` for whichever codec
-//! produced the payload (after). The fused pass still runs, for a payload that starts like
-//! JSON and is text, `admit`, `run_codec`, then `supported` and, for the router, `budget` and
-//! `run_codec` again (`fused`): one payload does not yet visit each rule once.
+//! the router asked for at none, and `Engine` matched only where it runs (`call`: the
+//! router's routing or the codec's call) and in the engine's own answers. Cut, the walk adds
+//! `cut_payload` and, in `cut.rs`, `cut` and either the `log` codec reached by its type
+//! (`log_output`, by `Any`, then `Log::cut` by name: before) or `own_cut` → `DynCodec::cut`
+//! for whichever codec produced the payload (after). The engine runs twice on a payload that
+//! starts like JSON and is text, by design: the check is fused into the codec's pass, so that
+//! JSON (most payloads that start like it) is read once, and text is known only after it.
 
 mod cut;
 mod pointer;

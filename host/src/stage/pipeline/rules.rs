@@ -98,24 +98,23 @@ fn compress_keyed<'i>(
     meta: &mut Meta,
     digest: &Digest<'_>,
 ) -> Result<Decided<'i>, Skip> {
-    let (text, produced) = match fused_json(run, input, known) {
-        Some((text, start)) => (text, fused(run, input, text, start, meta)?),
-        None => {
-            let (kind, text, members) = supported(run, input, known)?;
-            let admitted = admit(run, kind, text)?;
-            let (produced, elapsed) = run_codec(run, kind, text, members, meta);
-            admitted.record(run, elapsed);
-            (text, produced?)
-        }
-    };
+    // Rule 4: the text and its kind (checked, or left to the codec's own pass).
+    let read = read(run, input, known)?;
+    let text = read.text;
+    // Rules 5 and 6: the placement and the breaker.
+    let admitted = admit(run, input, &read)?;
+    // Rule 7: the codec's call, once, and its checks.
+    let produced = run_codec(run, input, read, admitted, meta)?;
     let produced = verify(run, produced)?;
     let own = own_cut(&produced, text);
     let routed = produced.tokens;
+    // Rule 8: the pointer.
     let mut pointed = point(run, input, produced, digest)?;
-    // The router's counts are of its own payload: with a pointer added, only the input's
-    // count stands.
+    // Rule 9: the gain. The router's counts are of its own payload: with a pointer added,
+    // only the input's count stands.
     let carried = routed.filter(|_| pointed.unpointed.is_none());
     let weighed = gain(run, text, &pointed, carried, meta)?;
+    // Rules 10 and 11: the original stored, then the cut when the payload is over the limit.
     let cut = must_cut(run, &pointed.payload);
     let tentative = pointed.key.clone();
     store_original(run, input, &mut pointed, cut, meta)?;
@@ -192,12 +191,48 @@ fn passthrough_flags(run: &Run<'_, '_>) -> Result<(), Skip> {
     }
 }
 
-/// Rule 4, fused: the payload as JSON without checking it first, when the engine says it
-/// fuses JSON ([`Engine::fuses_json`]: `auto`, or a built-in that validates JSON in its own
-/// pass) and the payload is UTF-8 that starts, after
-/// whitespace, like an object or an array (see [`fused`]): the text, and where its value
-/// starts. The validation's time counts in the codec call's budget, as it is part of the
-/// codec's pass.
+/// What rule 4 read of the payload: its text and its kind, checked, or left to the codec's own
+/// pass (fused).
+struct Read<'i> {
+    text: &'i str,
+    kind: PayloadKind,
+    /// A JSON object's members, for an engine that takes them ([`Engine::reads_members`]).
+    members: Option<Vec<Member<'i>>>,
+    /// The JSON check is left to the codec's validating pass ([`fused_json`]): the payload is
+    /// given as JSON, and may turn out to be text or one the stage never changes (rule 7 then
+    /// runs the check, once).
+    fused: bool,
+}
+
+/// Rule 4: the payload's text and kind ([`supported`]); or, when [`fused_json`] lets it
+/// through, the payload as JSON without checking it first, the check fused into the codec's
+/// own pass (for the router, an object's members found by structure alone).
+fn read<'i>(run: &Run<'_, '_>, input: &'i [u8], known: Option<&'i str>) -> Result<Read<'i>, Skip> {
+    if let Some((text, start)) = fused_json(run, input, known) {
+        let members = (run.engine.reads_members() && text.as_bytes()[start] == b'{')
+            .then(|| parrot_json::members_unchecked(text, start))
+            .flatten();
+        return Ok(Read {
+            text,
+            kind: PayloadKind::Json,
+            members,
+            fused: true,
+        });
+    }
+    let (kind, text, members) = supported(run, input, known)?;
+    Ok(Read {
+        text,
+        kind,
+        members,
+        fused: false,
+    })
+}
+
+/// Rule 4, fused: whether the payload is given as JSON without checking it first, when the
+/// engine says it fuses JSON ([`Engine::fuses_json`]: `auto`, or a built-in that validates
+/// JSON in its own pass) and the payload is UTF-8 that starts, after whitespace, like an object
+/// or an array: the text, and where its value starts. The validation's time counts in the
+/// codec call's budget, as it is part of the codec's pass.
 fn fused_json<'i>(
     run: &Run<'_, '_>,
     input: &'i [u8],
@@ -217,70 +252,6 @@ fn fused_json<'i>(
         None => std::str::from_utf8(input).ok()?,
     };
     Some((text, start))
-}
-
-/// Rules 4 to 7 for a payload [`fused_json`] lets through: the codec (or `auto`, which finds
-/// an object's members by structure alone) runs on it as JSON first. A result whose codec
-/// validated the whole payload stands for the check. Otherwise the check runs, and the call
-/// ends where the check first would have sent it: its skip for a payload the stage never
-/// changes; the attempt's own result for JSON (the same as with the check first: on JSON the
-/// structural members are the checked ones); for text, `no_gain` from a validating codec (it
-/// leaves text alone), and `auto` routes it again as text. The breaker sees one call, as with
-/// the check first.
-fn fused<'r>(
-    run: &'r Run<'_, '_>,
-    input: &'r [u8],
-    text: &'r str,
-    start: usize,
-    meta: &mut Meta,
-) -> Result<Produced<'r>, Skip> {
-    let admitted = match admit(run, PayloadKind::Json, text) {
-        Ok(admitted) => admitted,
-        Err(skip) => {
-            // A payload the stage never changes says so first, as it would have.
-            supported(run, input, Some(text))?;
-            return Err(skip);
-        }
-    };
-    let members = (run.engine.reads_members() && text.as_bytes()[start] == b'{')
-        .then(|| parrot_json::members_unchecked(text, start))
-        .flatten();
-    let before = meta.clone();
-    let (attempt, elapsed) = run_codec(run, PayloadKind::Json, text, members, meta);
-    if attempt.as_ref().is_ok_and(|produced| produced.validated) {
-        admitted.record(run, elapsed);
-        return attempt;
-    }
-    let kind = match supported(run, input, Some(text)) {
-        Ok((kind, ..)) => kind,
-        Err(skip) => {
-            // As if the codec had not run: nothing for the breaker to count.
-            admitted.abandon();
-            *meta = before;
-            return Err(skip);
-        }
-    };
-    if kind == PayloadKind::Json || !run.engine.runs_text_again() {
-        admitted.record(run, elapsed);
-        return if kind == PayloadKind::Json {
-            attempt
-        } else {
-            Err(Skip::NoGain)
-        };
-    }
-    // `auto` on text: routed as text, under the budget the placement gives text, as one call.
-    *meta = before;
-    let budget = match budget(run, PayloadKind::Text, text) {
-        Ok(budget) => budget,
-        Err(skip) => {
-            admitted.abandon();
-            return Err(skip);
-        }
-    };
-    let admitted = Admitted { budget, ..admitted };
-    let (produced, elapsed) = run_codec(run, PayloadKind::Text, text, None, meta);
-    admitted.record(run, elapsed);
-    produced
 }
 
 /// Whitespace around a JSON value.
@@ -349,23 +320,40 @@ struct Admitted {
     breaker: Arc<Breaker>,
     admission: Admission,
     budget: Duration,
+    /// For a fused payload that the engine routes as text when it is text
+    /// ([`Engine::runs_text_again`]): the placement's answer for text.
+    text: Option<Result<Duration, Skip>>,
 }
 
 /// Rules 5 and 6: the placement (over its thresholds without an executor: passthrough), then the
-/// codec's breaker (open: passthrough).
-fn admit(run: &Run<'_, '_>, kind: PayloadKind, text: &str) -> Result<Admitted, Skip> {
-    let budget = budget(run, kind, text)?;
+/// codec's breaker (open: passthrough). A fused payload the stage never changes says so first,
+/// as it would with rule 4's check first ([`checked_first`]).
+fn admit(run: &Run<'_, '_>, input: &[u8], read: &Read<'_>) -> Result<Admitted, Skip> {
+    let budget =
+        budget(run, read.kind, read.text).map_err(|skip| checked_first(run, input, read, skip))?;
     let stage = run.stage;
     let breaker = stage.breaker(run.codec_name());
     let admission = breaker.admit(stage.settings.clock.now());
     if admission == Admission::Open {
-        return Err(Skip::BreakerOpen);
+        return Err(checked_first(run, input, read, Skip::BreakerOpen));
     }
+    let text = (read.fused && run.engine.runs_text_again())
+        .then(|| self::budget(run, PayloadKind::Text, read.text));
     Ok(Admitted {
         breaker,
         admission,
         budget,
+        text,
     })
+}
+
+/// `skip`, unless the payload is a fused one that rule 4's check would have passed through
+/// (`unsupported_payload`): then that.
+fn checked_first(run: &Run<'_, '_>, input: &[u8], read: &Read<'_>, skip: Skip) -> Skip {
+    match read.fused.then(|| supported(run, input, Some(read.text))) {
+        Some(Err(unsupported)) => unsupported,
+        _ => skip,
+    }
 }
 
 /// Rule 5, the placement alone: the budget of a call it lets through, or `budget_passthrough`.
@@ -387,12 +375,12 @@ fn budget(run: &Run<'_, '_>, kind: PayloadKind, text: &str) -> Result<Duration, 
 }
 
 impl Admitted {
-    /// Tells the breaker how the codec's call went: over its budget or not.
-    fn record(&self, run: &Run<'_, '_>, elapsed: Duration) {
+    /// Tells the breaker how the codec's call went: over `budget` or not.
+    fn record(&self, run: &Run<'_, '_>, elapsed: Duration, budget: Duration) {
         self.breaker.record(
             run.stage.settings.clock.now(),
             self.admission,
-            elapsed > self.budget,
+            elapsed > budget,
         );
     }
 
@@ -416,39 +404,107 @@ struct Produced<'r> {
     /// What rule 7 verifies: each part of the payload with the codec that produced it (one
     /// part, the whole payload, unless `auto` routed an MCP result's blocks one by one).
     parts: Vec<Part<'r>>,
-    /// The payload was given as JSON to a codec that validates JSON in its own pass, whole,
-    /// and it changed it: the payload is JSON the check accepts (the fused pass).
-    validated: bool,
     /// The router's counts of the input and of `payload`, when it counted the whole input.
     tokens: Option<(Tokens, Tokens)>,
 }
 
-/// Rule 7: the codec runs, timed for the breaker (the caller records the time against the
-/// call's budget). An error or a panic is
-/// `codec_error`; an unchanged outcome is `no_gain`; a plugin's output for a JSON payload must
-/// be JSON unless the codec declares text output (else `codec_error`).
+/// Rule 7: the codec runs, once, timed for the breaker against the call's budget. An error or
+/// a panic is `codec_error`; an unchanged outcome is `no_gain`; a plugin's output for a JSON
+/// payload must be JSON unless the codec declares text output (else `codec_error`).
 ///
 /// For `auto`, the routing runs (every candidate it ran counts in the time) and the winner
 /// stands for the codec: the metadata names it and the route; its `text_output` and its
-/// origin apply, here and in rule 7.
+/// origin apply, here and in rule 7's checks.
+///
+/// A fused payload ([`Read::fused`]): a pass that validated the whole payload and changed it
+/// ([`validated`]) stands for rule 4's check. Otherwise the check runs now, once: a payload the
+/// stage never changes passes through as the check would have sent it, with nothing for the
+/// breaker to count; JSON keeps the pass's result (on JSON the structural members are the
+/// checked ones); text is left alone by a codec that validates JSON (`no_gain`), and the
+/// router routes it as text in the same call, under the placement's answer for text
+/// ([`Admitted::text`]). The breaker sees one call, its time all of the call's.
 fn run_codec<'r>(
+    run: &'r Run<'_, '_>,
+    input: &[u8],
+    read: Read<'r>,
+    admitted: Admitted,
+    meta: &mut Meta,
+) -> Result<Produced<'r>, Skip> {
+    let Read {
+        text,
+        mut kind,
+        members,
+        fused,
+    } = read;
+    let clock = &run.stage.settings.clock;
+    let started = clock.now();
+    let mut ran = call(run, kind, text, members);
+    let mut budget = admitted.budget;
+    if fused && !validated(&ran, text) {
+        match supported(run, input, Some(text)) {
+            Err(skip) => {
+                admitted.abandon();
+                return Err(skip);
+            }
+            Ok((PayloadKind::Json, ..)) => {}
+            Ok(_) => match admitted.text {
+                None => {
+                    admitted.record(run, clock.now().saturating_duration_since(started), budget);
+                    return Err(Skip::NoGain);
+                }
+                Some(Err(skip)) => {
+                    admitted.abandon();
+                    return Err(skip);
+                }
+                Some(Ok(text_budget)) => {
+                    (kind, budget) = (PayloadKind::Text, text_budget);
+                    ran = call(run, kind, text, None);
+                }
+            },
+        }
+    }
+    admitted.record(run, clock.now().saturating_duration_since(started), budget);
+    produced(run, kind, text, ran, meta)
+}
+
+/// What the engine's call gave: its outcome (or its error), or the panic it raised.
+type Called<'r> = std::thread::Result<Result<Ran<'r>, parrot_codec_api::CodecError>>;
+
+/// The engine run on `text` as `kind`, a panic caught: the router's routing, or the codec's
+/// call.
+fn call<'r>(
     run: &'r Run<'_, '_>,
     kind: PayloadKind,
     text: &'r str,
     members: Option<Vec<Member<'r>>>,
-    meta: &mut Meta,
-) -> (Result<Produced<'r>, Skip>, Duration) {
-    let clock = &run.stage.settings.clock;
-    let started = clock.now();
-    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match run.engine {
+) -> Called<'r> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match run.engine {
         Engine::Router(auto) => Ok(Ran::Routed(auto.route_read(text, kind, members, run.level))),
         Engine::Codec(resolved) => resolved
             .codec
             .compress(Payload::new(text, kind), run.level)
             .map(|outcome| Ran::Codec(outcome, resolved)),
-    }));
-    let elapsed = clock.now().saturating_duration_since(started);
-    (produced(run, kind, text, result, meta), elapsed)
+    }))
+}
+
+/// Whether a call on a fused payload validated it: one part that is the whole payload, given
+/// as JSON to a codec that validates JSON in its own pass, which changed it (a part's output
+/// is `None` when it is the routed payload itself). The payload is then JSON the check
+/// accepts.
+fn validated(called: &Called<'_>, text: &str) -> bool {
+    match called {
+        Ok(Ok(Ran::Codec(Outcome::Changed { .. }, resolved))) => resolved.facts.validates_json,
+        Ok(Ok(Ran::Routed(decision))) => decision.routed.as_ref().is_some_and(|routed| {
+            matches!(
+                routed.parts.as_slice(),
+                [part] if part.facts.validates_json
+                    && part.kind == PayloadKind::Json
+                    && part.output.is_none()
+                    && std::ptr::eq(part.input.as_ref(), text)
+            )
+        }),
+        _ => false,
+    }
 }
 
 /// What the codec call gave, under rule 7.
@@ -456,7 +512,7 @@ fn produced<'r>(
     run: &'r Run<'_, '_>,
     kind: PayloadKind,
     text: &'r str,
-    result: std::thread::Result<Result<Ran<'r>, parrot_codec_api::CodecError>>,
+    result: Called<'r>,
     meta: &mut Meta,
 ) -> Result<Produced<'r>, Skip> {
     let (tool, codec) = (run.call.tool, run.codec_name());
@@ -485,7 +541,6 @@ fn produced<'r>(
                 input: Cow::Borrowed(text),
                 output: None,
             }],
-            validated: false,
             tokens: None,
         },
         Ran::Routed(decision) => winner(decision, meta)?,
@@ -504,15 +559,6 @@ fn produced<'r>(
             return Err(Skip::CodecError);
         }
     }
-    // One part that is the whole payload, given as JSON to a validating codec, which changed
-    // it (a part's output is `None` when it is the routed payload itself).
-    produced.validated = matches!(
-        produced.parts.as_slice(),
-        [part] if part.facts.validates_json
-            && part.kind == PayloadKind::Json
-            && part.output.is_none()
-            && std::ptr::eq(part.input.as_ref(), text)
-    );
     Ok(produced)
 }
 
@@ -544,7 +590,6 @@ fn winner<'r>(decision: Decision<'r>, meta: &mut Meta) -> Result<Produced<'r>, S
         shape: None,
         text_output: routed.text_output,
         parts: routed.parts,
-        validated: false,
         tokens: routed.tokens,
     })
 }
