@@ -26,7 +26,7 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use parrot_host::{Budgets, Call, Host, Input, MemoryTeeStore, Skip};
+use parrot_host::{BreakerConfig, Budgets, Call, Host, Input, MemoryTeeStore, Skip};
 
 use crate::support;
 
@@ -432,6 +432,40 @@ fn the_documented_budgets_are_budgets_default() {
         readme.replace('\n', " ").contains(&thresholds),
         "README.md: the router's thresholds {thresholds}"
     );
+}
+
+/// The breaker's settings are written once, in `BreakerConfig::default`: CONTRACT §6 and the
+/// GUIDE say its window, the windows that open it and its cooldown with its values.
+#[test]
+fn the_documented_breaker_is_breaker_config_default() {
+    let breaker = BreakerConfig::default();
+    let window = format!(
+        "windows of {} calls or {} s, whichever ends first",
+        breaker.window_calls,
+        breaker.window_duration.as_secs()
+    );
+    let minutes = breaker.cooldown.as_secs() / 60;
+    assert_eq!(
+        breaker.cooldown.as_secs() % 60,
+        0,
+        "a cooldown of whole minutes"
+    );
+    let opens = |it: &str| {
+        format!(
+            "{} consecutive over-budget windows open {it} for {minutes} minutes",
+            breaker.windows_to_open
+        )
+    };
+    for (doc, opens) in [
+        ("docs/CONTRACT.md", opens("the breaker")),
+        ("docs/GUIDE.md", opens("it")),
+    ] {
+        let text = std::fs::read_to_string(workspace().join(doc)).unwrap();
+        // The sentences wrap at any space.
+        let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(text.contains(&window), "{doc}: \"{window}\"");
+        assert!(text.contains(&opens), "{doc}: \"{opens}\"");
+    }
 }
 
 /// `n` with a comma between thousands, as the documents write counts.
