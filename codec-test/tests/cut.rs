@@ -119,6 +119,9 @@ fn host_takes(cut: &str, input: &str, max: usize) -> bool {
     !marker.contains("cut at max_result_chars")
 }
 
+/// Whether a rule of a cut is the one a case expects.
+type IsRule = fn(&CutRule) -> bool;
+
 #[test]
 fn a_cut_the_contract_passes_is_one_the_host_takes() {
     let input: String = (0..60)
@@ -126,7 +129,7 @@ fn a_cut_the_contract_passes_is_one_the_host_takes() {
         .collect();
     // Each row: the cut, whether the host takes it, the rule of a cut the contract finds
     // broken (none: it passes).
-    let cases: [(&str, bool, Option<fn(&CutRule) -> bool>); 9] = [
+    let cases: [(&str, bool, Option<IsRule>); 9] = [
         ("good", true, None),
         ("marker_alone", true, None),
         (
