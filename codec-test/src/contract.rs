@@ -46,7 +46,8 @@ const SHOWN_CHARS: usize = 300;
 /// returned, for that input as that payload kind, at a spread of rooms in
 /// [`json_string_chars`], the output costing `C`:
 ///
-/// - `0`, `1` and `16`: not even a marker fits, so only a cut that keeps nothing is taken;
+/// - `0`, `1` and `16`: rooms a marker does not fit in, where only a cut that keeps nothing is
+///   taken;
 /// - `100`: about a marker's size, where a cut keeps nothing or a first line;
 /// - `C / 10`, `C / 3`, `C / 2` and `9 * C / 10`: cuts that keep part of the output;
 /// - `C - 1`: the largest room the whole output does not fit;
@@ -54,9 +55,9 @@ const SHOWN_CHARS: usize = 300;
 ///   is left beside the pointer, so it may hold the whole output).
 ///
 /// At each room it asks twice. A cut that returns `None` leaves the cut to the host, which
-/// cuts the output as text: the contract allows that. A cut that returns one breaks the
-/// contract when it panics ([`CutRule::Panicked`]), answers differently the second time
-/// ([`CutRule::NotDeterministic`]), or is one the host would not take: its kept part is the
+/// cuts the output as text: the contract allows that. The cut breaks the contract when it
+/// panics ([`CutRule::Panicked`]), answers differently the second time
+/// ([`CutRule::NotDeterministic`]), or returns one the host would not take: its kept part is the
 /// whole output ([`CutRule::KeepsAll`]) or does not end at a line break
 /// ([`CutRule::NotWholeLines`]); the kept part and the marker cost more than the room while
 /// the cut keeps something ([`CutRule::OverRoom`]); the marker is empty
