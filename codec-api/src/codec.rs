@@ -218,7 +218,7 @@ pub trait Codec: Sized + Send + Sync + 'static {
     ///
     /// ```
     /// use parrot_codec_api::{Codec, CodecError, Cut, CutAt, DynCodec, Level, Outcome, Params};
-    /// use parrot_codec_api::{Payload, json_string_chars};
+    /// use parrot_codec_api::{Payload, RECOVERY_TOOL, json_string_chars};
     ///
     /// /// Keeps every line once, in order (lossy: repeats are dropped).
     /// struct Unique;
@@ -227,7 +227,9 @@ pub trait Codec: Sized + Send + Sync + 'static {
     ///     /// Whole lines while they fit with the marker, which counts the lines left out.
     ///     fn cut(&self, _: Payload<'_>, output: &str, room: usize) -> Option<CutAt> {
     ///         let lines: Vec<&str> = output.split_inclusive('\n').collect();
-    ///         let marker = |kept: usize| format!("[{} lines not shown]", lines.len() - kept);
+    ///         let marker = |kept: usize| {
+    ///             format!("[{} lines not shown; {RECOVERY_TOOL} {{}}]", lines.len() - kept)
+    ///         };
     ///         let (mut kept, mut end, mut spent) = (0, 0, 0);
     ///         for line in &lines[..lines.len() - 1] {
     ///             let cost = json_string_chars(line);
@@ -257,9 +259,12 @@ pub trait Codec: Sized + Send + Sync + 'static {
     ///     }
     /// }
     ///
-    /// let cut = DynCodec::cut(&Unique, Payload::text_only("a\nb\nc\n"), "a\nb\nc\n", 24);
-    /// assert_eq!(cut, Some(CutAt::new(2, "[2 lines not shown]")));
+    /// let cut = DynCodec::cut(&Unique, Payload::text_only("a\nb\nc\n"), "a\nb\nc\n", 40);
+    /// assert_eq!(cut, Some(CutAt::new(2, "[2 lines not shown; wm_get_result {}]")));
     /// assert!(DynCodec::cuts(&Unique));
+    /// // The contract check asks the cut of each output at rooms from 0 to all of it.
+    /// let input: String = (0..30).map(|i| format!("line {}\n", i % 12)).collect();
+    /// parrot_codec_test::Contract::new(&Unique).cuts_every_output().check(&input).unwrap();
     /// ```
     const CUT: Option<Cut<Self>> = None;
 

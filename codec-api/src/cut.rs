@@ -17,6 +17,10 @@ use crate::{Codec, Payload};
 ///   not even the marker fits, a cut that keeps nothing and gives the marker alone is taken;
 /// - the marker is one line, not empty, and says what the cut removed, with exact counts, and
 ///   how to get it back (the recovery tool and the selector of the part removed).
+///
+/// `parrot-codec-test`'s contract check asks a codec's cut of each output at a spread of rooms
+/// and fails a cut that breaks these rules, names no `RECOVERY_TOOL {selector}`, panics,
+/// answers differently twice, or keeps less at a larger room.
 pub type Cut<C> = fn(&C, Payload<'_>, &str, usize) -> Option<CutAt>;
 
 /// Where a codec cuts its output, and the marker that follows the part kept: what a

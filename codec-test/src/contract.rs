@@ -3,7 +3,10 @@
 use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
-use parrot_codec_api::{Codec, DynCodec, Level, Outcome, Params, Payload, PayloadKind, build};
+use parrot_codec_api::{
+    Codec, CutAt, DynCodec, Level, Outcome, Params, Payload, PayloadKind, RECOVERY_TOOL, build,
+    json_string_chars,
+};
 
 /// The longest input or output a [`Violation`]'s message shows, in characters; the fields hold
 /// the whole text.
@@ -30,7 +33,42 @@ const SHOWN_CHARS: usize = 300;
 ///    codec declares it ([`CodecMeta::null_members_absent`](parrot_codec_api::CodecMeta::null_members_absent)); the host's verification judges
 ///    with the same [`CodecMeta::gives_back`](parrot_codec_api::CodecMeta::gives_back));
 /// 9. says `lossy` exactly: a lossy outcome that its inverse expands back to the input is a
-///    lossless outcome mislabelled.
+///    lossless outcome mislabelled;
+/// 10. when it declares a cut of its own output ([`DynCodec::cuts`], [`Codec::CUT`]), cuts each
+///     output it returned so that the host takes the cut ([`Rule::Cut`], by [`CutRule`]).
+///
+/// # The cut
+///
+/// The host asks a codec's cut for its output of the whole input when the result is over
+/// `max_result_chars`, with the room left for the cut text and its marker (CONTRACT §4, rule
+/// 11), and takes the cut only when it keeps the rules of
+/// [`Cut`](parrot_codec_api::Cut). The contract asks the cut of every output the codec
+/// returned, for that input as that payload kind, at a spread of rooms in
+/// [`json_string_chars`], the output costing `C`:
+///
+/// - `0`, `1` and `16`: rooms a marker does not fit in, where only a cut that keeps nothing is
+///   taken;
+/// - `100`: about a marker's size, where a cut keeps nothing or a first line;
+/// - `C / 10`, `C / 3`, `C / 2` and `9 * C / 10`: cuts that keep part of the output;
+/// - `C - 1`: the largest room the whole output does not fit;
+/// - `C`: the whole output fits, yet the cut still removes something (the host's room is what
+///   is left beside the pointer, so it may hold the whole output).
+///
+/// At each room it asks twice. A cut that returns `None` leaves the cut to the host, which
+/// cuts the output as text: the contract allows that. The cut breaks the contract when it
+/// panics ([`CutRule::Panicked`]), answers differently the second time
+/// ([`CutRule::NotDeterministic`]), or returns one the host would not take: its kept part is the
+/// whole output ([`CutRule::KeepsAll`]) or does not end at a line break
+/// ([`CutRule::NotWholeLines`]); the kept part and the marker cost more than the room while
+/// the cut keeps something ([`CutRule::OverRoom`]); the marker is empty
+/// ([`CutRule::EmptyMarker`]) or more than one line ([`CutRule::MarkerLines`]). Beyond what
+/// the host checks, the marker names the recovery tool and a selector (`wm_get_result {…}`:
+/// [`CutRule::NoRecovery`]), and a larger room never keeps less ([`CutRule::NotMonotone`]).
+///
+/// A codec may decline some outputs and not others; one that declines every room on an
+/// output of several lines offers a cut that never applies to it, which is allowed (the text
+/// cut is always there) but worth knowing. [`Contract::cuts_every_output`] holds a codec whose
+/// grammar always has a boundary to that: then declining is [`Rule::CutDeclined`].
 ///
 /// # Examples
 ///
@@ -48,12 +86,16 @@ const SHOWN_CHARS: usize = 300;
 #[derive(Clone, Copy)]
 pub struct Contract<'c> {
     codec: &'c dyn DynCodec,
+    /// Whether declining to cut an output of several lines is a violation
+    /// ([`Contract::cuts_every_output`]).
+    every_output_cut: bool,
 }
 
 impl fmt::Debug for Contract<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Contract")
             .field("codec", &self.codec.name())
+            .field("every_output_cut", &self.every_output_cut)
             .finish()
     }
 }
@@ -61,7 +103,33 @@ impl fmt::Debug for Contract<'_> {
 impl<'c> Contract<'c> {
     /// The contract of `codec`, judged by what its metadata declares.
     pub fn new(codec: &'c dyn DynCodec) -> Contract<'c> {
-        Contract { codec }
+        Contract {
+            codec,
+            every_output_cut: false,
+        }
+    }
+
+    /// This contract, and a codec that declares a cut cuts every output of more than one line
+    /// at some room of those the contract asks at (see [`Contract`]'s *The cut*): declining at
+    /// every room is [`Rule::CutDeclined`]. For a codec whose output always has a boundary its
+    /// cut can keep up to, such as the `log` codec's units or a CSV's records.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use parrot_codec_api::{Params, build};
+    /// use parrot_codec_test::Contract;
+    ///
+    /// let log: parrot_codecs::Log = build(Params::empty()).unwrap();
+    /// let input: String = (0..60).map(|i| format!("   Compiling crate_{i} v0.1.{i}\n")).collect();
+    /// Contract::new(&log).cuts_every_output().check(&input).unwrap();
+    /// ```
+    #[must_use]
+    pub fn cuts_every_output(self) -> Contract<'c> {
+        Contract {
+            every_output_cut: true,
+            ..self
+        }
     }
 
     /// Checks the contract on `input` at every level, as a text payload and, when `input` is
@@ -124,51 +192,115 @@ impl<'c> Contract<'c> {
         else {
             return Ok(());
         };
-        let fail = |rule: Rule| Err(violation(rule, Some(&out)));
+        self.check_output(input, kind, level, &out, lossy)
+            .and_then(|()| self.check_cut(payload, &out))
+            .map_err(|rule| violation(rule, Some(&out)))
+    }
+
+    /// Rules 4 to 9 on the output `out` the codec returned for `input`.
+    fn check_output(
+        &self,
+        input: &str,
+        kind: PayloadKind,
+        level: Level,
+        out: &str,
+        lossy: bool,
+    ) -> Result<(), Rule> {
         if level == Level::None {
-            return fail(Rule::ChangedAtNone);
+            return Err(Rule::ChangedAtNone);
         }
         if out.len() >= input.len() {
-            return fail(Rule::NotSmaller {
+            return Err(Rule::NotSmaller {
                 input: input.len(),
                 output: out.len(),
             });
         }
         if lossy && !level.allows_loss() {
-            return fail(Rule::LossyAtLevel);
+            return Err(Rule::LossyAtLevel);
         }
-        if kind == PayloadKind::Json && !self.codec.text_output() && !crate::json::is_json(&out) {
-            return fail(Rule::NotJson);
+        if kind == PayloadKind::Json && !self.codec.text_output() && !crate::json::is_json(out) {
+            return Err(Rule::NotJson);
         }
         if lossy && !self.codec.expands() {
             return Ok(());
         }
         if !lossy && !self.codec.expands() {
-            return fail(Rule::NoInverse {
+            return Err(Rule::NoInverse {
                 error: "the codec offers no inverse (DynCodec::expands is false)".to_owned(),
             });
         }
-        let expanded = match catch_unwind(AssertUnwindSafe(|| self.codec.expand(&out))) {
+        let expanded = match catch_unwind(AssertUnwindSafe(|| self.codec.expand(out))) {
             Ok(expanded) => expanded,
             Err(panic) => {
-                return fail(Rule::Panicked {
+                return Err(Rule::Panicked {
                     call: "expand",
                     message: panic_message(panic.as_ref()),
                 });
             }
         };
         match (lossy, expanded) {
-            (false, Err(error)) => fail(Rule::NoInverse {
+            (false, Err(error)) => Err(Rule::NoInverse {
                 error: error.to_string(),
             }),
             (false, Ok(expanded)) if !self.same(input, &expanded, kind) => {
-                fail(Rule::ExpandsElsewhere { expanded })
+                Err(Rule::ExpandsElsewhere { expanded })
             }
-            (true, Ok(expanded)) if self.same(input, &expanded, kind) => {
-                fail(Rule::LossyButExpands)
-            }
+            (true, Ok(expanded)) if self.same(input, &expanded, kind) => Err(Rule::LossyButExpands),
             _ => Ok(()),
         }
+    }
+
+    /// Rule 10: the codec's cut of `output`, its output for `original`, asked at each of
+    /// [`rooms`] twice, is one the host takes (see [`Contract`]'s *The cut*).
+    fn check_cut(&self, original: Payload<'_>, output: &str) -> Result<(), Rule> {
+        if !self.codec.cuts() {
+            return Ok(());
+        }
+        // The room and what was kept there, of the cut that kept the most so far.
+        let mut most: Option<(usize, usize)> = None;
+        for room in rooms(json_string_chars(output)) {
+            let broken = |broken: CutRule| Rule::Cut {
+                room,
+                broken: Box::new(broken),
+            };
+            let cut = self.cut(original, output, room).map_err(broken)?;
+            if self.cut(original, output, room).map_err(broken)? != cut {
+                return Err(broken(CutRule::NotDeterministic));
+            }
+            let Some(cut) = cut else { continue };
+            if let Some(rule) = broken_rule(output, &cut, room) {
+                return Err(broken(rule));
+            }
+            match most {
+                Some((smaller_room, kept_there)) if kept_there > cut.kept => {
+                    return Err(broken(CutRule::NotMonotone {
+                        kept: cut.kept,
+                        smaller_room,
+                        kept_there,
+                    }));
+                }
+                _ => most = Some((room, cut.kept)),
+            }
+        }
+        let lines = output.lines().count();
+        if most.is_none() && self.every_output_cut && lines > 1 {
+            return Err(Rule::CutDeclined { lines });
+        }
+        Ok(())
+    }
+
+    /// One call of the codec's cut, a panic caught and returned as the rule it breaks.
+    fn cut(
+        &self,
+        original: Payload<'_>,
+        output: &str,
+        room: usize,
+    ) -> Result<Option<CutAt>, CutRule> {
+        catch_unwind(AssertUnwindSafe(|| self.codec.cut(original, output, room))).map_err(|panic| {
+            CutRule::Panicked {
+                message: panic_message(panic.as_ref()),
+            }
+        })
     }
 
     /// One compression, a panic caught and a failure returned as the rule it breaks.
@@ -189,6 +321,62 @@ impl<'c> Contract<'c> {
     fn same(&self, input: &str, expanded: &str, kind: PayloadKind) -> bool {
         self.codec.meta().gives_back(kind, input, expanded)
     }
+}
+
+/// The rooms a cut is asked at, smallest first, for an output that costs `cost`
+/// ([`json_string_chars`]): see [`Contract`]'s *The cut*.
+fn rooms(cost: usize) -> Vec<usize> {
+    let mut rooms = vec![
+        0,
+        1,
+        16,
+        100,
+        cost / 10,
+        cost / 3,
+        cost / 2,
+        cost * 9 / 10,
+        cost.saturating_sub(1),
+        cost,
+    ];
+    rooms.sort_unstable();
+    rooms.dedup();
+    rooms
+}
+
+/// The rule `cut` of `output` at `room` breaks, of those the host checks before it takes a
+/// codec's cut (`own_cut` in the host's stage) and those a marker keeps; `None` when it keeps
+/// them all.
+fn broken_rule(output: &str, cut: &CutAt, room: usize) -> Option<CutRule> {
+    let CutAt { kept, marker } = cut;
+    let kept = *kept;
+    if kept >= output.len() {
+        return Some(CutRule::KeepsAll {
+            kept,
+            len: output.len(),
+        });
+    }
+    if kept > 0 && output.as_bytes()[kept - 1] != b'\n' {
+        return Some(CutRule::NotWholeLines { kept });
+    }
+    if marker.is_empty() {
+        return Some(CutRule::EmptyMarker);
+    }
+    if marker.contains(['\n', '\r']) {
+        return Some(CutRule::MarkerLines {
+            marker: marker.clone(),
+        });
+    }
+    // The kept part ends right after a line break, inside the output: a character boundary.
+    let cost = json_string_chars(&output[..kept]) + json_string_chars(marker);
+    if kept > 0 && cost > room {
+        return Some(CutRule::OverRoom { cost });
+    }
+    if !marker.contains(&format!("{RECOVERY_TOOL} {{")) {
+        return Some(CutRule::NoRecovery {
+            marker: marker.clone(),
+        });
+    }
+    None
 }
 
 /// Checks `codec`'s contract on `input` (see [`Contract`]), JSON outcomes compared exactly.
@@ -402,6 +590,97 @@ pub enum Rule {
     /// A lossy outcome expands back to the input: it was lossless.
     #[error("claims loss, but its inverse gives the input back (lossy must be exact)")]
     LossyButExpands,
+    /// The codec's cut of its output ([`DynCodec::cut`]), asked at `room`, is one the host does
+    /// not take, or breaks another rule of a cut.
+    #[error("its cut to a room of {room} {broken}")]
+    Cut {
+        /// The room the cut was asked for, in [`json_string_chars`].
+        room: usize,
+        /// The rule of a cut it breaks (boxed, so that a [`Violation`] stays small to return).
+        broken: Box<CutRule>,
+    },
+    /// The codec declares a cut, but leaves every cut of an output of several lines to the
+    /// host: reported only by a contract made with [`Contract::cuts_every_output`].
+    #[error(
+        "declares a cut, but cuts this output of {lines} lines at no room (each cut was None, left to the host)"
+    )]
+    CutDeclined {
+        /// The output's lines.
+        lines: usize,
+    },
+}
+
+/// The rules a codec's cut of its own output keeps ([`parrot_codec_api::Cut`], CONTRACT §4,
+/// rule 11), each as a [`Rule::Cut`] names it. The host takes a cut only when it keeps
+/// [`CutRule::KeepsAll`] to [`CutRule::MarkerLines`] (a panic it catches, and cuts as text);
+/// the contract holds a cut to all of them, so that a cut it passes is one the host takes.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum CutRule {
+    /// The cut panicked.
+    #[error("panicked: {message}")]
+    Panicked {
+        /// The panic's message.
+        message: String,
+    },
+    /// Two calls at the same room gave different cuts.
+    #[error("is not deterministic: a second call gave another cut")]
+    NotDeterministic,
+    /// The cut keeps the whole output, or more bytes than it has.
+    #[error("keeps {kept} bytes of an output of {len}: a cut removes something")]
+    KeepsAll {
+        /// The bytes it keeps.
+        kept: usize,
+        /// The output's length in bytes.
+        len: usize,
+    },
+    /// The bytes kept do not end at a line break.
+    #[error(
+        "keeps {kept} bytes, which end inside a line (a cut keeps whole lines: 0 bytes, or up to a line break)"
+    )]
+    NotWholeLines {
+        /// The bytes it keeps.
+        kept: usize,
+    },
+    /// The part kept and the marker cost more than the room, and the cut keeps something.
+    #[error(
+        "keeps text that costs {cost} with its marker, over the room (json_string_chars; only a cut that keeps nothing may give a marker over it)"
+    )]
+    OverRoom {
+        /// What the part kept and the marker cost, in [`json_string_chars`].
+        cost: usize,
+    },
+    /// The marker is empty.
+    #[error("has an empty marker (the marker says what the cut removed and how to get it back)")]
+    EmptyMarker,
+    /// The marker holds a line break.
+    #[error("has a marker of more than one line: {}", Shown(marker))]
+    MarkerLines {
+        /// The marker.
+        marker: String,
+    },
+    /// The marker does not name the recovery tool with a selector.
+    #[error(
+        "has a marker that does not say how to get the part removed back (`{} {{…}}`, the recovery tool and a selector): {}",
+        RECOVERY_TOOL,
+        Shown(marker)
+    )]
+    NoRecovery {
+        /// The marker.
+        marker: String,
+    },
+    /// The cut keeps less than it keeps at a smaller room.
+    #[error(
+        "keeps {kept} bytes, fewer than the {kept_there} it keeps at the smaller room {smaller_room} (a larger room keeps at least as much)"
+    )]
+    NotMonotone {
+        /// The bytes it keeps at this room.
+        kept: usize,
+        /// The smaller room.
+        smaller_room: usize,
+        /// The bytes it keeps there.
+        kept_there: usize,
+    },
 }
 
 /// A text as a message shows it: quoted, at most [`SHOWN_CHARS`] characters.
@@ -809,6 +1088,261 @@ mod tests {
         );
         assert!(
             message.contains("… (cut)\n  output (2 bytes): \"{}\""),
+            "{message}"
+        );
+    }
+
+    /// A codec that drops the first line of a text at `normal` and up (lossy), and declares a
+    /// cut of its output: `cut`, called with the output and the room.
+    struct Cutting {
+        cut: fn(&str, usize) -> Option<CutAt>,
+    }
+
+    impl DynCodec for Cutting {
+        fn meta(&self) -> CodecMeta {
+            CodecMeta::of::<Marker<false, false, false>>()
+        }
+
+        fn cuts(&self) -> bool {
+            true
+        }
+
+        fn compress(&self, payload: Payload<'_>, level: Level) -> Result<Outcome, CodecError> {
+            Ok(match payload.text().split_once('\n') {
+                Some((_, rest)) if level.allows_loss() && !payload.is_json() => {
+                    Outcome::lossy(rest)
+                }
+                _ => Outcome::Unchanged,
+            })
+        }
+
+        fn cut(&self, _: Payload<'_>, output: &str, room: usize) -> Option<CutAt> {
+            (self.cut)(output, room)
+        }
+
+        fn expand(&self, _: &str) -> Result<String, CodecError> {
+            unreachable!("the codec offers no inverse")
+        }
+    }
+
+    /// 21 lines of 8 bytes: the output is the last 20, 160 bytes costing 180.
+    fn lines() -> String {
+        (0..=20).map(|i| format!("line {i:02}\n")).collect()
+    }
+
+    /// A marker of 37 code points that keeps the rules.
+    const MARKER: &str = "[\u{2026} lines not shown; wm_get_result {}]";
+
+    /// A cut that keeps the rules: the most whole lines that fit with [`MARKER`], at least
+    /// one line removed; nothing kept when not even the marker fits.
+    fn good(output: &str, room: usize) -> Option<CutAt> {
+        let budget = room.saturating_sub(json_string_chars(MARKER));
+        let (mut kept, mut spent) = (0, 0);
+        for line in output.split_inclusive('\n') {
+            let cost = json_string_chars(line);
+            if spent + cost > budget || kept + line.len() >= output.len() {
+                break;
+            }
+            (kept, spent) = (kept + line.len(), spent + cost);
+        }
+        Some(CutAt::new(kept, MARKER))
+    }
+
+    /// The rule that `cut` breaks on [`lines`], and at which room: `None` when it keeps them.
+    fn broken(cut: fn(&str, usize) -> Option<CutAt>) -> Option<(usize, CutRule)> {
+        match check(&Cutting { cut }, &lines()).map_err(|violation| violation.rule) {
+            Ok(()) => None,
+            Err(Rule::Cut { room, broken }) => Some((room, *broken)),
+            Err(other) => panic!("another rule: {other}"),
+        }
+    }
+
+    #[test]
+    fn a_cut_that_keeps_the_rules_passes_and_so_does_none() {
+        assert_eq!(broken(good), None);
+        assert_eq!(broken(|_, _| None), None);
+        let output = &lines()[8..];
+        assert_eq!(json_string_chars(output), 180);
+        // 15 lines of 9 code points, and the marker.
+        assert_eq!(good(output, 179), Some(CutAt::new(120, MARKER)));
+        assert_eq!(good(output, 45), Some(CutAt::new(0, MARKER)));
+    }
+
+    #[test]
+    fn a_cut_that_panics_breaks_the_contract() {
+        assert_eq!(
+            broken(|_, _| panic!("cut exploded")),
+            Some((
+                0,
+                CutRule::Panicked {
+                    message: "cut exploded".into()
+                }
+            ))
+        );
+    }
+
+    #[test]
+    fn a_cut_inside_a_line_breaks_the_contract() {
+        assert_eq!(
+            broken(|_, _| Some(CutAt::new(3, MARKER))),
+            Some((0, CutRule::NotWholeLines { kept: 3 }))
+        );
+    }
+
+    #[test]
+    fn a_cut_that_keeps_everything_breaks_the_contract() {
+        let all = |output: &str, _| Some(CutAt::new(output.len(), MARKER));
+        assert_eq!(
+            broken(all),
+            Some((
+                0,
+                CutRule::KeepsAll {
+                    kept: 160,
+                    len: 160
+                }
+            ))
+        );
+        let past = |output: &str, _| Some(CutAt::new(output.len() + 1, MARKER));
+        assert_eq!(
+            broken(past),
+            Some((
+                0,
+                CutRule::KeepsAll {
+                    kept: 161,
+                    len: 160
+                }
+            ))
+        );
+    }
+
+    #[test]
+    fn a_cut_over_the_room_breaks_the_contract_unless_it_keeps_nothing() {
+        // The first line and the marker: 9 + 37 code points.
+        assert_eq!(
+            broken(|_, _| Some(CutAt::new(8, MARKER))),
+            Some((0, CutRule::OverRoom { cost: 46 }))
+        );
+        // The marker alone, over the rooms below 37, is what the host takes.
+        assert_eq!(broken(|_, _| Some(CutAt::new(0, MARKER))), None);
+    }
+
+    #[test]
+    fn a_cut_with_an_empty_marker_breaks_the_contract() {
+        assert_eq!(
+            broken(|_, _| Some(CutAt::new(0, ""))),
+            Some((0, CutRule::EmptyMarker))
+        );
+    }
+
+    #[test]
+    fn a_cut_with_a_marker_of_two_lines_breaks_the_contract() {
+        let marker = "[\u{2026} lines not shown]\nwm_get_result {}";
+        assert_eq!(
+            broken(|_, _| Some(CutAt::new(
+                0,
+                "[\u{2026} lines not shown]\nwm_get_result {}"
+            ))),
+            Some((
+                0,
+                CutRule::MarkerLines {
+                    marker: marker.into()
+                }
+            ))
+        );
+        let carriage = |_: &str, _| Some(CutAt::new(0, "[a]\r wm_get_result {}"));
+        assert!(matches!(
+            broken(carriage),
+            Some((0, CutRule::MarkerLines { .. }))
+        ));
+    }
+
+    #[test]
+    fn a_cut_whose_marker_names_no_recovery_breaks_the_contract() {
+        assert_eq!(
+            broken(|_, _| Some(CutAt::new(0, "[\u{2026} 20 lines not shown]"))),
+            Some((
+                0,
+                CutRule::NoRecovery {
+                    marker: "[\u{2026} 20 lines not shown]".into()
+                }
+            ))
+        );
+        // The tool named without a selector does not say what to ask for.
+        let bare = |_: &str, _| Some(CutAt::new(0, "[\u{2026} see wm_get_result]"));
+        assert!(matches!(
+            broken(bare),
+            Some((0, CutRule::NoRecovery { .. }))
+        ));
+    }
+
+    #[test]
+    fn a_cut_that_answers_differently_twice_breaks_the_contract() {
+        fn flaky(output: &str, room: usize) -> Option<CutAt> {
+            static CALLS: AtomicU64 = AtomicU64::new(0);
+            let call = CALLS.fetch_add(1, Ordering::Relaxed);
+            good(output, room).filter(|_| call.is_multiple_of(2))
+        }
+        assert_eq!(broken(flaky), Some((0, CutRule::NotDeterministic)));
+    }
+
+    #[test]
+    fn a_cut_that_keeps_less_at_a_larger_room_breaks_the_contract() {
+        // The whole output fits in a room of 180: this cut then keeps nothing.
+        let shrinks = |output: &str, room| {
+            if room < 180 {
+                good(output, room)
+            } else {
+                Some(CutAt::new(0, MARKER))
+            }
+        };
+        assert_eq!(
+            broken(shrinks),
+            Some((
+                180,
+                CutRule::NotMonotone {
+                    kept: 0,
+                    smaller_room: 179,
+                    kept_there: 120
+                }
+            ))
+        );
+    }
+
+    #[test]
+    fn declining_every_cut_of_several_lines_is_a_violation_only_when_asked() {
+        let declines = Cutting { cut: |_, _| None };
+        assert_eq!(check(&declines, &lines()), Ok(()));
+        let strict = Contract::new(&declines).cuts_every_output();
+        assert_eq!(
+            strict.check(&lines()).map_err(|violation| violation.rule),
+            Err(Rule::CutDeclined { lines: 20 })
+        );
+        // An output of one line: no boundary to cut at but its start.
+        assert_eq!(strict.check("first\nsecond"), Ok(()));
+        let cuts = Cutting { cut: good };
+        assert_eq!(
+            Contract::new(&cuts).cuts_every_output().check(&lines()),
+            Ok(())
+        );
+    }
+
+    #[test]
+    fn a_cut_violation_names_codec_level_room_and_rule() {
+        let codec = Cutting {
+            cut: |_, _| Some(CutAt::new(3, MARKER)),
+        };
+        let violations = check_all(&codec, [("twenty lines", lines().as_str())]).unwrap_err();
+        let [(name, violation)] = &violations[..] else {
+            panic!("{violations:?}");
+        };
+        assert_eq!(name, "twenty lines");
+        let message = violation.to_string();
+        assert!(
+            message.starts_with(
+                "codec \"fake\" at normal on a text payload: its cut to a room of 0 keeps 3 \
+                 bytes, which end inside a line (a cut keeps whole lines: 0 bytes, or up to a \
+                 line break)\n  input (168 bytes): \"line 00\\n"
+            ),
             "{message}"
         );
     }

@@ -85,6 +85,15 @@
 //! A codec that drops `null` members of JSON objects on purpose declares it
 //! (`Codec::NULL_MEMBERS_ABSENT`); the check, like the host, reads that from its metadata.
 //!
+//! A codec that offers a cut of its own output (`Codec::CUT`) has it checked on every output
+//! it returns, at a spread of rooms from nothing to the whole output: the check passes only a
+//! cut the host takes (whole lines, less than all of them, within the room with its marker, a
+//! marker of one line) whose marker names the recovery tool and a selector, the same cut
+//! twice, and never less kept at a larger room; a broken rule is [`Rule::Cut`], naming the
+//! room and the [`CutRule`]. A cut may return `None` to leave an output to the host's text
+//! cut; [`Contract::cuts_every_output`] holds a codec whose every output of several lines has
+//! a boundary to cutting it.
+//!
 //! # Loading your plugin in a test
 //!
 //! The check runs the codec in-process. To test what the host makes of your plugin — the
@@ -132,7 +141,7 @@ mod package;
 mod stage;
 
 pub use contract::{
-    Contract, Rule, Violation, assert_contract, assert_contract_on, check, check_all,
+    Contract, CutRule, Rule, Violation, assert_contract, assert_contract_on, check, check_all,
 };
 pub use package::{
     Cargo, Error, Package, build_plugins, cdylib, inputs, library_file_name, plugin_manifest,
