@@ -54,6 +54,111 @@ impl CutAt {
     }
 }
 
+impl CutAt {
+    /// The first rule of [`Cut`] this cut of `output` at `room` breaks, or `Ok` when it keeps
+    /// them all: the host takes a codec's cut only then (else it cuts the output as text), and
+    /// the contract test (`parrot-codec-test`) holds every cut a codec gives to it. The rules,
+    /// in the order they are checked: something is removed ([`CutBreak::KeepsAll`]), whole
+    /// lines are kept ([`CutBreak::NotWholeLines`]), the marker is not empty
+    /// ([`CutBreak::EmptyMarker`]) and is one line ([`CutBreak::MarkerLines`]), and the kept
+    /// part and the marker cost at most `room` in [`json_string_chars`] unless nothing is kept
+    /// ([`CutBreak::OverRoom`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use parrot_codec_api::{CutAt, CutBreak};
+    ///
+    /// let output = "a\nb\nc\n";
+    /// assert_eq!(CutAt::new(2, "[… 2 lines cut]").check(output, 100), Ok(()));
+    /// assert_eq!(
+    ///     CutAt::new(1, "[… cut]").check(output, 100),
+    ///     Err(CutBreak::NotWholeLines { kept: 1 })
+    /// );
+    /// // Not even the marker fits: a cut that keeps nothing is still taken.
+    /// assert_eq!(CutAt::new(0, "[… 3 lines cut]").check(output, 5), Ok(()));
+    /// ```
+    pub fn check(&self, output: &str, room: usize) -> Result<(), CutBreak> {
+        let kept = self.kept;
+        if kept >= output.len() {
+            return Err(CutBreak::KeepsAll {
+                kept,
+                len: output.len(),
+            });
+        }
+        if kept > 0 && output.as_bytes()[kept - 1] != b'\n' {
+            return Err(CutBreak::NotWholeLines { kept });
+        }
+        if self.marker.is_empty() {
+            return Err(CutBreak::EmptyMarker);
+        }
+        if self.marker.contains(['\n', '\r']) {
+            return Err(CutBreak::MarkerLines);
+        }
+        // The kept part ends right after a line break inside the output: a character boundary.
+        let cost = json_string_chars(&output[..kept]) + json_string_chars(&self.marker);
+        if kept > 0 && cost > room {
+            return Err(CutBreak::OverRoom { cost });
+        }
+        Ok(())
+    }
+}
+
+/// A rule of [`Cut`] that a [`CutAt`] breaks for the output it cuts and the room it was given
+/// ([`CutAt::check`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum CutBreak {
+    /// The cut keeps the whole output, or more bytes than it has: a cut removes something.
+    KeepsAll {
+        /// The bytes it keeps.
+        kept: usize,
+        /// The output's length in bytes.
+        len: usize,
+    },
+    /// The bytes kept do not end at a line break.
+    NotWholeLines {
+        /// The bytes it keeps.
+        kept: usize,
+    },
+    /// The marker is empty.
+    EmptyMarker,
+    /// The marker holds a line break.
+    MarkerLines,
+    /// The part kept and the marker cost more than the room, and the cut keeps something.
+    OverRoom {
+        /// What the part kept and the marker cost, in [`json_string_chars`].
+        cost: usize,
+    },
+}
+
+impl std::fmt::Display for CutBreak {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CutBreak::KeepsAll { kept, len } => {
+                write!(
+                    f,
+                    "keeps {kept} bytes of an output of {len}: a cut removes something"
+                )
+            }
+            CutBreak::NotWholeLines { kept } => write!(
+                f,
+                "keeps {kept} bytes, which end inside a line (a cut keeps whole lines: 0 bytes, or up to a line break)"
+            ),
+            CutBreak::EmptyMarker => f.write_str(
+                "has an empty marker (the marker says what the cut removed and how to get it back)",
+            ),
+            CutBreak::MarkerLines => f.write_str("has a marker of more than one line"),
+            CutBreak::OverRoom { cost } => write!(
+                f,
+                "keeps text that costs {cost} with its marker, over the room (json_string_chars; only a cut that keeps nothing may give a marker over it)"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for CutBreak {}
+
 /// How many code points `text` takes inside a JSON string, as `serde_json` writes it: one per
 /// character, two for `"`, `\` and the controls with a short escape (`\b`, `\f`, `\n`, `\r`,
 /// `\t`), six for the other controls (`\u00XX`). The unit of a [`Cut`]'s room: the host writes

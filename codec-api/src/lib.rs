@@ -312,7 +312,7 @@ mod meta;
 mod params;
 
 pub use codec::{Codec, DynCodec, Inverse, Outcome, Payload, PayloadKind, build};
-pub use cut::{Cut, CutAt, json_string_chars};
+pub use cut::{Cut, CutAt, CutBreak, json_string_chars};
 pub use error::{CodecError, ErrorKind};
 pub use level::{Level, ParseLevelError};
 pub use meta::{CodecListError, CodecMeta};

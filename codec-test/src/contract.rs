@@ -4,8 +4,8 @@ use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use parrot_codec_api::{
-    Codec, CutAt, DynCodec, Level, Outcome, Params, Payload, PayloadKind, RECOVERY_TOOL, build,
-    json_string_chars,
+    Codec, CutAt, CutBreak, DynCodec, Level, Outcome, Params, Payload, PayloadKind, RECOVERY_TOOL,
+    build, json_string_chars,
 };
 
 /// The longest input or output a [`Violation`]'s message shows, in characters; the fields hold
@@ -344,33 +344,24 @@ fn rooms(cost: usize) -> Vec<usize> {
 }
 
 /// The rule `cut` of `output` at `room` breaks, of those the host checks before it takes a
-/// codec's cut (`own_cut` in the host's stage) and those a marker keeps; `None` when it keeps
-/// them all.
+/// codec's cut (the interface's [`CutAt::check`], which the host's stage calls) and those a
+/// marker keeps; `None` when it keeps them all.
 fn broken_rule(output: &str, cut: &CutAt, room: usize) -> Option<CutRule> {
-    let CutAt { kept, marker } = cut;
-    let kept = *kept;
-    if kept >= output.len() {
-        return Some(CutRule::KeepsAll {
-            kept,
-            len: output.len(),
+    if let Err(broken) = cut.check(output, room) {
+        let marker = cut.marker.clone();
+        return Some(match broken {
+            CutBreak::KeepsAll { kept, len } => CutRule::KeepsAll { kept, len },
+            CutBreak::NotWholeLines { kept } => CutRule::NotWholeLines { kept },
+            CutBreak::EmptyMarker => CutRule::EmptyMarker,
+            CutBreak::MarkerLines => CutRule::MarkerLines { marker },
+            CutBreak::OverRoom { cost } => CutRule::OverRoom { cost },
+            // A rule added to the interface's check, not yet named here.
+            other => CutRule::Other {
+                rule: other.to_string(),
+            },
         });
     }
-    if kept > 0 && output.as_bytes()[kept - 1] != b'\n' {
-        return Some(CutRule::NotWholeLines { kept });
-    }
-    if marker.is_empty() {
-        return Some(CutRule::EmptyMarker);
-    }
-    if marker.contains(['\n', '\r']) {
-        return Some(CutRule::MarkerLines {
-            marker: marker.clone(),
-        });
-    }
-    // The kept part ends right after a line break, inside the output: a character boundary.
-    let cost = json_string_chars(&output[..kept]) + json_string_chars(marker);
-    if kept > 0 && cost > room {
-        return Some(CutRule::OverRoom { cost });
-    }
+    let marker = &cut.marker;
     if !marker.contains(&format!("{RECOVERY_TOOL} {{")) {
         return Some(CutRule::NoRecovery {
             marker: marker.clone(),
@@ -658,6 +649,13 @@ pub enum CutRule {
     MarkerLines {
         /// The marker.
         marker: String,
+    },
+    /// A rule of the interface's check ([`parrot_codec_api::CutAt::check`]) that this crate
+    /// does not name yet.
+    #[error("{rule}")]
+    Other {
+        /// The rule broken, as the interface says it.
+        rule: String,
     },
     /// The marker does not name the recovery tool with a selector.
     #[error(

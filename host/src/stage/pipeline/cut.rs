@@ -72,20 +72,16 @@ fn own_cut(own: OwnCut<'_>, payload: &str, room: usize) -> Option<CutAt> {
             return None;
         }
     };
-    // Whole lines, less than all: `kept` is then a character boundary inside the payload.
-    let whole_lines = cut.kept < payload.len()
-        && (cut.kept == 0 || payload.as_bytes().get(cut.kept - 1) == Some(&b'\n'));
-    let one_line = !cut.marker.is_empty() && !cut.marker.contains(['\n', '\r']);
-    let fits = || cut.kept == 0 || escaped(&payload[..cut.kept]) + escaped(&cut.marker) <= room;
-    if whole_lines && one_line && fits() {
-        Some(cut)
-    } else {
-        tracing::warn!(
-            codec = codec.name(),
-            kept = cut.kept,
-            "the codec's cut breaks the rules of a cut: cut as text"
-        );
-        None
+    match cut.check(payload, room) {
+        Ok(()) => Some(cut),
+        Err(broken) => {
+            tracing::warn!(
+                codec = codec.name(),
+                kept = cut.kept,
+                "the codec's cut {broken}: cut as text"
+            );
+            None
+        }
     }
 }
 
