@@ -85,12 +85,13 @@
 //! any path or text is copied as it is, so the inverse is exact even when a path was guessed
 //! wrong (a path that holds `:N:` is cut before it).
 
+mod cut;
 mod decode;
 mod encode;
 #[cfg(test)]
 mod tests;
 
-use parrot_codec_api::{Codec, CodecError, Inverse, Level, Outcome, Params, Payload};
+use parrot_codec_api::{Codec, CodecError, Cut, Inverse, Level, Outcome, Params, Payload};
 
 /// The `hits` codec: see the [module documentation](self). It takes no params.
 ///
@@ -126,6 +127,7 @@ impl Hits {
 impl Codec for Hits {
     const NAME: &'static str = "hits";
     const INVERSE: Option<Inverse<Self>> = Some(Self::expand);
+    const CUT: Option<Cut<Self>> = Some(Self::cut);
 
     fn new(_: &mut Params) -> Result<Self, CodecError> {
         Ok(Hits)

@@ -144,6 +144,7 @@
 //!   order `ls -R` prints them (`ls -R a b` has two roots), or there is no subdirectory;
 //! - the tree is not strictly smaller, in bytes, than the payload.
 
+mod cut;
 mod expand;
 mod list;
 mod recursive;
@@ -152,7 +153,7 @@ mod tree;
 #[cfg(test)]
 mod tests;
 
-use parrot_codec_api::{Codec, CodecError, Inverse, Level, Outcome, Params, Payload};
+use parrot_codec_api::{Codec, CodecError, Cut, Inverse, Level, Outcome, Params, Payload};
 
 /// How many lines the codec looks at before reading the whole payload.
 const SNIFF_LINES: usize = 64;
@@ -191,6 +192,7 @@ impl Paths {
 impl Codec for Paths {
     const NAME: &'static str = "paths";
     const INVERSE: Option<Inverse<Self>> = Some(Self::expand);
+    const CUT: Option<Cut<Self>> = Some(Self::cut);
 
     fn new(_: &mut Params) -> Result<Self, CodecError> {
         Ok(Paths)

@@ -129,6 +129,7 @@
 //! assert_eq!(table.expand(&payload).unwrap(), listing);
 //! ```
 
+mod cut;
 mod decode;
 mod detect;
 mod encode;
@@ -139,7 +140,7 @@ mod scan;
 #[cfg(test)]
 mod tests;
 
-use parrot_codec_api::{Codec, CodecError, Inverse, Level, Outcome, Params, Payload};
+use parrot_codec_api::{Codec, CodecError, Cut, Inverse, Level, Outcome, Params, Payload};
 
 /// The most a payload of this codec expands to, as a multiple of its size: the inverse
 /// refuses more, and the codec leaves a table that would need more unchanged.
@@ -164,6 +165,7 @@ impl Table {
 impl Codec for Table {
     const NAME: &'static str = "table";
     const INVERSE: Option<Inverse<Self>> = Some(Self::expand);
+    const CUT: Option<Cut<Self>> = Some(Self::cut);
 
     fn new(_: &mut Params) -> Result<Self, CodecError> {
         Ok(Table)
