@@ -61,7 +61,8 @@ pub(crate) fn marker(what: Removed<'_>, from: usize, to: usize) -> String {
 /// original has `lines` lines, so that the units kept and the marker after them cost at most
 /// `room` ([`json_string_chars`]). `removed` says what the units from the `k`-th on hold (the
 /// marker's counts but the range); `largest` is the most it can say, with the largest numbers
-/// of each count, for sizing the marker before the cut is chosen.
+/// of each count: the marker is sized for them before the cut is chosen, as the `log` codec's
+/// is, and then the units its exact text leaves room for are kept too.
 ///
 /// At least one unit is removed; when not even the marker fits, nothing is kept and the
 /// marker is still given (the host takes it so). `None` when there are no units.
@@ -82,6 +83,7 @@ pub(crate) fn cut<'a>(
         ..largest
     };
     let most = at_least_two(lines);
+    let marker_after = |kept: usize| marker(removed(kept), units[kept].from, lines);
     let reserve = json_string_chars(&marker(widest, most, most));
     let mut spent = 0;
     let mut kept = 0;
@@ -89,8 +91,15 @@ pub(crate) fn cut<'a>(
         spent += units[kept].cost;
         kept += 1;
     }
+    // The reserve is a few digits over the marker written: one more unit may fit with it.
+    while kept + 1 < units.len()
+        && spent + units[kept].cost + json_string_chars(&marker_after(kept + 1)) <= room
+    {
+        spent += units[kept].cost;
+        kept += 1;
+    }
     loop {
-        let text = marker(removed(kept), units[kept].from, lines);
+        let text = marker_after(kept);
         // The reserve bounds every marker: this only guards against a count over `largest`.
         if kept > 0 && spent + json_string_chars(&text) > room {
             kept -= 1;
@@ -116,6 +125,131 @@ pub(crate) fn lines_with_ends(text: &str) -> impl Iterator<Item = (&str, usize)>
         *end += piece.len();
         Some((piece, *end))
     })
+}
+
+/// What the tests of the three codecs' cuts share: the captures they cut, the rooms they cut
+/// them to, the rules every cut keeps, and the marker read back.
+#[cfg(test)]
+pub(crate) mod check {
+    use parrot_codec_api::{CutAt, json_string_chars};
+
+    /// The captures of `corpus/text` whose names start with `kind` (`hits-`), in name order.
+    pub(crate) fn captures(kind: &str) -> Vec<(String, String)> {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus/text");
+        let mut files: Vec<(String, String)> = std::fs::read_dir(&dir)
+            .unwrap_or_else(|err| panic!("{}: {err}", dir.display()))
+            .map(|entry| entry.unwrap().path())
+            .filter(|path| path.extension().is_some_and(|ext| ext == "txt"))
+            .map(|path| path.file_name().unwrap().to_string_lossy().into_owned())
+            .filter(|name| name.starts_with(kind))
+            .map(|name| {
+                let text = std::fs::read_to_string(dir.join(&name)).unwrap();
+                (name, text)
+            })
+            .collect();
+        files.sort();
+        assert!(!files.is_empty(), "no {kind}* capture in {}", dir.display());
+        files
+    }
+
+    /// Rooms to cut `output` to: none, less than a marker, a few sizes, and one less than it
+    /// all.
+    pub(crate) fn rooms(output: &str) -> Vec<usize> {
+        let all = json_string_chars(output);
+        let mut rooms = vec![0, 100, 250, 400, 700, 1_000, 2_000, 4_000, 9_000, 20_000];
+        rooms.retain(|&room| room < all);
+        rooms.extend([all / 3, all / 2, all - 1]);
+        rooms
+    }
+
+    /// The numbers of a marker of these codecs: `R of T … not shown[, in F files], original
+    /// lines A-B; … {"lines":"A-B"}]`.
+    #[derive(Debug, PartialEq, Eq)]
+    pub(crate) struct Marker {
+        pub(crate) removed: usize,
+        pub(crate) total: usize,
+        pub(crate) files: Option<usize>,
+        pub(crate) from: usize,
+        pub(crate) to: usize,
+    }
+
+    /// Reads a marker back, asserting its form: its noun is `noun` (singular, plural).
+    pub(crate) fn read(marker: &str, noun: (&str, &str)) -> Marker {
+        let number = |text: &str| -> usize {
+            text.parse()
+                .unwrap_or_else(|_| panic!("{text:?} in {marker}"))
+        };
+        let rest = marker
+            .strip_prefix("[\u{2026} cut at max_result_chars: ")
+            .expect(marker);
+        let (removed, rest) = rest.split_once(" of ").expect(marker);
+        let (total, rest) = rest.split_once(' ').expect(marker);
+        let (total, removed) = (number(total), number(removed));
+        let name = if total == 1 { noun.0 } else { noun.1 };
+        let rest = rest
+            .strip_prefix(name)
+            .and_then(|rest| rest.strip_prefix(" not shown"))
+            .expect(marker);
+        let (files, rest) = match rest.strip_prefix(", in ") {
+            Some(rest) => {
+                let (files, rest) = rest.split_once(' ').expect(marker);
+                let files = number(files);
+                let name = if files == 1 { "file" } else { "files" };
+                (Some(files), rest.strip_prefix(name).expect(marker))
+            }
+            None => (None, rest),
+        };
+        let rest = rest.strip_prefix(", original lines ").expect(marker);
+        let (range, selector) = rest.split_once("; ").expect(marker);
+        assert_eq!(
+            selector,
+            format!("wm_get_result {{\"lines\":\"{range}\"}}]"),
+            "{marker}"
+        );
+        let (from, to) = range.split_once('-').expect(marker);
+        Marker {
+            removed,
+            total,
+            files,
+            from: number(from),
+            to: number(to),
+        }
+    }
+
+    /// Asserts the rules of a cut (`parrot_codec_api::Cut`): whole lines of `output` and less
+    /// than all of it, within `room` with the marker (or nothing kept), a marker of one line.
+    pub(crate) fn assert_rules(output: &str, cut: &CutAt, room: usize, name: &str) {
+        let at = format!("{name}, room {room}");
+        assert!(cut.kept < output.len(), "{at}: all kept");
+        assert!(
+            cut.kept == 0 || output.as_bytes()[cut.kept - 1] == b'\n',
+            "{at}: not whole lines"
+        );
+        assert!(
+            cut.kept == 0
+                || json_string_chars(&output[..cut.kept]) + json_string_chars(&cut.marker) <= room,
+            "{at}: over the room"
+        );
+        assert!(
+            !cut.marker.is_empty() && !cut.marker.contains(['\n', '\r']),
+            "{at}: {:?}",
+            cut.marker
+        );
+    }
+
+    /// The first `n` lines of `text`, each with its line break.
+    pub(crate) fn first_lines(text: &str, n: usize) -> String {
+        text.split_inclusive('\n').take(n).collect()
+    }
+
+    /// Lines `from` to `to` of `text` (1-based, inclusive), as the selector `"lines":"A-B"`
+    /// returns them, each with its line break.
+    pub(crate) fn lines(text: &str, from: usize, to: usize) -> String {
+        text.split_inclusive('\n')
+            .skip(from - 1)
+            .take(to + 1 - from)
+            .collect()
+    }
 }
 
 #[cfg(test)]

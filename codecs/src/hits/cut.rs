@@ -45,11 +45,12 @@ impl Hits {
     ///     panic!("grouped");
     /// };
     /// let cut = hits.cut(original, &payload, 400).unwrap();
-    /// assert!(payload[..cut.kept].ends_with("19:let value_19 = 19;\n"));
+    /// // The first file's first 12 hits; its other 7 are among those not shown.
+    /// assert!(payload[..cut.kept].ends_with("\n12:let value_12 = 12;\n"));
     /// assert_eq!(
     ///     cut.marker,
-    ///     "[… cut at max_result_chars: 41 of 60 hit lines not shown, in 3 files, original \
-    ///      lines 20-60; wm_get_result {\"lines\":\"20-60\"}]"
+    ///     "[… cut at max_result_chars: 48 of 60 hit lines not shown, in 4 files, original \
+    ///      lines 13-60; wm_get_result {\"lines\":\"13-60\"}]"
     /// );
     /// ```
     pub fn cut(&self, original: Payload<'_>, output: &str, room: usize) -> Option<CutAt> {

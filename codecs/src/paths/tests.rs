@@ -660,3 +660,94 @@ fn unknown_params_are_refused() {
     let err = parrot_codec_api::build::<Paths>(params).unwrap_err();
     assert_eq!(err.key(), Some("width"), "{err}");
 }
+
+/// Issue 48: a cut of this codec's tree was the host's, as text, its selector the whole
+/// original. On every listing capture the codec acts on and at many rooms, the codec's own
+/// cut keeps the rules of a cut, keeps a directory line only with a line under it, counts the
+/// paths it removed exactly, and its selector returns exactly the original lines the kept
+/// part does not show. An `ls -R` tree is left to the host (see `cut.rs`).
+#[test]
+fn a_cut_keeps_whole_tree_lines_and_its_selector_returns_the_lines_removed() {
+    use crate::cut::check::{assert_rules, captures, first_lines, lines, read, rooms};
+    let mut cut_captures = 0;
+    for (name, input) in captures("paths-") {
+        let Some(output) = holds(&input) else {
+            continue;
+        };
+        let original = Payload::text_only(&input);
+        if name.ends_with("-ls-R.txt") {
+            assert_eq!(Paths.cut(original, &output, 1_000), None, "{name}");
+            continue;
+        }
+        cut_captures += 1;
+        for room in rooms(&output) {
+            let cut = Paths.cut(original, &output, room).expect(&name);
+            assert_rules(&output, &cut, room, &name);
+            let marker = read(&cut.marker, ("path", "paths"));
+            let kept = &output[..cut.kept];
+            let at = format!("{name}, room {room}: {}", cut.marker);
+            let all = input.lines().count();
+            assert_eq!((marker.to, marker.total), (all, all), "{at}");
+            assert_eq!(marker.removed, marker.to - marker.from + 1, "{at}");
+            // The kept lines expand to the original's first lines: a directory line left
+            // without a line under it would read as an entry, a path of its own.
+            let shown = if kept.is_empty() {
+                String::new()
+            } else {
+                Paths.expand(kept).expect(&at)
+            };
+            assert_eq!(shown, first_lines(&input, marker.from - 1), "{at}");
+            let removed = lines(&input, marker.from, marker.to);
+            assert_eq!(format!("{shown}{removed}"), input, "{at}");
+            if room >= 2_000 {
+                assert!(!kept.is_empty(), "{at}");
+            }
+        }
+    }
+    assert!(cut_captures >= 4, "{cut_captures} captures made trees");
+}
+
+#[test]
+fn a_directory_line_is_kept_with_its_first_line_or_not_at_all() {
+    let input: String = (0..30)
+        .map(|i| format!("./a_directory_with_a_long_name/sub_{}/file_{i}.rs\n", i / 10))
+        .collect();
+    let output = holds(&input).unwrap();
+    assert!(output.starts_with("./a_directory_with_a_long_name/\n  sub_0/\n    file_0.rs"));
+    let original = Payload::text_only(&input);
+    let marker = crate::cut::check::read(
+        &Paths.cut(original, &output, 0).unwrap().marker,
+        ("path", "paths"),
+    );
+    let cost = |text: &str| parrot_codec_api::json_string_chars(text);
+    let first_line = output.split_inclusive('\n').nth(2).unwrap();
+    let first_unit = output.find(first_line).unwrap() + first_line.len();
+    // The marker with the counts it has when the first unit is kept has as many digits.
+    let marker_cost = cost(&Paths.cut(original, &output, 0).unwrap().marker);
+    let just = cost(&output[..first_unit]) + marker_cost;
+    for (room, kept) in [(just - 1, 0), (just, first_unit)] {
+        let cut = Paths.cut(original, &output, room).unwrap();
+        assert_eq!(cut.kept, kept, "room {room}: {}", cut.marker);
+    }
+    assert_eq!((marker.from, marker.to, marker.removed), (1, 30, 30));
+}
+
+#[test]
+fn a_text_that_is_not_the_codecs_tree_of_the_original_is_not_cut_by_its_grammar() {
+    let input = "./src/lib.rs\n./src/main.rs\n./src/parser/mod.rs\n./src/parser/lexer.rs\n";
+    let output = holds(input).unwrap();
+    let other = "./src/lib.rs\n./src/main.rs\n./src/parser/mod.rs\n./src/parser/other.rs\n";
+    let cases = [
+        ("another original", Payload::text_only(other), output.as_str()),
+        ("a JSON original", Payload::json(input), output.as_str()),
+        ("an empty output", Payload::text_only(input), ""),
+        (
+            "a line dropped",
+            Payload::text_only(input),
+            output.split_once('\n').unwrap().1,
+        ),
+    ];
+    for (name, original, text) in cases {
+        assert_eq!(Paths.cut(original, text, 30), None, "{name}");
+    }
+}
