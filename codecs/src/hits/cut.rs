@@ -152,7 +152,9 @@ fn read_block<'a>(
     }
     if unit.lines > 0 {
         // `--` lines that end the block go with the hit line above them.
-        let last = units.last_mut().filter(|_| files.last() == Some(&Some(path)))?;
+        let last = units
+            .last_mut()
+            .filter(|_| files.last() == Some(&Some(path)))?;
         last.cost += unit.cost;
         last.lines += unit.lines;
         last.end = unit.end;

@@ -84,6 +84,18 @@
 //! A `\r` is part of the text it ends (CRLF lines keep it at the end of their hit line), and
 //! any path or text is copied as it is, so the inverse is exact even when a path was guessed
 //! wrong (a path that holds `:N:` is cut before it).
+//!
+//! # Cutting an output to a size
+//!
+//! [`Hits::cut`] (the codec's `CUT`, which the host asks for when a result is over its
+//! `max_result_chars`) keeps whole units from the start: a hit line, with the blank line and
+//! the heading before it when it is the first of its block (a heading is never kept without a
+//! hit of it) and with the `--` lines before it; or a line kept verbatim. The output gives the
+//! original's lines in their order, so what it removes is one range of the original, and the
+//! marker says so:
+//! `[… cut at max_result_chars: R of T hit lines not shown, in F files, original lines A-B; wm_get_result {"lines":"A-B"}]`
+//! (`F` the distinct files of the hit lines not shown; the wording is shared with `paths` and
+//! `table`, see `crate::cut`).
 
 mod cut;
 mod decode;

@@ -713,7 +713,11 @@ fn a_text_that_is_not_the_codecs_output_of_the_original_is_not_cut_by_its_gramma
     let output = compress(input).unwrap();
     let other = "src/a.rs:3:fn a() {}\nsrc/a.rs:9:fn c() {}\nsrc/b.rs:1:use a;\n";
     let cases = [
-        ("another original", Payload::text_only(other), output.as_str()),
+        (
+            "another original",
+            Payload::text_only(other),
+            output.as_str(),
+        ),
         ("a JSON original", Payload::json(input), output.as_str()),
         ("an empty output", Payload::text_only(input), ""),
         ("not grouped", Payload::text_only(input), input),

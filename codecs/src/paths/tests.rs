@@ -710,26 +710,36 @@ fn a_cut_keeps_whole_tree_lines_and_its_selector_returns_the_lines_removed() {
 #[test]
 fn a_directory_line_is_kept_with_its_first_line_or_not_at_all() {
     let input: String = (0..30)
-        .map(|i| format!("./a_directory_with_a_long_name/sub_{}/file_{i}.rs\n", i / 10))
+        .map(|i| {
+            format!(
+                "./a_directory_with_a_long_name/sub_{}/file_{i}.rs\n",
+                i / 10
+            )
+        })
         .collect();
     let output = holds(&input).unwrap();
     assert!(output.starts_with("./a_directory_with_a_long_name/\n  sub_0/\n    file_0.rs"));
     let original = Payload::text_only(&input);
-    let marker = crate::cut::check::read(
-        &Paths.cut(original, &output, 0).unwrap().marker,
-        ("path", "paths"),
-    );
     let cost = |text: &str| parrot_codec_api::json_string_chars(text);
-    let first_line = output.split_inclusive('\n').nth(2).unwrap();
-    let first_unit = output.find(first_line).unwrap() + first_line.len();
-    // The marker with the counts it has when the first unit is kept has as many digits.
-    let marker_cost = cost(&Paths.cut(original, &output, 0).unwrap().marker);
-    let just = cost(&output[..first_unit]) + marker_cost;
-    for (room, kept) in [(just - 1, 0), (just, first_unit)] {
+    // The first unit: both directory lines and the line of entries under them.
+    let first_unit: usize = output.split_inclusive('\n').take(3).map(str::len).sum();
+    let after_first = "[\u{2026} cut at max_result_chars: 20 of 30 paths not shown, original \
+                       lines 11-30; wm_get_result {\"lines\":\"11-30\"}]";
+    let nothing = "[\u{2026} cut at max_result_chars: 30 of 30 paths not shown, original lines \
+                   1-30; wm_get_result {\"lines\":\"1-30\"}]";
+    let just = cost(&output[..first_unit]) + cost(after_first);
+    for (room, kept, marker) in [
+        (0, 0, nothing),
+        (just - 1, 0, nothing),
+        (just, first_unit, after_first),
+    ] {
         let cut = Paths.cut(original, &output, room).unwrap();
-        assert_eq!(cut.kept, kept, "room {room}: {}", cut.marker);
+        assert_eq!(
+            (cut.kept, cut.marker.as_str()),
+            (kept, marker),
+            "room {room}"
+        );
     }
-    assert_eq!((marker.from, marker.to, marker.removed), (1, 30, 30));
 }
 
 #[test]
@@ -738,7 +748,11 @@ fn a_text_that_is_not_the_codecs_tree_of_the_original_is_not_cut_by_its_grammar(
     let output = holds(input).unwrap();
     let other = "./src/lib.rs\n./src/main.rs\n./src/parser/mod.rs\n./src/parser/other.rs\n";
     let cases = [
-        ("another original", Payload::text_only(other), output.as_str()),
+        (
+            "another original",
+            Payload::text_only(other),
+            output.as_str(),
+        ),
         ("a JSON original", Payload::json(input), output.as_str()),
         ("an empty output", Payload::text_only(input), ""),
         (

@@ -633,12 +633,18 @@ fn a_cut_keeps_the_head_and_whole_lines_and_its_selector_returns_the_lines_remov
                 let (shown, line) = (out_lines[k + 1], in_lines[k]);
                 let mut words = line.split_whitespace();
                 assert!(
-                    shown.split(' ').all(|word| word.is_empty() || words.any(|w| w == word)),
+                    shown
+                        .split(' ')
+                        .all(|word| word.is_empty() || words.any(|w| w == word)),
                     "{at}: {shown:?} does not show {line:?}"
                 );
             }
             let removed = lines(&input, marker.from, marker.to);
-            assert_eq!(removed, in_lines[marker.from - 1..].join("\n") + "\n", "{at}");
+            assert_eq!(
+                removed,
+                in_lines[marker.from - 1..].join("\n") + "\n",
+                "{at}"
+            );
             let all_rows = rows.iter().filter(|&&row| row).count();
             let kept_rows = rows[..marker.from - 1].iter().filter(|&&row| row).count();
             assert_eq!(
@@ -661,9 +667,8 @@ fn a_cut_of_pip_list_keeps_the_column_names_and_their_rule() {
     let head = "[table: 2 columns, padding collapsed to one space]\nPackage Version\n\
                 ------------------------- -----------\n";
     assert!(output.starts_with(head), "{output}");
-    let marker_cost = parrot_codec_api::json_string_chars(
-        &Table.cut(original, &output, 0).unwrap().marker,
-    );
+    let marker_cost =
+        parrot_codec_api::json_string_chars(&Table.cut(original, &output, 0).unwrap().marker);
     let head_cost = parrot_codec_api::json_string_chars(head);
     for (room, kept) in [
         (head_cost + marker_cost - 1, 0),
@@ -686,7 +691,11 @@ fn a_text_that_is_not_the_codecs_output_of_the_original_is_not_cut_by_its_gramma
     let output = round_trip(PIP).unwrap();
     let other = PIP.replace("0.7.0", "0.7.1");
     let cases = [
-        ("another original", Payload::text_only(&other), output.as_str()),
+        (
+            "another original",
+            Payload::text_only(&other),
+            output.as_str(),
+        ),
         ("a JSON original", Payload::json(PIP), output.as_str()),
         ("an empty output", Payload::text_only(PIP), ""),
         ("not a table output", Payload::text_only(PIP), PIP),

@@ -503,12 +503,19 @@ fn the_text_codecs_outputs_are_cut_by_their_own_grammar_and_their_selector_retur
         let out = s.host.process(call);
         assert_eq!(out.meta.codec.as_deref(), Some(codec), "{file}");
         let text = out.text().unwrap();
-        assert!(text.chars().count() <= max, "{file}: {}", text.chars().count());
+        assert!(
+            text.chars().count() <= max,
+            "{file}: {}",
+            text.chars().count()
+        );
         let pointed = crate::support::pointed(text).expect("a pointer line");
         assert_eq!(pointed.reason, "cut", "{file}");
         let (kept, marker) = pointed.text.rsplit_once('\n').unwrap();
         let kept = format!("{kept}\n");
-        assert!(uncut.starts_with(&kept), "{file}: not a start of the codec's output");
+        assert!(
+            uncut.starts_with(&kept),
+            "{file}: not a start of the codec's output"
+        );
         assert!(kept.len() > max / 2, "{file}: {} bytes kept", kept.len());
         // The codec's marker, not the host's: its selector names the original's lines.
         let rest = marker
