@@ -237,6 +237,45 @@ pub(crate) mod check {
         );
     }
 
+    /// Asserts what a cut of any codec of these holds on `original` and `output` (its output
+    /// of `original`, or a text that is not, for which the cut may be `None`), at rooms from
+    /// nothing to all but one: the rules of a cut, a marker that reads back with `noun`, and
+    /// a range that ends at the original's last line and starts right after the lines kept.
+    /// Then the same on `output` cut short at a line break and at every 7th character, which
+    /// the codec's cut must refuse or cut by the rules, never panic on.
+    pub(crate) fn assert_cuts_hold(
+        original: &str,
+        output: &str,
+        noun: (&str, &str),
+        cut: impl Fn(&str, usize) -> Option<CutAt>,
+    ) {
+        let all = json_string_chars(output);
+        for room in [0, 50, 150, 400, all / 2, all.saturating_sub(1)] {
+            let Some(cut) = cut(output, room) else {
+                continue;
+            };
+            assert_rules(output, &cut, room, original);
+            let marker = read(&cut.marker, noun);
+            assert_eq!(marker.to, super::line_count(original), "{}", cut.marker);
+            assert!(
+                marker.from >= 1 && marker.from <= marker.to,
+                "{}",
+                cut.marker
+            );
+        }
+        let shorter = output
+            .char_indices()
+            .step_by(7)
+            .map(|(at, _)| at)
+            .chain(output.rfind('\n'));
+        for end in shorter {
+            let text = &output[..end];
+            if let Some(cut) = cut(text, 200) {
+                assert_rules(text, &cut, 200, original);
+            }
+        }
+    }
+
     /// The first `n` lines of `text`, each with its line break.
     pub(crate) fn first_lines(text: &str, n: usize) -> String {
         text.split_inclusive('\n').take(n).collect()

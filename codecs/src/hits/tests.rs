@@ -726,3 +726,25 @@ fn a_text_that_is_not_the_codecs_output_of_the_original_is_not_cut_by_its_gramma
         assert_eq!(codec.cut(original, text, 30), None, "{name}");
     }
 }
+
+#[test]
+fn a_cut_of_generated_search_results_keeps_the_rules_and_never_panics() {
+    let codec = hits();
+    let mut rng = Rng(0x5EED_0048);
+    let mut cut_outputs = 0;
+    for _ in 0..300 {
+        let input = search_results(&mut rng);
+        let Some(output) = compress(&input) else {
+            continue;
+        };
+        cut_outputs += 1;
+        let original = Payload::text_only(&input);
+        crate::cut::check::assert_cuts_hold(
+            &input,
+            &output,
+            ("hit line", "hit lines"),
+            |text, room| codec.cut(original, text, room),
+        );
+    }
+    assert!(cut_outputs >= 100, "{cut_outputs} outputs");
+}

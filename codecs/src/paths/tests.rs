@@ -765,3 +765,21 @@ fn a_text_that_is_not_the_codecs_tree_of_the_original_is_not_cut_by_its_grammar(
         assert_eq!(Paths.cut(original, text, 30), None, "{name}");
     }
 }
+
+#[test]
+fn a_cut_of_generated_listings_keeps_the_rules_and_never_panics() {
+    let mut rng = Rng(0x5EED_0048);
+    let mut cut_outputs = 0;
+    for _ in 0..300 {
+        let input = listing(&mut rng);
+        let Some(output) = holds(&input) else {
+            continue;
+        };
+        cut_outputs += 1;
+        let original = Payload::text_only(&input);
+        crate::cut::check::assert_cuts_hold(&input, &output, ("path", "paths"), |text, room| {
+            Paths.cut(original, text, room)
+        });
+    }
+    assert!(cut_outputs >= 100, "{cut_outputs} outputs");
+}
