@@ -62,18 +62,14 @@ pub(crate) fn marker(what: Removed<'_>, from: usize, to: usize) -> String {
 /// `room` ([`json_string_chars`]). `removed` says what the units from the `k`-th on hold (the
 /// marker's counts but the range); `largest` is the most it can say, with the largest numbers
 /// of each count: the marker is sized for them before the cut is chosen, as the `log` codec's
-/// is, and then the units its exact text leaves room for are kept too.
-///
-/// At least one unit is removed; when not even the marker fits, nothing is kept and the
-/// marker is still given (the host takes it so). `None` when there are no units.
-pub(crate) fn cut<'a>(
+/// is (see [`cut`]).
+pub(crate) fn cut_lines<'a>(
     units: &[Unit],
     lines: usize,
     room: usize,
     largest: Removed<'a>,
     removed: impl Fn(usize) -> Removed<'a>,
 ) -> Option<CutAt> {
-    units.last()?;
     // Counts of at least 2 take the plural, the longer form, with as many digits as 1.
     let at_least_two = |n: usize| n.max(2);
     let widest = Removed {
@@ -83,8 +79,26 @@ pub(crate) fn cut<'a>(
         ..largest
     };
     let most = at_least_two(lines);
-    let marker_after = |kept: usize| marker(removed(kept), units[kept].from, lines);
     let reserve = json_string_chars(&marker(widest, most, most));
+    let marker_after = |kept: usize| marker(removed(kept), units[kept].from, lines);
+    cut(units, room, reserve, marker_after)
+}
+
+/// Cuts an output made of `units` (in order, the last ending at the output's end) so that
+/// the units kept and the marker after them cost at most `room` ([`json_string_chars`]);
+/// `marker_after(k)` is the marker when the first `k` units are kept, and `reserve` what the
+/// costliest of them costs: the cut is chosen with the reserve, as the `log` codec's is, and
+/// then the units the marker's exact text leaves room for are kept too.
+///
+/// At least one unit is removed; when not even the marker fits, nothing is kept and the
+/// marker is still given (the host takes it so). `None` when there are no units.
+pub(crate) fn cut(
+    units: &[Unit],
+    room: usize,
+    reserve: usize,
+    marker_after: impl Fn(usize) -> String,
+) -> Option<CutAt> {
+    units.last()?;
     let mut spent = 0;
     let mut kept = 0;
     while kept + 1 < units.len() && spent + units[kept].cost + reserve <= room {
@@ -100,7 +114,7 @@ pub(crate) fn cut<'a>(
     }
     loop {
         let text = marker_after(kept);
-        // The reserve bounds every marker: this only guards against a count over `largest`.
+        // The reserve bounds every marker: this only guards against a count over it.
         if kept > 0 && spent + json_string_chars(&text) > room {
             kept -= 1;
             spent -= units[kept].cost;
@@ -293,7 +307,7 @@ pub(crate) mod check {
 
 #[cfg(test)]
 mod tests {
-    use super::{Removed, Unit, cut, marker};
+    use super::{Removed, Unit, cut_lines, marker};
 
     #[test]
     fn a_marker_names_the_counts_and_the_range_and_a_count_of_one_takes_the_singular() {
@@ -348,10 +362,10 @@ mod tests {
             (marker_cost + 35, 30),
             (usize::MAX / 2, 40),
         ] {
-            let cut = cut(&units, 5, room, what(0), what).unwrap();
+            let cut = cut_lines(&units, 5, room, what(0), what).unwrap();
             assert_eq!(cut.kept, kept, "room {room}");
             assert_eq!(cut.marker, marker(what(kept / 10), kept / 10 + 1, 5));
         }
-        assert_eq!(cut(&[], 5, 100, what(0), what), None);
+        assert_eq!(cut_lines(&[], 5, 100, what(0), what), None);
     }
 }

@@ -17,7 +17,7 @@ use parrot_codec_api::{CutAt, Payload, json_string_chars};
 
 use super::Hits;
 use super::encode::is_separator;
-use crate::cut::{Removed, Unit, cut, line_count, lines_with_ends};
+use crate::cut::{Removed, Unit, cut_lines, line_count, lines_with_ends};
 
 /// What a unit of this codec's output holds besides what every cut counts: the path of the
 /// file its hit line is in (none for a line kept verbatim, which is no hit).
@@ -79,7 +79,7 @@ impl Hits {
                 ..largest
             }
         };
-        cut(&units, lines, room, largest, removed)
+        cut_lines(&units, lines, room, largest, removed)
     }
 }
 

@@ -17,7 +17,7 @@ use parrot_codec_api::{CutAt, Payload, json_string_chars};
 
 use super::Paths;
 use super::expand::entry_count;
-use crate::cut::{Removed, Unit, cut, line_count, lines_with_ends};
+use crate::cut::{Removed, Unit, cut_lines, line_count, lines_with_ends};
 
 impl Paths {
     /// The codec's cut ([`parrot_codec_api::Codec::CUT`]): `output`, this codec's tree of
@@ -69,7 +69,7 @@ impl Paths {
             removed: units[kept..].iter().map(|unit| unit.counted).sum(),
             ..largest
         };
-        cut(&units, lines, room, largest, removed)
+        cut_lines(&units, lines, room, largest, removed)
     }
 }
 

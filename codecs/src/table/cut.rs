@@ -18,7 +18,7 @@ use parrot_codec_api::{CutAt, Payload, json_string_chars};
 
 use super::Table;
 use super::decode::rows;
-use crate::cut::{Removed, Unit, cut, line_count, lines_with_ends};
+use crate::cut::{Removed, Unit, cut_lines, line_count, lines_with_ends};
 
 impl Table {
     /// The codec's cut ([`parrot_codec_api::Codec::CUT`]): `output`, this codec's output for
@@ -68,7 +68,7 @@ impl Table {
             removed: units[kept..].iter().map(|unit| unit.counted).sum(),
             ..largest
         };
-        cut(&units, lines, room, largest, removed)
+        cut_lines(&units, lines, room, largest, removed)
     }
 }
 
