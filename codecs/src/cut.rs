@@ -13,6 +13,9 @@
 //! `F` files (`hits` only), and `A-B` is the range of the original they are in: the selector
 //! `"lines":"A-B"` returns exactly the lines removed. Numbers are plain digits, and a count
 //! takes the singular for exactly one, as every marker of the codecs writes them.
+//!
+//! [`cut`] itself chooses where to cut any output made of units, with any marker: the `toon`
+//! codec's cut, whose marker names rows of a JSON array, uses it too.
 
 use parrot_codec_api::{CutAt, RECOVERY_TOOL, json_string_chars};
 
