@@ -1150,4 +1150,40 @@ mod tests {
             assert_eq!(codec.cut(original, text, 300), None);
         }
     }
+
+    /// A cut of any generated document's TOON keeps the rules of a cut or leaves the cut to
+    /// the host, and a TOON cut short is refused without a panic.
+    #[test]
+    fn a_cut_of_generated_documents_keeps_the_rules_and_never_panics() {
+        let mut generator = Generator(48);
+        let cost = parrot_codec_api::json_string_chars;
+        let mut cut = 0;
+        for _ in 0..1500 {
+            let input = generator.value(4);
+            let codec = codec(true);
+            let original = Payload::json(&input);
+            let Outcome::Changed { payload, .. } =
+                codec.compress(original, Level::Minimal).unwrap()
+            else {
+                continue;
+            };
+            for room in [0, 60, 200, cost(&payload) / 2] {
+                let Some(at) = codec.cut(original, &payload, room) else {
+                    continue;
+                };
+                cut += 1;
+                let kept = &payload[..at.kept];
+                assert!(at.kept < payload.len(), "{payload}");
+                assert!(kept.is_empty() || kept.ends_with('\n'), "{payload}");
+                assert!(kept.is_empty() || cost(kept) + cost(&at.marker) <= room);
+                assert!(!at.marker.is_empty() && !at.marker.contains('\n'));
+            }
+            for end in (0..payload.len()).step_by(11) {
+                if payload.is_char_boundary(end) {
+                    assert_eq!(codec.cut(original, &payload[..end], 200), None);
+                }
+            }
+        }
+        assert!(cut > 50, "{cut} cuts");
+    }
 }
