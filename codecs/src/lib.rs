@@ -58,6 +58,7 @@ use parrot_codec_api::{Codec, CodecError, CodecMeta, DynCodec, Outcome, Params};
 mod clip;
 pub mod columnar;
 mod counted;
+mod cut;
 pub mod hits;
 pub mod json_compact;
 pub mod log;

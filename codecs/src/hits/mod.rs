@@ -84,13 +84,26 @@
 //! A `\r` is part of the text it ends (CRLF lines keep it at the end of their hit line), and
 //! any path or text is copied as it is, so the inverse is exact even when a path was guessed
 //! wrong (a path that holds `:N:` is cut before it).
+//!
+//! # Cutting an output to a size
+//!
+//! [`Hits::cut`] (the codec's `CUT`, which the host asks for when a result is over its
+//! `max_result_chars`) keeps whole units from the start: a hit line, with the blank line and
+//! the heading before it when it is the first of its block (a heading is never kept without a
+//! hit of it) and with the `--` lines before it; or a line kept verbatim. The output gives the
+//! original's lines in their order, so what it removes is one range of the original, and the
+//! marker says so:
+//! `[… cut at max_result_chars: R of T hit lines not shown, in F files, original lines A-B; wm_get_result {"lines":"A-B"}]`
+//! (`F` the distinct files of the hit lines not shown; the wording is shared with `paths` and
+//! `table`, see `crate::cut`).
 
+mod cut;
 mod decode;
 mod encode;
 #[cfg(test)]
 mod tests;
 
-use parrot_codec_api::{Codec, CodecError, Inverse, Level, Outcome, Params, Payload};
+use parrot_codec_api::{Codec, CodecError, Cut, Inverse, Level, Outcome, Params, Payload};
 
 /// The `hits` codec: see the [module documentation](self). It takes no params.
 ///
@@ -126,6 +139,7 @@ impl Hits {
 impl Codec for Hits {
     const NAME: &'static str = "hits";
     const INVERSE: Option<Inverse<Self>> = Some(Self::expand);
+    const CUT: Option<Cut<Self>> = Some(Self::cut);
 
     fn new(_: &mut Params) -> Result<Self, CodecError> {
         Ok(Hits)

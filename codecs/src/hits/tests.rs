@@ -642,3 +642,109 @@ fn speed_against_a_line_split() {
         );
     }
 }
+
+/// The file of each hit line of a `hits` output, in order: the lines under a heading but its
+/// `--` lines.
+fn hit_files(output: &str) -> Vec<&str> {
+    let mut files = Vec::new();
+    for block in output.split("\n\n") {
+        let mut lines = block.lines();
+        let heading = lines.next().unwrap_or_default();
+        files.extend(
+            lines
+                .filter(|line| !super::encode::is_separator(line))
+                .map(|_| heading),
+        );
+    }
+    files
+}
+
+/// Issue 48: a cut of this codec's output was the host's, as text, its selector the whole
+/// original. On every search capture and at many rooms, the codec's own cut keeps the rules
+/// of a cut, keeps a heading only with a hit of it, counts the hit lines and files it removed
+/// exactly, and its selector returns exactly the original lines the kept part does not show.
+#[test]
+fn a_cut_keeps_whole_blocks_and_its_selector_returns_the_lines_removed() {
+    use crate::cut::check::{assert_rules, captures, first_lines, lines, read, rooms};
+    let codec = hits();
+    let mut cut_captures = 0;
+    for (name, input) in captures("hits-") {
+        let Some(output) = compress(&input) else {
+            continue;
+        };
+        cut_captures += 1;
+        let original = Payload::text_only(&input);
+        let all_files = hit_files(&output);
+        for room in rooms(&output) {
+            let cut = codec.cut(original, &output, room).expect(&name);
+            assert_rules(&output, &cut, room, &name);
+            let marker = read(&cut.marker, ("hit line", "hit lines"));
+            let kept = &output[..cut.kept];
+            let at = format!("{name}, room {room}: {}", cut.marker);
+            assert_eq!(marker.to, input.lines().count(), "{at}");
+            // The kept blocks expand to the original's first lines: a heading left without
+            // its hit would expand to a line of its own, which the original does not have.
+            let shown = if kept.is_empty() {
+                String::new()
+            } else {
+                codec.expand(kept).expect(&at)
+            };
+            assert_eq!(shown, first_lines(&input, marker.from - 1), "{at}");
+            let removed = lines(&input, marker.from, marker.to);
+            assert_eq!(format!("{shown}{removed}"), input, "{at}");
+            let kept_hits = hit_files(kept).len();
+            assert_eq!(marker.total, all_files.len(), "{at}");
+            assert_eq!(marker.removed, all_files.len() - kept_hits, "{at}");
+            let files: std::collections::HashSet<&str> =
+                all_files[kept_hits..].iter().copied().collect();
+            assert_eq!(marker.files, Some(files.len()), "{at}");
+            if room >= 2_000 {
+                assert!(!kept.is_empty(), "{at}");
+            }
+        }
+    }
+    assert!(cut_captures >= 5, "{cut_captures} captures grouped");
+}
+
+#[test]
+fn a_text_that_is_not_the_codecs_output_of_the_original_is_not_cut_by_its_grammar() {
+    let codec = hits();
+    let input = "src/a.rs:3:fn a() {}\nsrc/a.rs:9:fn b() {}\nsrc/b.rs:1:use a;\n";
+    let output = compress(input).unwrap();
+    let other = "src/a.rs:3:fn a() {}\nsrc/a.rs:9:fn c() {}\nsrc/b.rs:1:use a;\n";
+    let cases = [
+        (
+            "another original",
+            Payload::text_only(other),
+            output.as_str(),
+        ),
+        ("a JSON original", Payload::json(input), output.as_str()),
+        ("an empty output", Payload::text_only(input), ""),
+        ("not grouped", Payload::text_only(input), input),
+    ];
+    for (name, original, text) in cases {
+        assert_eq!(codec.cut(original, text, 30), None, "{name}");
+    }
+}
+
+#[test]
+fn a_cut_of_generated_search_results_keeps_the_rules_and_never_panics() {
+    let codec = hits();
+    let mut rng = Rng(0x5EED_0048);
+    let mut cut_outputs = 0;
+    for _ in 0..300 {
+        let input = search_results(&mut rng);
+        let Some(output) = compress(&input) else {
+            continue;
+        };
+        cut_outputs += 1;
+        let original = Payload::text_only(&input);
+        crate::cut::check::assert_cuts_hold(
+            &input,
+            &output,
+            ("hit line", "hit lines"),
+            |text, room| codec.cut(original, text, room),
+        );
+    }
+    assert!(cut_outputs >= 100, "{cut_outputs} outputs");
+}

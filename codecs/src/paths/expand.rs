@@ -122,6 +122,21 @@ impl<'p> Iterator for Entries<'p> {
     }
 }
 
+/// How many entries a line of the tree holds, after its indent (`text`); `None` when they do
+/// not read as this codec writes them.
+pub(super) fn entry_count(text: &str) -> Option<usize> {
+    let entries = Entries {
+        rest: text,
+        number: 0,
+    };
+    let mut count = 0;
+    for entry in entries {
+        entry.ok()?;
+        count += 1;
+    }
+    Some(count)
+}
+
 /// The one entry of a directory line (a line with lines indented under it).
 fn sole_entry(row: Row<'_>) -> Result<&str, CodecError> {
     let mut entries = Entries::of(row);

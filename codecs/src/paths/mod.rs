@@ -143,7 +143,18 @@
 //!   (`ls -Rp`), the sections are not each under an entry of the sections before them in the
 //!   order `ls -R` prints them (`ls -R a b` has two roots), or there is no subdirectory;
 //! - the tree is not strictly smaller, in bytes, than the payload.
+//!
+//! # Cutting an output to a size
+//!
+//! [`Paths::cut`] (the codec's `CUT`, which the host asks for when a result is over its
+//! `max_result_chars`) keeps whole lines of a listing's tree from the start, a directory line
+//! only with a line under it. The tree gives the original's lines in the order of its entries,
+//! so what the cut removes is one range of the original, and the marker says so:
+//! `[… cut at max_result_chars: R of T paths not shown, original lines A-B; wm_get_result {"lines":"A-B"}]`
+//! (the wording is shared with `hits` and `table`, see `crate::cut`). An `ls -R` tree is not
+//! cut by its grammar: its start stands for lines of several of the original's sections.
 
+mod cut;
 mod expand;
 mod list;
 mod recursive;
@@ -152,7 +163,7 @@ mod tree;
 #[cfg(test)]
 mod tests;
 
-use parrot_codec_api::{Codec, CodecError, Inverse, Level, Outcome, Params, Payload};
+use parrot_codec_api::{Codec, CodecError, Cut, Inverse, Level, Outcome, Params, Payload};
 
 /// How many lines the codec looks at before reading the whole payload.
 const SNIFF_LINES: usize = 64;
@@ -191,6 +202,7 @@ impl Paths {
 impl Codec for Paths {
     const NAME: &'static str = "paths";
     const INVERSE: Option<Inverse<Self>> = Some(Self::expand);
+    const CUT: Option<Cut<Self>> = Some(Self::cut);
 
     fn new(_: &mut Params) -> Result<Self, CodecError> {
         Ok(Paths)

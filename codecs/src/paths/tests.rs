@@ -660,3 +660,126 @@ fn unknown_params_are_refused() {
     let err = parrot_codec_api::build::<Paths>(params).unwrap_err();
     assert_eq!(err.key(), Some("width"), "{err}");
 }
+
+/// Issue 48: a cut of this codec's tree was the host's, as text, its selector the whole
+/// original. On every listing capture the codec acts on and at many rooms, the codec's own
+/// cut keeps the rules of a cut, keeps a directory line only with a line under it, counts the
+/// paths it removed exactly, and its selector returns exactly the original lines the kept
+/// part does not show. An `ls -R` tree is left to the host (see `cut.rs`).
+#[test]
+fn a_cut_keeps_whole_tree_lines_and_its_selector_returns_the_lines_removed() {
+    use crate::cut::check::{assert_rules, captures, first_lines, lines, read, rooms};
+    let mut cut_captures = 0;
+    for (name, input) in captures("paths-") {
+        let Some(output) = holds(&input) else {
+            continue;
+        };
+        let original = Payload::text_only(&input);
+        if name.ends_with("-ls-R.txt") {
+            assert_eq!(Paths.cut(original, &output, 1_000), None, "{name}");
+            continue;
+        }
+        cut_captures += 1;
+        for room in rooms(&output) {
+            let cut = Paths.cut(original, &output, room).expect(&name);
+            assert_rules(&output, &cut, room, &name);
+            let marker = read(&cut.marker, ("path", "paths"));
+            let kept = &output[..cut.kept];
+            let at = format!("{name}, room {room}: {}", cut.marker);
+            let all = input.lines().count();
+            assert_eq!((marker.to, marker.total), (all, all), "{at}");
+            assert_eq!(marker.removed, marker.to - marker.from + 1, "{at}");
+            // The kept lines expand to the original's first lines: a directory line left
+            // without a line under it would read as an entry, a path of its own.
+            let shown = if kept.is_empty() {
+                String::new()
+            } else {
+                Paths.expand(kept).expect(&at)
+            };
+            assert_eq!(shown, first_lines(&input, marker.from - 1), "{at}");
+            let removed = lines(&input, marker.from, marker.to);
+            assert_eq!(format!("{shown}{removed}"), input, "{at}");
+            if room >= 2_000 {
+                assert!(!kept.is_empty(), "{at}");
+            }
+        }
+    }
+    assert!(cut_captures >= 4, "{cut_captures} captures made trees");
+}
+
+#[test]
+fn a_directory_line_is_kept_with_its_first_line_or_not_at_all() {
+    let input: String = (0..30)
+        .map(|i| {
+            format!(
+                "./a_directory_with_a_long_name/sub_{}/file_{i}.rs\n",
+                i / 10
+            )
+        })
+        .collect();
+    let output = holds(&input).unwrap();
+    assert!(output.starts_with("./a_directory_with_a_long_name/\n  sub_0/\n    file_0.rs"));
+    let original = Payload::text_only(&input);
+    let cost = |text: &str| parrot_codec_api::json_string_chars(text);
+    // The first unit: both directory lines and the line of entries under them.
+    let first_unit: usize = output.split_inclusive('\n').take(3).map(str::len).sum();
+    let after_first = "[\u{2026} cut at max_result_chars: 20 of 30 paths not shown, original \
+                       lines 11-30; wm_get_result {\"lines\":\"11-30\"}]";
+    let nothing = "[\u{2026} cut at max_result_chars: 30 of 30 paths not shown, original lines \
+                   1-30; wm_get_result {\"lines\":\"1-30\"}]";
+    let just = cost(&output[..first_unit]) + cost(after_first);
+    for (room, kept, marker) in [
+        (0, 0, nothing),
+        (just - 1, 0, nothing),
+        (just, first_unit, after_first),
+    ] {
+        let cut = Paths.cut(original, &output, room).unwrap();
+        assert_eq!(
+            (cut.kept, cut.marker.as_str()),
+            (kept, marker),
+            "room {room}"
+        );
+    }
+}
+
+#[test]
+fn a_text_that_is_not_the_codecs_tree_of_the_original_is_not_cut_by_its_grammar() {
+    let input = "./src/lib.rs\n./src/main.rs\n./src/parser/mod.rs\n./src/parser/lexer.rs\n";
+    let output = holds(input).unwrap();
+    let other = "./src/lib.rs\n./src/main.rs\n./src/parser/mod.rs\n./src/parser/other.rs\n";
+    let cases = [
+        (
+            "another original",
+            Payload::text_only(other),
+            output.as_str(),
+        ),
+        ("a JSON original", Payload::json(input), output.as_str()),
+        ("an empty output", Payload::text_only(input), ""),
+        (
+            "a line dropped",
+            Payload::text_only(input),
+            output.split_once('\n').unwrap().1,
+        ),
+    ];
+    for (name, original, text) in cases {
+        assert_eq!(Paths.cut(original, text, 30), None, "{name}");
+    }
+}
+
+#[test]
+fn a_cut_of_generated_listings_keeps_the_rules_and_never_panics() {
+    let mut rng = Rng(0x5EED_0048);
+    let mut cut_outputs = 0;
+    for _ in 0..300 {
+        let input = listing(&mut rng);
+        let Some(output) = holds(&input) else {
+            continue;
+        };
+        cut_outputs += 1;
+        let original = Payload::text_only(&input);
+        crate::cut::check::assert_cuts_hold(&input, &output, ("path", "paths"), |text, room| {
+            Paths.cut(original, text, room)
+        });
+    }
+    assert!(cut_outputs >= 100, "{cut_outputs} outputs");
+}

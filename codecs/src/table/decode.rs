@@ -62,19 +62,7 @@ pub(super) fn expand(payload: &str) -> Result<String, CodecError> {
         ));
     };
     let layout = note::parse(note)?;
-    let mut restorer = Restorer {
-        layout: &layout,
-        constant_widths: (layout.constant.iter())
-            .map(|value| value.as_deref().map_or(0, width))
-            .collect(),
-        limit: payload.len().saturating_mul(super::MAX_EXPANSION),
-        line: 2,
-        rows: 0,
-        kinds: Vec::new(),
-        words: Vec::new(),
-        widths: Vec::new(),
-        starts: Vec::new(),
-    };
+    let mut restorer = Restorer::new(&layout, payload.len());
     let mut out = String::with_capacity(body.len() + body.len() / 2 + 64);
     let mut section: Vec<&str> = Vec::new();
     for (i, line) in body.split('\n').enumerate() {
@@ -121,6 +109,54 @@ pub(super) fn expand(payload: &str) -> Result<String, CodecError> {
         )));
     }
     Ok(out)
+}
+
+/// Which lines below the note of `payload` (a whole output of this codec) are rows, as the
+/// inverse reads them, and how many rows at the top keep the constant columns; `None` when it
+/// has no note.
+pub(super) fn rows(payload: &str) -> Option<(Vec<bool>, usize)> {
+    let (note, body) = payload.split_once('\n')?;
+    let layout = note::parse(note).ok()?;
+    let mut restorer = Restorer::new(&layout, payload.len());
+    let mut rows = Vec::new();
+    let mut section: Vec<&str> = Vec::new();
+    let read = |section: &mut Vec<&str>, restorer: &mut Restorer<'_>, rows: &mut Vec<bool>| {
+        restorer.read(section);
+        rows.extend(restorer.kinds.iter().map(|kind| *kind != Kind::Verbatim));
+        section.clear();
+    };
+    for (i, line) in body.split('\n').enumerate() {
+        if is_separator(line.as_bytes()) {
+            read(&mut section, &mut restorer, &mut rows);
+            rows.push(false);
+        } else {
+            if section.is_empty() {
+                restorer.line = i + 2;
+            }
+            section.push(line);
+        }
+    }
+    read(&mut section, &mut restorer, &mut rows);
+    Some((rows, layout.header_rows))
+}
+
+impl<'l> Restorer<'l> {
+    /// The state for restoring a payload of `len` bytes whose note says `layout`.
+    fn new(layout: &'l Layout, len: usize) -> Restorer<'l> {
+        Restorer {
+            layout,
+            constant_widths: (layout.constant.iter())
+                .map(|value| value.as_deref().map_or(0, width))
+                .collect(),
+            limit: len.saturating_mul(super::MAX_EXPANSION),
+            line: 2,
+            rows: 0,
+            kinds: Vec::new(),
+            words: Vec::new(),
+            widths: Vec::new(),
+            starts: Vec::new(),
+        }
+    }
 }
 
 impl Restorer<'_> {

@@ -87,6 +87,17 @@
 //! - the output is not smaller, the input is 4 GiB or more, or it is more than 64 times the
 //!   size of the output (the inverse refuses to expand more than that).
 //!
+//! # Cutting an output to a size
+//!
+//! [`Table::cut`] (the codec's `CUT`, which the host asks for when a result is over its
+//! `max_result_chars`) keeps the head whole or not at all (the note, the lines down to the
+//! first row, the first row, the rows that keep the constant columns and the rules under
+//! them), then whole lines. The lines below the note are the original's, one for one, so what
+//! the cut removes is one range of the original, and the marker says so:
+//! `[… cut at max_result_chars: R of T rows not shown, original lines A-B; wm_get_result {"lines":"A-B"}]`
+//! (the wording is shared with `hits` and `paths`, see `crate::cut`). A cut table is for
+//! reading: the inverse finds a section's widths from all its rows.
+//!
 //! # Examples
 //!
 //! ```
@@ -129,6 +140,7 @@
 //! assert_eq!(table.expand(&payload).unwrap(), listing);
 //! ```
 
+mod cut;
 mod decode;
 mod detect;
 mod encode;
@@ -139,7 +151,7 @@ mod scan;
 #[cfg(test)]
 mod tests;
 
-use parrot_codec_api::{Codec, CodecError, Inverse, Level, Outcome, Params, Payload};
+use parrot_codec_api::{Codec, CodecError, Cut, Inverse, Level, Outcome, Params, Payload};
 
 /// The most a payload of this codec expands to, as a multiple of its size: the inverse
 /// refuses more, and the codec leaves a table that would need more unchanged.
@@ -164,6 +176,7 @@ impl Table {
 impl Codec for Table {
     const NAME: &'static str = "table";
     const INVERSE: Option<Inverse<Self>> = Some(Self::expand);
+    const CUT: Option<Cut<Self>> = Some(Self::cut);
 
     fn new(_: &mut Params) -> Result<Self, CodecError> {
         Ok(Table)

@@ -335,3 +335,26 @@ fn very_long_lines_and_wide_tables_round_trip_or_pass_through() {
         holds(&shape.render(&rows).join("\n"));
     }
 }
+
+#[test]
+fn a_cut_of_generated_tables_keeps_the_rules_and_never_panics() {
+    let mut rng = Rng(0x5EED_0048);
+    let mut cut_outputs = 0;
+    for _ in 0..300 {
+        let input = table(&mut rng);
+        let Outcome::Changed {
+            payload: output, ..
+        } = Table
+            .compress(Payload::text_only(&input), Level::Minimal)
+            .unwrap()
+        else {
+            continue;
+        };
+        cut_outputs += 1;
+        let original = Payload::text_only(&input);
+        crate::cut::check::assert_cuts_hold(&input, &output, ("row", "rows"), |text, room| {
+            Table.cut(original, text, room)
+        });
+    }
+    assert!(cut_outputs >= 100, "{cut_outputs} outputs");
+}

@@ -592,3 +592,115 @@ fn speed() {
         }
     }
 }
+
+/// Issue 48: a cut of this codec's output was the host's, as text, its selector the whole
+/// original. On every table capture the codec acts on and at many rooms, the codec's own cut
+/// keeps the rules of a cut, keeps the note and the head (down to the first row, and the rule
+/// under it) or nothing, shows the original's first lines one for one, counts the rows it
+/// removed exactly, and its selector returns exactly the original lines the kept part does
+/// not show.
+#[test]
+fn a_cut_keeps_the_head_and_whole_lines_and_its_selector_returns_the_lines_removed() {
+    use crate::cut::check::{assert_rules, captures, lines, read, rooms};
+    let mut cut_captures = 0;
+    for (name, input) in captures("table-") {
+        let Some(output) = round_trip(&input) else {
+            continue;
+        };
+        cut_captures += 1;
+        let original = Payload::text_only(&input);
+        let (rows, _) = super::decode::rows(&output).unwrap();
+        let out_lines: Vec<&str> = output.lines().collect();
+        let in_lines: Vec<&str> = input.lines().collect();
+        let first_row = rows.iter().position(|&row| row).unwrap();
+        for room in rooms(&output) {
+            let cut = Table.cut(original, &output, room).expect(&name);
+            assert_rules(&output, &cut, room, &name);
+            let marker = read(&cut.marker, ("row", "rows"));
+            let kept = &output[..cut.kept];
+            let at = format!("{name}, room {room}: {}", cut.marker);
+            assert_eq!(marker.to, in_lines.len(), "{at}");
+            let kept_lines = kept.lines().count();
+            if kept_lines > 0 {
+                // The note, then the original's lines one for one, from the first.
+                assert!(kept.starts_with("[table: "), "{at}");
+                assert!(kept_lines >= first_row + 2, "{at}: the head cut");
+                assert_eq!(kept_lines - 1, marker.from - 1, "{at}");
+            } else {
+                assert_eq!(marker.from, 1, "{at}");
+            }
+            for k in 0..marker.from - 1 {
+                let (shown, line) = (out_lines[k + 1], in_lines[k]);
+                let mut words = line.split_whitespace();
+                assert!(
+                    shown
+                        .split(' ')
+                        .all(|word| word.is_empty() || words.any(|w| w == word)),
+                    "{at}: {shown:?} does not show {line:?}"
+                );
+            }
+            let removed = lines(&input, marker.from, marker.to);
+            assert_eq!(
+                removed,
+                in_lines[marker.from - 1..].join("\n") + "\n",
+                "{at}"
+            );
+            let all_rows = rows.iter().filter(|&&row| row).count();
+            let kept_rows = rows[..marker.from - 1].iter().filter(|&&row| row).count();
+            assert_eq!(
+                (marker.total, marker.removed),
+                (all_rows, all_rows - kept_rows),
+                "{at}"
+            );
+            if room >= 2_000 {
+                assert!(kept_lines > 0, "{at}");
+            }
+        }
+    }
+    assert!(cut_captures >= 5, "{cut_captures} captures tabulated");
+}
+
+#[test]
+fn a_cut_of_pip_list_keeps_the_column_names_and_their_rule() {
+    let output = round_trip(PIP).unwrap();
+    let original = Payload::text_only(PIP);
+    let head = "[table: 2 columns, padding collapsed to one space]\nPackage Version\n\
+                ------------------------- -----------\n";
+    assert!(output.starts_with(head), "{output}");
+    let marker_cost =
+        parrot_codec_api::json_string_chars(&Table.cut(original, &output, 0).unwrap().marker);
+    let head_cost = parrot_codec_api::json_string_chars(head);
+    for (room, kept) in [
+        (head_cost + marker_cost - 1, 0),
+        (head_cost + marker_cost, head.len()),
+    ] {
+        let cut = Table.cut(original, &output, room).unwrap();
+        assert_eq!(cut.kept, kept, "room {room}: {}", cut.marker);
+        assert_eq!(
+            cut.marker,
+            "[\u{2026} cut at max_result_chars: 19 of 21 rows not shown, original lines 3-21; \
+             wm_get_result {\"lines\":\"3-21\"}]"
+                .replace("3-21", if kept == 0 { "1-21" } else { "3-21" })
+                .replace("19 of", if kept == 0 { "21 of" } else { "19 of" })
+        );
+    }
+}
+
+#[test]
+fn a_text_that_is_not_the_codecs_output_of_the_original_is_not_cut_by_its_grammar() {
+    let output = round_trip(PIP).unwrap();
+    let other = PIP.replace("0.7.0", "0.7.1");
+    let cases = [
+        (
+            "another original",
+            Payload::text_only(&other),
+            output.as_str(),
+        ),
+        ("a JSON original", Payload::json(PIP), output.as_str()),
+        ("an empty output", Payload::text_only(PIP), ""),
+        ("not a table output", Payload::text_only(PIP), PIP),
+    ];
+    for (name, original, text) in cases {
+        assert_eq!(Table.cut(original, text, 30), None, "{name}");
+    }
+}

@@ -46,13 +46,23 @@
 //! It is a built-in (it was a plugin package before) so that, with no plugin loaded, a table
 //! comes out at or under reference TOON's size, with its constant columns hoisted (CONTRACT
 //! §2.5).
+//!
+//! # Cutting an output to a size
+//!
+//! [`Toon::cut`] (the codec's `CUT`, which the host asks for when a result is over its
+//! `max_result_chars`) cuts a document that ends with a table at its top level between whole
+//! rows, everything above the rows kept whole, and names the rows not shown with the `pointer`
+//! and `rows` selectors:
+//! `[… cut at max_result_chars: R of N rows not shown, rows A-B of the array at /rows; wm_get_result {"pointer":"/rows","rows":"A-B"}]`.
+//! Any other document is left to the host (see `cut.rs`).
 
+mod cut;
 mod decode;
 mod encode;
 mod hoist;
 mod stream;
 
-use parrot_codec_api::{Codec, CodecError, Inverse, Level, Outcome, Params, Payload};
+use parrot_codec_api::{Codec, CodecError, Cut, Inverse, Level, Outcome, Params, Payload};
 use parrot_json::{Str, Value};
 
 /// Whether the JSON number `text` is outside the range of a double (it would read as infinity):
@@ -164,6 +174,7 @@ impl Codec for Toon {
     const NAME: &'static str = "toon";
     const INVERSE: Option<Inverse<Self>> = Some(Self::expand);
     const TEXT_OUTPUT: bool = true;
+    const CUT: Option<Cut<Self>> = Some(Self::cut);
 
     fn new(params: &mut Params) -> Result<Self, CodecError> {
         Ok(Toon {
@@ -993,5 +1004,186 @@ mod tests {
             encoded > 500 && hoisted > 50,
             "{encoded} payloads encoded, {hoisted} with hoisted tables"
         );
+    }
+
+    /// The numbers of a marker of this codec's cut: `R of N rows not shown, rows A-B of the
+    /// array at P; wm_get_result {"pointer":"P","rows":"A-B"}]` → `(R, N, A, B, P)`.
+    fn cut_marker(marker: &str) -> (usize, usize, usize, usize, String) {
+        let number = |text: &str| -> usize { text.parse().expect(marker) };
+        let rest = marker
+            .strip_prefix("[\u{2026} cut at max_result_chars: ")
+            .expect(marker);
+        let (removed, rest) = rest.split_once(" of ").expect(marker);
+        let (n, rest) = rest.split_once(" rows not shown, rows ").expect(marker);
+        let (range, rest) = rest.split_once(' ').expect(marker);
+        let (pointer, selector) = match rest.strip_prefix("of the array at ") {
+            Some(rest) => rest.split_once("; ").expect(marker),
+            None => ("", rest.strip_prefix("of the root array; ").expect(marker)),
+        };
+        let expected = if pointer.is_empty() {
+            format!("wm_get_result {{\"rows\":\"{range}\"}}]")
+        } else {
+            format!("wm_get_result {{\"pointer\":\"{pointer}\",\"rows\":\"{range}\"}}]")
+        };
+        assert_eq!(selector, expected, "{marker}");
+        let (from, to) = range.split_once('-').expect(marker);
+        (
+            number(removed),
+            number(n),
+            number(from),
+            number(to),
+            pointer.to_owned(),
+        )
+    }
+
+    /// Issue 48: a cut of this codec's TOON was the host's, as text, its selector the whole
+    /// original. On the corpus's JSON (and on a root array, hoisted and not) at many rooms, a
+    /// document that ends with a table at its top level is cut between whole rows, its head
+    /// kept whole, and the marker's `pointer` and `rows` name exactly the elements not shown.
+    #[test]
+    fn a_cut_keeps_the_head_and_whole_rows_and_its_selector_names_the_rows_removed() {
+        let root_rows: Vec<String> = (0..300)
+            .map(|i| format!(r#"{{"id":{i},"name":"user {i}","region":"south"}}"#))
+            .collect();
+        let root_array = format!("[{}]", root_rows.join(","));
+        let mut inputs: Vec<(String, String)> = CORPUS_JSON
+            .iter()
+            .map(|name| (name.to_string(), corpus(name)))
+            .collect();
+        inputs.push(("a root array".to_owned(), root_array));
+        let mut cut_documents = Vec::new();
+        for hoist in [true, false] {
+            let codec = codec(hoist);
+            for (name, input) in &inputs {
+                let original = Payload::json(input);
+                let Outcome::Changed {
+                    payload: output, ..
+                } = codec.compress(original, Level::Minimal).unwrap()
+                else {
+                    continue;
+                };
+                let Some(first) = codec.cut(original, &output, 0) else {
+                    continue;
+                };
+                cut_documents.push(format!("{name}, hoist {hoist}"));
+                assert!(
+                    first.marker.contains("all of this result not shown"),
+                    "{name}"
+                );
+                let all = parrot_codec_api::json_string_chars(&output);
+                for room in [300, 1_000, 3_000, all / 2, all - 1] {
+                    let at = format!("{name}, hoist {hoist}, room {room}");
+                    let cut = codec.cut(original, &output, room).expect(&at);
+                    let kept = &output[..cut.kept];
+                    assert!(cut.kept < output.len() && (kept.is_empty() || kept.ends_with('\n')));
+                    let cost = parrot_codec_api::json_string_chars;
+                    assert!(
+                        kept.is_empty() || cost(kept) + cost(&cut.marker) <= room,
+                        "{at}"
+                    );
+                    if kept.is_empty() {
+                        continue;
+                    }
+                    let (removed, n, from, to, pointer) = cut_marker(&cut.marker);
+                    let value: serde_json::Value = serde_json::from_str(input).unwrap();
+                    let array = value
+                        .pointer(&pointer)
+                        .and_then(|v| v.as_array())
+                        .expect(&at);
+                    assert_eq!((n, to, removed), (array.len(), n - 1, n - from), "{at}");
+                    // The kept text ends with the table's first `from` rows, under its header.
+                    let lines: Vec<&str> = output.lines().collect();
+                    let header = lines
+                        .iter()
+                        .rposition(|line| line.ends_with("}:"))
+                        .expect(&at);
+                    assert_eq!(kept.lines().count(), header + 1 + from, "{at}");
+                    assert_eq!(lines.len(), header + 1 + n, "{at}");
+                }
+            }
+        }
+        // The other documents do not end with a table at their top level.
+        let expected: Vec<String> = ["github-labels.json", "github-repos.json", "a root array"]
+            .iter()
+            .flat_map(|name| [true, false].map(|hoist| (hoist, name)))
+            .map(|(hoist, name)| format!("{name}, hoist {hoist}"))
+            .collect();
+        cut_documents.sort();
+        let mut expected = expected;
+        expected.sort();
+        assert_eq!(cut_documents, expected);
+    }
+
+    #[test]
+    fn a_document_that_does_not_end_with_a_top_level_table_is_not_cut_by_its_grammar() {
+        let codec = codec(true);
+        let rows: Vec<String> = (0..40)
+            .map(|i| format!(r#"{{"id":{i},"name":"user {i}"}}"#))
+            .collect();
+        let cases = [
+            format!(r#"{{"rows":[{}],"driver":"pg"}}"#, rows.join(",")),
+            format!(r#"{{"a":{{"rows":[{}]}}}}"#, rows.join(",")),
+            format!(r#"{{"a b":[{}]}}"#, rows.join(",")),
+        ];
+        for input in &cases {
+            let original = Payload::json(input);
+            let Outcome::Changed { payload, .. } =
+                codec.compress(original, Level::Minimal).unwrap()
+            else {
+                panic!("{input}");
+            };
+            assert_eq!(codec.cut(original, &payload, 300), None, "{payload}");
+        }
+        let input = format!(r#"{{"rows":[{}]}}"#, rows.join(","));
+        let original = Payload::json(&input);
+        let Outcome::Changed { payload, .. } = codec.compress(original, Level::Minimal).unwrap()
+        else {
+            panic!("{input}");
+        };
+        assert!(codec.cut(original, &payload, 300).is_some());
+        let other = input.replace("user 7\"", "user 8\"");
+        for (original, text) in [
+            (Payload::json(&other), payload.as_str()),
+            (Payload::text_only(&input), payload.as_str()),
+            (original, ""),
+        ] {
+            assert_eq!(codec.cut(original, text, 300), None);
+        }
+    }
+
+    /// A cut of any generated document's TOON keeps the rules of a cut or leaves the cut to
+    /// the host, and a TOON cut short is refused without a panic.
+    #[test]
+    fn a_cut_of_generated_documents_keeps_the_rules_and_never_panics() {
+        let mut generator = Generator(48);
+        let cost = parrot_codec_api::json_string_chars;
+        let mut cut = 0;
+        for _ in 0..1500 {
+            let input = generator.value(4);
+            let codec = codec(true);
+            let original = Payload::json(&input);
+            let Outcome::Changed { payload, .. } =
+                codec.compress(original, Level::Minimal).unwrap()
+            else {
+                continue;
+            };
+            for room in [0, 60, 200, cost(&payload) / 2] {
+                let Some(at) = codec.cut(original, &payload, room) else {
+                    continue;
+                };
+                cut += 1;
+                let kept = &payload[..at.kept];
+                assert!(at.kept < payload.len(), "{payload}");
+                assert!(kept.is_empty() || kept.ends_with('\n'), "{payload}");
+                assert!(kept.is_empty() || cost(kept) + cost(&at.marker) <= room);
+                assert!(!at.marker.is_empty() && !at.marker.contains('\n'));
+            }
+            for end in (0..payload.len()).step_by(11) {
+                if payload.is_char_boundary(end) {
+                    assert_eq!(codec.cut(original, &payload[..end], 200), None);
+                }
+            }
+        }
+        assert!(cut > 50, "{cut} cuts");
     }
 }

@@ -521,6 +521,81 @@ fn a_plugin_codecs_own_cut_is_used_as_the_built_in_ones() {
     assert!(holds(shown) && holds(last) && !holds(shown - 1), "{body}");
 }
 
+/// Issue 48: the output of the lossless text codecs (`hits`, `paths`, `table`), `auto`'s
+/// winners for search results, listings and tables, was cut by the last rule as text, its
+/// marker's selector the whole original. Each now cuts its own output: on a real capture of
+/// each, through the host with a small `max_result_chars`, the result is cut between whole
+/// units of the codec's grammar and ends with the codec's marker, whose selector returns
+/// exactly the original lines the kept part does not show.
+#[test]
+fn the_text_codecs_outputs_are_cut_by_their_own_grammar_and_their_selector_returns_the_rest() {
+    let max = 3_000;
+    let captures = [
+        ("hits-tokio-grep.txt", "search_code", "hits", "hit lines"),
+        ("paths-tokio-find.txt", "find_files", "paths", "paths"),
+        ("table-dpkg-l.txt", "list_packages", "table", "rows"),
+    ];
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus/text");
+    let s = setup(true, |b| {
+        b.max_result_chars(max);
+    });
+    let whole = setup(true, |_| {});
+    for (file, tool, codec, noun) in captures {
+        let input = std::fs::read_to_string(dir.join(file)).unwrap();
+        let call = Call::new(tool, Input::Text(&input)).level(Level::Minimal);
+        let uncut = whole.host.process(call);
+        assert_eq!(uncut.meta.codec.as_deref(), Some(codec), "{file}");
+        let uncut = uncut.text().unwrap().to_owned();
+
+        let out = s.host.process(call);
+        assert_eq!(out.meta.codec.as_deref(), Some(codec), "{file}");
+        let text = out.text().unwrap();
+        assert!(
+            text.chars().count() <= max,
+            "{file}: {}",
+            text.chars().count()
+        );
+        let pointed = crate::support::pointed(text).expect("a pointer line");
+        assert_eq!(pointed.reason, "cut", "{file}");
+        let (kept, marker) = pointed.text.rsplit_once('\n').unwrap();
+        let kept = format!("{kept}\n");
+        assert!(
+            uncut.starts_with(&kept),
+            "{file}: not a start of the codec's output"
+        );
+        assert!(kept.len() > max / 2, "{file}: {} bytes kept", kept.len());
+        // The codec's marker, not the host's: its selector names the original's lines.
+        let rest = marker
+            .strip_prefix("[\u{2026} cut at max_result_chars: ")
+            .unwrap_or_else(|| panic!("{file}: {marker}"));
+        let (_, range) = rest
+            .split_once(&format!(" {noun} not shown"))
+            .and_then(|(_, rest)| rest.split_once("original lines "))
+            .unwrap_or_else(|| panic!("{file}: {marker}"));
+        let (range, selector) = range.split_once("; ").unwrap();
+        assert_eq!(
+            selector,
+            format!("wm_get_result {{\"lines\":\"{range}\"}}]"),
+            "{file}"
+        );
+        let (from, to) = range.split_once('-').unwrap();
+        let (from, to): (usize, usize) = (from.parse().unwrap(), to.parse().unwrap());
+        assert_eq!(to, input.lines().count(), "{file}");
+        assert!(from > 10, "{file}: {marker}");
+
+        let selector = Selector {
+            lines: Some(range.to_owned()),
+            max_chars: Some(0),
+            ..Selector::default()
+        };
+        let key = pointed.key.as_str();
+        let part = s.host.recover_selected(key, &selector).unwrap();
+        let returned: Vec<&str> = part.body.lines().collect();
+        let original: Vec<&str> = input.lines().collect();
+        assert_eq!(returned, original[from - 1..], "{file}");
+    }
+}
+
 /// `lines` lines of cargo-test output, a quarter of them failures: runs of 10 `FAILED` lines,
 /// each followed by 30 lines of noise (`Compiling` lines and passing tests).
 fn failing_log(lines: usize) -> String {

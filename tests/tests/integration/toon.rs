@@ -563,3 +563,82 @@ fn numbers_beyond_a_double_are_never_claimed_lossless_as_bare_toon() {
         }
     }
 }
+
+/// Issue 48: a TOON document over `max_result_chars` was cut by the host as text, inside its
+/// table, with a marker whose selector was the whole original. The codec now cuts its own
+/// output: the corpus's query result (its 500 rows, a hoisted table, last in the document) is
+/// cut between whole rows, its head kept, and the marker's `pointer` and `rows` return exactly
+/// the rows not shown.
+#[test]
+fn a_toon_table_over_max_result_chars_is_cut_between_rows_and_its_selector_returns_the_rest() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    std::fs::create_dir(dir.path().join(".parrot")).expect("project folder");
+    std::fs::write(
+        dir.path().join(".parrot/compressors.toml"),
+        "[compressor.\"t\"]\ncodec = \"toon\"\nlevel = \"minimal\"\n",
+    )
+    .expect("project manifest");
+    let max = 2_000;
+    let host = Host::builder()
+        .project(dir.path())
+        .plugin_path(None)
+        .tee_store(Arc::new(MemoryTeeStore::default()))
+        .max_result_chars(max)
+        .build()
+        .expect("host builds");
+    // The members after the rows go: a document that does not end with its table is cut as
+    // text (what the cut removes would be two parts of the original).
+    let query: Value = serde_json::from_str(&corpus("query-500x12.json")).unwrap();
+    let input = serde_json::json!({"driver": query["driver"], "rows": query["rows"]}).to_string();
+    let out = host.process(Call::new("t", Input::Text(&input)).level(Level::Minimal));
+    assert_eq!(out.meta.codec.as_deref(), Some("toon"), "{:?}", out.meta);
+    let text = out.text().unwrap();
+    assert!(text.chars().count() <= max, "{}", text.chars().count());
+    let pointed = support::pointed(text).expect("a pointer");
+    assert_eq!(pointed.reason, "cut");
+    let (kept, marker) = pointed.text.rsplit_once('\n').unwrap();
+    assert!(
+        kept.starts_with("driver: pg\nrows:\n  _constants:\n"),
+        "{kept}"
+    );
+    let shown = kept
+        .lines()
+        .filter(|line| line.starts_with("    S0"))
+        .count();
+    assert!(shown > 10, "{shown} rows shown: {kept}");
+    let last = kept.lines().last().unwrap();
+    assert!(
+        last.starts_with(&format!("    S{:04},", shown - 1)),
+        "{last}"
+    );
+    assert_eq!(
+        marker,
+        format!(
+            "[\u{2026} cut at max_result_chars: {} of 500 rows not shown, rows {shown}-499 of \
+             the array at /rows; wm_get_result {{\"pointer\":\"/rows\",\"rows\":\"{shown}-499\"}}]",
+            500 - shown
+        )
+    );
+    let selector = parrot_recover::Selector {
+        pointer: Some("/rows".to_owned()),
+        rows: Some(format!("{shown}-499")),
+        max_chars: Some(0),
+        ..parrot_recover::Selector::default()
+    };
+    let part = parrot_recover::Recover::recover_selected(&host, &pointed.key, &selector).unwrap();
+    assert!(
+        part.notes
+            .iter()
+            .any(|note| note == &format!("rows {shown}-499 of 500 at /rows")),
+        "{:?}",
+        part.notes
+    );
+    let first_not_shown = format!("S{shown:04}");
+    let first_shown_not = format!("S{:04}", shown - 1);
+    assert!(part.body.contains(&first_not_shown) && part.body.contains("S0499"));
+    assert!(
+        !part.body.contains(&first_shown_not),
+        "{}",
+        &part.body[..300]
+    );
+}
