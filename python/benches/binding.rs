@@ -71,8 +71,11 @@ fn python() -> PathBuf {
 
 /// Why the package cannot be measured with `python`, if it cannot.
 fn unusable(python: &Path) -> Option<String> {
+    // Run away from `python/`: `-c` puts the working directory first on the import path, and
+    // there `parrot_compress` is the source folder, without the built extension.
     let imported = Command::new(python)
         .args(["-c", "import parrot_compress, parrot_codec"])
+        .current_dir(std::env::temp_dir())
         .output();
     match imported {
         Ok(out) if out.status.success() => None,

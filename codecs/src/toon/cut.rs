@@ -19,7 +19,6 @@
 //! text.
 
 use parrot_codec_api::{CutAt, Payload, RECOVERY_TOOL, json_string_chars};
-use parrot_json::Value;
 
 use super::Toon;
 use crate::cut::{Unit, cut, lines_with_ends};
@@ -38,9 +37,11 @@ impl Toon {
     /// The codec's cut ([`parrot_codec_api::Codec::CUT`]): `output`, this codec's TOON of the
     /// JSON `original`, cut between whole rows of the table it ends with, so that the kept
     /// lines and the marker cost at most `room`. `None` for a text original, a document that
-    /// does not end with a table at its top level (see the module documentation), or an output
-    /// that is not this codec's output of `original` (its inverse does not give back JSON
-    /// equal to it).
+    /// does not end with a table at its top level (see the module documentation), or whose
+    /// table's rows are not the elements of the array at that place in `original` (an output
+    /// that is not this codec's output of `original`). The output is read by its lines and the
+    /// original by spans: nothing is expanded or parsed into values, so that the cut of a
+    /// large result costs little memory beside it.
     ///
     /// # Examples
     ///
@@ -68,10 +69,6 @@ impl Toon {
     /// ```
     pub fn cut(&self, original: Payload<'_>, output: &str, room: usize) -> Option<CutAt> {
         if !original.is_json() {
-            return None;
-        }
-        let json = self.expand(output).ok()?;
-        if !parrot_json::equivalent(&json, original.text(), false) {
             return None;
         }
         let lines: Vec<(&str, usize)> = lines_with_ends(output).collect();
@@ -217,18 +214,26 @@ fn plain_key(key: &str) -> Option<&str> {
 }
 
 /// How many elements the array at `pointer` (empty, or `/key` of the root object) of the JSON
-/// `text` has; `None` when there is none.
+/// `text` has; `None` when there is none. Read by spans (the root object's members, the
+/// array's elements), without building the document's values: the cut runs on results over
+/// the host's size limit, and its memory stays a small part of theirs.
 fn array_len(text: &str, pointer: &str) -> Option<usize> {
-    let value = Value::parse(text).ok()?;
-    let value = match pointer.strip_prefix('/') {
-        None => value,
-        Some(key) => match value {
-            Value::Object(members) => members.into_iter().find(|(name, _)| name.is(key))?.1,
-            _ => return None,
-        },
+    let root = text.len() - text.trim_start().len();
+    let start = match pointer.strip_prefix('/') {
+        None => root,
+        Some(key) => {
+            let members = parrot_json::members(text, root).ok()?;
+            members
+                .into_iter()
+                .find(|member| member.name.is(key))?
+                .value
+                .start
+        }
     };
-    match value {
-        Value::Array(items) => Some(items.len()),
-        _ => None,
+    if text.as_bytes().get(start) != Some(&b'[') {
+        return None;
     }
+    parrot_json::elements(text, start)
+        .ok()
+        .map(|elements| elements.len())
 }
