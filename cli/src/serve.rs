@@ -32,8 +32,10 @@ pub fn serve(cli: &Options, args: &ServeArgs) -> Result<(), Failure> {
         let mut builder = builder(cli, true, None)?;
         // The agent may need a changed result's exact text back, as through the MCP proxy.
         builder.tee_lossless(true);
-        // A request never waits on a large result: what the router would not compress inline
-        // passes through, the same way on every request (the cached prefix holds).
+        // The rewrite runs on tokio's blocking pool, off the request's thread: a result over
+        // the placement's thresholds is an executor call there (its budget the executor's),
+        // compressed like any other (`Host::process_offloaded`), never passed through for its
+        // size.
         builder
             .inline_at_any_size(false)
             .recovery_max_chars(args.recovery_max_chars);

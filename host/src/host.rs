@@ -219,6 +219,40 @@ impl Host {
         self.process_on(call, false)
     }
 
+    /// [`Host::process`] for a caller that already runs off its request's thread (a blocking
+    /// pool, a worker of its own): a call at or over the placement's thresholds is compressed
+    /// as an executor call, under the executor's budget (CONTRACT §6), where
+    /// [`Host::process`] passes it through (`budget_passthrough`) unless the host compresses
+    /// inline at any size. `serve` rewrites a request's tool results so, on tokio's blocking
+    /// pool: every result is compressed, whatever its size.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use parrot_host::{Call, Host, Input, MemoryTeeStore, Skip};
+    ///
+    /// let dir = std::env::temp_dir().join("parrot-doc-offloaded");
+    /// std::fs::create_dir_all(&dir).unwrap();
+    /// let host = Host::builder()
+    ///     .project(&dir)
+    ///     .plugin_path(None)
+    ///     .tee_store(Arc::new(MemoryTeeStore::default()))
+    ///     .build()
+    ///     .unwrap();
+    /// let log: String = (0..20_000)
+    ///     .map(|i| format!("2026-12-08T01:00:{:02}Z INFO step {i} done\n", i % 60))
+    ///     .collect();
+    /// assert!(log.len() > host.size_threshold_bytes());
+    /// let inline = host.process(Call::new("build", Input::Text(&log)));
+    /// assert_eq!(inline.meta.skipped, Some(Skip::BudgetPassthrough));
+    /// let offloaded = host.process_offloaded(Call::new("build", Input::Text(&log)));
+    /// assert!(offloaded.meta.compressed);
+    /// ```
+    pub fn process_offloaded<'a>(&self, call: Call<'a>) -> Processed<'a> {
+        self.process_on(call, true)
+    }
+
     /// The async entry point: a payload at or over the placement's thresholds runs on tokio's
     /// blocking pool (at any level: on an async caller, even a lossless pass over megabytes
     /// must not stall the runtime); a smaller one runs in place. Needs a tokio runtime.

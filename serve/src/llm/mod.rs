@@ -55,10 +55,18 @@
 //! timestamps, no counters). So the part of a rewritten request that precedes a new turn is the
 //! part the previous request sent, byte for byte. What can still change a result from one request
 //! to the next is the pipeline deciding otherwise: a codec's breaker that opened, or closed
-//! again (CONTRACT §6), or the kill switch turned on or off; the router's decision, by size, is
-//! the same every time (build the host with
-//! [`inline_at_any_size`](parrot_host::HostBuilder::inline_at_any_size) to compress results of any
-//! size in place, as the MCP proxy does).
+//! again (CONTRACT §6), or the kill switch turned on or off.
+//!
+//! # Every size
+//!
+//! [`rewrite`] runs each result through
+//! [`Host::process_offloaded`](parrot_host::Host::process_offloaded): its caller runs it off
+//! the request's thread (`serve`: tokio's blocking pool), so a result at or over the
+//! placement's thresholds is compressed as an executor call, under the executor's budget,
+//! never passed through for its size (`budget_passthrough`): the largest results, the ones
+//! that cost a context most, reach the model compressed. A host that compresses inline at any
+//! size ([`inline_at_any_size`](parrot_host::HostBuilder::inline_at_any_size), as the MCP proxy
+//! and Python's are) runs them the same way, in place.
 //!
 //! Nothing is remembered between requests: each one runs every result it carries through the
 //! pipeline again, and the report counts it again. The tee store gets the same key for the
@@ -278,14 +286,17 @@ pub fn rewrite_in<'b>(
         if is_error {
             counts.errors += 1;
             // Not compressed, but stored like any tool error.
-            host.process(
+            host.process_offloaded(
                 Call::new(&tool, Input::Text(&original))
                     .status("error")
                     .namespace(namespace),
             );
             continue;
         }
-        let processed = host.process(Call::new(&tool, Input::Text(&original)).namespace(namespace));
+        // The rewrite runs off the request's thread (see the module docs): every result is
+        // compressed, a large one as an executor call.
+        let processed =
+            host.process_offloaded(Call::new(&tool, Input::Text(&original)).namespace(namespace));
         let Some(new) = processed
             .text()
             .filter(|new| processed.meta.compressed && *new != original)

@@ -12,7 +12,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use parrot_host::{Call, Host, Input, MemoryTeeStore, Retention, TeeStore, Tokenizer};
+use parrot_host::{Call, Host, Input, MemoryTeeStore, Retention, Skip, TeeStore, Tokenizer};
 use parrot_serve::llm::Api;
 use parrot_tee_sqlite::SqliteTeeStore;
 use serde_json::{Value, json};
@@ -387,8 +387,8 @@ fn corpus(name: &str) -> String {
     .expect("a corpus file")
 }
 
-/// A host configured as `serve` configures its own (tee lossless, large results passed
-/// through, the default tokenizer), in a fresh project.
+/// A host configured as `serve` configures its own (tee lossless, large results compressed
+/// off the request's thread, the default tokenizer), in a fresh project.
 fn reference_host() -> (tempfile::TempDir, Host) {
     let dir = tempfile::tempdir().unwrap();
     let host = Host::builder()
@@ -402,9 +402,10 @@ fn reference_host() -> (tempfile::TempDir, Host) {
     (dir, host)
 }
 
-/// The text the model should see for `tool`'s result `text`, and its tee key.
+/// The text the model should see for `tool`'s result `text`, and its tee key: processed as
+/// `serve` processes it, off the request's thread (a large result as an executor call).
 fn processed(host: &Host, tool: &str, text: &str) -> (String, String) {
-    let processed = host.process(Call::new(tool, Input::Text(text)));
+    let processed = host.process_offloaded(Call::new(tool, Input::Text(text)));
     assert!(processed.meta.compressed, "{tool}'s result is compressed");
     let key = processed.meta.tee_key.clone().expect("a tee key");
     (processed.text().expect("text").to_owned(), key)
@@ -1222,6 +1223,63 @@ fn the_same_conversation_gives_the_same_bytes_and_a_longer_one_their_prefix() {
             .ends_with(&recorded[0].body[recorded[0].body.len() - tail..])
     );
     assert!(String::from_utf8_lossy(&recorded[2].body).contains("wm_get_result"));
+}
+
+/// A result of 256 KiB or more reaches the model compressed, as a smaller one does: `serve`
+/// rewrites a request off its thread, and a large result is an executor call there (before,
+/// it went upstream whole, `budget_passthrough`). The same conversation still gives the same
+/// bytes.
+#[test]
+fn a_result_over_the_size_threshold_arrives_compressed() {
+    let captures = [
+        "node-error-then-progress.log",
+        "python-traceback-then-progress.log",
+        "jvm-stack-then-progress.log",
+        "cargo-build-many-crates-warnings.log",
+    ];
+    let mut log = String::new();
+    while log.len() < 300 * 1024 {
+        for name in captures {
+            log.push_str(&corpus(&format!("logs/real/{name}")));
+        }
+    }
+    let rows = corpus("query-500x12.json");
+    let conversation = anthropic_conversation(&rows, &log);
+    let answer = || {
+        Canned::Json(
+            200,
+            anthropic_message(json!([{"type": "text", "text": "ok"}]), "end_turn"),
+        )
+    };
+    let upstream = Upstream::start(vec![answer(), answer()]);
+    let proxy = Proxy::start(&upstream.url(), false);
+    sdk("anthropic", "messages", &proxy.url, &conversation, false);
+    sdk("anthropic", "messages", &proxy.url, &conversation, false);
+    let recorded = upstream.recorded();
+    assert_eq!(recorded.len(), 2);
+    assert_eq!(recorded[0].body, recorded[1].body, "the same bytes twice");
+    let body = recorded[0].json();
+    let sent = body["messages"][2]["content"][1]["content"][0]["text"]
+        .as_str()
+        .expect("the log's text block");
+    let (_dir, host) = reference_host();
+    assert!(log.len() >= host.size_threshold_bytes());
+    assert_eq!(
+        host.process(Call::new("bash", Input::Text(&log)))
+            .meta
+            .skipped,
+        Some(Skip::BudgetPassthrough),
+        "on the request's thread, the log would pass through"
+    );
+    let (expected, key) = processed(&host, "bash", &log);
+    assert_eq!(sent, expected);
+    assert!(
+        sent.len() * 10 < log.len(),
+        "{} bytes of {}",
+        sent.len(),
+        log.len()
+    );
+    assert!(sent.contains(&key), "the pointer names the original");
 }
 
 /// With the kill switch on, the proxy is a pure relay: the upstream gets the SDK's bytes, and
