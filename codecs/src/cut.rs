@@ -236,20 +236,10 @@ pub(crate) mod check {
     /// Asserts the rules of a cut (`parrot_codec_api::Cut`): whole lines of `output` and less
     /// than all of it, within `room` with the marker (or nothing kept), a marker of one line.
     pub(crate) fn assert_rules(output: &str, cut: &CutAt, room: usize, name: &str) {
-        let at = format!("{name}, room {room}");
-        assert!(cut.kept < output.len(), "{at}: all kept");
-        assert!(
-            cut.kept == 0 || output.as_bytes()[cut.kept - 1] == b'\n',
-            "{at}: not whole lines"
-        );
-        assert!(
-            cut.kept == 0
-                || json_string_chars(&output[..cut.kept]) + json_string_chars(&cut.marker) <= room,
-            "{at}: over the room"
-        );
-        assert!(
-            !cut.marker.is_empty() && !cut.marker.contains(['\n', '\r']),
-            "{at}: {:?}",
+        assert_eq!(
+            cut.check(output, room),
+            Ok(()),
+            "{name}, room {room}: {:?}",
             cut.marker
         );
     }

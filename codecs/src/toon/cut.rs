@@ -222,7 +222,8 @@ fn array_len(text: &str, pointer: &str) -> Option<usize> {
     let start = match pointer.strip_prefix('/') {
         None => root,
         Some(key) => {
-            let members = parrot_json::members(text, root).ok()?;
+            // The codec read the original whole already: its members by structure alone.
+            let members = parrot_json::members_unchecked(text, root)?;
             members
                 .into_iter()
                 .find(|member| member.name.is(key))?

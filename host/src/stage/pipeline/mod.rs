@@ -41,8 +41,8 @@
 //!    (`write_route` says so), and `Auto::whole` hands back the winner with its counts.
 //!    For the array, `validated` finds that a validating built-in changed the whole: its pass
 //!    stands for rule 4's check. (A payload that starts like JSON and is not: the check runs
-//!    here, once, and the router routes it as text in the same call, under the placement
-//!    `admit` gave text; nothing is rolled back.)
+//!    here, once, then rule 5's placement of text, and the router routes it as text in the
+//!    same call; nothing is rolled back.)
 //! 7. `produced` and `verify`: rule 7's checks with the winner's facts (a lossless outcome of
 //!    a built-in is verified one in N).
 //! 8. `point`: rule 8 (the log's lossy outcome gets its `_tee` pointer under the input's
@@ -81,7 +81,7 @@
 //! | | before | after |
 //! |---|---|---|
 //! | rule 4 | `fused_json`, then `supported` → `classify` after the codec ran | `read` → `fused_json`, then `supported` → `classify` in `run_codec` |
-//! | rule 5 | `budget` twice: as JSON in `admit`, as text after the codec ran | `budget` for both kinds in the one `admit` |
+//! | rule 5 | `budget` as JSON in `admit`, as text after the codec ran | the same: the placement of text is asked only of a payload found to be text, so that JSON pays nothing for it |
 //! | rule 6 | `admit` once | `admit` once |
 //! | rule 7 | `run_codec` → `produced` → `winner` twice (the JSON attempt's metadata rolled back, `meta` copied before it) | `run_codec` once: `call` twice (the engine as JSON, then as text), `produced` → `winner` once, nothing rolled back |
 //! | the breaker | told the text call's time | told the whole call's time |

@@ -142,17 +142,19 @@ fn compress_keyed<'i>(
 /// or as `auto`'s winner) and offers a cut of its own output, with that text: rule 11 then
 /// asks it to cut its output by its grammar.
 fn own_cut<'r>(produced: &Produced<'r>, text: &'r str) -> Option<OwnCut<'r>> {
-    match produced.parts.as_slice() {
-        [part]
-            if part.facts.cuts
-                && part.output.is_none()
-                && std::ptr::eq(part.input.as_ref(), text) =>
-        {
-            Some(OwnCut {
-                codec: part.codec,
-                original: Payload::new(text, part.kind),
-            })
-        }
+    whole_part(&produced.parts, text)
+        .filter(|part| part.facts.cuts)
+        .map(|part| OwnCut {
+            codec: part.codec,
+            original: Payload::new(text, part.kind),
+        })
+}
+
+/// The part that is the whole payload, when the payload has one part: the codec's output for
+/// all of `text` (a part's output is `None` when it is the routed payload itself).
+fn whole_part<'p, 'r>(parts: &'p [Part<'r>], text: &str) -> Option<&'p Part<'r>> {
+    match parts {
+        [part] if part.output.is_none() && std::ptr::eq(part.input.as_ref(), text) => Some(part),
         _ => None,
     }
 }
@@ -320,9 +322,6 @@ struct Admitted {
     breaker: Arc<Breaker>,
     admission: Admission,
     budget: Duration,
-    /// For a fused payload that the engine routes as text when it is text
-    /// ([`Engine::runs_text_again`]): the placement's answer for text.
-    text: Option<Result<Duration, Skip>>,
 }
 
 /// Rules 5 and 6: the placement (over its thresholds without an executor: passthrough), then the
@@ -337,13 +336,10 @@ fn admit(run: &Run<'_, '_>, input: &[u8], read: &Read<'_>) -> Result<Admitted, S
     if admission == Admission::Open {
         return Err(checked_first(run, input, read, Skip::BreakerOpen));
     }
-    let text = (read.fused && run.engine.runs_text_again())
-        .then(|| self::budget(run, PayloadKind::Text, read.text));
     Ok(Admitted {
         breaker,
         admission,
         budget,
-        text,
     })
 }
 
@@ -421,8 +417,9 @@ struct Produced<'r> {
 /// stage never changes passes through as the check would have sent it, with nothing for the
 /// breaker to count; JSON keeps the pass's result (on JSON the structural members are the
 /// checked ones); text is left alone by a codec that validates JSON (`no_gain`), and the
-/// router routes it as text in the same call, under the placement's answer for text
-/// ([`Admitted::text`]). The breaker sees one call, its time all of the call's.
+/// router routes it as text in the same call, under the placement's answer for text (rule 5,
+/// asked then: a payload it would pass through as text passes through). The breaker sees one
+/// call, its time all of the call's.
 fn run_codec<'r>(
     run: &'r Run<'_, '_>,
     input: &[u8],
@@ -447,16 +444,18 @@ fn run_codec<'r>(
                 return Err(skip);
             }
             Ok((PayloadKind::Json, ..)) => {}
-            Ok(_) => match admitted.text {
-                None => {
-                    admitted.record(run, clock.now().saturating_duration_since(started), budget);
-                    return Err(Skip::NoGain);
-                }
-                Some(Err(skip)) => {
+            Ok(_) if !run.engine.runs_text_again() => {
+                admitted.record(run, clock.now().saturating_duration_since(started), budget);
+                return Err(Skip::NoGain);
+            }
+            // Rule 5's placement of text, deferred with rule 4's check: only a payload found
+            // to be text is placed as text, and JSON, most of what starts like it, is not.
+            Ok(_) => match self::budget(run, PayloadKind::Text, text) {
+                Err(skip) => {
                     admitted.abandon();
                     return Err(skip);
                 }
-                Some(Ok(text_budget)) => {
+                Ok(text_budget) => {
                     (kind, budget) = (PayloadKind::Text, text_budget);
                     ran = call(run, kind, text, None);
                 }
@@ -487,21 +486,15 @@ fn call<'r>(
     }))
 }
 
-/// Whether a call on a fused payload validated it: one part that is the whole payload, given
-/// as JSON to a codec that validates JSON in its own pass, which changed it (a part's output
-/// is `None` when it is the routed payload itself). The payload is then JSON the check
-/// accepts.
+/// Whether a call on a fused payload validated it: the whole payload ([`whole_part`]), given
+/// as JSON to a codec that validates JSON in its own pass, which changed it. The payload is
+/// then JSON the check accepts.
 fn validated(called: &Called<'_>, text: &str) -> bool {
     match called {
         Ok(Ok(Ran::Codec(Outcome::Changed { .. }, resolved))) => resolved.facts.validates_json,
         Ok(Ok(Ran::Routed(decision))) => decision.routed.as_ref().is_some_and(|routed| {
-            matches!(
-                routed.parts.as_slice(),
-                [part] if part.facts.validates_json
-                    && part.kind == PayloadKind::Json
-                    && part.output.is_none()
-                    && std::ptr::eq(part.input.as_ref(), text)
-            )
+            whole_part(&routed.parts, text)
+                .is_some_and(|part| part.facts.validates_json && part.kind == PayloadKind::Json)
         }),
         _ => false,
     }
